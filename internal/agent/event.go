@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// EventKind is the closed set of things a session tells its front end. The
+// values mirror ACP's sessionUpdate tags so that stored events read naturally,
+// but nothing here depends on ACP.
+type EventKind string
+
+const (
+	EventUserChunk     EventKind = "user_message_chunk"
+	EventMessageChunk  EventKind = "agent_message_chunk"
+	EventThoughtChunk  EventKind = "agent_thought_chunk"
+	EventToolCall      EventKind = "tool_call"
+	EventToolCallState EventKind = "tool_call_update"
+	EventPlan          EventKind = "plan"
+	EventUsage         EventKind = "usage_update"
+	EventInfo          EventKind = "session_info_update"
+	EventMode          EventKind = "current_mode_update"
+	EventConfig        EventKind = "config_option_update"
+	EventCommands      EventKind = "available_commands_update"
+)
+
+// BlockType discriminates Block.
+type BlockType string
+
+const (
+	BlockText         BlockType = "text"
+	BlockImage        BlockType = "image"
+	BlockAudio        BlockType = "audio"
+	BlockResourceLink BlockType = "resource_link"
+	BlockResource     BlockType = "resource"
+)
+
+// Block is one piece of user or agent content (a prompt block, a chunk).
+type Block struct {
+	Type     BlockType `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	MimeType string    `json:"mimeType,omitempty"`
+	Data     []byte    `json:"data,omitempty"` // image/audio bytes, or a blob resource
+	URI      string    `json:"uri,omitempty"`
+	Name     string    `json:"name,omitempty"`
+	Title    string    `json:"title,omitempty"`
+	// Blob marks an embedded resource whose content is Data, not Text.
+	Blob bool `json:"blob,omitempty"`
+}
+
+// ToolCall is the state of one tool call. In EventToolCall it is complete; in
+// EventToolCallState only ID and the fields that changed are set.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name,omitempty"`
+	Title     string          `json:"title,omitempty"`
+	Kind      tool.Kind       `json:"kind,omitempty"`
+	Status    ToolStatus      `json:"status,omitempty"`
+	Content   []tool.Content  `json:"content,omitempty"`
+	Locations []tool.Location `json:"locations,omitempty"`
+	RawInput  json.RawMessage `json:"rawInput,omitempty"`
+	RawOutput json.RawMessage `json:"rawOutput,omitempty"`
+}
+
+// ToolStatus is a tool call's lifecycle state.
+type ToolStatus string
+
+const (
+	ToolPending    ToolStatus = "pending"
+	ToolInProgress ToolStatus = "in_progress"
+	ToolCompleted  ToolStatus = "completed"
+	ToolFailed     ToolStatus = "failed"
+)
+
+// Usage is the context meter.
+type Usage struct {
+	Used    int64    `json:"used"`
+	Size    int64    `json:"size"`
+	CostUSD *float64 `json:"costUsd,omitempty"`
+}
+
+// Event is one thing that happened in a session, in order.
+type Event struct {
+	Kind      EventKind        `json:"kind"`
+	MessageID string           `json:"messageId,omitempty"`
+	Content   *Block           `json:"content,omitempty"`
+	ToolCall  *ToolCall        `json:"toolCall,omitempty"`
+	Plan      []tool.PlanEntry `json:"plan,omitempty"`
+	Usage     *Usage           `json:"usage,omitempty"`
+	Title     string           `json:"title,omitempty"`
+	UpdatedAt string           `json:"updatedAt,omitempty"`
+	ModeID    string           `json:"modeId,omitempty"`
+}
