@@ -150,6 +150,8 @@ type ProviderConfig struct {
 	Model    string // model id without provider prefix
 	APIKey   string
 	BaseURL  string
+	// Info is what the catalog knows of the model (filled by the caller).
+	Info ModelInfo
 }
 
 // Error is a provider failure that is safe to show a user: Message is one
