@@ -3,7 +3,9 @@
 // package that reads the environment; everything else is handed values.
 //
 // Start with Env (a snapshot of the environment, injectable in tests),
-// Credential and BaseURL.
+// Providers, Credential and BaseURL; then Load (config.toml layers),
+// ResolveModel (which model to use) and Login/Logout/Status (credentials in
+// the OS keyring or auth.json).
 package config
 
 import (
@@ -35,12 +37,57 @@ type Provider struct {
 	BaseURL     string   // default base URL ("" = the SDK's own default)
 	NeedsKey    bool
 	Description string
+	// Title is the name a user knows the provider by, used in messages
+	// ("OpenRouter returned 429 ...").
+	Title string
+	// API is the wire protocol: APIAnthropic, APIGemini, APIResponses
+	// (OpenAI Responses) or APIChat (OpenAI-compatible Chat Completions).
+	API string
+	// DefaultModel is used when only the provider is named ("-m openai"),
+	// or when the provider is picked because it is the first with
+	// credentials. Empty for local servers, whose models vary.
+	DefaultModel string
+	// Custom marks a provider defined in config.toml ([custom.NAME]).
+	Custom bool
 }
 
+// Wire protocols of Provider.API.
+const (
+	APIAnthropic = "anthropic"
+	APIGemini    = "gemini"
+	APIResponses = "responses"
+	APIChat      = "chat"
+)
+
 // Providers lists the providers corvid knows, in the documented order used to
-// pick a default when none is configured.
+// pick a default when none is configured (see ResolveModel and
+// docs/models.md): the first provider in this list whose credentials are at
+// hand wins. Keyless local servers (NeedsKey false) are never picked
+// implicitly: their presence says nothing about a server running.
 var Providers = []Provider{
-	{Name: "anthropic", KeyVars: []string{"ANTHROPIC_API_KEY"}, BaseURLVar: "ANTHROPIC_BASE_URL", NeedsKey: true, Description: "Anthropic Claude"},
+	{Name: "anthropic", Title: "Anthropic", API: APIAnthropic, KeyVars: []string{"ANTHROPIC_API_KEY"}, BaseURLVar: "ANTHROPIC_BASE_URL", NeedsKey: true, DefaultModel: "claude-sonnet-4-6", Description: "Anthropic Claude"},
+	{Name: "openai", Title: "OpenAI", API: APIResponses, KeyVars: []string{"OPENAI_API_KEY"}, BaseURLVar: "OPENAI_BASE_URL", BaseURL: "https://api.openai.com/v1", NeedsKey: true, DefaultModel: "gpt-5", Description: "OpenAI (Responses API)"},
+	{Name: "gemini", Title: "Gemini", API: APIGemini, KeyVars: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, BaseURLVar: "GEMINI_BASE_URL", BaseURL: "https://generativelanguage.googleapis.com/", NeedsKey: true, DefaultModel: "gemini-2.5-pro", Description: "Google Gemini API"},
+	{Name: "openrouter", Title: "OpenRouter", API: APIChat, KeyVars: []string{"OPENROUTER_API_KEY"}, BaseURLVar: "OPENROUTER_BASE_URL", BaseURL: "https://openrouter.ai/api/v1", NeedsKey: true, DefaultModel: "anthropic/claude-sonnet-4.6", Description: "OpenRouter (OpenAI-compatible)"},
+	{Name: "groq", Title: "Groq", API: APIChat, KeyVars: []string{"GROQ_API_KEY"}, BaseURLVar: "GROQ_BASE_URL", BaseURL: "https://api.groq.com/openai/v1", NeedsKey: true, DefaultModel: "openai/gpt-oss-120b", Description: "Groq (OpenAI-compatible)"},
+	{Name: "deepseek", Title: "DeepSeek", API: APIChat, KeyVars: []string{"DEEPSEEK_API_KEY"}, BaseURLVar: "DEEPSEEK_BASE_URL", BaseURL: "https://api.deepseek.com/v1", NeedsKey: true, DefaultModel: "deepseek-chat", Description: "DeepSeek (OpenAI-compatible)"},
+	{Name: "mistral", Title: "Mistral", API: APIChat, KeyVars: []string{"MISTRAL_API_KEY"}, BaseURLVar: "MISTRAL_BASE_URL", BaseURL: "https://api.mistral.ai/v1", NeedsKey: true, DefaultModel: "devstral-medium-latest", Description: "Mistral (OpenAI-compatible)"},
+	{Name: "xai", Title: "xAI", API: APIChat, KeyVars: []string{"XAI_API_KEY"}, BaseURLVar: "XAI_BASE_URL", BaseURL: "https://api.x.ai/v1", NeedsKey: true, DefaultModel: "grok-code-fast-1", Description: "xAI Grok (OpenAI-compatible)"},
+	{Name: "together", Title: "Together AI", API: APIChat, KeyVars: []string{"TOGETHER_API_KEY"}, BaseURLVar: "TOGETHER_BASE_URL", BaseURL: "https://api.together.xyz/v1", NeedsKey: true, DefaultModel: "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", Description: "Together AI (OpenAI-compatible)"},
+	{Name: "fireworks", Title: "Fireworks AI", API: APIChat, KeyVars: []string{"FIREWORKS_API_KEY"}, BaseURLVar: "FIREWORKS_BASE_URL", BaseURL: "https://api.fireworks.ai/inference/v1", NeedsKey: true, DefaultModel: "accounts/fireworks/models/kimi-k2-instruct-0905", Description: "Fireworks AI (OpenAI-compatible)"},
+	{Name: "cerebras", Title: "Cerebras", API: APIChat, KeyVars: []string{"CEREBRAS_API_KEY"}, BaseURLVar: "CEREBRAS_BASE_URL", BaseURL: "https://api.cerebras.ai/v1", NeedsKey: true, DefaultModel: "qwen-3-coder-480b", Description: "Cerebras (OpenAI-compatible)"},
+	{Name: "ollama", Title: "Ollama", API: APIChat, KeyVars: []string{"OLLAMA_API_KEY"}, BaseURLVar: "OLLAMA_BASE_URL", BaseURL: "http://localhost:11434/v1", Description: "Ollama local server"},
+	{Name: "lmstudio", Title: "LM Studio", API: APIChat, KeyVars: []string{"LMSTUDIO_API_KEY"}, BaseURLVar: "LMSTUDIO_BASE_URL", BaseURL: "http://localhost:1234/v1", Description: "LM Studio local server"},
+	{Name: "llamacpp", Title: "llama.cpp", API: APIChat, KeyVars: []string{"LLAMACPP_API_KEY"}, BaseURLVar: "LLAMACPP_BASE_URL", BaseURL: "http://localhost:8080/v1", Description: "llama.cpp server"},
+	{Name: "vllm", Title: "vLLM", API: APIChat, KeyVars: []string{"VLLM_API_KEY"}, BaseURLVar: "VLLM_BASE_URL", BaseURL: "http://localhost:8000/v1", Description: "vLLM server"},
+}
+
+// DisplayName is the provider's Title, or its Name when it has none.
+func (p Provider) DisplayName() string {
+	if p.Title != "" {
+		return p.Title
+	}
+	return p.Name
 }
 
 // LookupProvider returns the named provider.
@@ -51,17 +98,6 @@ func LookupProvider(name string) (Provider, bool) {
 		}
 	}
 	return Provider{}, false
-}
-
-// Credential returns the API key for provider and where it came from
-// ("env:NAME"), or "" if none is configured.
-func Credential(env Env, p Provider) (key, source string) {
-	for _, v := range p.KeyVars {
-		if k := strings.TrimSpace(env.Getenv(v)); k != "" {
-			return k, "env:" + v
-		}
-	}
-	return "", ""
 }
 
 // BaseURL returns the base URL for provider: its override variable if set,

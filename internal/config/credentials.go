@@ -1,0 +1,297 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	gokeyring "github.com/zalando/go-keyring"
+)
+
+// Credentials are looked up in this order (DESIGN.md §3):
+//
+//  1. the provider's environment variables (Provider.KeyVars, in order);
+//  2. the OS keyring (service "corvid", user = provider name), every call
+//     bounded by KeyringTimeout; any error other than "not found" marks the
+//     keyring unavailable for the rest of the process and we fall through;
+//  3. auth.json under DataDir (mode 0600), written by `corvid auth login`
+//     when the keyring cannot be used.
+//
+// Keys never appear in errors, logs or Status.
+
+// KeyringService is the service name corvid's entries use in the OS keyring.
+const KeyringService = "corvid"
+
+// KeyringTimeout bounds every keyring call: a locked or absent Secret
+// Service can block for a long time, and a missing key must not stall
+// startup.
+const KeyringTimeout = 3 * time.Second
+
+// Keyring is the part of an OS keyring corvid uses. Get returns
+// ErrKeyNotFound when there is no entry; any other error means the keyring
+// is unavailable.
+type Keyring interface {
+	Get(service, user string) (string, error)
+	Set(service, user, secret string) error
+	Delete(service, user string) error
+}
+
+// ErrKeyNotFound is what a Keyring returns for a missing entry.
+var ErrKeyNotFound = gokeyring.ErrNotFound
+
+// errKeyringUnavailable replaces any keyring failure so that no backend
+// detail (which could, in theory, echo a secret) leaks into messages.
+var errKeyringUnavailable = errors.New("keyring unavailable")
+
+// systemKeyring is the real OS keyring.
+type systemKeyring struct{}
+
+func (systemKeyring) Get(service, user string) (string, error) { return gokeyring.Get(service, user) }
+func (systemKeyring) Set(service, user, secret string) error {
+	return gokeyring.Set(service, user, secret)
+}
+func (systemKeyring) Delete(service, user string) error { return gokeyring.Delete(service, user) }
+
+var (
+	keyringMu      sync.Mutex
+	activeKeyring  Keyring = systemKeyring{}
+	keyringBroken  bool    // set after the first non-NotFound failure
+	keyringTimeout = KeyringTimeout
+)
+
+// SetKeyring replaces the keyring (tests; a nil k disables the keyring) and
+// forgets an earlier "unavailable" verdict. It returns a function restoring
+// the previous state.
+func SetKeyring(k Keyring) (restore func()) {
+	keyringMu.Lock()
+	prev, prevBroken := activeKeyring, keyringBroken
+	activeKeyring, keyringBroken = k, false
+	keyringMu.Unlock()
+	return func() {
+		keyringMu.Lock()
+		activeKeyring, keyringBroken = prev, prevBroken
+		keyringMu.Unlock()
+	}
+}
+
+// keyringDisabled reports whether the environment turned the keyring off
+// (CORVID_KEYRING=off|0|false|no), e.g. for headless machines and tests.
+func keyringDisabled(env Env) bool {
+	switch strings.ToLower(strings.TrimSpace(env.Getenv("CORVID_KEYRING"))) {
+	case "off", "0", "false", "no":
+		return true
+	}
+	return false
+}
+
+// keyringCall runs op against the active keyring with the timeout. It returns
+// errKeyringUnavailable when the keyring is disabled, was found broken, fails
+// with anything but ErrKeyNotFound, or does not answer in time.
+func keyringCall[T any](env Env, op func(Keyring) (T, error)) (T, error) {
+	var zero T
+	if keyringDisabled(env) {
+		return zero, errKeyringUnavailable
+	}
+	keyringMu.Lock()
+	k, broken, timeout := activeKeyring, keyringBroken, keyringTimeout
+	keyringMu.Unlock()
+	if k == nil || broken {
+		return zero, errKeyringUnavailable
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1) // buffered: a late answer must not block the goroutine forever
+	go func() {
+		v, err := op(k)
+		ch <- result{v, err}
+	}()
+	var r result
+	select {
+	case r = <-ch:
+	case <-time.After(timeout):
+		r.err = fmt.Errorf("timed out after %s", timeout)
+	}
+	if r.err == nil || errors.Is(r.err, ErrKeyNotFound) {
+		return r.v, r.err
+	}
+	keyringMu.Lock()
+	if activeKeyring == k {
+		keyringBroken = true
+	}
+	keyringMu.Unlock()
+	return zero, errKeyringUnavailable
+}
+
+// Credential returns the API key for provider and where it came from:
+// "env:NAME", "keyring" or "file:PATH"; or "", "" if none is configured.
+func Credential(env Env, p Provider) (key, source string) {
+	for _, v := range p.KeyVars {
+		if k := strings.TrimSpace(env.Getenv(v)); k != "" {
+			return k, "env:" + v
+		}
+	}
+	if k, err := keyringCall(env, func(k Keyring) (string, error) { return k.Get(KeyringService, p.Name) }); err == nil && strings.TrimSpace(k) != "" {
+		return strings.TrimSpace(k), "keyring"
+	}
+	path := AuthFile(env)
+	if f, err := readAuthFile(path); err == nil {
+		if e, ok := f[p.Name]; ok && strings.TrimSpace(e.Key) != "" {
+			return strings.TrimSpace(e.Key), "file:" + path
+		}
+	}
+	return "", ""
+}
+
+// AuthFile is the credentials file used when the keyring is unavailable.
+func AuthFile(env Env) string { return filepath.Join(DataDir(env), "auth.json") }
+
+// authEntry is one provider's stored credential in auth.json.
+type authEntry struct {
+	Type string `json:"type"` // "api_key"
+	Key  string `json:"key"`
+}
+
+func readAuthFile(path string) (map[string]authEntry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]authEntry{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		// The parse error may quote the file; keep it out of the message.
+		return nil, fmt.Errorf("read %s: not valid JSON", path)
+	}
+	return m, nil
+}
+
+// writeAuthFile replaces path atomically with mode 0600 (its directory 0700).
+func writeAuthFile(path string, m map[string]authEntry) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".auth-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Login stores key for provider: in the OS keyring when it is usable, else
+// in auth.json (0600). It returns where the key went: "keyring" or
+// "file:PATH". Custom providers (config.toml) may be logged in by name too.
+func Login(env Env, provider, key string) (where string, err error) {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return "", errors.New("empty key")
+	}
+	if provider == "" || strings.ContainsAny(provider, " \t\r\n/:") {
+		return "", fmt.Errorf("invalid provider name %q", provider)
+	}
+	if _, err := keyringCall(env, func(k Keyring) (struct{}, error) {
+		return struct{}{}, k.Set(KeyringService, provider, key)
+	}); err == nil {
+		// A stale key in the file would shadow nothing (keyring wins) but
+		// would linger on disk; drop it.
+		_ = removeFromAuthFile(AuthFile(env), provider)
+		return "keyring", nil
+	}
+	path := AuthFile(env)
+	m, err := readAuthFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		m, err = map[string]authEntry{}, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	m[provider] = authEntry{Type: "api_key", Key: key}
+	if err := writeAuthFile(path, m); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return "file:" + path, nil
+}
+
+// Logout removes the stored key of provider from the keyring and auth.json.
+// It returns where a key was removed from (none: nothing was stored).
+// Environment variables are not touched; Status still reports them.
+func Logout(env Env, provider string) (removed []string, err error) {
+	if _, kerr := keyringCall(env, func(k Keyring) (struct{}, error) {
+		return struct{}{}, k.Delete(KeyringService, provider)
+	}); kerr == nil {
+		removed = append(removed, "keyring")
+	}
+	path := AuthFile(env)
+	switch err := removeFromAuthFile(path, provider); {
+	case err == nil:
+		removed = append(removed, "file:"+path)
+	case errors.Is(err, errNotStored), errors.Is(err, fs.ErrNotExist):
+	default:
+		return removed, err
+	}
+	return removed, nil
+}
+
+var errNotStored = errors.New("not stored")
+
+func removeFromAuthFile(path, provider string) error {
+	m, err := readAuthFile(path)
+	if err != nil {
+		return err
+	}
+	if _, ok := m[provider]; !ok {
+		return errNotStored
+	}
+	delete(m, provider)
+	return writeAuthFile(path, m)
+}
+
+// ProviderStatus says whether a provider can be used. It never holds a key.
+type ProviderStatus struct {
+	Provider   Provider
+	Configured bool   // a key is at hand, or none is needed
+	Source     string // "env:NAME", "keyring", "file:PATH", "" (none), or "none needed"
+	BaseURL    string
+}
+
+// Status reports every built-in provider, in Providers order.
+func Status(env Env) []ProviderStatus {
+	return StatusOf(env, Providers)
+}
+
+// StatusOf reports the given providers (e.g. File.AllProviders()).
+func StatusOf(env Env, providers []Provider) []ProviderStatus {
+	out := make([]ProviderStatus, 0, len(providers))
+	for _, p := range providers {
+		_, src := Credential(env, p)
+		st := ProviderStatus{Provider: p, Source: src, BaseURL: BaseURL(env, p)}
+		st.Configured = src != "" || !p.NeedsKey
+		if src == "" && !p.NeedsKey {
+			st.Source = "none needed"
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,0 +1,289 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Layers, lowest first: the user's $XDG_CONFIG_HOME/corvid/config.toml, the
+// project's .corvid/config.toml (nearest to cwd, walking up), then
+// CORVID_MODEL, then command-line flags. Load merges the two files;
+// ResolveModel adds the environment and the flag.
+//
+// A project file comes with the repository, so until the user has run
+// `corvid trust` in it, it may only make corvid stricter: its allow rules,
+// custom providers and MCP servers are ignored (and listed in
+// File.Ignored), while its ask/deny rules, model and timeout apply.
+
+// CustomProvider is an OpenAI-compatible endpoint defined in config.toml:
+//
+//	[custom.myproxy]
+//	base_url = "https://llm.example.com/v1"
+//	key_var  = "MYPROXY_API_KEY"   # optional: keyless when empty
+//	api      = "chat"              # or "responses"
+type CustomProvider struct {
+	BaseURL string `toml:"base_url"`
+	KeyVar  string `toml:"key_var"`
+	API     string `toml:"api"`
+	Title   string `toml:"title"`
+	Model   string `toml:"model"` // default model id, optional
+}
+
+// Permissions are rule patterns (see internal/permission) by decision.
+type Permissions struct {
+	Allow []string `toml:"allow"`
+	Ask   []string `toml:"ask"`
+	Deny  []string `toml:"deny"`
+}
+
+// MCPServer is a configured MCP server: a command (stdio) or a URL (http).
+type MCPServer struct {
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"`
+	// Type is "stdio", "http" or "sse"; empty means stdio for a command and
+	// http for a URL.
+	Type string `toml:"type"`
+}
+
+// File is the merged configuration of the user and project files.
+type File struct {
+	Model              string                    `toml:"model"`
+	InteractionTimeout time.Duration             `toml:"interaction_timeout"`
+	Custom             map[string]CustomProvider `toml:"custom"`
+	Permissions        Permissions               `toml:"permissions"`
+	MCPServers         map[string]MCPServer      `toml:"mcp_servers"`
+
+	// UserPath and ProjectPath are the files that were read ("" = none).
+	UserPath    string `toml:"-"`
+	ProjectPath string `toml:"-"`
+	// ProjectDir is the directory holding .corvid/ ("" = none found).
+	ProjectDir string `toml:"-"`
+	// ProjectTrusted says whether ProjectDir is in the trusted list, so its
+	// file could loosen permissions and add providers and MCP servers.
+	ProjectTrusted bool `toml:"-"`
+	// Ignored lists what an untrusted project file asked for and did not
+	// get, in words fit for a warning.
+	Ignored []string `toml:"-"`
+}
+
+// DefaultInteractionTimeout is how long a question to a host that cannot
+// answer waits before it is denied.
+const DefaultInteractionTimeout = time.Hour
+
+// ProjectConfigName is the project file, relative to the project directory.
+var ProjectConfigName = filepath.Join(".corvid", "config.toml")
+
+// Load reads the user config and the project config found from cwd upward,
+// and merges them. Missing files are not an error; a malformed one is.
+func Load(env Env, cwd string) (*File, error) {
+	f := &File{InteractionTimeout: DefaultInteractionTimeout}
+	userPath := filepath.Join(ConfigDir(env), "config.toml")
+	user, err := readFile(userPath)
+	switch {
+	case err == nil:
+		f.UserPath = userPath
+		if err := f.merge(user, true, ""); err != nil {
+			return nil, fmt.Errorf("%s: %w", userPath, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+
+	dir, projPath := findProject(cwd)
+	if projPath == "" || projPath == userPath {
+		return f, nil
+	}
+	proj, err := readFile(projPath)
+	if err != nil {
+		return nil, err
+	}
+	f.ProjectPath, f.ProjectDir = projPath, dir
+	f.ProjectTrusted = IsTrusted(env, dir)
+	if err := f.merge(proj, f.ProjectTrusted, projPath); err != nil {
+		return nil, fmt.Errorf("%s: %w", projPath, err)
+	}
+	return f, nil
+}
+
+func readFile(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	md, err := toml.Decode(string(b), &f)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return nil, fmt.Errorf("parse %s: unknown keys %s", path, strings.Join(keys, ", "))
+	}
+	return &f, nil
+}
+
+// findProject walks from cwd up to the root looking for .corvid/config.toml.
+func findProject(cwd string) (dir, path string) {
+	if cwd == "" {
+		return "", ""
+	}
+	d, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", ""
+	}
+	for {
+		p := filepath.Join(d, ProjectConfigName)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return d, p
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", ""
+		}
+		d = parent
+	}
+}
+
+// merge lays o over f. trusted says whether o may loosen permissions and
+// add custom providers and MCP servers; from names o's file in warnings.
+func (f *File) merge(o *File, trusted bool, from string) error {
+	if o.Model != "" {
+		f.Model = o.Model
+	}
+	if o.InteractionTimeout < 0 {
+		return fmt.Errorf("interaction_timeout must not be negative")
+	}
+	if o.InteractionTimeout > 0 {
+		f.InteractionTimeout = o.InteractionTimeout
+	}
+	f.Permissions.Ask = append(f.Permissions.Ask, o.Permissions.Ask...)
+	f.Permissions.Deny = append(f.Permissions.Deny, o.Permissions.Deny...)
+	ignore := func(what string) {
+		f.Ignored = append(f.Ignored, fmt.Sprintf("%s in %s (run `corvid trust` in the project to allow it)", what, from))
+	}
+	if len(o.Permissions.Allow) > 0 {
+		if trusted {
+			f.Permissions.Allow = append(f.Permissions.Allow, o.Permissions.Allow...)
+		} else {
+			ignore(fmt.Sprintf("allow rules %q", o.Permissions.Allow))
+		}
+	}
+	for _, name := range sortedKeys(o.Custom) {
+		c := o.Custom[name]
+		if err := validateCustom(name, &c); err != nil {
+			return err
+		}
+		if !trusted {
+			ignore(fmt.Sprintf("custom provider %q", name))
+			continue
+		}
+		if f.Custom == nil {
+			f.Custom = map[string]CustomProvider{}
+		}
+		f.Custom[name] = c
+	}
+	for _, name := range sortedKeys(o.MCPServers) {
+		s := o.MCPServers[name]
+		if (s.Command == "") == (s.URL == "") {
+			return fmt.Errorf("mcp_servers.%s: set exactly one of command and url", name)
+		}
+		if !trusted {
+			ignore(fmt.Sprintf("MCP server %q", name))
+			continue
+		}
+		if f.MCPServers == nil {
+			f.MCPServers = map[string]MCPServer{}
+		}
+		f.MCPServers[name] = s
+	}
+	return nil
+}
+
+func validateCustom(name string, c *CustomProvider) error {
+	if _, ok := LookupProvider(name); ok {
+		return fmt.Errorf("custom.%s: %q is a built-in provider; pick another name", name, name)
+	}
+	if name == "" || strings.ContainsAny(name, ":/ \t") {
+		return fmt.Errorf("custom.%s: a provider name may not contain ':', '/' or spaces", name)
+	}
+	if c.BaseURL == "" {
+		return fmt.Errorf("custom.%s: base_url is required", name)
+	}
+	switch c.API {
+	case "":
+		c.API = APIChat
+	case APIChat, APIResponses:
+	default:
+		return fmt.Errorf("custom.%s: api must be %q or %q, not %q", name, APIChat, APIResponses, c.API)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Provider returns a built-in provider or one of f's custom providers.
+// A nil f knows only the built-ins.
+func (f *File) Provider(name string) (Provider, bool) {
+	if p, ok := LookupProvider(name); ok {
+		return p, true
+	}
+	if f == nil {
+		return Provider{}, false
+	}
+	c, ok := f.Custom[name]
+	if !ok {
+		return Provider{}, false
+	}
+	p := Provider{
+		Name:         name,
+		Title:        c.Title,
+		API:          c.API,
+		BaseURL:      c.BaseURL,
+		NeedsKey:     c.KeyVar != "",
+		DefaultModel: c.Model,
+		Description:  "custom (" + c.BaseURL + ")",
+		Custom:       true,
+	}
+	if p.API == "" {
+		p.API = APIChat
+	}
+	if c.KeyVar != "" {
+		p.KeyVars = []string{c.KeyVar}
+	}
+	return p, true
+}
+
+// AllProviders lists the built-in providers, then f's custom ones by name.
+func (f *File) AllProviders() []Provider {
+	out := slices.Clone(Providers)
+	if f == nil {
+		return out
+	}
+	for _, name := range sortedKeys(f.Custom) {
+		p, _ := f.Provider(name)
+		out = append(out, p)
+	}
+	return out
+}
