@@ -1,0 +1,362 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Event is one stored event of a session. Seq counts from 1 in each session.
+type Event struct {
+	Seq     int64
+	Kind    string
+	Payload []byte
+	Time    time.Time
+}
+
+// Group commit tuning. linger bounds how long an event waits in memory
+// before its group is committed; maxBatch bounds one transaction (so another
+// process never waits long for the write lock); maxQueue bounds memory when
+// the disk cannot keep up, and is the only point where Append waits.
+const (
+	linger   = 2 * time.Millisecond
+	maxBatch = 2048
+	maxQueue = 1 << 16
+)
+
+type pendingEvent struct {
+	ticket    uint64 // position in this Store's append order, from 1
+	sessionID string
+	kind      string
+	payload   []byte
+	time      int64 // Unix ns
+}
+
+// writer owns the queue of appended events and the goroutine that commits it.
+type writer struct {
+	s *Store
+
+	mu        sync.Mutex
+	space     *sync.Cond     // signalled when the queue shrinks (backpressure)
+	queue     []pendingEvent // FIFO, not yet handed to the committer
+	enqueued  uint64         // ticket of the last appended event
+	committed uint64         // every ticket ≤ this has been committed (or failed)
+	notify    chan struct{}  // closed and replaced after each commit
+	lastBySID map[string]uint64
+	failed    error // first write error not yet reported by Flush
+	closing   bool
+
+	wake chan struct{} // the queue became non-empty
+	kick chan struct{} // commit now: Flush is waiting or a batch is full
+	stop chan struct{} // closed by close
+	done chan struct{} // closed when run returns
+}
+
+func newWriter(s *Store) *writer {
+	w := &writer{
+		s:         s,
+		notify:    make(chan struct{}),
+		lastBySID: make(map[string]uint64),
+		wake:      make(chan struct{}, 1),
+		kick:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	w.space = sync.NewCond(&w.mu)
+	return w
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Append queues one event for sessionID and returns without touching the
+// disk; the event is committed within a few milliseconds, and the session's
+// updated_at is bumped to the event's time. The payload is copied. Errors
+// that happen while committing (for example an unknown session) are reported
+// by the next [Store.Flush] or by [Store.Close].
+func (s *Store) Append(sessionID, kind string, payload []byte) error {
+	if sessionID == "" || kind == "" {
+		return fmt.Errorf("append event: empty session id or kind")
+	}
+	ev := pendingEvent{
+		sessionID: sessionID,
+		kind:      kind,
+		payload:   append(make([]byte, 0, len(payload)), payload...),
+		time:      s.now().UnixNano(),
+	}
+	w := s.w
+	w.mu.Lock()
+	for len(w.queue) >= maxQueue && !w.closing {
+		signal(w.kick)
+		w.space.Wait()
+	}
+	if w.closing {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	w.enqueued++
+	ev.ticket = w.enqueued
+	w.queue = append(w.queue, ev)
+	w.lastBySID[sessionID] = ev.ticket
+	n := len(w.queue)
+	w.mu.Unlock()
+	if n == 1 {
+		signal(w.wake)
+	}
+	if n >= maxBatch {
+		signal(w.kick)
+	}
+	return nil
+}
+
+// Flush waits until every event appended so far has been committed. It
+// returns the first commit error since the previous Flush, if any.
+func (s *Store) Flush(ctx context.Context) error {
+	w := s.w
+	w.mu.Lock()
+	target := w.enqueued
+	w.mu.Unlock()
+	if err := w.waitFor(ctx, target); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	err := w.failed
+	w.failed = nil
+	w.mu.Unlock()
+	return err
+}
+
+// flushSession waits until every event appended so far to sessionID has been
+// committed. Commit errors are left for Flush to report.
+func (s *Store) flushSession(ctx context.Context, sessionID string) error {
+	w := s.w
+	w.mu.Lock()
+	target := w.lastBySID[sessionID]
+	w.mu.Unlock()
+	return w.waitFor(ctx, target)
+}
+
+func (w *writer) waitFor(ctx context.Context, ticket uint64) error {
+	for {
+		w.mu.Lock()
+		if w.committed >= ticket {
+			w.mu.Unlock()
+			return nil
+		}
+		ch := w.notify
+		w.mu.Unlock()
+		signal(w.kick)
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// close stops accepting events, commits the queue and waits for the writer.
+func (w *writer) close() error {
+	w.mu.Lock()
+	w.closing = true
+	w.space.Broadcast()
+	w.mu.Unlock()
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.failed
+	w.failed = nil
+	return err
+}
+
+// run is the writer goroutine: wait for events, let a group gather for up to
+// linger (cut short by Flush, a full batch or Close), commit, repeat.
+func (w *writer) run() {
+	defer close(w.done)
+	stopping := false
+	for {
+		urgent := stopping
+		if !stopping {
+			select {
+			case <-w.wake:
+			case <-w.kick:
+				urgent = true
+			case <-w.stop:
+				stopping, urgent = true, true
+			}
+		}
+		w.mu.Lock()
+		n := len(w.queue)
+		var first int64
+		if n > 0 {
+			first = w.queue[0].time
+		}
+		w.mu.Unlock()
+		if n == 0 {
+			if stopping {
+				return
+			}
+			continue
+		}
+		if !urgent && n < maxBatch {
+			// first comes from the injected clock; measure age with it too.
+			if wait := linger - w.s.now().Sub(time.Unix(0, first)); wait > 0 {
+				t := time.NewTimer(min(wait, linger))
+				select {
+				case <-t.C:
+				case <-w.kick:
+				case <-w.stop:
+					stopping = true
+				}
+				t.Stop()
+			}
+		}
+		w.drain()
+	}
+}
+
+// drain commits the queue, maxBatch events per transaction, until it is empty.
+func (w *writer) drain() {
+	for {
+		w.mu.Lock()
+		n := min(len(w.queue), maxBatch)
+		if n == 0 {
+			w.mu.Unlock()
+			return
+		}
+		batch := w.queue[:n:n]
+		if n == len(w.queue) {
+			w.queue = nil
+		} else {
+			w.queue = w.queue[n:]
+		}
+		w.space.Broadcast()
+		w.mu.Unlock()
+
+		err := w.commit(batch)
+
+		w.mu.Lock()
+		last := batch[len(batch)-1].ticket
+		w.committed = last
+		if err != nil && w.failed == nil {
+			w.failed = err
+		}
+		for _, ev := range batch {
+			if t, ok := w.lastBySID[ev.sessionID]; ok && t <= last {
+				delete(w.lastBySID, ev.sessionID)
+			}
+		}
+		close(w.notify)
+		w.notify = make(chan struct{})
+		w.mu.Unlock()
+	}
+}
+
+// commit writes one batch in one transaction. Events of a session that does
+// not exist (never created, or deleted meanwhile) are dropped and reported;
+// the rest of the batch is still committed.
+func (w *writer) commit(batch []pendingEvent) error {
+	// Group by session, keeping each session's events in append order.
+	order := make([]string, 0, 4)
+	bySID := make(map[string][]pendingEvent, 4)
+	for _, ev := range batch {
+		if _, ok := bySID[ev.sessionID]; !ok {
+			order = append(order, ev.sessionID)
+		}
+		bySID[ev.sessionID] = append(bySID[ev.sessionID], ev)
+	}
+	var missing []error
+	ctx := context.Background()
+	err := w.s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		missing = missing[:0]
+		bump, err := tx.PrepareContext(ctx, `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		defer bump.Close()
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO events (session_id, seq, kind, payload, time) VALUES (?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for _, sid := range order {
+			evs := bySID[sid]
+			res, err := bump.ExecContext(ctx, evs[len(evs)-1].time, sid)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				missing = append(missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
+				continue
+			}
+			var seq int64
+			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?`, sid).Scan(&seq); err != nil {
+				return err
+			}
+			for _, ev := range evs {
+				seq++
+				if _, err := ins.ExecContext(ctx, sid, seq, ev.kind, ev.payload, ev.time); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("commit %d events: %w", len(batch), err)
+	}
+	return errors.Join(missing...)
+}
+
+// Events returns every event of a session in order, after committing any
+// events this Store still holds in memory for it. An unknown session yields
+// [ErrNotFound].
+func (s *Store) Events(ctx context.Context, sessionID string) ([]Event, error) {
+	if err := s.flushSession(ctx, sessionID); err != nil {
+		return nil, fmt.Errorf("events of session %s: %w", sessionID, err)
+	}
+	var out []Event
+	err := retryBusy(ctx, func() error {
+		out = out[:0]
+		tx, err := s.readDB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		var exists int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ?`, sessionID).Scan(&exists); err != nil {
+			return err
+		}
+		if exists == 0 {
+			return ErrNotFound
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload, time FROM events WHERE session_id = ? ORDER BY seq`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ev Event
+			var t int64
+			if err := rows.Scan(&ev.Seq, &ev.Kind, &ev.Payload, &t); err != nil {
+				return err
+			}
+			ev.Time = time.Unix(0, t)
+			out = append(out, ev)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events of session %s: %w", sessionID, err)
+	}
+	return out, nil
+}

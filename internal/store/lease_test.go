@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// skewClock is time.Now plus an adjustable offset.
+type skewClock struct{ offset atomic.Int64 }
+
+func (c *skewClock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *skewClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+func openWithClock(t *testing.T, path string, c *skewClock) *Store {
+	t.Helper()
+	s, err := open(path, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestAcquireIsExclusiveAcrossStores(t *testing.T) {
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	ctx := context.Background()
+
+	release, err := a.Acquire(ctx, "s", "corvid acp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Acquire(ctx, "s", "corvid run")
+	var busy *BusyError
+	if !errors.Is(err, ErrBusy) || !errors.As(err, &busy) {
+		t.Fatalf("second Acquire = %v, want ErrBusy", err)
+	}
+	if busy.Owner != "corvid acp" || !strings.Contains(err.Error(), "session s is in use by another corvid process (corvid acp, pid") {
+		t.Errorf("busy error does not say who holds it: %v", err)
+	}
+	if _, err := a.Acquire(ctx, "s", "again"); !errors.Is(err, ErrBusy) {
+		t.Errorf("Acquire twice in one Store = %v, want ErrBusy", err)
+	}
+	if r, err := b.Acquire(ctx, "other", "corvid run"); err != nil {
+		t.Errorf("Acquire of another session = %v", err)
+	} else {
+		r()
+	}
+
+	release()
+	release() // idempotent
+	rb, err := b.Acquire(ctx, "s", "corvid run")
+	if err != nil {
+		t.Fatalf("Acquire after release = %v", err)
+	}
+	rb()
+}
+
+func TestAcquireRacesHaveOneWinner(t *testing.T) {
+	path := tempDBPath(t)
+	stores := []*Store{openStore(t, path), openStore(t, path), openStore(t, path)}
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			_, err := stores[i%3].Acquire(context.Background(), "s", "racer")
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case !errors.Is(err, ErrBusy):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Errorf("%d goroutines acquired the lease, want 1", wins.Load())
+	}
+}
+
+func TestAcquireTakesOverLeaseWithOldHeartbeat(t *testing.T) {
+	path := tempDBPath(t)
+	var ca, cb skewClock
+	a, b := openWithClock(t, path, &ca), openWithClock(t, path, &cb)
+	ctx := context.Background()
+	if _, err := a.Acquire(ctx, "s", "stalled"); err != nil {
+		t.Fatal(err)
+	}
+
+	// a refreshes at +10 s; at +20 s the heartbeat is 10 s old: still held.
+	ca.advance(10 * time.Second)
+	a.heartbeat()
+	cb.advance(20 * time.Second)
+	if _, err := b.Acquire(ctx, "s", "taker"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("Acquire with a fresh heartbeat = %v, want ErrBusy", err)
+	}
+	// a stops refreshing; at +26 s the heartbeat is 16 s old: stale.
+	cb.advance(6 * time.Second)
+	release, err := b.Acquire(ctx, "s", "taker")
+	if err != nil {
+		t.Fatalf("Acquire of a stale lease = %v", err)
+	}
+	defer release()
+	// a's late release must not free b's lease.
+	a.release("s")
+	if _, err := a.Acquire(ctx, "s", "stalled"); !errors.Is(err, ErrBusy) {
+		t.Errorf("lease freed by its former holder: Acquire = %v", err)
+	}
+}
+
+func TestAcquireTakesOverLeaseOfDeadProcess(t *testing.T) {
+	s := newStore(t)
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("cannot run true:", err)
+	}
+	dead := cmd.Process.Pid
+	if _, err := s.writeDB.Exec(`INSERT INTO leases (session_id, holder, owner, host, pid, heartbeat) VALUES ('s', 'x', 'crashed', ?, ?, ?)`,
+		s.lease.host, dead, time.Now().UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	release, err := s.Acquire(context.Background(), "s", "survivor")
+	if err != nil {
+		t.Fatalf("Acquire of a dead process's fresh lease = %v", err)
+	}
+	release()
+
+	// A live process on another host with a fresh heartbeat is respected.
+	if _, err := s.writeDB.Exec(`INSERT INTO leases (session_id, holder, owner, host, pid, heartbeat) VALUES ('t', 'y', 'remote', 'elsewhere', ?, ?)`,
+		dead, time.Now().UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(context.Background(), "t", "survivor"); !errors.Is(err, ErrBusy) {
+		t.Errorf("Acquire of another host's fresh lease = %v, want ErrBusy", err)
+	}
+}
+
+func TestCloseReleasesLeases(t *testing.T) {
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	if _, err := a.Acquire(context.Background(), "s", "a"); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	release, err := b.Acquire(context.Background(), "s", "b")
+	if err != nil {
+		t.Fatalf("Acquire after the holder closed = %v", err)
+	}
+	release()
+}

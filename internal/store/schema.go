@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// migrations is the schema's history, oldest first. Migration i brings the
+// database from version i to version i+1. Never edit or reorder an entry
+// that has shipped; append a new one.
+//
+// Times are stored as Unix nanoseconds (INTEGER). Event payloads are BLOBs
+// the store never parses.
+var migrations = []string{
+	// 1: sessions, their events, and run leases.
+	`
+CREATE TABLE sessions (
+	id              TEXT PRIMARY KEY,
+	cwd             TEXT NOT NULL,
+	additional_dirs TEXT NOT NULL DEFAULT '[]',
+	title           TEXT NOT NULL DEFAULT '',
+	model           TEXT NOT NULL DEFAULT '',
+	mode            TEXT NOT NULL DEFAULT '',
+	config          BLOB,
+	parent_id       TEXT NOT NULL DEFAULT '',
+	created_at      INTEGER NOT NULL,
+	updated_at      INTEGER NOT NULL
+);
+CREATE INDEX sessions_by_updated ON sessions (updated_at DESC, id DESC);
+CREATE INDEX sessions_by_cwd_updated ON sessions (cwd, updated_at DESC, id DESC);
+
+CREATE TABLE events (
+	session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	seq        INTEGER NOT NULL,
+	kind       TEXT NOT NULL,
+	payload    BLOB NOT NULL,
+	time       INTEGER NOT NULL,
+	PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+
+-- A lease is not tied to a session row: it guards the right to run turns,
+-- and is removed by its holder's release.
+CREATE TABLE leases (
+	session_id TEXT PRIMARY KEY,
+	holder     TEXT NOT NULL,
+	owner      TEXT NOT NULL,
+	host       TEXT NOT NULL,
+	pid        INTEGER NOT NULL,
+	heartbeat  INTEGER NOT NULL
+);
+`,
+}
+
+// schemaVersion returns the version recorded in db (0 for a fresh file).
+func schemaVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var v int
+	err := q.QueryRowContext(ctx, `SELECT version FROM schema_version WHERE id = 1`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
+}
+
+// migrate applies the migrations db lacks, each in its own write
+// transaction. The version is re-read inside the transaction, so processes
+// opening the same fresh file at once apply each migration exactly once.
+// Running it on an up-to-date database changes nothing.
+func migrate(ctx context.Context, db *sql.DB) error {
+	err := retryBusy(ctx, func() error {
+		_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+	id      INTEGER PRIMARY KEY CHECK (id = 1),
+	version INTEGER NOT NULL
+)`)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create schema_version: %w", err)
+	}
+	for {
+		done := false
+		err := retryBusy(ctx, func() error {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			v, err := schemaVersion(ctx, tx)
+			if err != nil {
+				return err
+			}
+			switch {
+			case v > len(migrations):
+				return fmt.Errorf("database schema version %d is newer than this corvid understands (%d); upgrade corvid", v, len(migrations))
+			case v == len(migrations):
+				done = true
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migration %d: %w", v+1, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (id, version) VALUES (1, ?)
+ON CONFLICT (id) DO UPDATE SET version = excluded.version`, v+1); err != nil {
+				return err
+			}
+			return tx.Commit()
+		})
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,265 @@
+// Package store keeps corvid's sessions on disk, in one SQLite database
+// (modernc.org/sqlite, pure Go) shared by every corvid process of a user.
+//
+// Start with [Open] and [Store.Append]. A session is a row of metadata
+// ([Session]) plus an ordered log of opaque events (a kind string and a JSON
+// payload the store never looks inside). The store knows nothing of ACP or of
+// the agent's event types.
+//
+// Invariants this package keeps:
+//
+//   - Events reach the database as they happen. [Store.Append] only queues; a
+//     single writer goroutine commits the queue in groups (at most a few ms
+//     after the first event of a group, or at once when a group is large), so
+//     a kill -9 loses at most the last few ms and streaming never waits on
+//     the disk per event. [Store.Flush] waits for everything queued so far.
+//   - All writes of one Store go through one connection, so the group commit
+//     and the synchronous writes (create, update, delete, fork, leases) are
+//     serialised in this process; reads use a small pool of their own.
+//   - Several processes may open the same file: WAL journal, a busy timeout,
+//     write transactions that take the write lock up front (BEGIN IMMEDIATE),
+//     and a retry when SQLite still reports SQLITE_BUSY. Event sequence
+//     numbers are assigned inside the write transaction, so two processes
+//     appending to one session still produce 1, 2, 3, ...
+//   - A session runs turns in one process at a time: [Store.Acquire] takes a
+//     lease row that the holder refreshes; a lease whose heartbeat is old, or
+//     whose process is dead on this host, may be taken over.
+//
+// Durability: the database runs with synchronous=NORMAL in WAL mode. A
+// committed group survives the death of the process (kill -9); a power cut
+// may lose the last commits before the next checkpoint but never corrupts
+// the file.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// Errors callers test with errors.Is.
+var (
+	ErrNotFound  = errors.New("session not found")
+	ErrExists    = errors.New("session already exists")
+	ErrBadCursor = errors.New("invalid list cursor")
+	ErrBusy      = errors.New("session is in use by another corvid process")
+	ErrClosed    = errors.New("session store is closed")
+	ErrCorrupt   = errors.New("session store file is not a valid SQLite database")
+)
+
+const (
+	busyTimeout = 5 * time.Second // SQLite waits this long for a lock before SQLITE_BUSY
+	busyRetry   = time.Minute     // then we retry with backoff for this long in total
+)
+
+// Store is an open session database. It is safe for concurrent use.
+type Store struct {
+	path    string
+	writeDB *sql.DB // exactly one connection: every write of this process
+	readDB  *sql.DB // a small pool for reads
+
+	now func() time.Time // injected clock (tests)
+
+	w *writer // group commit of appended events
+
+	lease leaseState
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the session database at path, creating it (and its parent
+// directory, mode 0700) when missing, and brings its schema up to date.
+// A file that is not a SQLite database yields an error naming the file that
+// wraps [ErrCorrupt].
+func Open(path string) (*Store, error) {
+	return open(path, time.Now)
+}
+
+func open(path string, now func() time.Time) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open session store: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open session store %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("open session store %s: %w", abs, err)
+	}
+	// Create the file ourselves so that it (and the -wal and -shm files,
+	// which SQLite gives the database file's mode) is private to the user.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open session store %s: %w", abs, err)
+	}
+	f.Close()
+
+	s := &Store{path: abs, now: now}
+	fail := func(err error) (*Store, error) {
+		if s.writeDB != nil {
+			s.writeDB.Close()
+		}
+		if s.readDB != nil {
+			s.readDB.Close()
+		}
+		if isCorrupt(err) {
+			return nil, fmt.Errorf("open session store %s: %w: %v", abs, ErrCorrupt, err)
+		}
+		return nil, fmt.Errorf("open session store %s: %w", abs, err)
+	}
+
+	s.writeDB, err = sql.Open("sqlite", dsn(abs, true))
+	if err != nil {
+		return fail(err)
+	}
+	s.writeDB.SetMaxOpenConns(1)
+	s.writeDB.SetMaxIdleConns(1)
+	s.writeDB.SetConnMaxLifetime(0)
+	s.writeDB.SetConnMaxIdleTime(0)
+
+	ctx := context.Background()
+	if err := s.writeDB.PingContext(ctx); err != nil {
+		return fail(err)
+	}
+	if err := migrate(ctx, s.writeDB); err != nil {
+		return fail(err)
+	}
+
+	s.readDB, err = sql.Open("sqlite", dsn(abs, false))
+	if err != nil {
+		return fail(err)
+	}
+	s.readDB.SetMaxOpenConns(4)
+	s.readDB.SetMaxIdleConns(2)
+	if err := s.readDB.PingContext(ctx); err != nil {
+		return fail(err)
+	}
+
+	if err := s.lease.init(); err != nil {
+		return fail(err)
+	}
+	s.w = newWriter(s)
+	go s.w.run()
+	go s.heartbeatLoop()
+	return s, nil
+}
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close commits every queued event, releases the leases this Store holds and
+// closes the database. It returns the first write error not yet reported by
+// [Store.Flush]. Close is idempotent.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		err := s.w.close()
+		s.stopHeartbeat()
+		s.releaseAll()
+		err = errors.Join(err, s.readDB.Close(), s.writeDB.Close())
+		s.closeErr = err
+	})
+	return s.closeErr
+}
+
+// dsn builds the modernc.org/sqlite data source name. The path is a file:
+// URI so that '?', '#' and '%' in directory names cannot be mistaken for URI
+// syntax; SQLite ignores the driver's underscore parameters.
+func dsn(path string, write bool) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if write {
+		q.Add("_pragma", "journal_mode(WAL)")
+		// Every transaction on the write connection writes: take the write
+		// lock at BEGIN, where the busy handler applies, instead of
+		// upgrading later, where SQLite may fail at once with SQLITE_BUSY.
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return u.String() + "?" + q.Encode()
+}
+
+// sqliteCode returns the primary SQLite result code in err, or 0.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+const (
+	codeBusy    = 5
+	codeLocked  = 6
+	codeCorrupt = 11
+	codeNotADB  = 26
+)
+
+func isBusy(err error) bool {
+	c := sqliteCode(err)
+	return c == codeBusy || c == codeLocked
+}
+
+func isCorrupt(err error) bool {
+	c := sqliteCode(err)
+	return c == codeCorrupt || c == codeNotADB
+}
+
+// retryBusy runs fn until it succeeds, fails with something other than
+// SQLITE_BUSY/LOCKED, ctx ends, or busyRetry has passed. SQLite's own busy
+// timeout already waited inside each attempt; this covers the cases it does
+// not (a snapshot that went stale, a lock held longer than the timeout).
+func retryBusy(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(busyRetry)
+	backoff := time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+		backoff = min(backoff*2, 100*time.Millisecond)
+	}
+}
+
+// inWriteTx runs fn in a write transaction on the write connection, retrying
+// the whole transaction on SQLITE_BUSY.
+func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return retryBusy(ctx, func() error {
+		tx, err := s.writeDB.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,566 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(crashChildEnv); path != "" {
+		os.Exit(crashChild(path))
+	}
+	os.Exit(m.Run())
+}
+
+func tempDBPath(t testing.TB) string {
+	return filepath.Join(t.TempDir(), "data", "corvid", "sessions.db")
+}
+
+func openStore(t testing.TB, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newStore(t testing.TB) *Store { return openStore(t, tempDBPath(t)) }
+
+func mustCreate(t testing.TB, s *Store, sess Session) {
+	t.Helper()
+	if err := s.CreateSession(context.Background(), sess); err != nil {
+		t.Fatalf("CreateSession(%s): %v", sess.ID, err)
+	}
+}
+
+func mustEvents(t testing.TB, s *Store, id string) []Event {
+	t.Helper()
+	evs, err := s.Events(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Events(%s): %v", id, err)
+	}
+	return evs
+}
+
+func TestOpenMissingFileCreatesPrivateFreshDB(t *testing.T) {
+	path := tempDBPath(t)
+	s := openStore(t, path)
+	if s.Path() != path {
+		t.Errorf("Path() = %q, want %q", s.Path(), path)
+	}
+	dir, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dir.Mode().Perm(); got != 0o700 {
+		t.Errorf("parent dir mode = %v, want 0700", got)
+	}
+	file, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := file.Mode().Perm(); got != 0o600 {
+		t.Errorf("db file mode = %v, want 0600", got)
+	}
+	list, next, err := s.List(context.Background(), ListOptions{})
+	if err != nil || len(list) != 0 || next != "" {
+		t.Errorf("List on fresh DB = %v, %q, %v; want empty", list, next, err)
+	}
+	var mode string
+	if err := s.readDB.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
+}
+
+func TestSessionRoundTrip(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	created := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	want := Session{
+		ID:             "s1",
+		Cwd:            "/work/project",
+		AdditionalDirs: []string{"/work/lib", "/work/docs"},
+		Title:          "fix the parser",
+		Model:          "anthropic:claude",
+		Mode:           "plan",
+		Config:         json.RawMessage(`{"thought_level":"high"}`),
+		ParentID:       "s0",
+		CreatedAt:      created,
+	}
+	mustCreate(t, s, want)
+	got, err := s.GetSession(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.UpdatedAt = created // zero UpdatedAt defaults to CreatedAt
+	if !got.CreatedAt.Equal(want.CreatedAt) || !got.UpdatedAt.Equal(want.UpdatedAt) {
+		t.Errorf("times = %v, %v; want %v, %v", got.CreatedAt, got.UpdatedAt, want.CreatedAt, want.UpdatedAt)
+	}
+	got.CreatedAt, got.UpdatedAt, want.CreatedAt, want.UpdatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GetSession =\n%+v\nwant\n%+v", got, want)
+	}
+
+	if err := s.CreateSession(ctx, Session{ID: "s1", Cwd: "/x"}); !errors.Is(err, ErrExists) {
+		t.Errorf("second CreateSession(s1) = %v, want ErrExists", err)
+	}
+	if _, err := s.GetSession(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetSession(nope) = %v, want ErrNotFound", err)
+	}
+
+	before, _ := s.GetSession(ctx, "s1")
+	err = s.UpdateSession(ctx, "s1", func(sess *Session) {
+		sess.Title = "renamed"
+		sess.AdditionalDirs = nil
+		sess.Config = nil
+		sess.ID = "hijack" // ignored
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.GetSession(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Title != "renamed" || after.AdditionalDirs != nil || after.Config != nil || after.Model != "anthropic:claude" {
+		t.Errorf("after update: %+v", after)
+	}
+	if !after.UpdatedAt.After(before.UpdatedAt) || !after.CreatedAt.Equal(before.CreatedAt) {
+		t.Errorf("UpdatedAt %v → %v, CreatedAt %v → %v; want UpdatedAt bumped, CreatedAt kept",
+			before.UpdatedAt, after.UpdatedAt, before.CreatedAt, after.CreatedAt)
+	}
+	if err := s.UpdateSession(ctx, "nope", func(*Session) {}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("UpdateSession(nope) = %v, want ErrNotFound", err)
+	}
+}
+
+func TestConcurrentUpdatesLoseNothing(t *testing.T) {
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	ctx := context.Background()
+	mustCreate(t, a, Session{ID: "s", Cwd: "/w"})
+	var wg sync.WaitGroup
+	for i := range 20 {
+		st := a
+		if i%2 == 1 {
+			st = b
+		}
+		wg.Go(func() {
+			err := st.UpdateSession(ctx, "s", func(sess *Session) {
+				sess.AdditionalDirs = append(sess.AdditionalDirs, fmt.Sprint(i))
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got, err := a.GetSession(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.AdditionalDirs) != 20 {
+		t.Errorf("after 20 concurrent read-modify-writes: %d dirs, want 20", len(got.AdditionalDirs))
+	}
+}
+
+func TestEventsComeBackInAppendOrder(t *testing.T) {
+	s := newStore(t)
+	for _, id := range []string{"a", "b", "c"} {
+		mustCreate(t, s, Session{ID: id, Cwd: "/w"})
+	}
+	const n = 3000
+	for i := range n {
+		id := []string{"a", "b", "c"}[i%3]
+		if err := s.Append(id, "chunk", fmt.Appendf(nil, `{"i":%d}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Append("a", "empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	// No Flush: Events commits what this Store still holds for the session.
+	for k, id := range []string{"a", "b", "c"} {
+		evs := mustEvents(t, s, id)
+		wantLen := n / 3
+		if id == "a" {
+			wantLen++
+		}
+		if len(evs) != wantLen {
+			t.Fatalf("session %s: %d events, want %d", id, len(evs), wantLen)
+		}
+		for j, ev := range evs[:n/3] {
+			want := fmt.Sprintf(`{"i":%d}`, j*3+k)
+			if ev.Seq != int64(j+1) || ev.Kind != "chunk" || string(ev.Payload) != want {
+				t.Fatalf("session %s event %d = {%d %s %s}, want {%d chunk %s}", id, j, ev.Seq, ev.Kind, ev.Payload, j+1, want)
+			}
+			if j > 0 && ev.Time.Before(evs[j-1].Time) {
+				t.Fatalf("session %s: event %d time goes backwards", id, j)
+			}
+		}
+		if id == "a" {
+			last := evs[len(evs)-1]
+			if last.Kind != "empty" || len(last.Payload) != 0 {
+				t.Errorf("last event of a = %+v, want empty payload", last)
+			}
+		}
+	}
+	if _, err := s.Events(context.Background(), "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Events(nope) = %v, want ErrNotFound", err)
+	}
+}
+
+func TestAppendCopiesPayloadAndBumpsUpdatedAt(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	old := time.Now().Add(-time.Hour)
+	mustCreate(t, s, Session{ID: "s", Cwd: "/w", CreatedAt: old})
+	buf := []byte(`{"text":"hello"}`)
+	if err := s.Append("s", "chunk", buf); err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, `XXXXXXXXXXXXXXXX`) // the caller reuses its buffer
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs := mustEvents(t, s, "s")
+	if len(evs) != 1 || string(evs[0].Payload) != `{"text":"hello"}` {
+		t.Fatalf("events = %+v", evs)
+	}
+	got, _ := s.GetSession(ctx, "s")
+	if !got.UpdatedAt.Equal(evs[0].Time) {
+		t.Errorf("UpdatedAt = %v, want the event's time %v", got.UpdatedAt, evs[0].Time)
+	}
+}
+
+func TestAppendedEventsSurviveCloseAndReopen(t *testing.T) {
+	path := tempDBPath(t)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+	for i := range 500 {
+		if err := s.Append("s", "chunk", fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 500; i < 1000; i++ { // these only Close commits
+		if err := s.Append("s", "chunk", fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append("s", "chunk", nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Append after Close = %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+
+	s2 := openStore(t, path)
+	evs := mustEvents(t, s2, "s")
+	if len(evs) != 1000 {
+		t.Fatalf("after reopen: %d events, want 1000", len(evs))
+	}
+	for i, ev := range evs {
+		if string(ev.Payload) != fmt.Sprint(i) || ev.Seq != int64(i+1) {
+			t.Fatalf("event %d = %d %s", i, ev.Seq, ev.Payload)
+		}
+	}
+}
+
+func TestAppendToUnknownSessionIsReportedByFlush(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	mustCreate(t, s, Session{ID: "real", Cwd: "/w"})
+	s.Append("real", "a", []byte(`1`))
+	s.Append("ghost", "a", []byte(`1`))
+	s.Append("real", "a", []byte(`2`))
+	err := s.Flush(ctx)
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "ghost") {
+		t.Errorf("Flush = %v, want ErrNotFound naming ghost", err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Errorf("second Flush = %v, want nil (error already reported)", err)
+	}
+	if evs := mustEvents(t, s, "real"); len(evs) != 2 {
+		t.Errorf("the rest of the batch: %d events, want 2", len(evs))
+	}
+}
+
+func TestDeleteRemovesSessionAndEvents(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+	mustCreate(t, s, Session{ID: "keep", Cwd: "/w"})
+	for range 10 {
+		s.Append("s", "chunk", []byte(`{}`))
+		s.Append("keep", "chunk", []byte(`{}`))
+	}
+	if err := s.Delete(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetSession(ctx, "s"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetSession after Delete = %v, want ErrNotFound", err)
+	}
+	var n int
+	s.readDB.QueryRow(`SELECT count(*) FROM events WHERE session_id = 's'`).Scan(&n)
+	if n != 0 {
+		t.Errorf("%d events left after Delete", n)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Errorf("Flush after Delete = %v (queued events must be committed before the delete)", err)
+	}
+	if evs := mustEvents(t, s, "keep"); len(evs) != 10 {
+		t.Errorf("other session: %d events, want 10", len(evs))
+	}
+	if err := s.Delete(ctx, "never-existed"); err != nil {
+		t.Errorf("Delete(unknown) = %v, want nil", err)
+	}
+}
+
+func TestForkCopiesEventsThenDiverges(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	mustCreate(t, s, Session{ID: "parent", Cwd: "/w", Title: "original", Model: "m1", Config: json.RawMessage(`{"a":1}`)})
+	for i := range 5 {
+		s.Append("parent", "chunk", fmt.Appendf(nil, "p%d", i))
+	}
+	// The queued parent events must be part of the copy.
+	if err := s.Fork(ctx, "parent", Session{ID: "child", Title: "forked"}); err != nil {
+		t.Fatal(err)
+	}
+	child, err := s.GetSession(ctx, "child")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child.ParentID != "parent" || child.Cwd != "/w" || child.Title != "forked" || child.Model != "m1" || string(child.Config) != `{"a":1}` {
+		t.Errorf("child = %+v", child)
+	}
+	s.Append("child", "chunk", []byte("c5"))
+	s.Append("parent", "chunk", []byte("p5"))
+	s.Append("parent", "chunk", []byte("p6"))
+
+	payloads := func(id string) string {
+		var out []string
+		for _, ev := range mustEvents(t, s, id) {
+			out = append(out, fmt.Sprintf("%d:%s", ev.Seq, ev.Payload))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := payloads("child"), "1:p0 2:p1 3:p2 4:p3 5:p4 6:c5"; got != want {
+		t.Errorf("child events = %s, want %s", got, want)
+	}
+	if got, want := payloads("parent"), "1:p0 2:p1 3:p2 4:p3 5:p4 6:p5 7:p6"; got != want {
+		t.Errorf("parent events = %s, want %s", got, want)
+	}
+
+	if err := s.Fork(ctx, "nope", Session{ID: "x"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Fork(unknown) = %v, want ErrNotFound", err)
+	}
+	if err := s.Fork(ctx, "parent", Session{ID: "child"}); !errors.Is(err, ErrExists) {
+		t.Errorf("Fork onto existing id = %v, want ErrExists", err)
+	}
+	// Deleting the parent leaves the fork whole.
+	if err := s.Delete(ctx, "parent"); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(mustEvents(t, s, "child")); got != 6 {
+		t.Errorf("child after parent deleted: %d events, want 6", got)
+	}
+}
+
+func TestTwoStoresShareOneFile(t *testing.T) {
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	ctx := context.Background()
+	mustCreate(t, a, Session{ID: "shared", Cwd: "/w"})
+	if _, err := b.GetSession(ctx, "shared"); err != nil {
+		t.Fatalf("second store does not see the first's session: %v", err)
+	}
+	mustCreate(t, b, Session{ID: "b-only", Cwd: "/w"})
+
+	const perStore = 2000
+	var wg sync.WaitGroup
+	for name, st := range map[string]*Store{"a": a, "b": b} {
+		wg.Go(func() {
+			for i := range perStore {
+				if err := st.Append("shared", name, fmt.Appendf(nil, "%d", i)); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%100 == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if err := st.Flush(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+
+	evs := mustEvents(t, b, "shared")
+	if len(evs) != 2*perStore {
+		t.Fatalf("%d events, want %d", len(evs), 2*perStore)
+	}
+	next := map[string]int{}
+	for i, ev := range evs {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: sequence numbers must be 1..n without gaps", i, ev.Seq)
+		}
+		if string(ev.Payload) != fmt.Sprint(next[ev.Kind]) {
+			t.Fatalf("store %s: event %s out of order, want %d", ev.Kind, ev.Payload, next[ev.Kind])
+		}
+		next[ev.Kind]++
+	}
+	list, _, err := a.List(ctx, ListOptions{})
+	if err != nil || len(list) != 2 {
+		t.Errorf("List from a = %d sessions, %v; want 2", len(list), err)
+	}
+}
+
+func TestConcurrentOpenOfFreshFileMigratesOnce(t *testing.T) {
+	path := tempDBPath(t)
+	var wg sync.WaitGroup
+	stores := make([]*Store, 4)
+	for i := range stores {
+		wg.Go(func() {
+			s, err := Open(path)
+			if err != nil {
+				t.Errorf("Open %d: %v", i, err)
+				return
+			}
+			stores[i] = s
+		})
+	}
+	wg.Wait()
+	for _, s := range stores {
+		if s != nil {
+			s.Close()
+		}
+	}
+	s := openStore(t, path)
+	if v, err := schemaVersion(context.Background(), s.readDB); err != nil || v != len(migrations) {
+		t.Errorf("schema version = %d, %v; want %d", v, err, len(migrations))
+	}
+}
+
+func TestMigrationsAreIdempotent(t *testing.T) {
+	path := tempDBPath(t)
+	s := openStore(t, path)
+	ctx := context.Background()
+	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+	tables := func() string {
+		rows, err := s.readDB.Query(`SELECT type || ':' || name FROM sqlite_schema ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var n string
+			rows.Scan(&n)
+			out = append(out, n)
+		}
+		return strings.Join(out, ",")
+	}
+	before := tables()
+	if err := migrate(ctx, s.writeDB); err != nil {
+		t.Fatalf("migrate again: %v", err)
+	}
+	s.Close()
+	s = openStore(t, path)
+	if after := tables(); after != before {
+		t.Errorf("schema changed by re-running migrations:\n%s\n%s", before, after)
+	}
+	if v, _ := schemaVersion(ctx, s.readDB); v != len(migrations) {
+		t.Errorf("version = %d, want %d", v, len(migrations))
+	}
+	if _, err := s.GetSession(ctx, "s"); err != nil {
+		t.Errorf("data lost across reopen: %v", err)
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	path := tempDBPath(t)
+	s := openStore(t, path)
+	if _, err := s.writeDB.Exec(`UPDATE schema_version SET version = 999`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err := Open(path)
+	if err == nil || !strings.Contains(err.Error(), "newer") || !strings.Contains(err.Error(), path) {
+		t.Errorf("Open of a newer schema = %v, want an error naming the file and the version", err)
+	}
+}
+
+func TestOpenCorruptFileFailsNamingIt(t *testing.T) {
+	path := tempDBPath(t)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat("this is not a database\n", 500)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open of a garbage file succeeded")
+	}
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+		t.Errorf("Open = %v, want ErrCorrupt naming %s", err, path)
+	}
+}
+
+func TestOpenDamagedDBFailsNamingIt(t *testing.T) {
+	path := tempDBPath(t)
+	s := openStore(t, path)
+	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+	for range 2000 {
+		s.Append("s", "chunk", []byte(strings.Repeat("x", 200)))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Keep the header but cut the file mid-page and scribble over page 2.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 8192 {
+		t.Fatalf("db only %d bytes", len(data))
+	}
+	for i := 4096; i < 8192; i++ {
+		data[i] = 0xA5
+	}
+	if err := os.WriteFile(path, data[:len(data)/2+100], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Page 2 holds schema_version, which Open reads: it must fail cleanly.
+	s2, err := Open(path)
+	if err == nil {
+		s2.Close()
+		t.Fatal("Open of a damaged file succeeded")
+	}
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+		t.Errorf("Open = %v, want ErrCorrupt naming %s", err, path)
+	}
+}
