@@ -10,6 +10,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"sort"
 
 	"github.com/corvid-agent/corvid/internal/llm"
@@ -86,6 +87,7 @@ type Preview struct {
 	Access    Access
 	Paths     []string // absolute paths the call touches
 	Command   string   // shell command line, for execute
+	URL       string   // the address a network call reaches, for fetch
 }
 
 // Result is the outcome of a call.
@@ -119,13 +121,34 @@ type FS interface {
 	WriteTextFile(ctx context.Context, path, content string) error
 }
 
-// Env is where a tool runs.
+// Env is where a tool runs. One Env belongs to one session; its backends
+// are shared by concurrent calls and must be safe for concurrent use.
 type Env struct {
 	Cwd   string
 	Roots []string // cwd first, then additional directories
-	FS    FS
+	FS    FS       // nil: LocalFS
 	// Images reports whether the model accepts image input.
 	Images bool
+	// Terminals runs shell commands. nil: a process-wide LocalTerminals;
+	// a session should set its own (NewLocalTerminals, or one backed by
+	// the client's terminal/* methods) and close it when the session ends.
+	Terminals Terminals
+	// HTTPClient is used by fetch. nil: a client with fetch's own timeout.
+	HTTPClient *http.Client
+}
+
+func (env *Env) fs() FS {
+	if env.FS != nil {
+		return env.FS
+	}
+	return LocalFS{}
+}
+
+func (env *Env) terminals() Terminals {
+	if env.Terminals != nil {
+		return env.Terminals
+	}
+	return defaultTerminals
 }
 
 // Tool is one capability the model can call.
@@ -167,5 +190,10 @@ func (r *Registry) Specs() []llm.ToolSpec {
 
 // Builtins returns the built-in tools.
 func Builtins() []Tool {
-	return []Tool{Read{}}
+	return []Tool{
+		Read{}, Write{}, Edit{}, Delete{}, Move{},
+		List{}, Glob{}, Grep{},
+		Shell{}, ShellOutput{}, ShellKill{},
+		Fetch{}, Todo{},
+	}
 }
