@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/corvid-agent/corvid/internal/acpserver"
+	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/tool"
+
+	_ "github.com/corvid-agent/corvid/internal/llm/anthropic"
+	_ "github.com/corvid-agent/corvid/internal/llm/script"
+)
+
+type acpCmd struct {
+	Model        string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model for every session of this connection, as provider:model or provider/model (e.g. anthropic:claude-sonnet-4-6, script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
+	System       string   `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
+	LogFile      string   `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
+	LogLevel     string   `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
+	Yolo         bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
+	Allow        []string `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
+	MaxLineBytes int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
+}
+
+func (c *acpCmd) Run() error {
+	// stdout belongs to the protocol. Keep the real stdout for frames and
+	// point both os.Stdout and fd 1 at stderr before anything else runs, so
+	// a stray print (ours, a library's or a child's) cannot corrupt it.
+	protoOut, err := claimStdout()
+	if err != nil {
+		return fmt.Errorf("claim stdout: %w", err)
+	}
+	logger, closeLog, err := newLogger(c.LogFile, c.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	slog.SetDefault(logger)
+
+	env := config.OSEnv{}
+	cwd, _ := os.Getwd()
+	model, noModel, err := c.openModel(env, cwd)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(1)
+	}
+	ag := agent.New(agent.Config{
+		Model:  model,
+		Tools:  tool.Builtins,
+		System: c.systemPrompt(),
+		Policy: operatorPolicy(c.Yolo, c.Allow),
+		Logger: logger,
+	})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-sigs
+		logger.Info("signal received; shutting down")
+		// Ending the input ends Serve the same way an editor closing
+		// stdin does: turns are cancelled and answered, then we exit.
+		_ = os.Stdin.Close()
+		cancel()
+	}()
+
+	err = acpserver.Serve(ctx, os.Stdin, protoOut, acpserver.Options{
+		Agent:          ag,
+		Version:        version,
+		LaunchDir:      cwd,
+		NoModelMessage: noModel,
+		Logger:         logger,
+		MaxLineBytes:   c.MaxLineBytes,
+	})
+	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) {
+		logger.Warn("connection ended", "err", err)
+	}
+	return nil
+}
+
+// claimStdout duplicates fd 1 for the protocol and points fd 1 and
+// os.Stdout at stderr.
+func claimStdout() (*os.File, error) {
+	fd, err := syscall.Dup(1)
+	if err != nil {
+		return nil, err
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.Dup2(2, 1); err != nil {
+		return nil, err
+	}
+	os.Stdout = os.Stderr
+	return os.NewFile(uintptr(fd), "protocol-stdout"), nil
+}
+
+func newLogger(path, level string) (*slog.Logger, func(), error) {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	var w io.Writer = os.Stderr
+	closeFn := func() {}
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open log file: %w", err)
+		}
+		w, closeFn = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), closeFn, nil
+}
+
+// openModel resolves the model. A -m naming a provider without credentials
+// is fatal (the caller exits 1 before serving). Without -m and without any
+// credentials it returns a nil model and the message session/new will send.
+func (c *acpCmd) openModel(env config.Env, cwd string) (llm.Model, string, error) {
+	if p, m := llm.ParseModelID(c.Model); p == "script" {
+		model, err := llm.Open(llm.ProviderConfig{Provider: "script", Model: m})
+		return model, "", err
+	}
+	file, err := config.Load(env, cwd)
+	if err != nil {
+		return nil, "", err
+	}
+	provider, modelID, err := config.ResolveModel(env, file, c.Model)
+	if errors.Is(err, config.ErrNoModel) && c.Model == "" {
+		return nil, noCredentialsMessage, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	p, _ := file.Provider(provider)
+	key, _ := config.Credential(env, p)
+	if p.NeedsKey && key == "" {
+		return nil, "", fmt.Errorf("no credentials for %s: set %s or run `corvid auth login %s`", p.DisplayName(), strings.Join(p.KeyVars, " or "), p.Name)
+	}
+	model, err := llm.Open(llm.ProviderConfig{Provider: p.Name, Model: modelID, APIKey: key, BaseURL: config.BaseURL(env, p),
+		Info: llm.ModelInfo{ID: p.Name + ":" + modelID}})
+	if err != nil {
+		return nil, "", err
+	}
+	return llm.WithRetry(model, llm.RetryPolicy{}), "", nil
+}
+
+const noCredentialsMessage = "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the editor's environment for corvid, or run `corvid auth login`, then restart the agent; or launch with -m script:FILE for the offline scripted model."
+
+func (c *acpCmd) systemPrompt() string {
+	if c.System != "" {
+		return c.System
+	}
+	return defaultSystemPrompt
+}
+
+const defaultSystemPrompt = `You are corvid, a coding agent working inside the user's editor. You can read, search and change files and run commands in the workspace through your tools; every action that changes something is shown to the user, who may approve or reject it. Work carefully: read before you edit, make the smallest change that solves the task, and say briefly what you did.`
+
+// operatorPolicy applies launch flags on top of the default policy: --yolo
+// allows everything, --allow TOOL allows one tool. (Configured denies arrive
+// with the permission rules.)
+func operatorPolicy(yolo bool, allow []string) agent.Policy {
+	allowed := map[string]bool{}
+	for _, a := range allow {
+		allowed[a] = true
+	}
+	return func(t tool.Tool, p tool.Preview, env *tool.Env) (agent.Verdict, string) {
+		if yolo || allowed[t.Name()] {
+			return agent.Allow, ""
+		}
+		return agent.DefaultPolicy(t, p, env)
+	}
+}

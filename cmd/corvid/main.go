@@ -1,0 +1,60 @@
+// Command corvid is a coding agent. Its first interface is the Agent Client
+// Protocol: editors run `corvid acp` and speak JSON-RPC over its stdio.
+//
+// This package is CLI wiring only (kong); the work happens in internal/.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// CLI is the command tree.
+type CLI struct {
+	ACP     acpCmd     `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
+	Version versionCmd `cmd:"" help:"Print corvid's version."`
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run() error {
+	fmt.Println("corvid", version)
+	return nil
+}
+
+func main() {
+	args := os.Args[1:]
+	// CodeBuddy's habit: `corvid --acp [flags]` is `corvid acp [flags]`.
+	for i, a := range args {
+		if a == "--acp" {
+			args = append([]string{"acp"}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
+			break
+		}
+	}
+	var cli CLI
+	parser, err := kong.New(&cli,
+		kong.Name("corvid"),
+		kong.Description("corvid — a coding agent for editors that speak the Agent Client Protocol."),
+		kong.UsageOnError(),
+		kong.Vars{"version": version},
+	)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(2)
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		// Usage errors go to stderr: stdout may belong to the protocol.
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(2)
+	}
+	if err := kctx.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,87 @@
+package acp
+
+import "encoding/json"
+
+// SessionNotification is the params of session/update.
+type SessionNotification struct {
+	SessionID string `json:"sessionId"`
+	Update    any    `json:"update"`
+}
+
+// ContentChunk is user_message_chunk, agent_message_chunk, agent_thought_chunk.
+type ContentChunk struct {
+	SessionUpdate string       `json:"sessionUpdate"`
+	Content       ContentBlock `json:"content"`
+	MessageID     string       `json:"messageId,omitempty"`
+}
+
+// ToolCallUpdate is tool_call (all of Title required) and tool_call_update
+// (only what changed), and the toolCall of a permission request.
+type ToolCallUpdate struct {
+	SessionUpdate string             `json:"sessionUpdate,omitempty"`
+	ToolCallID    string             `json:"toolCallId"`
+	Title         string             `json:"title,omitempty"`
+	Kind          string             `json:"kind,omitempty"`
+	Status        string             `json:"status,omitempty"`
+	Content       []ToolCallContent  `json:"content,omitempty"`
+	Locations     []ToolCallLocation `json:"locations,omitempty"`
+	RawInput      json.RawMessage    `json:"rawInput,omitempty"`
+	RawOutput     json.RawMessage    `json:"rawOutput,omitempty"`
+}
+
+// PlanUpdate is the plan update.
+type PlanUpdate struct {
+	SessionUpdate string      `json:"sessionUpdate"`
+	Entries       []PlanEntry `json:"entries"`
+}
+
+// UsageUpdate is usage_update.
+type UsageUpdate struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	Used          int64  `json:"used"`
+	Size          int64  `json:"size"`
+	Cost          *Cost  `json:"cost,omitempty"`
+}
+
+// Cost is an amount of money.
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// SessionInfoUpdate is session_info_update.
+type SessionInfoUpdate struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	Title         string `json:"title,omitempty"`
+	UpdatedAt     string `json:"updatedAt,omitempty"`
+}
+
+// CurrentModeUpdate is current_mode_update.
+type CurrentModeUpdate struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	CurrentModeID string `json:"currentModeId"`
+}
+
+// ConfigOptionUpdate is config_option_update.
+type ConfigOptionUpdate struct {
+	SessionUpdate string                `json:"sessionUpdate"`
+	ConfigOptions []SessionConfigOption `json:"configOptions"`
+}
+
+// AvailableCommandsUpdate is available_commands_update.
+type AvailableCommandsUpdate struct {
+	SessionUpdate     string             `json:"sessionUpdate"`
+	AvailableCommands []AvailableCommand `json:"availableCommands"`
+}
+
+// AvailableCommand is a slash command.
+type AvailableCommand struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Input       *CommandInput `json:"input,omitempty"`
+}
+
+// CommandInput is an unstructured command input hint.
+type CommandInput struct {
+	Hint string `json:"hint"`
+}

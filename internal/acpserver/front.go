@@ -1,0 +1,201 @@
+package acpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"unicode/utf8"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// maxTextBytes bounds any one content.text we emit, so no line nears the
+// 1 MiB that Gas City drops.
+const maxTextBytes = 64 << 10
+
+// Emit turns an agent event into session/update notifications.
+func (ss *session) Emit(ev agent.Event) {
+	for _, u := range updatesFor(ev) {
+		_ = ss.srv.conn.Notify("session/update", acp.SessionNotification{SessionID: ss.ID, Update: u})
+	}
+}
+
+// updatesFor converts one agent event; a long text chunk becomes several.
+func updatesFor(ev agent.Event) []any {
+	switch ev.Kind {
+	case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
+		if ev.Content == nil {
+			return nil
+		}
+		var out []any
+		for _, b := range contentBlocks(*ev.Content) {
+			out = append(out, acp.ContentChunk{SessionUpdate: string(ev.Kind), Content: b, MessageID: ev.MessageID})
+		}
+		return out
+	case agent.EventToolCall, agent.EventToolCallState:
+		if ev.ToolCall == nil {
+			return nil
+		}
+		u := toolCallUpdate(*ev.ToolCall)
+		u.SessionUpdate = string(ev.Kind)
+		return []any{u}
+	case agent.EventPlan:
+		entries := make([]acp.PlanEntry, 0, len(ev.Plan))
+		for _, e := range ev.Plan {
+			entries = append(entries, acp.PlanEntry{Content: e.Content, Priority: orDefault(e.Priority, "medium"), Status: orDefault(e.Status, "pending")})
+		}
+		return []any{acp.PlanUpdate{SessionUpdate: "plan", Entries: entries}}
+	case agent.EventUsage:
+		if ev.Usage == nil {
+			return nil
+		}
+		u := acp.UsageUpdate{SessionUpdate: "usage_update", Used: ev.Usage.Used, Size: ev.Usage.Size}
+		if ev.Usage.CostUSD != nil {
+			u.Cost = &acp.Cost{Amount: *ev.Usage.CostUSD, Currency: "USD"}
+		}
+		return []any{u}
+	case agent.EventInfo:
+		return []any{acp.SessionInfoUpdate{SessionUpdate: "session_info_update", Title: ev.Title, UpdatedAt: ev.UpdatedAt}}
+	case agent.EventMode:
+		return []any{acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ev.ModeID}}
+	}
+	return nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// contentBlocks converts a block, splitting long text at rune boundaries.
+func contentBlocks(b agent.Block) []acp.ContentBlock {
+	switch b.Type {
+	case agent.BlockText:
+		var out []acp.ContentBlock
+		for _, piece := range splitText(b.Text, maxTextBytes) {
+			out = append(out, acp.TextBlock(piece))
+		}
+		return out
+	case agent.BlockImage, agent.BlockAudio:
+		return []acp.ContentBlock{{Type: string(b.Type), Data: base64.StdEncoding.EncodeToString(b.Data), MimeType: b.MimeType, URI: b.URI}}
+	case agent.BlockResourceLink:
+		return []acp.ContentBlock{{Type: "resource_link", URI: b.URI, Name: orDefault(b.Name, b.URI), Title: b.Title, MimeType: b.MimeType}}
+	case agent.BlockResource:
+		r := &acp.EmbeddedResource{URI: b.URI, MimeType: b.MimeType}
+		if b.Blob {
+			blob := base64.StdEncoding.EncodeToString(b.Data)
+			r.Blob = &blob
+		} else {
+			text := b.Text
+			r.Text = &text
+		}
+		return []acp.ContentBlock{{Type: "resource", Resource: r}}
+	}
+	return nil
+}
+
+// splitText cuts s into pieces of at most n bytes on rune boundaries. An
+// empty s yields one empty piece.
+func splitText(s string, n int) []string {
+	if len(s) <= n {
+		return []string{s}
+	}
+	var out []string
+	for len(s) > n {
+		i := n
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// truncateText caps tool-call display text; the model gets the full result.
+func truncateText(s string) string {
+	if len(s) <= maxTextBytes {
+		return s
+	}
+	cut := splitText(s, maxTextBytes-64)[0]
+	return cut + "\n… (display truncated)"
+}
+
+func toolCallUpdate(tc agent.ToolCall) acp.ToolCallUpdate {
+	u := acp.ToolCallUpdate{
+		ToolCallID: tc.ID, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
+		RawInput: tc.RawInput, RawOutput: tc.RawOutput,
+	}
+	for _, c := range tc.Content {
+		switch c.Type {
+		case tool.ContentText:
+			b := acp.TextBlock(truncateText(c.Text))
+			u.Content = append(u.Content, acp.ToolCallContent{Type: "content", Content: &b})
+		case tool.ContentImage:
+			b := acp.ContentBlock{Type: "image", Data: base64.StdEncoding.EncodeToString(c.Data), MimeType: c.MimeType}
+			u.Content = append(u.Content, acp.ToolCallContent{Type: "content", Content: &b})
+		case tool.ContentDiff:
+			u.Content = append(u.Content, acp.ToolCallContent{Type: "diff", Path: c.Path, OldText: c.OldText, NewText: c.NewText})
+		case tool.ContentTerminal:
+			u.Content = append(u.Content, acp.ToolCallContent{Type: "terminal", TerminalID: c.TerminalID})
+		}
+	}
+	for _, l := range tc.Locations {
+		loc := acp.ToolCallLocation{Path: l.Path}
+		if l.Line > 0 {
+			line := l.Line
+			loc.Line = &line
+		}
+		u.Locations = append(u.Locations, loc)
+	}
+	return u
+}
+
+// Permission option ids; hosts pick by kind, so the ids are just the kinds.
+var permissionOptions = []acp.PermissionOption{
+	{OptionID: "allow_once", Name: "Allow once", Kind: "allow_once"},
+	{OptionID: "allow_always", Name: "Always allow", Kind: "allow_always"},
+	{OptionID: "reject_once", Name: "Reject", Kind: "reject_once"},
+	{OptionID: "reject_always", Name: "Always reject", Kind: "reject_always"},
+}
+
+// RequestPermission asks the client. Cancelled, an unknown option, an error
+// or a vanished client all mean reject once; nothing here ever allows by
+// itself.
+func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	srv := ss.srv
+	srv.mu.Lock()
+	caps := srv.clientCaps
+	srv.mu.Unlock()
+	if caps == nil {
+		// A host that sent no clientCapabilities at all cannot answer
+		// requests (old Gas City). Say so instead of hanging the turn.
+		ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText,
+			Text: "\n\n[corvid] Tool call \"" + call.Title + "\" needs approval, but this client cannot answer permission requests; it was not run. Relaunch corvid with --allow TOOL or --yolo to approve tools up front.\n\n"}})
+		return agent.RejectOnce, nil
+	}
+	u := toolCallUpdate(call)
+	var resp acp.RequestPermissionResponse
+	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.ID, ToolCall: u, Options: permissionOptions}, &resp)
+	if err != nil {
+		return agent.RejectOnce, nil
+	}
+	if resp.Outcome.Outcome != "selected" {
+		return agent.RejectOnce, nil
+	}
+	switch resp.Outcome.OptionID {
+	case "allow_once":
+		return agent.AllowOnce, nil
+	case "allow_always":
+		return agent.AllowAlways, nil
+	case "reject_always":
+		return agent.RejectAlways, nil
+	}
+	return agent.RejectOnce, nil
+}

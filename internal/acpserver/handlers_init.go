@@ -1,0 +1,47 @@
+package acpserver
+
+import (
+	"encoding/json"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+)
+
+func (s *Server) initialize(params json.RawMessage) (any, error) {
+	var req acp.InitializeRequest
+	if err := decode(params, &req); err != nil {
+		return nil, err
+	}
+	if len(req.ProtocolVersion) > 0 {
+		var v json.Number
+		if err := json.Unmarshal(req.ProtocolVersion, &v); err != nil {
+			return nil, acp.InvalidParams("Invalid params", "protocolVersion must be an integer")
+		}
+	}
+	s.mu.Lock()
+	s.initialized = true
+	s.clientCaps = req.ClientCapabilities
+	s.mu.Unlock()
+	if req.ClientInfo != nil {
+		s.log.Info("client connected", "client", req.ClientInfo.Name, "version", req.ClientInfo.Version)
+	}
+	images := false
+	if m := s.opts.Agent.Model(); m != nil {
+		images = m.Info().Images
+	}
+	return acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersion,
+		AgentCapabilities: acp.AgentCapabilities{
+			PromptCapabilities: acp.PromptCapabilities{Image: images, EmbeddedContext: true},
+		},
+		AgentInfo:   &acp.Implementation{Name: "corvid", Title: "Corvid", Version: s.opts.Version},
+		AuthMethods: []acp.AuthMethod{},
+	}, nil
+}
+
+func (s *Server) authenticate(params json.RawMessage) (any, error) {
+	var req acp.AuthenticateRequest
+	if err := decode(params, &req); err != nil {
+		return nil, err
+	}
+	return nil, acp.InvalidParams("Unknown authentication method", "no authentication method "+req.MethodID+" is offered; see authMethods in the initialize response")
+}

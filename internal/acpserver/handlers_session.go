@@ -1,0 +1,170 @@
+package acpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/llm"
+)
+
+func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, error) {
+	var req acp.NewSessionRequest
+	if err := decode(params, &req); err != nil {
+		return nil, err
+	}
+	cwd, err := s.checkCwd(req.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := checkDirs(req.AdditionalDirectories)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.Agent.Model() == nil {
+		return nil, acp.AuthRequired(s.opts.NoModelMessage)
+	}
+	ss := &session{srv: s}
+	as, err := s.opts.Agent.NewSession(agent.SessionOptions{Cwd: cwd, Roots: dirs, Front: ss})
+	if err != nil {
+		if errors.Is(err, agent.ErrNoModel) {
+			return nil, acp.AuthRequired(s.opts.NoModelMessage)
+		}
+		return nil, err
+	}
+	ss.Session = as
+	s.mu.Lock()
+	s.sessions[as.ID] = ss
+	s.mu.Unlock()
+	return acp.NewSessionResponse{SessionID: as.ID}, nil
+}
+
+// checkCwd resolves the session cwd: empty means the launch directory; a
+// relative path is refused.
+func (s *Server) checkCwd(cwd string) (string, error) {
+	if cwd == "" {
+		cwd = s.opts.LaunchDir
+		if cwd == "" {
+			cwd, _ = os.Getwd()
+		}
+	}
+	if !filepath.IsAbs(cwd) {
+		return "", acp.InvalidParams("cwd must be an absolute path", fmt.Sprintf("got %q", cwd))
+	}
+	return filepath.Clean(cwd), nil
+}
+
+func checkDirs(dirs []string) ([]string, error) {
+	out := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return nil, acp.InvalidParams("additionalDirectories must be absolute paths", fmt.Sprintf("got %q", d))
+		}
+		out = append(out, filepath.Clean(d))
+	}
+	return out, nil
+}
+
+func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error) {
+	var req acp.PromptRequest
+	if err := decode(params, &req); err != nil {
+		return nil, err
+	}
+	ss, err := s.lookup(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	blocks, err := s.promptBlocks(req.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	turn, err := ss.StartTurn(blocks)
+	if errors.Is(err, agent.ErrBusy) {
+		return nil, acp.InvalidParams("A prompt turn is already running in this session", "session "+req.SessionID+" is busy; send session/cancel first or wait for the running prompt to finish")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return acp.Deferred(func() (any, error) {
+		// $/cancel_request on the prompt, or shutdown, cancels the turn.
+		stop := context.AfterFunc(ctx, ss.Cancel)
+		defer stop()
+		reason, err := turn.Run()
+		if err != nil {
+			return nil, s.turnError(err)
+		}
+		return acp.PromptResponse{StopReason: string(reason)}, nil
+	}), nil
+}
+
+// turnError maps a failed turn to what the client sees.
+func (s *Server) turnError(err error) error {
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return &acp.Error{Code: acp.CodeInternalError, Message: le.Message}
+	}
+	if errors.Is(err, agent.ErrBusy) {
+		return acp.InvalidParams("A prompt turn is already running in this session", err.Error())
+	}
+	return err
+}
+
+// promptBlocks validates and converts prompt content.
+func (s *Server) promptBlocks(in []acp.ContentBlock) ([]agent.Block, error) {
+	if in == nil {
+		return nil, acp.InvalidParams("Invalid params", "prompt is required (an array of content blocks)")
+	}
+	images := s.opts.Agent.Model() != nil && s.opts.Agent.Model().Info().Images
+	out := make([]agent.Block, 0, len(in))
+	for i, b := range in {
+		if err := b.Validate(); err != nil {
+			return nil, acp.InvalidParams("Invalid prompt content", fmt.Sprintf("prompt[%d]: %v", i, err))
+		}
+		ab := agent.Block{Type: agent.BlockType(b.Type), Text: b.Text, MimeType: b.MimeType, URI: b.URI, Name: b.Name, Title: b.Title}
+		switch b.Type {
+		case "image":
+			if !images {
+				return nil, acp.InvalidParams("This model does not accept images", fmt.Sprintf("prompt[%d] is an image; promptCapabilities.image is false", i))
+			}
+			data, err := base64.StdEncoding.DecodeString(b.Data)
+			if err != nil {
+				return nil, acp.InvalidParams("Invalid prompt content", fmt.Sprintf("prompt[%d].data is not base64", i))
+			}
+			ab.Data = data
+		case "audio":
+			return nil, acp.InvalidParams("Audio prompts are not supported", fmt.Sprintf("prompt[%d] is audio; promptCapabilities.audio is false", i))
+		case "resource":
+			ab.URI, ab.MimeType = b.Resource.URI, b.Resource.MimeType
+			if b.Resource.Text != nil {
+				ab.Text = *b.Resource.Text
+			} else {
+				data, err := base64.StdEncoding.DecodeString(*b.Resource.Blob)
+				if err != nil {
+					return nil, acp.InvalidParams("Invalid prompt content", fmt.Sprintf("prompt[%d].resource.blob is not base64", i))
+				}
+				ab.Data, ab.Blob = data, true
+			}
+		}
+		out = append(out, ab)
+	}
+	return out, nil
+}
+
+func (s *Server) cancel(params json.RawMessage) {
+	var req acp.SessionIDRequest
+	if json.Unmarshal(params, &req) != nil {
+		return
+	}
+	s.mu.Lock()
+	ss := s.sessions[req.SessionID]
+	s.mu.Unlock()
+	if ss != nil {
+		ss.Cancel()
+	}
+}

@@ -1,0 +1,135 @@
+// Package acpserver adapts the agent to the Agent Client Protocol: it answers
+// every client→agent method, turns agent events into session/update
+// notifications, and asks the client for permission (and, when advertised,
+// for file and terminal access). It is the only importer of internal/acp.
+//
+// Start with Serve; each method's handler is a short adapter in
+// handlers_*.go that resolves state and calls into internal/agent.
+package acpserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/agent"
+)
+
+// Options configure a server.
+type Options struct {
+	Agent   *agent.Agent
+	Version string
+	// LaunchDir is the cwd for session/new without one (old Gas City).
+	LaunchDir string
+	// NoModelMessage is sent with -32000 on session/new when no model is
+	// configured; it says exactly how to provide a key.
+	NoModelMessage string
+	Logger         *slog.Logger
+	MaxLineBytes   int
+}
+
+// Server is one ACP connection's state.
+type Server struct {
+	opts Options
+	conn *acp.Conn
+	log  *slog.Logger
+
+	mu          sync.Mutex
+	initialized bool
+	clientCaps  *acp.ClientCapabilities // nil: the client sent none at all
+	sessions    map[string]*session
+}
+
+// session is a live session on this connection.
+type session struct {
+	*agent.Session
+	srv *Server
+}
+
+// shutdownGrace bounds how long in-flight work may take to answer after the
+// client went away (stdin EOF); DESIGN.md budgets the whole exit at 100 ms.
+const shutdownGrace = 500 * time.Millisecond
+
+// Serve speaks ACP on r/w until r ends. It returns nil on a clean EOF.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*session{}}
+	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes})
+	go func() {
+		<-s.conn.Gone()
+		s.closeAll()
+	}()
+	err := s.conn.Serve(ctx, shutdownGrace)
+	s.closeAll()
+	return err
+}
+
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.Cancel()
+	}
+}
+
+// HandleRequest routes a client request.
+func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "initialize":
+		return s.initialize(params)
+	case "authenticate":
+		return s.authenticate(params)
+	case "session/new":
+		return s.newSession(ctx, params)
+	case "session/prompt":
+		return s.prompt(ctx, params)
+	}
+	return nil, acp.MethodNotFound(method)
+}
+
+// HandleNotification routes a client notification. Unknown ones, including
+// Gas City's non-standard "initialized" and any "_"-prefixed extension, are
+// ignored as the spec asks.
+func (s *Server) HandleNotification(ctx context.Context, method string, params json.RawMessage) {
+	switch method {
+	case "session/cancel":
+		s.cancel(params)
+	default:
+		s.log.Debug("ignoring notification", "method", method)
+	}
+}
+
+// decode unmarshals params into v, mapping failure to -32602 with details.
+// Absent params decode as an empty object.
+func decode(params json.RawMessage, v any) error {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return acp.InvalidParams("Invalid params", err.Error())
+	}
+	return nil
+}
+
+func (s *Server) lookup(id string) (*session, error) {
+	if id == "" {
+		return nil, acp.InvalidParams("Invalid params", "sessionId is required")
+	}
+	s.mu.Lock()
+	ss := s.sessions[id]
+	s.mu.Unlock()
+	if ss == nil {
+		return nil, acp.InvalidParams("Unknown session", "no session "+id+" on this connection; create it with session/new or session/load")
+	}
+	return ss, nil
+}

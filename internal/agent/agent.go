@@ -1,0 +1,103 @@
+// Package agent runs sessions and their turns: the loop that streams a model
+// response, runs the tools it asks for (through the permission gate), feeds
+// the results back and repeats until a stop reason. It knows nothing of ACP:
+// a front end (internal/acpserver, internal/print) receives Events through
+// the FrontEnd interface and answers permission questions.
+//
+// Start with Agent.NewSession and Session.StartTurn / Turn.Run.
+package agent
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// Config is what every session of an Agent shares.
+type Config struct {
+	Model           llm.Model // nil when no provider is configured
+	Tools           func() []tool.Tool
+	System          string // the system prompt
+	MaxTurnRequests int    // model calls per turn; default 100
+	MaxTokens       int    // per response; default the model's max output
+	Policy          Policy // default DefaultPolicy
+	Logger          *slog.Logger
+}
+
+// Agent creates sessions.
+type Agent struct {
+	cfg Config
+}
+
+// New returns an agent.
+func New(cfg Config) *Agent {
+	if cfg.MaxTurnRequests <= 0 {
+		cfg.MaxTurnRequests = 100
+	}
+	if cfg.Tools == nil {
+		cfg.Tools = tool.Builtins
+	}
+	if cfg.Policy == nil {
+		cfg.Policy = DefaultPolicy
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Agent{cfg: cfg}
+}
+
+// Model returns the configured model (nil if none).
+func (a *Agent) Model() llm.Model { return a.cfg.Model }
+
+// ErrNoModel is returned when no provider is configured.
+var ErrNoModel = errors.New("no model configured")
+
+// SessionOptions describe a new session.
+type SessionOptions struct {
+	ID    string // "" = generate
+	Cwd   string
+	Roots []string // additional directories
+	Front FrontEnd
+	FS    tool.FS // nil = local disk
+}
+
+// NewSession creates a session.
+func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
+	if a.cfg.Model == nil {
+		return nil, ErrNoModel
+	}
+	id := o.ID
+	if id == "" {
+		id = NewID("sess")
+	}
+	fs := o.FS
+	if fs == nil {
+		fs = tool.LocalFS{}
+	}
+	s := &Session{
+		ID:    id,
+		agent: a,
+		front: o.Front,
+		tools: tool.NewRegistry(a.cfg.Tools()...),
+		env: tool.Env{
+			Cwd:    o.Cwd,
+			Roots:  append([]string{o.Cwd}, o.Roots...),
+			FS:     fs,
+			Images: a.cfg.Model.Info().Images,
+		},
+		always:  map[string]Answer{},
+		toolIDs: map[string]bool{},
+	}
+	return s, nil
+}
+
+// NewID returns a random id with a prefix.
+func NewID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,231 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// ErrBusy is returned when a prompt arrives while a live, uncancelled turn
+// is running in the same session.
+var ErrBusy = errors.New("a turn is already running in this session; cancel it or wait for it to end")
+
+// windDown bounds how long a new prompt waits for a cancelled turn to end.
+const windDown = 5 * time.Second
+
+// Session is one conversation.
+type Session struct {
+	ID    string
+	agent *Agent
+	front FrontEnd
+	tools *tool.Registry
+	env   tool.Env
+
+	mu      sync.Mutex
+	history []llm.Message
+	turn    *Turn
+	turns   int
+	always  map[string]Answer // tool name -> remembered allow/reject always
+	toolIDs map[string]bool   // tool call ids used in this session
+}
+
+// Env returns the session's tool environment.
+func (s *Session) Env() *tool.Env { return &s.env }
+
+// Cwd is the session's working directory.
+func (s *Session) Cwd() string { return s.env.Cwd }
+
+// Turn is one prompt being answered.
+type Turn struct {
+	s         *Session
+	ctx       context.Context
+	cancel    context.CancelFunc
+	done      chan struct{}
+	prev      *Turn
+	blocks    []Block
+	cancelled bool // guarded by s.mu
+}
+
+// StartTurn registers a turn for blocks. It is quick and must be called in
+// the order prompts arrived, so that a cancel right behind it finds it. Run
+// does the work.
+func (s *Session) StartTurn(blocks []Block) (*Turn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var prev *Turn
+	if t := s.turn; t != nil {
+		select {
+		case <-t.done:
+		default:
+			if !t.cancelled {
+				return nil, ErrBusy
+			}
+			prev = t
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, blocks: blocks}
+	s.turn = t
+	return t, nil
+}
+
+// Cancel stops the running turn, if any. Cancelling an idle session does
+// nothing.
+func (s *Session) Cancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.turn; t != nil {
+		t.cancelled = true
+		t.cancel()
+		for p := t.prev; p != nil; p = p.prev {
+			p.cancel()
+		}
+	}
+}
+
+// Close cancels any turn and waits (bounded) for it to end.
+func (s *Session) Close() {
+	s.mu.Lock()
+	t := s.turn
+	s.mu.Unlock()
+	s.Cancel()
+	if t != nil {
+		select {
+		case <-t.done:
+		case <-time.After(windDown):
+		}
+	}
+}
+
+// Busy reports whether a turn is running.
+func (s *Session) Busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn == nil {
+		return false
+	}
+	select {
+	case <-s.turn.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// StopReason is why a turn ended (ACP's values).
+type StopReason string
+
+const (
+	StopEndTurn         StopReason = "end_turn"
+	StopMaxTokens       StopReason = "max_tokens"
+	StopMaxTurnRequests StopReason = "max_turn_requests"
+	StopRefusal         StopReason = "refusal"
+	StopCancelled       StopReason = "cancelled"
+)
+
+// Run answers the turn's prompt. Every event of the turn has been emitted
+// when it returns. A cancelled turn returns StopCancelled and no error; a
+// model failure returns the error (an *llm.Error is safe to show).
+func (t *Turn) Run() (StopReason, error) {
+	s := t.s
+	defer func() {
+		t.cancel()
+		close(t.done)
+	}()
+	if t.prev != nil {
+		select {
+		case <-t.prev.done:
+		case <-time.After(windDown):
+			return "", ErrBusy
+		case <-t.ctx.Done():
+			return StopCancelled, nil
+		}
+	}
+	if t.ctx.Err() != nil {
+		return StopCancelled, nil
+	}
+	user, err := s.userMessage(t.ctx, t.blocks)
+	if err != nil {
+		if t.ctx.Err() != nil {
+			return StopCancelled, nil
+		}
+		return "", err
+	}
+	s.mu.Lock()
+	mark := len(s.history)
+	s.history = append(s.history, user)
+	s.turns++
+	first := s.turns == 1
+	s.mu.Unlock()
+
+	stop, err := t.loop()
+	if stop == StopRefusal {
+		// The refused prompt and everything after it leave the context.
+		s.mu.Lock()
+		s.history = s.history[:mark]
+		s.mu.Unlock()
+	}
+	if err == nil && first && stop != StopRefusal {
+		s.front.Emit(Event{Kind: EventInfo, Title: titleFrom(t.blocks), UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
+	}
+	return stop, err
+}
+
+// userMessage converts prompt blocks into the model's user message.
+func (s *Session) userMessage(ctx context.Context, blocks []Block) (llm.Message, error) {
+	msg := llm.Message{Role: llm.RoleUser}
+	for _, b := range blocks {
+		switch b.Type {
+		case BlockText:
+			msg.Parts = append(msg.Parts, llm.Text(b.Text))
+		case BlockImage:
+			msg.Parts = append(msg.Parts, llm.Part{Type: llm.PartImage, MimeType: b.MimeType, Data: b.Data})
+		case BlockResource:
+			if b.Blob {
+				msg.Parts = append(msg.Parts, llm.Text(fmt.Sprintf("<resource uri=%q mimeType=%q>(binary, %d bytes)</resource>", b.URI, b.MimeType, len(b.Data))))
+			} else {
+				msg.Parts = append(msg.Parts, llm.Text(fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", b.URI, b.Text)))
+			}
+		case BlockResourceLink:
+			msg.Parts = append(msg.Parts, llm.Text(s.resolveLink(ctx, b)))
+		case BlockAudio:
+			msg.Parts = append(msg.Parts, llm.Text(fmt.Sprintf("(audio attachment %s, %d bytes, not supported by this model)", b.MimeType, len(b.Data))))
+		}
+	}
+	if len(msg.Parts) == 0 {
+		msg.Parts = append(msg.Parts, llm.Text(""))
+	}
+	return msg, nil
+}
+
+// maxLinkBytes bounds a file pulled into context by a resource link.
+const maxLinkBytes = 256 << 10
+
+func (s *Session) resolveLink(ctx context.Context, b Block) string {
+	path, ok := filePath(b.URI)
+	if !ok {
+		return fmt.Sprintf("<resource_link uri=%q name=%q/>", b.URI, b.Name)
+	}
+	text, err := s.env.FS.ReadTextFile(ctx, path)
+	if err != nil {
+		return fmt.Sprintf("<resource_link uri=%q name=%q error=%q/>", b.URI, b.Name, err.Error())
+	}
+	if len(text) > maxLinkBytes {
+		text = text[:maxLinkBytes] + "\n… (truncated)"
+	}
+	return fmt.Sprintf("<file path=%q>\n%s\n</file>", path, text)
+}
+
+func titleFrom(blocks []Block) string {
+	for _, b := range blocks {
+		if b.Type == BlockText && b.Text != "" {
+			return shorten(b.Text, 80)
+		}
+	}
+	return "New session"
+}

@@ -1,0 +1,290 @@
+// Package script is a model that plays a scripted conversation from a JSON
+// file: `corvid acp -m script:FILE`. It needs no network and no key, so it is
+// what corvid runs offline, what the tests drive, and a predictable agent for
+// people who write ACP clients. The format is documented in
+// docs/script-format.md; examples live under examples/.
+//
+// The script is stateless per conversation: the N-th model call of a session
+// (N = the number of assistant messages already in the request) plays
+// response N. So concurrent sessions, and a session loaded in a new process,
+// each get the same deterministic sequence.
+package script
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+)
+
+func init() { llm.Register("script", New) }
+
+// Script is the file format.
+type Script struct {
+	// Defaults for every response.
+	ChunkSize int `json:"chunkSize,omitempty"`
+	DelayMs   int `json:"delayMs,omitempty"`
+	// When the responses run out: "repeat-last", "cycle", or "" (answer with
+	// a short end_turn text saying the script is exhausted).
+	OnExhausted string     `json:"onExhausted,omitempty"`
+	Responses   []Response `json:"responses"`
+	// Model metadata reported to the agent.
+	ContextWindow int64 `json:"contextWindow,omitempty"`
+	Images        bool  `json:"images,omitempty"`
+}
+
+// Response is one model call's output.
+type Response struct {
+	Parts      []Part     `json:"parts"`
+	ChunkSize  int        `json:"chunkSize,omitempty"`
+	DelayMs    int        `json:"delayMs,omitempty"`
+	Usage      *llm.Usage `json:"usage,omitempty"`
+	StopReason string     `json:"stopReason,omitempty"` // default: tool_use if any tool call, else end_turn
+	Error      *Error     `json:"error,omitempty"`
+}
+
+// Part is one content block of a response.
+type Part struct {
+	Type   string          `json:"type"` // text, thinking, tool_call
+	Text   string          `json:"text,omitempty"`
+	Repeat int             `json:"repeat,omitempty"` // text repeated this many times
+	ID     string          `json:"id,omitempty"`
+	Name   string          `json:"name,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+}
+
+// Error is an injected failure.
+type Error struct {
+	Message   string `json:"message"`
+	Status    int    `json:"status,omitempty"`
+	Retryable bool   `json:"retryable,omitempty"`
+	// AfterParts streams this many parts first (0: fail before any output).
+	AfterParts int `json:"afterParts,omitempty"`
+}
+
+// Load reads and checks a script file.
+func Load(path string) (*Script, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read script: %w", err)
+	}
+	return Parse(b)
+}
+
+// Parse decodes and checks a script.
+func Parse(b []byte) (*Script, error) {
+	var s Script
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("parse script: %w", err)
+	}
+	for i, r := range s.Responses {
+		for j, p := range r.Parts {
+			switch p.Type {
+			case "text", "thinking":
+			case "tool_call":
+				if p.Name == "" {
+					return nil, fmt.Errorf("script response %d part %d: tool_call needs a name", i, j)
+				}
+				if len(p.Input) > 0 && !json.Valid(p.Input) {
+					return nil, fmt.Errorf("script response %d part %d: input is not JSON", i, j)
+				}
+			default:
+				return nil, fmt.Errorf("script response %d part %d: unknown type %q (want text, thinking or tool_call)", i, j, p.Type)
+			}
+		}
+	}
+	return &s, nil
+}
+
+// Model plays a Script.
+type Model struct {
+	script *Script
+	info   llm.ModelInfo
+}
+
+// New opens the script named by cfg.Model (a file path).
+func New(cfg llm.ProviderConfig) (llm.Model, error) {
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("script model needs a file: -m script:FILE")
+	}
+	s, err := Load(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	return NewModel(s, cfg.Model), nil
+}
+
+// NewModel returns a model playing s.
+func NewModel(s *Script, name string) *Model {
+	info := llm.ModelInfo{ID: "script:" + name, ContextWindow: 200000, MaxOutput: 32000, Images: s.Images, Reasoning: true}
+	if s.ContextWindow > 0 {
+		info.ContextWindow = s.ContextWindow
+	}
+	return &Model{script: s, info: info}
+}
+
+// Info describes the scripted model.
+func (m *Model) Info() llm.ModelInfo { return m.info }
+
+func (m *Model) pick(req llm.Request) (Response, int) {
+	n := 0
+	for _, msg := range req.Messages {
+		if msg.Role == llm.RoleAssistant {
+			n++
+		}
+	}
+	rs := m.script.Responses
+	switch {
+	case n < len(rs):
+		return rs[n], n
+	case len(rs) > 0 && m.script.OnExhausted == "repeat-last":
+		return rs[len(rs)-1], n
+	case len(rs) > 0 && m.script.OnExhausted == "cycle":
+		return rs[n%len(rs)], n
+	}
+	return Response{Parts: []Part{{Type: "text", Text: "(The script has no more responses.)"}}}, n
+}
+
+// Stream plays the response for this point of the conversation.
+func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		r, n := m.pick(req)
+		chunk := firstPositive(r.ChunkSize, m.script.ChunkSize, 1<<30)
+		delay := time.Duration(firstPositive(r.DelayMs, m.script.DelayMs, 0)) * time.Millisecond
+		var timer *time.Timer
+		wait := func() bool {
+			if delay <= 0 {
+				return ctx.Err() == nil
+			}
+			if timer == nil {
+				timer = time.NewTimer(delay)
+			} else {
+				timer.Reset(delay)
+			}
+			select {
+			case <-ctx.Done():
+				return false
+			case <-timer.C:
+				return true
+			}
+		}
+		fail := func() bool {
+			e := r.Error
+			status := e.Status
+			return yield(llm.Event{}, &llm.Error{Provider: "script", Status: status, Retryable: e.Retryable, Message: e.Message})
+		}
+		sawTool := false
+		for i, p := range r.Parts {
+			if r.Error != nil && i == r.Error.AfterParts {
+				fail()
+				return
+			}
+			switch p.Type {
+			case "text", "thinking":
+				typ := llm.EventTextDelta
+				if p.Type == "thinking" {
+					typ = llm.EventThinkingDelta
+				}
+				text := p.Text
+				if p.Repeat > 1 {
+					text = strings.Repeat(text, p.Repeat)
+				}
+				for len(text) > 0 {
+					if !wait() {
+						yield(llm.Event{}, ctx.Err())
+						return
+					}
+					piece := cut(text, chunk)
+					text = text[len(piece):]
+					if !yield(llm.Event{Type: typ, Index: i, Text: piece}, nil) {
+						return
+					}
+				}
+				if p.Type == "thinking" {
+					if !yield(llm.Event{Type: llm.EventSignature, Index: i, Text: "script"}, nil) {
+						return
+					}
+				}
+			case "tool_call":
+				sawTool = true
+				if !wait() {
+					yield(llm.Event{}, ctx.Err())
+					return
+				}
+				id := p.ID
+				if id == "" {
+					id = fmt.Sprintf("call_%d_%d", n, i)
+				}
+				input := p.Input
+				if len(input) == 0 {
+					input = json.RawMessage("{}")
+				}
+				if !yield(llm.Event{Type: llm.EventToolUseStart, Index: i, ToolUseID: id, ToolName: p.Name}, nil) ||
+					!yield(llm.Event{Type: llm.EventToolUseDelta, Index: i, Text: string(input)}, nil) ||
+					!yield(llm.Event{Type: llm.EventToolUseEnd, Index: i, ToolUseID: id, ToolName: p.Name, Input: input}, nil) {
+					return
+				}
+			}
+		}
+		if r.Error != nil {
+			fail()
+			return
+		}
+		usage := llm.Usage{InputTokens: estimateTokens(req), OutputTokens: 1}
+		if r.Usage != nil {
+			usage = *r.Usage
+		}
+		if !yield(llm.Event{Type: llm.EventUsage, Usage: usage}, nil) {
+			return
+		}
+		stop := llm.StopReason(r.StopReason)
+		if stop == "" {
+			stop = llm.StopEndTurn
+			if sawTool {
+				stop = llm.StopToolUse
+			}
+		}
+		yield(llm.Event{Type: llm.EventStop, StopReason: stop}, nil)
+	}
+}
+
+// cut returns the first n runes of s (n bytes would split UTF-8).
+func cut(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i]
+}
+
+// estimateTokens is a rough count (4 bytes a token) so the context meter moves.
+func estimateTokens(req llm.Request) int64 {
+	n := len(req.System)
+	for _, m := range req.Messages {
+		for _, p := range m.Parts {
+			n += len(p.Text) + len(p.Input) + len(p.Data)
+		}
+	}
+	return int64(n/4 + 1)
+}
+
+func firstPositive(v ...int) int {
+	for _, x := range v {
+		if x > 0 {
+			return x
+		}
+	}
+	return 0
+}
