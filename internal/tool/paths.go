@@ -64,3 +64,7 @@ func (LocalFS) WriteTextFile(_ context.Context, path, content string) error {
 	}
 	return os.WriteFile(path, []byte(content), 0o644)
 }
+
+// RealPath resolves the symbolic links in the longest existing prefix of
+// the absolute path p, the way InRoots sees it.
+func RealPath(p string) string { return realPath(p) }

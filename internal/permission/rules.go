@@ -1,0 +1,293 @@
+package permission
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// Rule is one configured entry: a tool name (globs with * allowed, e.g.
+// "mcp:github/*") and an optional pattern in parentheses whose meaning
+// depends on what the tool accesses:
+//
+//   - shell and other execute tools: the command, with * matching anything
+//     ("shell(git diff*)"); "git diff:*" means "git diff" and its arguments.
+//     A command chained with ;, &&, ||, | is allowed only if every part is.
+//   - file tools: a path glob (doublestar) relative to any root, or
+//     absolute, or starting with ~/ ("write(docs/**)", "read(/etc/hosts)").
+//     A directory pattern covers what lies inside it.
+//   - fetch: a URL glob ("fetch(https://go.dev/*)") or "domain:HOST", which
+//     covers the host and its subdomains.
+//
+// A rule without a pattern covers every call of the tool, except that an
+// allow rule without a pattern covers file paths inside the roots only:
+// reaching outside the workspace needs a rule that names the place.
+type Rule struct {
+	Tool    string
+	Pattern string // "" when the rule has none
+	raw     string
+}
+
+func (r Rule) String() string { return r.raw }
+
+// Rules is a parsed allow/ask/deny configuration. Precedence between the
+// lists is deny > ask > allow (see Decide). The zero value and nil hold no
+// rules.
+type Rules struct {
+	Allow, Ask, Deny []Rule
+}
+
+// ParseRules parses the three configured lists.
+func ParseRules(allow, ask, deny []string) (*Rules, error) {
+	var rs Rules
+	var errs []error
+	for _, l := range []struct {
+		src []string
+		dst *[]Rule
+	}{{allow, &rs.Allow}, {ask, &rs.Ask}, {deny, &rs.Deny}} {
+		for _, s := range l.src {
+			r, err := ParseRule(s)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			*l.dst = append(*l.dst, r)
+		}
+	}
+	return &rs, errors.Join(errs...)
+}
+
+// ParseRule parses "tool" or "tool(pattern)".
+func ParseRule(s string) (Rule, error) {
+	raw := s
+	s = strings.TrimSpace(s)
+	r := Rule{Tool: s, raw: raw}
+	if i := strings.IndexByte(s, '('); i >= 0 {
+		if !strings.HasSuffix(s, ")") {
+			return Rule{}, fmt.Errorf("permission rule %q: missing closing parenthesis", raw)
+		}
+		r.Tool = strings.TrimSpace(s[:i])
+		r.Pattern = strings.TrimSpace(s[i+1 : len(s)-1])
+		if r.Pattern == "" {
+			return Rule{}, fmt.Errorf("permission rule %q: empty pattern; write %q for the whole tool", raw, r.Tool)
+		}
+	}
+	if r.Tool == "" || strings.ContainsAny(r.Tool, " ()") {
+		return Rule{}, fmt.Errorf("permission rule %q: expected tool or tool(pattern)", raw)
+	}
+	if _, err := path.Match(r.Tool, ""); err != nil {
+		return Rule{}, fmt.Errorf("permission rule %q: bad tool name pattern", raw)
+	}
+	if strings.HasPrefix(r.Pattern, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			r.Pattern = filepath.Join(home, r.Pattern[2:])
+		}
+	}
+	return r, nil
+}
+
+func (rs *Rules) denies() []Rule {
+	if rs == nil {
+		return nil
+	}
+	return rs.Deny
+}
+
+func (rs *Rules) asks() []Rule {
+	if rs == nil {
+		return nil
+	}
+	return rs.Ask
+}
+
+func (rs *Rules) allows() []Rule {
+	if rs == nil {
+		return nil
+	}
+	return rs.Allow
+}
+
+func findRule(list []Rule, toolName string, pv tool.Preview, sc scope, forAllow bool) (Rule, bool) {
+	for _, r := range list {
+		if r.matches(toolName, pv, sc, forAllow) {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// toolAliases maps names people carry over from other agents.
+var toolAliases = map[string]string{"bash": "shell", "Bash": "shell", "Read": "read",
+	"Write": "write", "Edit": "edit", "WebFetch": "fetch", "Grep": "grep", "Glob": "glob", "LS": "ls"}
+
+func (r Rule) matchesTool(name string) bool {
+	t := r.Tool
+	if a, ok := toolAliases[t]; ok {
+		t = a
+	}
+	ok, _ := path.Match(t, name)
+	return ok
+}
+
+// matches reports whether r covers the call. An allow must cover all of a
+// call (every path, every chained command); a deny or ask needs to touch
+// only part of it.
+func (r Rule) matches(toolName string, pv tool.Preview, sc scope, forAllow bool) bool {
+	if !r.matchesTool(toolName) {
+		return false
+	}
+	switch pv.Access {
+	case tool.AccessRead, tool.AccessWrite:
+		if r.Pattern == "" {
+			return !forAllow || sc.allInside(pv.Paths)
+		}
+		return matchPaths(r.Pattern, pv.Paths, sc, forAllow)
+	case tool.AccessExecute:
+		if r.Pattern == "" {
+			return true
+		}
+		return matchCommand(r.Pattern, pv.Command, forAllow)
+	case tool.AccessNetwork:
+		if r.Pattern == "" {
+			return true
+		}
+		return matchURL(r.Pattern, pv.URL)
+	}
+	return r.Pattern == ""
+}
+
+// matchPaths: for an allow every path must match, by its written form and
+// by its real (symlink-free) form; for a deny or ask one form of one path
+// is enough.
+func matchPaths(pattern string, paths []string, sc scope, forAllow bool) bool {
+	if len(paths) == 0 {
+		return false
+	}
+	for _, p := range paths {
+		forms := []string{filepath.Clean(p), tool.RealPath(p)}
+		hit := 0
+		for _, f := range forms {
+			if matchPath(pattern, f, sc) {
+				hit++
+			}
+		}
+		switch {
+		case forAllow && hit < len(forms):
+			return false
+		case !forAllow && hit > 0:
+			return true
+		}
+	}
+	return forAllow
+}
+
+// matchPath matches one absolute path, or one of its parent directories,
+// against an absolute pattern or a pattern relative to a root.
+func matchPath(pattern, p string, sc scope) bool {
+	var cands []string
+	if filepath.IsAbs(pattern) {
+		cands = []string{p}
+	} else {
+		for _, root := range sc.roots {
+			for _, r := range []string{filepath.Clean(root), tool.RealPath(root)} {
+				rel, err := filepath.Rel(r, p)
+				if err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+					cands = append(cands, rel)
+				}
+			}
+		}
+	}
+	pattern = filepath.ToSlash(pattern)
+	for _, c := range cands {
+		c = filepath.ToSlash(c)
+		for {
+			if ok, _ := doublestar.Match(pattern, c); ok {
+				return true
+			}
+			parent := path.Dir(c)
+			if parent == c || parent == "." || parent == "/" {
+				break
+			}
+			c = parent
+		}
+	}
+	return false
+}
+
+// matchCommand: for an allow every chained part of the command must match
+// and the command must not substitute other commands; for a deny or ask
+// the whole command or any part matching is enough.
+func matchCommand(pattern, cmd string, forAllow bool) bool {
+	parts, plain := splitCommand(cmd)
+	if forAllow {
+		if !plain || len(parts) == 0 {
+			return false
+		}
+		for _, p := range parts {
+			if !matchCommandPattern(pattern, p) {
+				return false
+			}
+		}
+		return true
+	}
+	if matchCommandPattern(pattern, strings.TrimSpace(cmd)) {
+		return true
+	}
+	for _, p := range parts {
+		if matchCommandPattern(pattern, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchCommandPattern(pattern, cmd string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, ":*"); ok {
+		return cmd == prefix || strings.HasPrefix(cmd, prefix+" ")
+	}
+	return wildcard(pattern, cmd)
+}
+
+// matchURL matches a URL glob, or "domain:HOST" against the host and its
+// subdomains.
+func matchURL(pattern, raw string) bool {
+	if host, ok := strings.CutPrefix(pattern, "domain:"); ok {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return false
+		}
+		h := strings.ToLower(u.Hostname())
+		host = strings.ToLower(host)
+		return h == host || strings.HasSuffix(h, "."+host)
+	}
+	return wildcard(pattern, raw)
+}
+
+// wildcard matches s against a pattern where * matches any run of
+// characters (spaces and slashes included) and everything else is literal.
+func wildcard(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, mid := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, mid)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(mid):]
+	}
+	return strings.HasSuffix(s, last)
+}

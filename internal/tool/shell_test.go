@@ -1,0 +1,218 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// processGone reports whether pid no longer runs. A zombie counts as gone:
+// it has exited and only waits for its (re)parent to reap it.
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+func waitGone(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range pids {
+		for !processGone(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d is still alive", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// readPids waits until file holds n pids.
+func readPids(t *testing.T, file string, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, _ := os.ReadFile(file)
+		fields := strings.Fields(string(b))
+		if len(fields) >= n {
+			var pids []int
+			for _, f := range fields[:n] {
+				pid, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pids = append(pids, pid)
+			}
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid file %s has %q", file, b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const twoSleeps = `sleep 100 & echo $! >> pids; sleep 100 & echo $! >> pids; echo $$ >> pids; wait`
+
+func TestShellRunsInCwdAndReportsOutput(t *testing.T) {
+	env := newTestEnv(t)
+	res := run(t, Shell{}, env, map[string]any{"command": "pwd; echo out; echo err >&2"})
+	wantOK(t, res)
+	for _, want := range []string{env.Cwd, "out", "err"} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("output %q lacks %q", res.Output, want)
+		}
+	}
+	pv := Shell{}.Describe(env, mustJSON(t, map[string]any{"command": "go test ./..."}))
+	if pv.Title != "Run `go test ./...`" || pv.Kind != KindExecute || pv.Access != AccessExecute || pv.Command != "go test ./..." {
+		t.Fatalf("preview %+v", pv)
+	}
+}
+
+func TestShellNonZeroExitIsAnErrorResult(t *testing.T) {
+	env := newTestEnv(t)
+	wantError(t, run(t, Shell{}, env, map[string]any{"command": "echo failing; exit 3"}), "exit code 3")
+}
+
+func TestShellStdinIsClosed(t *testing.T) {
+	env := newTestEnv(t)
+	start := time.Now()
+	wantOK(t, run(t, Shell{}, env, map[string]any{"command": "cat; echo done"}))
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("cat waited on stdin")
+	}
+}
+
+func TestCancelDuringShellKillsProcessGroup(t *testing.T) {
+	env := newTestEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Shell{}.Run(ctx, env, Call{Input: mustJSON(t, map[string]any{"command": twoSleeps})})
+		done <- err
+	}()
+	pids := readPids(t, filepath.Join(env.Cwd, "pids"), 3)
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run returned %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("cancel took %s", d)
+	}
+	waitGone(t, pids)
+}
+
+func TestShellTimeoutKillsProcessGroup(t *testing.T) {
+	env := newTestEnv(t)
+	res := run(t, Shell{}, env, map[string]any{"command": twoSleeps, "timeout": 1})
+	wantError(t, res, "timed out")
+	waitGone(t, readPids(t, filepath.Join(env.Cwd, "pids"), 3))
+}
+
+func TestFinishedShellLeavesNothingRunning(t *testing.T) {
+	env := newTestEnv(t)
+	start := time.Now()
+	wantOK(t, run(t, Shell{}, env, map[string]any{"command": "sleep 100 & echo $! > pids; echo started"}))
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("shell waited for a background child")
+	}
+	waitGone(t, readPids(t, filepath.Join(env.Cwd, "pids"), 1))
+}
+
+func TestShellOutputKeepsHeadAndTail(t *testing.T) {
+	env := newTestEnv(t)
+	res := run(t, Shell{}, env, map[string]any{"command": "echo START; head -c 3000000 /dev/zero | tr '\\0' a; echo; echo END"})
+	wantOK(t, res)
+	if len(res.Output) > shellHead+shellTail+200 {
+		t.Fatalf("output is %d bytes", len(res.Output))
+	}
+	if !strings.HasPrefix(res.Output, "START") || !strings.HasSuffix(res.Output, "END") || !strings.Contains(res.Output, "omitted") {
+		t.Fatalf("output head %q tail %q", res.Output[:20], res.Output[len(res.Output)-20:])
+	}
+}
+
+func TestBackgroundShellOutputAndKill(t *testing.T) {
+	env := newTestEnv(t)
+	res := run(t, Shell{}, env, map[string]any{"command": "echo hello; echo $$ > pids; sleep 100", "background": true})
+	wantOK(t, res)
+	i := strings.Index(res.Output, "shell id ")
+	if i < 0 {
+		t.Fatalf("no id in %q", res.Output)
+	}
+	id := strings.TrimSuffix(strings.Fields(res.Output[i+len("shell id "):])[0], ".")
+	pids := readPids(t, filepath.Join(env.Cwd, "pids"), 1)
+
+	out := run(t, ShellOutput{}, env, map[string]any{"id": id, "wait": 1})
+	wantOK(t, out)
+	if !strings.Contains(out.Output, "hello") || !strings.Contains(out.Output, "still running") {
+		t.Fatalf("shell_output %q", out.Output)
+	}
+	kill := run(t, ShellKill{}, env, map[string]any{"id": id})
+	wantOK(t, kill)
+	if !strings.Contains(kill.Output, "SIGKILL") {
+		t.Fatalf("shell_kill %q", kill.Output)
+	}
+	waitGone(t, pids)
+	wantError(t, run(t, ShellOutput{}, env, map[string]any{"id": id}), "no running")
+	wantError(t, run(t, ShellKill{}, env, map[string]any{"id": "nope"}), "no running")
+}
+
+func TestBackgroundShellFinishesWithExitCode(t *testing.T) {
+	env := newTestEnv(t)
+	res := run(t, Shell{}, env, map[string]any{"command": "echo bye; exit 2", "background": true})
+	id := strings.TrimSuffix(strings.Fields(res.Output[strings.Index(res.Output, "shell id ")+9:])[0], ".")
+	out := run(t, ShellOutput{}, env, map[string]any{"id": id, "wait": 5})
+	if !strings.Contains(out.Output, "bye") || !strings.Contains(out.Output, "exit code 2") {
+		t.Fatalf("shell_output %q", out.Output)
+	}
+}
+
+func TestLocalTerminalsCloseKillsEverything(t *testing.T) {
+	env := newTestEnv(t)
+	terms := NewLocalTerminals()
+	env.Terminals = terms
+	run(t, Shell{}, env, map[string]any{"command": twoSleeps, "background": true})
+	pids := readPids(t, filepath.Join(env.Cwd, "pids"), 3)
+	if err := terms.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pids)
+	wantError(t, run(t, Shell{}, env, map[string]any{"command": "true"}), "cannot start")
+}
+
+func TestHeadTailBuffer(t *testing.T) {
+	b := newHeadTailBuffer(30)
+	b.Write([]byte("0123456789"))
+	for range 100 {
+		b.Write([]byte("xxxxxxxxxx"))
+	}
+	b.Write([]byte("abcdefghijklmnopqrst"))
+	s, cut := b.String()
+	if !cut || !strings.HasPrefix(s, "0123456789") || !strings.HasSuffix(s, "abcdefghijklmnopqrst") {
+		t.Fatalf("got %q cut=%v", s, cut)
+	}
+	small := newHeadTailBuffer(100)
+	small.Write([]byte("short"))
+	if s, cut := small.String(); s != "short" || cut {
+		t.Fatalf("got %q %v", s, cut)
+	}
+}
