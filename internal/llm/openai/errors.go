@@ -1,0 +1,272 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+)
+
+// httpFailure is what the capture middleware saw of an HTTP error answer.
+// The SDK's own error type loses the status when the body is not JSON
+// (a proxy's HTML 502), so corvid reads the answer itself.
+type httpFailure struct {
+	mu         sync.Mutex
+	status     int
+	body       []byte
+	retryAfter time.Duration
+}
+
+// capture returns a per-request option that records an HTTP error answer
+// into f, leaving the body readable for the SDK.
+func (f *httpFailure) capture() option.RequestOption {
+	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		res, err := next(req)
+		if err != nil || res == nil || res.StatusCode < 400 {
+			return res, err
+		}
+		body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		res.Body.Close()
+		res.Body = io.NopCloser(strings.NewReader(string(body)))
+		f.mu.Lock()
+		f.status, f.body, f.retryAfter = res.StatusCode, body, retryAfter(res.Header)
+		f.mu.Unlock()
+		return res, nil
+	})
+}
+
+func (f *httpFailure) get() (status int, body []byte, after time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.status, f.body, f.retryAfter
+}
+
+// retryAfter reads retry-after-ms or retry-after (seconds or an HTTP date).
+func retryAfter(h http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return time.Until(t)
+	}
+	return 0
+}
+
+// apiError is the error object of an OpenAI-style error body. code is
+// sometimes a number (OpenRouter), sometimes a string.
+type apiError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+func (e apiError) code() string {
+	var s string
+	if json.Unmarshal(e.Code, &s) == nil && s != "" {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(e.Code, &n) == nil && n != "" {
+		return n.String()
+	}
+	return e.Type
+}
+
+// parseErrorBody extracts code and message from {"error": {...}},
+// {"error": "text"}, {"message": ...} or plain text.
+func parseErrorBody(body []byte) (code, msg string) {
+	var env struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &env) == nil {
+		var e apiError
+		if len(env.Error) > 0 && json.Unmarshal(env.Error, &e) == nil && (e.Message != "" || len(e.Code) > 0 || e.Type != "") {
+			return e.code(), e.Message
+		}
+		var s string
+		if len(env.Error) > 0 && json.Unmarshal(env.Error, &s) == nil {
+			return "", s
+		}
+		if env.Message != "" {
+			return "", env.Message
+		}
+	}
+	text := strings.TrimSpace(string(body))
+	if strings.HasPrefix(text, "<") { // an HTML error page says nothing useful
+		return "", ""
+	}
+	return "", text
+}
+
+// retryableCode says whether an error code names a transient condition.
+func retryableCode(code string) bool {
+	c := strings.ToLower(code)
+	for _, s := range []string{"rate_limit", "overloaded", "server_error", "timeout", "unavailable", "capacity", "429", "500", "502", "503", "504", "529"} {
+		if strings.Contains(c, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// message builds the one-sentence message: "<Title> returned <status>
+// <code>: <text>", with the key (if any) redacted and a hint for the
+// failures a user fixes themselves.
+func (m *model) message(status int, code, text string) string {
+	var b strings.Builder
+	b.WriteString(m.p.DisplayName())
+	if status > 0 {
+		fmt.Fprintf(&b, " returned %d", status)
+	} else {
+		b.WriteString(" reported an error")
+	}
+	if code != "" {
+		b.WriteString(" " + code)
+	} else if status > 0 {
+		b.WriteString(" " + strings.ToLower(http.StatusText(status)))
+	}
+	text = m.redact(strings.TrimSpace(text))
+	if len(text) > 300 {
+		text = text[:300] + "…"
+	}
+	if text != "" {
+		b.WriteString(": " + strings.TrimRight(text, "."))
+	}
+	switch {
+	case status == 401 || status == 403:
+		if len(m.p.KeyVars) > 0 {
+			fmt.Fprintf(&b, "; check %s or run `corvid auth login %s`", m.p.KeyVars[0], m.p.Name)
+		}
+	case status == 404:
+		fmt.Fprintf(&b, "; check the model id %q and the base URL %s", m.cfg.Model, m.baseURL)
+	case status == 429:
+		b.WriteString("; wait and retry, or check your plan's limits")
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// redact removes the API key from text a server sent back.
+func (m *model) redact(s string) string {
+	if k := m.cfg.APIKey; len(k) >= 4 {
+		s = strings.ReplaceAll(s, k, "[redacted]")
+	}
+	return s
+}
+
+// httpError converts a captured HTTP failure.
+func (m *model) httpError(status int, body []byte, after time.Duration) error {
+	code, text := parseErrorBody(body)
+	e := &llm.Error{
+		Provider:  m.p.Name,
+		Status:    status,
+		Retryable: status == 408 || status == 409 || status == 429 || status >= 500 || retryableCode(code),
+		Message:   m.message(status, code, text),
+	}
+	if e.Retryable {
+		return llm.RetryAfterHint(e, after)
+	}
+	return e
+}
+
+// streamError converts an error event inside a stream.
+func (m *model) streamError(code, text string) error {
+	status := 0
+	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n < 600 {
+		status = n
+	}
+	return &llm.Error{
+		Provider:  m.p.Name,
+		Status:    status,
+		Retryable: retryableCode(code) || status == 429 || status >= 500,
+		Message:   m.message(status, code, text),
+	}
+}
+
+// wrap converts any failure of a request or stream into what Stream yields:
+// ctx.Err() once the context is done, else an *llm.Error.
+func (m *model) wrap(ctx context.Context, err error, f *httpFailure) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if f != nil {
+		if status, body, after := f.get(); status != 0 {
+			return m.httpError(status, body, after)
+		}
+	}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return err
+	}
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		var env struct {
+			Error json.RawMessage `json:"error"`
+		}
+		_ = json.Unmarshal(se.Event.Data, &env)
+		code, text := parseErrorBody(se.Event.Data)
+		if len(env.Error) == 0 {
+			code, text = "", "the stream carried an error"
+		}
+		return m.streamError(code, text)
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) {
+		return &llm.Error{Provider: m.p.Name, Retryable: true,
+			Message: fmt.Sprintf("%s sent a malformed stream event; retry, and check the base URL %s if it persists.", m.p.DisplayName(), m.baseURL)}
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return &llm.Error{Provider: m.p.Name,
+			Message: fmt.Sprintf("%s is not reachable at %s (connection refused); is the server running?", m.p.DisplayName(), m.baseURL)}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+		return errCut(m)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return &llm.Error{Provider: m.p.Name, Retryable: true,
+			Message: fmt.Sprintf("%s could not be reached at %s: %s.", m.p.DisplayName(), m.baseURL, m.redact(netReason(err)))}
+	}
+	return &llm.Error{Provider: m.p.Name, Retryable: true,
+		Message: fmt.Sprintf("%s request failed: %s.", m.p.DisplayName(), m.redact(err.Error()))}
+}
+
+// errCut is the error of a stream that ended before its last event.
+func errCut(m *model) error {
+	return &llm.Error{Provider: m.p.Name, Retryable: true,
+		Message: fmt.Sprintf("%s closed the stream before the response was complete; retry.", m.p.DisplayName())}
+}
+
+// netReason is the innermost message of a network error, without the URL
+// (which the message already names).
+func netReason(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
+}
