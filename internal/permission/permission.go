@@ -10,6 +10,7 @@ package permission
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/corvid-agent/corvid/internal/tool"
 )
@@ -114,13 +115,15 @@ func Decide(in Input) Decision {
 	if r, ok := findRule(in.Rules.asks(), in.Tool, pv, sc, false); ok {
 		return Decision{Ask, fmt.Sprintf("the rule %q asks", r)}
 	}
-	if r, ok := findRule(in.Rules.allows(), in.Tool, pv, sc, true); ok {
-		return Decision{Allow, fmt.Sprintf("allowed by the rule %q", r)}
-	}
-	for _, s := range in.Allow {
-		if r, err := ParseRule(s); err == nil && r.matches(in.Tool, pv, sc, true) {
-			return Decision{Allow, fmt.Sprintf("allowed by --allow %s", s)}
+	allows := in.Rules.allows()
+	for _, a := range in.Allow {
+		if r, err := ParseRule(a); err == nil {
+			r.raw = "--allow " + a
+			allows = append(allows, r)
 		}
+	}
+	if used, ok := findAllow(allows, in.Tool, pv, sc); ok {
+		return Decision{Allow, "allowed by " + quoteRules(used)}
 	}
 	inside := sc.allInside(pv.Paths)
 	switch pv.Access {
@@ -161,4 +164,15 @@ func (s scope) allInside(paths []string) bool {
 		}
 	}
 	return true
+}
+
+func quoteRules(rs []Rule) string {
+	q := make([]string, len(rs))
+	for i, r := range rs {
+		q[i] = fmt.Sprintf("%q", r.String())
+	}
+	if len(q) == 1 {
+		return "the rule " + q[0]
+	}
+	return "the rules " + strings.Join(q, ", ")
 }

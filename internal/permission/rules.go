@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -121,6 +122,50 @@ func findRule(list []Rule, toolName string, pv tool.Preview, sc scope, forAllow 
 		}
 	}
 	return Rule{}, false
+}
+
+// findAllow reports whether allow rules cover the whole call: one rule,
+// or, for a chained command or a call with several paths, each part by
+// some rule (git diff by one rule, go test by another).
+func findAllow(list []Rule, toolName string, pv tool.Preview, sc scope) ([]Rule, bool) {
+	if r, ok := findRule(list, toolName, pv, sc, true); ok {
+		return []Rule{r}, true
+	}
+	var pieces []tool.Preview
+	switch pv.Access {
+	case tool.AccessExecute:
+		parts, plain := splitCommand(pv.Command)
+		if !plain || len(parts) < 2 {
+			return nil, false
+		}
+		for _, p := range parts {
+			one := pv
+			one.Command = p
+			pieces = append(pieces, one)
+		}
+	case tool.AccessRead, tool.AccessWrite:
+		if len(pv.Paths) < 2 {
+			return nil, false
+		}
+		for _, p := range pv.Paths {
+			one := pv
+			one.Paths = []string{p}
+			pieces = append(pieces, one)
+		}
+	default:
+		return nil, false
+	}
+	var used []Rule
+	for _, one := range pieces {
+		r, ok := findRule(list, toolName, one, sc, true)
+		if !ok {
+			return nil, false
+		}
+		if !slices.ContainsFunc(used, func(u Rule) bool { return u.raw == r.raw }) {
+			used = append(used, r)
+		}
+	}
+	return used, true
 }
 
 // toolAliases maps names people carry over from other agents.
