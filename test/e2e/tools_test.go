@@ -1,0 +1,215 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+)
+
+// toolScript calls one tool, then ends the turn with text.
+func toolScript(name string, input map[string]any) map[string]any {
+	return map[string]any{"responses": []any{
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": name, "input": input}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "finished"}}},
+	}}
+}
+
+// toolStatuses lists the statuses a session's tool calls went through, in order.
+func toolStatuses(ups []testkit.Update) []string {
+	var out []string
+	for _, u := range ups {
+		if (u.SessionUpdate == "tool_call" || u.SessionUpdate == "tool_call_update") && u.Status != "" {
+			out = append(out, u.Status)
+		}
+	}
+	return out
+}
+
+func TestWriteAsksPermissionOfferingAllFourKindsAndWritesThroughTheClient(t *testing.T) {
+	s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "hello\n"}), testkit.Options{})
+	sid := s.ready(t, testkit.Zed())
+	if stop, rerr := s.Prompt(s.ctx, sid, "write"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	perms := s.Permissions()
+	if len(perms) != 1 {
+		t.Fatalf("%d permission requests, want 1", len(perms))
+	}
+	var kinds []string
+	for _, o := range perms[0].Request.Options {
+		kinds = append(kinds, o.Kind)
+	}
+	slices.Sort(kinds)
+	if got := strings.Join(kinds, ","); got != "allow_always,allow_once,reject_always,reject_once" {
+		t.Errorf("option kinds %s, want all four", got)
+	}
+	if perms[0].Request.ToolCallID == "" {
+		t.Error("permission request without toolCallId")
+	}
+	file := filepath.Join(s.workspace, "notes.txt")
+	if b, err := os.ReadFile(file); err != nil || string(b) != "hello\n" {
+		t.Errorf("file %q %v", b, err)
+	}
+	calls := s.FSCalls()
+	if len(calls) == 0 || calls[len(calls)-1].Method != "fs/write_text_file" || calls[len(calls)-1].Path != file {
+		t.Errorf("Zed advertised fs.writeTextFile; fs calls %+v", calls)
+	}
+	if got := strings.Join(toolStatuses(s.Updates(sid)), ","); !strings.HasSuffix(got, "completed") {
+		t.Errorf("statuses %s, want to end completed", got)
+	}
+}
+
+func TestRejectedWriteFailsTheToolAndLeavesTheFile(t *testing.T) {
+	for name, h := range map[string]testkit.PermissionHandler{
+		"reject_once":      testkit.RejectOnce(),
+		"cancelled":        testkit.CancelPermission(),
+		"unknown optionId": testkit.PickOption("no-such-option"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "x"}), testkit.Options{Permission: h})
+			sid := s.ready(t, testkit.Minimal())
+			if stop, rerr := s.Prompt(s.ctx, sid, "write"); rerr != nil || stop != "end_turn" {
+				t.Fatalf("prompt: %q %v", stop, rerr)
+			}
+			if _, err := os.Stat(filepath.Join(s.workspace, "notes.txt")); err == nil {
+				t.Error("the file was written without permission")
+			}
+			st := toolStatuses(s.Updates(sid))
+			if len(st) == 0 || st[len(st)-1] != "failed" {
+				t.Errorf("statuses %v, want to end failed", st)
+			}
+		})
+	}
+}
+
+func TestAllowAlwaysIsRememberedForTheSession(t *testing.T) {
+	script := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": "write", "input": map[string]any{"path": "a.txt", "content": "a"}}}},
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": "write", "input": map[string]any{"path": "b.txt", "content": "b"}}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "both"}}},
+	}}
+	s := startCorvid(t, script, testkit.Options{Permission: testkit.PickKind("allow_always")})
+	sid := s.ready(t, testkit.Minimal())
+	if stop, rerr := s.Prompt(s.ctx, sid, "write two"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if n := len(s.Permissions()); n != 1 {
+		t.Errorf("%d permission requests, want 1 (allow_always remembered)", n)
+	}
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if _, err := os.Stat(filepath.Join(s.workspace, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestCancelWhilePermissionIsHeld(t *testing.T) {
+	s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "x"}),
+		testkit.Options{Permission: testkit.HoldPermission(nil, testkit.AllowOnce())})
+	sid := s.ready(t, testkit.NewGasCity())
+	p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "write"))
+	if _, err := s.WaitPermission(s.ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Cancel(sid) // the editor answers the held request "cancelled", as the spec requires
+	res, rerr := p.Wait(s.ctx)
+	if rerr != nil || !strings.Contains(string(res), `"cancelled"`) {
+		t.Fatalf("prompt: %s %v, want stopReason cancelled", res, rerr)
+	}
+	s.stillUsable(t)
+	for _, u := range s.Updates(sid) {
+		if u.Seq > p.Seq() {
+			t.Errorf("update after the prompt response: %s", u.Raw)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.workspace, "notes.txt")); err == nil {
+		t.Error("the file was written after the permission was cancelled")
+	}
+}
+
+func TestOldGasCityGetsTheQuestionAsMessageText(t *testing.T) {
+	s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "x"}), testkit.Options{NeverAnswer: true})
+	if _, rerr := s.Initialize(s.ctx, testkit.OldGasCity()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := s.NewSession(s.ctx, s.workspace)
+	// The kit fails the test if corvid sends session/request_permission to this host.
+	if stop, rerr := s.Prompt(s.ctx, sid, "write"); rerr != nil || stop == "" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if got := testkit.TextOf(s.Updates(sid), "agent_message_chunk"); !strings.Contains(got, "approv") {
+		t.Errorf("message text %q does not tell the user an approval is needed", got)
+	}
+	if _, err := os.Stat(filepath.Join(s.workspace, "notes.txt")); err == nil {
+		t.Error("the file was written without approval")
+	}
+}
+
+func TestOperatorFlagsApproveWithoutAsking(t *testing.T) {
+	for _, args := range [][]string{{"--yolo"}, {"--allow", "write"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "x"}), testkit.Options{Permission: testkit.RejectOnce()}, args...)
+			sid := s.ready(t, testkit.Minimal())
+			if stop, rerr := s.Prompt(s.ctx, sid, "write"); rerr != nil || stop != "end_turn" {
+				t.Fatalf("prompt: %q %v", stop, rerr)
+			}
+			if n := len(s.Permissions()); n != 0 {
+				t.Errorf("%d permission requests under %v", n, args)
+			}
+			if _, err := os.Stat(filepath.Join(s.workspace, "notes.txt")); err != nil {
+				t.Errorf("not written: %v", err)
+			}
+		})
+	}
+}
+
+func TestShellRunsInTheClientTerminalWhenAdvertised(t *testing.T) {
+	s := startCorvid(t, toolScript("shell", map[string]any{"command": "echo from-shell"}), testkit.Options{})
+	sid := s.ready(t, testkit.Zed())
+	if stop, rerr := s.Prompt(s.ctx, sid, "run"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	terms := s.Terminals()
+	if len(terms) != 1 {
+		t.Fatalf("%d client terminals, want 1", len(terms))
+	}
+	if !strings.Contains(terms[0].Output, "from-shell") || !terms[0].Released {
+		t.Errorf("terminal %+v: want the output and a release", terms[0])
+	}
+	embedded := false
+	for _, u := range s.Updates(sid) {
+		for _, c := range u.ToolContent {
+			if c.Type == "terminal" && c.TerminalID == terms[0].ID {
+				embedded = true
+			}
+		}
+	}
+	if !embedded {
+		t.Error("the tool call does not embed the terminal")
+	}
+	if st := toolStatuses(s.Updates(sid)); len(st) == 0 || st[len(st)-1] != "completed" {
+		t.Errorf("statuses %v", st)
+	}
+}
+
+func TestShellRunsInProcessWhenTerminalIsNotAdvertised(t *testing.T) {
+	s := startCorvid(t, toolScript("shell", map[string]any{"command": "echo in-process"}), testkit.Options{})
+	sid := s.ready(t, testkit.Emacs()) // no terminal key at all
+	if stop, rerr := s.Prompt(s.ctx, sid, "run"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	var out string
+	for _, u := range testkit.OfKind(s.Updates(sid), "tool_call_update") {
+		out += string(u.Raw)
+	}
+	if !strings.Contains(out, "in-process") {
+		t.Errorf("shell output missing from the tool call: %s", out)
+	}
+	if st := toolStatuses(s.Updates(sid)); len(st) == 0 || st[len(st)-1] != "completed" {
+		t.Errorf("statuses %v", st)
+	}
+}
