@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -259,6 +260,15 @@ func (w *writer) drain() {
 	}
 }
 
+// insertRows is how many events one multi-row INSERT carries; it amortises
+// the per-statement cost of database/sql and the driver.
+const insertRows = 32
+
+var (
+	insertOne  = `INSERT INTO events (session_pk, seq, kind, payload, time) VALUES (?, ?, ?, ?, ?)`
+	insertMany = insertOne + strings.Repeat(`, (?, ?, ?, ?, ?)`, insertRows-1)
+)
+
 // commit writes one batch in one transaction. Events of a session that does
 // not exist (never created, or deleted meanwhile) are dropped and reported;
 // the rest of the batch is still committed.
@@ -274,39 +284,55 @@ func (w *writer) commit(batch []pendingEvent) error {
 	}
 	var missing []error
 	ctx := context.Background()
+	args := make([]any, 0, 5*insertRows)
 	err := w.s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		missing = missing[:0]
-		bump, err := tx.PrepareContext(ctx, `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?`)
-		if err != nil {
-			return err
-		}
-		defer bump.Close()
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO events (session_id, seq, kind, payload, time) VALUES (?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
+		var many, one *sql.Stmt
+		defer func() {
+			if many != nil {
+				many.Close()
+			}
+			if one != nil {
+				one.Close()
+			}
+		}()
 		for _, sid := range order {
 			evs := bySID[sid]
-			res, err := bump.ExecContext(ctx, evs[len(evs)-1].time, sid)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
+			var pk int64
+			err := tx.QueryRowContext(ctx, `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? RETURNING pk`,
+				evs[len(evs)-1].time, sid).Scan(&pk)
+			if errors.Is(err, sql.ErrNoRows) {
 				missing = append(missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
 				continue
 			}
-			var seq int64
-			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?`, sid).Scan(&seq); err != nil {
+			if err != nil {
 				return err
 			}
-			for _, ev := range evs {
-				seq++
-				if _, err := ins.ExecContext(ctx, sid, seq, ev.kind, ev.payload, ev.time); err != nil {
+			var seq int64
+			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`, pk).Scan(&seq); err != nil {
+				return err
+			}
+			for len(evs) > 0 {
+				n := insertRows
+				stmt := &many
+				query := insertMany
+				if len(evs) < insertRows {
+					n, stmt, query = 1, &one, insertOne
+				}
+				if *stmt == nil {
+					if *stmt, err = tx.PrepareContext(ctx, query); err != nil {
+						return err
+					}
+				}
+				args = args[:0]
+				for _, ev := range evs[:n] {
+					seq++
+					args = append(args, pk, seq, ev.kind, ev.payload, ev.time)
+				}
+				if _, err := (*stmt).ExecContext(ctx, args...); err != nil {
 					return err
 				}
+				evs = evs[n:]
 			}
 		}
 		return nil
@@ -332,14 +358,15 @@ func (s *Store) Events(ctx context.Context, sessionID string) ([]Event, error) {
 			return err
 		}
 		defer tx.Rollback()
-		var exists int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE id = ?`, sessionID).Scan(&exists); err != nil {
-			return err
-		}
-		if exists == 0 {
+		var pk int64
+		err = tx.QueryRowContext(ctx, `SELECT pk FROM sessions WHERE id = ?`, sessionID).Scan(&pk)
+		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload, time FROM events WHERE session_id = ? ORDER BY seq`, sessionID)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? ORDER BY seq`, pk)
 		if err != nil {
 			return err
 		}

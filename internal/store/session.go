@@ -138,7 +138,8 @@ func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 // in one write transaction, so concurrent updates (from any process) never
 // lose each other's changes. fn cannot change ID or CreatedAt; UpdatedAt is
 // set to now (never moving backwards). fn may run more than once if the
-// transaction has to be retried.
+// transaction has to be retried, and must not call the Store (it holds the
+// write connection).
 func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*Session)) error {
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		old, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
@@ -181,7 +182,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete session %s: %w", id, err)
 	}
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ?`, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_pk = (SELECT pk FROM sessions WHERE id = ?)`, id); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
@@ -236,8 +237,9 @@ func (s *Store) Fork(ctx context.Context, srcID string, dst Session) error {
 		if err := insertSession(ctx, tx, s.now(), d); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, kind, payload, time)
-SELECT ?, seq, kind, payload, time FROM events WHERE session_id = ? ORDER BY seq`, d.ID, srcID)
+		_, err = tx.ExecContext(ctx, `INSERT INTO events (session_pk, seq, kind, payload, time)
+SELECT (SELECT pk FROM sessions WHERE id = ?), seq, kind, payload, time FROM events
+WHERE session_pk = (SELECT pk FROM sessions WHERE id = ?) ORDER BY seq`, d.ID, srcID)
 		return err
 	})
 	if err != nil {
