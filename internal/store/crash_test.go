@@ -54,9 +54,29 @@ func TestKill9LosesNoFlushedEvent(t *testing.T) {
 		t.Skip("spawns a child process")
 	}
 	path := tempDBPath(t)
-	s := openStore(t, path)
-	mustCreate(t, s, Session{ID: crashSession, Cwd: "/w"})
-	s.Close()
+	// This process keeps writing to the same file while the child runs, so
+	// the two really contend for the write lock.
+	parent := openStore(t, path)
+	mustCreate(t, parent, Session{ID: crashSession, Cwd: "/w"})
+	mustCreate(t, parent, Session{ID: "parent", Cwd: "/w"})
+	stopParent := make(chan struct{})
+	parentDone := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stopParent:
+				parentDone <- n
+				return
+			default:
+			}
+			if err := parent.Append("parent", "chunk", fmt.Appendf(nil, "%d", n)); err != nil {
+				t.Error(err)
+			}
+			n++
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
@@ -91,11 +111,19 @@ func TestKill9LosesNoFlushedEvent(t *testing.T) {
 		}
 	}
 	cmd.Wait() // reap it, so its pid is really gone
+	close(stopParent)
+	parentAppended := <-parentDone
+	if err := parent.Flush(context.Background()); err != nil {
+		t.Fatalf("parent Flush after the child's death: %v", err)
+	}
+	if got := len(mustEvents(t, parent, "parent")); got != parentAppended {
+		t.Errorf("parent session: %d events, want %d", got, parentAppended)
+	}
 	if flushed == 0 {
 		t.Fatal("child never reported a flush")
 	}
 
-	s = openStore(t, path)
+	s := openStore(t, path)
 	var check string
 	if err := s.readDB.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
 		t.Fatalf("integrity_check = %q, %v", check, err)
@@ -111,7 +139,7 @@ func TestKill9LosesNoFlushedEvent(t *testing.T) {
 			t.Fatalf("event %d = seq %d %.20s, want seq %d %s...", i, ev.Seq, ev.Payload, i+1, want)
 		}
 	}
-	t.Logf("child flushed %d, %d events survived", flushed, len(evs))
+	t.Logf("child flushed %d, %d events survived; parent appended %d meanwhile", flushed, len(evs), parentAppended)
 
 	// The dead child's lease has a fresh heartbeat but no process behind it.
 	release, err := s.Acquire(context.Background(), crashSession, "after crash")

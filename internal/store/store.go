@@ -114,7 +114,7 @@ func open(path string, now func() time.Time) (*Store, error) {
 			s.readDB.Close()
 		}
 		if isCorrupt(err) {
-			return nil, fmt.Errorf("open session store %s: %w: %v", abs, ErrCorrupt, err)
+			return nil, fmt.Errorf("open session store %s: %w (%v); move the file aside to start with an empty store", abs, ErrCorrupt, err)
 		}
 		return nil, fmt.Errorf("open session store %s: %w", abs, err)
 	}
@@ -129,7 +129,9 @@ func open(path string, now func() time.Time) (*Store, error) {
 	s.writeDB.SetConnMaxIdleTime(0)
 
 	ctx := context.Background()
-	if err := s.writeDB.PingContext(ctx); err != nil {
+	// Opening a fresh file while another process converts it to WAL can
+	// fail with SQLITE_BUSY without waiting on the busy timeout; retry.
+	if err := retryBusy(ctx, func() error { return s.writeDB.PingContext(ctx) }); err != nil {
 		return fail(err)
 	}
 	if err := migrate(ctx, s.writeDB); err != nil {
@@ -142,7 +144,7 @@ func open(path string, now func() time.Time) (*Store, error) {
 	}
 	s.readDB.SetMaxOpenConns(4)
 	s.readDB.SetMaxIdleConns(2)
-	if err := s.readDB.PingContext(ctx); err != nil {
+	if err := retryBusy(ctx, func() error { return s.readDB.PingContext(ctx) }); err != nil {
 		return fail(err)
 	}
 

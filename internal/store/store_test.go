@@ -286,6 +286,24 @@ func TestAppendedEventsSurviveCloseAndReopen(t *testing.T) {
 	}
 }
 
+func TestAppendCommitsWithinMillisecondsWithoutFlush(t *testing.T) {
+	path := tempDBPath(t)
+	writer, reader := openStore(t, path), openStore(t, path)
+	mustCreate(t, writer, Session{ID: "s", Cwd: "/w"})
+	start := time.Now()
+	if err := writer.Append("s", "chunk", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The reader is another Store: it can only see what was committed.
+	for len(mustEvents(t, reader, "s")) == 0 {
+		if time.Since(start) > 2*time.Second {
+			t.Fatal("an appended event was not committed without Flush")
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	t.Logf("visible to another connection after %v", time.Since(start))
+}
+
 func TestAppendToUnknownSessionIsReportedByFlush(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
@@ -528,6 +546,7 @@ func TestOpenCorruptFileFailsNamingIt(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
 		t.Errorf("Open = %v, want ErrCorrupt naming %s", err, path)
 	}
+	t.Logf("Open: %v", err)
 }
 
 func TestOpenDamagedDBFailsNamingIt(t *testing.T) {
