@@ -1,0 +1,126 @@
+package anthropic
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+)
+
+// Error messages follow llm's convention "summary: detail", so that
+// llm.WithRetry can say "<summary> after N attempts; retry later".
+
+// classify turns a failure of the SDK into an *llm.Error (possibly
+// carrying a retry-after hint). Context errors are handled by the caller.
+func classify(err error) error {
+	var apiErr *anthropic.Error
+	if errors.As(err, &apiErr) {
+		return apiError(apiErr)
+	}
+	// Everything else is the connection: refused, reset, cut mid-body, a
+	// malformed event. Worth another attempt.
+	return &llm.Error{Provider: "anthropic", Retryable: true,
+		Message: "Anthropic connection failed: " + err.Error()}
+}
+
+// statusOfType is the HTTP status the API uses for an error type; an error
+// event inside a 200 stream has no status of its own.
+var statusOfType = map[string]int{
+	"invalid_request_error": 400,
+	"authentication_error":  401,
+	"billing_error":         402,
+	"permission_error":      403,
+	"not_found_error":       404,
+	"request_too_large":     413,
+	"rate_limit_error":      429,
+	"api_error":             500,
+	"timeout_error":         504,
+	"overloaded_error":      529,
+}
+
+func apiError(e *anthropic.Error) error {
+	typ := string(e.Type())
+	msg := strings.TrimSpace(e.Message)
+	status := e.StatusCode
+	midStream := status == http.StatusOK // an `event: error` inside the stream
+	if midStream {
+		status = statusOfType[typ]
+	}
+	if typ == "" {
+		typ = strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	out := &llm.Error{
+		Provider:  "anthropic",
+		Status:    status,
+		Retryable: status == 429 || status >= 500,
+	}
+	switch {
+	case midStream:
+		out.Message = fmt.Sprintf("Anthropic stream failed with %s: %s", typ, msg)
+	case status == 401 || status == 403:
+		out.Message = fmt.Sprintf("Anthropic returned %d %s: %s (check the API key: ANTHROPIC_API_KEY or `corvid auth login`)", status, typ, msg)
+	default:
+		out.Message = fmt.Sprintf("Anthropic returned %d %s: %s", status, typ, msg)
+	}
+	if e.Response != nil {
+		if d := retryAfter(e.Response.Header, time.Now()); d > 0 {
+			return llm.RetryAfterHint(out, d)
+		}
+	}
+	return out
+}
+
+// retryAfter reads the server's hint: retry-after-ms (milliseconds), or
+// retry-after in seconds or as an HTTP date.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}
+
+func stallError(idle time.Duration) *llm.Error {
+	return &llm.Error{Provider: "anthropic", Retryable: true,
+		Message: fmt.Sprintf("Anthropic stream stalled: no data for %s", idle)}
+}
+
+// scrub makes sure the API key appears in no error text, whatever a server
+// or a transport put there.
+func (m *model) scrub(err error) error {
+	key := m.cfg.APIKey
+	if key == "" || err == nil || !strings.Contains(err.Error(), key) {
+		return err
+	}
+	var e *llm.Error
+	if errors.As(err, &e) {
+		clean := *e
+		clean.Message = strings.ReplaceAll(e.Message, key, "[redacted]")
+		var hint llm.RetryAfterError
+		if errors.As(err, &hint) {
+			return llm.RetryAfterHint(&clean, hint.RetryAfter())
+		}
+		return &clean
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), key, "[redacted]"))
+}
