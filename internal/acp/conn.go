@@ -116,9 +116,12 @@ type wireMessage struct {
 
 var errCancelRequested = errors.New("request cancelled by $/cancel_request")
 
-// Serve runs the connection until the input ends or ctx is cancelled. On the
-// way out it cancels every in-flight handler, waits up to grace for them to
-// answer, flushes the output and returns. It returns nil on a clean EOF.
+// Serve runs the connection until the input ends, ctx is cancelled or the
+// output breaks. On the way out it cancels every in-flight handler, waits up
+// to grace for them to answer, flushes the output and returns. It returns nil
+// on a clean EOF, ctx's error if ctx ended first and ErrClosed if the output
+// broke. In the last two cases the reader may stay blocked on the input until
+// it ends; what it reads then is dropped.
 func (c *Conn) Serve(ctx context.Context, grace time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -126,7 +129,19 @@ func (c *Conn) Serve(ctx context.Context, grace time.Duration) error {
 	dispatchDone := make(chan struct{})
 	go func() { defer close(dispatchDone); c.dispatchLoop(ctx) }()
 
-	readErr := c.readLoop(ctx)
+	// A Read cannot be interrupted, so Serve does not wait for the reader
+	// when it has other reasons to stop: a client that stopped reading our
+	// output, or an owner that cancelled ctx, may keep the input open.
+	readDone := make(chan error, 1)
+	go func() { readDone <- c.readLoop(ctx) }()
+	var readErr error
+	select {
+	case readErr = <-readDone:
+	case <-ctx.Done():
+		readErr = ctx.Err()
+	case <-c.gone: // only the writer closes it before this point
+		readErr = ErrClosed
+	}
 	c.markGone()
 
 	// The peer is gone: cancel in-flight work, but still answer what it
@@ -161,6 +176,9 @@ func (c *Conn) readLoop(ctx context.Context) error {
 	br := bufio.NewReaderSize(c.r, 64<<10)
 	for {
 		line, tooLong, err := c.readLine(br)
+		if ctx.Err() != nil {
+			return ctx.Err() // Serve has returned; nobody would answer
+		}
 		if tooLong > 0 {
 			c.sendError(nil, NewError(CodeInvalidRequest, "Request too large",
 				fmt.Sprintf("a line of at least %d bytes exceeds the %d-byte frame limit", tooLong, c.opts.MaxLineBytes)))
@@ -176,12 +194,14 @@ func (c *Conn) readLoop(ctx context.Context) error {
 	}
 }
 
-// readLine returns the next line without its terminator. A line over the
-// limit is discarded up to its newline and reported as tooLong (its size so far).
+// readLine returns the next line without its terminator. A line whose
+// content (without "\n" or "\r\n") is over the limit is discarded up to its
+// newline and reported as tooLong (its size so far).
 func (c *Conn) readLine(br *bufio.Reader) (line []byte, tooLong int, err error) {
 	var buf []byte
 	for {
 		frag, err := br.ReadSlice('\n')
+		// Stop buffering once the line cannot fit even with a "\r\n" terminator.
 		if tooLong == 0 && len(buf)+len(frag) > c.opts.MaxLineBytes+2 {
 			tooLong = len(buf) + len(frag)
 			buf = nil
@@ -199,10 +219,10 @@ func (c *Conn) readLine(br *bufio.Reader) (line []byte, tooLong int, err error) 
 			buf = append(buf, frag...)
 			continue
 		}
-		if buf == nil {
-			buf = append([]byte(nil), frag...)
-		} else {
-			buf = append(buf, frag...)
+		buf = append(buf, frag...) // copies: frag is only valid until the next read
+		content := bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+		if len(content) > c.opts.MaxLineBytes {
+			return nil, len(content), err
 		}
 		return bytes.TrimSpace(buf), 0, err
 	}
@@ -218,11 +238,17 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 		c.sendError(id, rpcErr)
 		return
 	}
+	if msg.Method == "$/cancel_request" {
+		c.cancelActive(msg.Params)
+		if !msg.hasID {
+			return
+		}
+		// Sent as a request, against the spec: it still needs an answer,
+		// so the handler gets it like any other request.
+	}
 	switch {
 	case msg.Method == "" && msg.hasID:
 		c.routeResponse(msg)
-	case msg.Method == "$/cancel_request":
-		c.cancelActive(msg.Params)
 	default:
 		if msg.hasID {
 			// Register now so a $/cancel_request right behind it finds it.
