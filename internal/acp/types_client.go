@@ -1,10 +1,19 @@
 package acp
 
+import "encoding/json"
+
 // RequestPermissionRequest is the params of session/request_permission.
 type RequestPermissionRequest struct {
 	SessionID string             `json:"sessionId"`
 	ToolCall  ToolCallUpdate     `json:"toolCall"`
 	Options   []PermissionOption `json:"options"`
+}
+
+// MarshalJSON sends no options as [], never null.
+func (r RequestPermissionRequest) MarshalJSON() ([]byte, error) {
+	type plain RequestPermissionRequest
+	r.Options = nonNil(r.Options)
+	return json.Marshal(plain(r))
 }
 
 // PermissionOption is one choice offered to the user.

@@ -82,10 +82,39 @@ func (c *ClientCapabilities) UnmarshalJSON(b []byte) error {
 			_ = json.Unmarshal(a["terminal"], &c.Auth.Terminal)
 		}
 	}
-	lenient("session", &c.Session)
-	lenient("elicitation", &c.Elicitation)
+	// Presence capabilities count only when they are objects, so a
+	// malformed one ("boolean": true) reads as absent, not as supported.
+	if session, ok := objectFields(raw["session"]); ok {
+		c.Session = &ClientSessionCaps{}
+		if opts, ok := objectFields(session["configOptions"]); ok {
+			c.Session.ConfigOptions = new(struct {
+				Boolean *struct{} `json:"boolean,omitempty"`
+			})
+			if _, ok := objectFields(opts["boolean"]); ok {
+				c.Session.ConfigOptions.Boolean = &struct{}{}
+			}
+		}
+	}
+	if el, ok := objectFields(raw["elicitation"]); ok {
+		c.Elicitation = &ElicitationCaps{}
+		if _, ok := objectFields(el["form"]); ok {
+			c.Elicitation.Form = &struct{}{}
+		}
+		if _, ok := objectFields(el["url"]); ok {
+			c.Elicitation.URL = &struct{}{}
+		}
+	}
 	lenient("_meta", &c.Meta)
 	return nil
+}
+
+// objectFields decodes v if it is a JSON object.
+func objectFields(v json.RawMessage) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(v, &m) != nil || m == nil {
+		return nil, false
+	}
+	return m, true
 }
 
 // BooleanConfigOptions reports session.configOptions.boolean.
@@ -100,6 +129,13 @@ type InitializeResponse struct {
 	AgentInfo         *Implementation   `json:"agentInfo,omitempty"`
 	AuthMethods       []AuthMethod      `json:"authMethods"`
 	Meta              Meta              `json:"_meta,omitempty"`
+}
+
+// MarshalJSON sends authMethods as [] when there are none.
+func (r InitializeResponse) MarshalJSON() ([]byte, error) {
+	type plain InitializeResponse
+	r.AuthMethods = nonNil(r.AuthMethods)
+	return json.Marshal(plain(r))
 }
 
 // AgentCapabilities is what corvid advertises. Keep it truthful.

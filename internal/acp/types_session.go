@@ -65,6 +65,13 @@ type ListSessionsResponse struct {
 	NextCursor string        `json:"nextCursor,omitempty"`
 }
 
+// MarshalJSON sends no sessions as [], never null.
+func (r ListSessionsResponse) MarshalJSON() ([]byte, error) {
+	type plain ListSessionsResponse
+	r.Sessions = nonNil(r.Sessions)
+	return json.Marshal(plain(r))
+}
+
 // SessionInfo describes a stored session.
 type SessionInfo struct {
 	SessionID             string   `json:"sessionId"`
@@ -108,6 +115,13 @@ type SessionModeState struct {
 	AvailableModes []SessionMode `json:"availableModes"`
 }
 
+// MarshalJSON sends no modes as [], never null.
+func (m SessionModeState) MarshalJSON() ([]byte, error) {
+	type plain SessionModeState
+	m.AvailableModes = nonNil(m.AvailableModes)
+	return json.Marshal(plain(m))
+}
+
 // SessionMode is one mode.
 type SessionMode struct {
 	ID          string `json:"id"`
@@ -136,9 +150,7 @@ type SessionConfigOption struct {
 func (o SessionConfigOption) MarshalJSON() ([]byte, error) {
 	type plain SessionConfigOption
 	if o.Type == "select" {
-		if o.Options == nil {
-			o.Options = []ConfigSelectValue{}
-		}
+		o.Options = nonNil(o.Options)
 		return json.Marshal(struct {
 			plain
 			Options []ConfigSelectValue `json:"options"`
@@ -166,4 +178,11 @@ type SetSessionConfigOptionRequest struct {
 // SetSessionConfigOptionResponse is its result.
 type SetSessionConfigOptionResponse struct {
 	ConfigOptions []SessionConfigOption `json:"configOptions"`
+}
+
+// MarshalJSON sends no options as [], never null.
+func (r SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
+	type plain SetSessionConfigOptionResponse
+	r.ConfigOptions = nonNil(r.ConfigOptions)
+	return json.Marshal(plain(r))
 }

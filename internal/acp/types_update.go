@@ -29,10 +29,29 @@ type ToolCallUpdate struct {
 	RawOutput     json.RawMessage    `json:"rawOutput,omitempty"`
 }
 
+// MarshalJSON always sends title on a tool_call, where it is required.
+func (u ToolCallUpdate) MarshalJSON() ([]byte, error) {
+	type plain ToolCallUpdate
+	if u.SessionUpdate == "tool_call" {
+		return json.Marshal(struct {
+			plain
+			Title string `json:"title"`
+		}{plain(u), u.Title})
+	}
+	return json.Marshal(plain(u))
+}
+
 // PlanUpdate is the plan update.
 type PlanUpdate struct {
 	SessionUpdate string      `json:"sessionUpdate"`
 	Entries       []PlanEntry `json:"entries"`
+}
+
+// MarshalJSON sends an empty plan as [], never null.
+func (u PlanUpdate) MarshalJSON() ([]byte, error) {
+	type plain PlanUpdate
+	u.Entries = nonNil(u.Entries)
+	return json.Marshal(plain(u))
 }
 
 // UsageUpdate is usage_update.
@@ -68,10 +87,33 @@ type ConfigOptionUpdate struct {
 	ConfigOptions []SessionConfigOption `json:"configOptions"`
 }
 
+// MarshalJSON sends no options as [], never null.
+func (u ConfigOptionUpdate) MarshalJSON() ([]byte, error) {
+	type plain ConfigOptionUpdate
+	u.ConfigOptions = nonNil(u.ConfigOptions)
+	return json.Marshal(plain(u))
+}
+
 // AvailableCommandsUpdate is available_commands_update.
 type AvailableCommandsUpdate struct {
 	SessionUpdate     string             `json:"sessionUpdate"`
 	AvailableCommands []AvailableCommand `json:"availableCommands"`
+}
+
+// MarshalJSON sends no commands as [], never null.
+func (u AvailableCommandsUpdate) MarshalJSON() ([]byte, error) {
+	type plain AvailableCommandsUpdate
+	u.AvailableCommands = nonNil(u.AvailableCommands)
+	return json.Marshal(plain(u))
+}
+
+// nonNil turns a nil slice into an empty one: the schema's required arrays
+// reject null, and a Go zero value must not produce an invalid message.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // AvailableCommand is a slash command.
