@@ -160,3 +160,33 @@ func runStatus(env config.Env, cwd string, stdout io.Writer) error {
 	}
 	return tw.Flush()
 }
+
+// trustCmd records a project directory as trusted, so its
+// .corvid/config.toml may loosen permissions and add providers and MCP
+// servers. (Wire it as `Trust trustCmd \`cmd:""\“ in the CLI.)
+type trustCmd struct {
+	Dir string `arg:"" optional:"" type:"existingdir" help:"Project directory to trust (default: the one holding the nearest .corvid/, else the current directory)."`
+}
+
+func (c *trustCmd) Run() error {
+	cwd, _ := os.Getwd()
+	return runTrust(config.OSEnv{}, cwd, c.Dir, os.Stdout)
+}
+
+func runTrust(env config.Env, cwd, dir string, stdout io.Writer) error {
+	if dir == "" {
+		file, err := config.Load(env, cwd)
+		if err != nil {
+			return err
+		}
+		dir = file.ProjectDir
+		if dir == "" {
+			dir = cwd
+		}
+	}
+	if err := config.Trust(env, dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Trusted %s: its .corvid/config.toml may now allow tools, add providers and start MCP servers.\n", dir)
+	return nil
+}
