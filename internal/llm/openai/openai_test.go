@@ -14,7 +14,7 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
-	_ "github.com/corvid-agent/corvid/internal/llm/openai"
+	"github.com/corvid-agent/corvid/internal/llm/openai"
 	"github.com/corvid-agent/corvid/internal/testkit/fakeopenai"
 )
 
@@ -440,5 +440,39 @@ func TestChatSendsHistoryInAPIOrder(t *testing.T) {
 	}
 	if !strings.Contains(string(body.Messages[0].Content), "data:image/png;base64,AQI=") {
 		t.Errorf("user content = %s", body.Messages[0].Content)
+	}
+}
+
+func TestCustomProviderFromConfig(t *testing.T) {
+	fake := fakeopenai.New(t)
+	fake.Enqueue(fakeopenai.Response{Blocks: []fakeopenai.Block{fakeopenai.Text("custom ok")}})
+	file := &config.File{Custom: map[string]config.CustomProvider{
+		"myproxy": {BaseURL: fake.BaseURL(), KeyVar: "MYPROXY_KEY", API: config.APIChat, Title: "My Proxy"},
+	}}
+	p, ok := file.Provider("myproxy")
+	if !ok {
+		t.Fatal("custom provider not found")
+	}
+	if err := openai.RegisterCustom(p); err != nil {
+		t.Fatal(err)
+	}
+	env := noKeyring(t)
+	env["MYPROXY_KEY"] = "proxy-key"
+	env["OPENAI_API_KEY"] = "sk-openai-secret"
+	key, _ := config.Credential(env, p)
+	m, err := llm.Open(llm.ProviderConfig{Provider: "myproxy", Model: "m1", APIKey: key, BaseURL: config.BaseURL(env, p)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t.Context(), m, userHi()); r.err != nil || r.text(llm.EventTextDelta) != "custom ok" {
+		t.Fatalf("%v %q", r.err, r.text(llm.EventTextDelta))
+	}
+	if got := fake.Requests()[0].APIKey(); got != "proxy-key" {
+		t.Errorf("bearer = %q", got)
+	}
+	fake.Enqueue(fakeopenai.Response{Fault: fakeopenai.ServerError()})
+	var le *llm.Error
+	if r := run(t.Context(), m, userHi()); !errors.As(r.err, &le) || !strings.HasPrefix(le.Message, "My Proxy returned 500") {
+		t.Errorf("err = %v", r.err)
 	}
 }
