@@ -163,7 +163,7 @@ func runStatus(env config.Env, cwd string, stdout io.Writer) error {
 
 // trustCmd records a project directory as trusted, so its
 // .corvid/config.toml may loosen permissions and add providers and MCP
-// servers. (Wire it as `Trust trustCmd \`cmd:""\“ in the CLI.)
+// servers. Wire it into the CLI as a Trust field with the cmd:"" tag.
 type trustCmd struct {
 	Dir string `arg:"" optional:"" type:"existingdir" help:"Project directory to trust (default: the one holding the nearest .corvid/, else the current directory)."`
 }
