@@ -183,6 +183,7 @@ type recorder struct {
 	updates     []acp.SessionNotification
 	changed     chan struct{} // closed and replaced on every recorded update
 	answer      acp.PermissionOptionKind
+	hook        func(context.Context, acp.RequestPermissionRequest) acp.RequestPermissionResponse
 	permissions []acp.RequestPermissionRequest
 	writes      []acp.WriteTextFileRequest
 	problems    []string // protocol violations seen by the client or logged by the SDK
@@ -269,11 +270,21 @@ func (r *recorder) waitFor(ctx context.Context, sid acp.SessionId, cond func([]a
 	}
 }
 
-func (r *recorder) RequestPermission(_ context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+// onPermission makes hook answer every later permission request instead of the kind policy.
+func (r *recorder) onPermission(hook func(context.Context, acp.RequestPermissionRequest) acp.RequestPermissionResponse) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hook = hook
+}
+
+func (r *recorder) RequestPermission(ctx context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	r.mu.Lock()
 	r.permissions = append(r.permissions, p)
-	kind := r.answer
+	kind, hook := r.answer, r.hook
 	r.mu.Unlock()
+	if hook != nil {
+		return hook(ctx, p), nil
+	}
 	for _, o := range p.Options {
 		if o.Kind == kind {
 			return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{

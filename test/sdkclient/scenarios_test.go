@@ -354,3 +354,24 @@ func TestPromptForUnknownSessionFails(t *testing.T) {
 		t.Errorf("after the error: stopReason = %q, want end_turn", resp.StopReason)
 	}
 }
+
+func TestLargeTextIsSplitUnder64KiB(t *testing.T) {
+	// One 300 KiB part with no chunkSize: the model hands corvid the whole text at once,
+	// and corvid must split it so no content.text exceeds 64 KiB (DESIGN.md §3, frames).
+	text := strings.Repeat("0123456789abcdef", 300*1024/16)
+	c := start(t, writeScript(t, textScript("", text, 0, 0)), startOpts{})
+	ctx := testContext(t)
+	sid := c.ready(ctx, t, noCaps)
+	if resp := c.prompt(ctx, t, sid, "Say a lot."); resp.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("stopReason = %q, want end_turn", resp.StopReason)
+	}
+	msgs := messageChunks(c.client.snapshot(sid))
+	if got := strings.Join(msgs, ""); got != text {
+		t.Errorf("message text: %d bytes, want the scripted %d bytes", len(got), len(text))
+	}
+	for i, m := range msgs {
+		if len(m) > 64*1024 {
+			t.Errorf("agent_message_chunk %d carries %d bytes of text, want ≤ 64 KiB", i, len(m))
+		}
+	}
+}
