@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultMaxLineBytes bounds one inbound frame. Prompts carry base64 images
@@ -287,7 +288,7 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 		if !validID(id) {
 			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, an integer or null")
 		}
-		msg.ID, msg.hasID = id, true
+		msg.ID, msg.hasID = echoableID(id), true
 	}
 	var version string
 	if v, ok := fields["jsonrpc"]; !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
@@ -335,6 +336,24 @@ func validID(id json.RawMessage) bool {
 		_, err := strconv.ParseInt(string(id), 10, 64)
 		return err == nil
 	}
+}
+
+// echoableID returns a valid id as it is echoed. Ids are echoed byte for
+// byte, except a string id that is not valid UTF-8: frames must be UTF-8, so
+// it is re-encoded with U+FFFD for the bad bytes (as its decoded value has).
+func echoableID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 || id[0] != '"' || utf8.Valid(id) {
+		return id
+	}
+	var s string
+	if json.Unmarshal(id, &s) != nil {
+		return id
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return id
+	}
+	return b
 }
 
 func (c *Conn) dispatchLoop(ctx context.Context) {
@@ -436,7 +455,7 @@ func (c *Conn) cancelActive(params json.RawMessage) {
 		return
 	}
 	c.mu.Lock()
-	cancel := c.active[string(bytes.TrimSpace(p.RequestID))]
+	cancel := c.active[string(echoableID(p.RequestID))]
 	c.mu.Unlock()
 	if cancel != nil {
 		cancel(errCancelRequested)

@@ -56,7 +56,7 @@ func TestCancelRequestCancelsDeferredHandlerAndStillAnswers(t *testing.T) {
 	for _, id := range []string{`7`, `"req-8"`} {
 		p.send(request(id, "slow"))
 		waitFor(t, started, "the deferred handler")
-		p.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":` + id + `}}`)
+		p.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId": ` + id + ` }}`)
 		f := p.recv()
 		if f.id() != id || f.code(t) != CodeRequestCancelled {
 			t.Fatalf("cancelled request %s: got %v, want -32800", id, f)
@@ -69,6 +69,19 @@ func TestCancelRequestCancelsDeferredHandlerAndStillAnswers(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":9}}`)
 	if f := p.recv(); f.id() != "9" || string(f["result"]) != `{"stopReason":"cancelled"}` {
 		t.Fatalf("partial result: got %v", f)
+	}
+}
+
+func TestInvalidUTF8StringIDIsEchoedAsUTF8(t *testing.T) {
+	started := make(chan string, 4)
+	p := startConn(t, slowHandler(started), Options{})
+	bad := "\"a\xffb\"" // ACP frames must be UTF-8; this id cannot be echoed as is
+	p.send(request(bad, "slow"))
+	waitFor(t, started, "the deferred handler")
+	p.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":` + bad + `}}`)
+	f := p.recv()
+	if f.id() != "\"a\ufffdb\"" || f.code(t) != CodeRequestCancelled {
+		t.Fatalf("got %v, want -32800 for id \"a\ufffdb\"", f)
 	}
 }
 
