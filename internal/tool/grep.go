@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -102,7 +103,9 @@ func (Grep) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 type grepQuery struct {
 	re       *regexp.Regexp
 	lit      []byte // a literal every match contains; nil if none is known
-	litOnly  bool   // the pattern is exactly lit: bytes.Index decides alone
+	find     literalFinder
+	litOnly  bool     // the pattern is exactly lit: the finder decides alone
+	exotic   [][]byte // non-ASCII forms of lit's letters the finder cannot see
 	include  func(rel string) bool
 	exclude  func(rel string) bool
 	mode     string
@@ -134,7 +137,14 @@ func newGrepQuery(in grepInput) (*grepQuery, string) {
 		return nil, fmt.Sprintf("invalid regular expression: %v", err)
 	}
 	q.re = re
-	q.lit, q.litOnly = requiredLiteral(in.Pattern, in.IgnoreCase)
+	var fold bool
+	q.lit, fold, q.litOnly = requiredLiteral(in.Pattern, in.IgnoreCase)
+	if q.lit != nil {
+		q.find = newLiteralFinder(q.lit, fold)
+		if fold {
+			q.exotic = exoticFolds(q.lit)
+		}
+	}
 	for _, g := range []struct {
 		glob string
 		dst  *func(string) bool
@@ -226,35 +236,42 @@ func (q *grepQuery) searchTree(ctx context.Context, root string) (grepResults, e
 // before reuse.
 type grepBuffer struct{ b []byte }
 
-func newGrepBuffer() *grepBuffer { return &grepBuffer{b: make([]byte, 0, 64<<10)} }
+func newGrepBuffer() *grepBuffer { return &grepBuffer{b: make([]byte, 64<<10)} }
 
 // maxGrepFile is the largest file grep reads.
 const maxGrepFile = 64 << 20
 
+// read loads a whole file with plain system calls: os.Open would also try
+// to register every file with the network poller and set a finalizer,
+// which costs more than reading a small source file.
 func (buf *grepBuffer) read(path string) ([]byte, bool) {
-	f, err := os.Open(path)
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() > maxGrepFile {
-		return nil, false
-	}
-	size := int(st.Size())
-	if cap(buf.b) < size+1 {
-		buf.b = make([]byte, 0, size+size/4+1)
-	}
-	b := buf.b[:cap(buf.b)]
+	defer syscall.Close(fd)
 	n := 0
-	for n < len(b) {
-		k, err := f.Read(b[n:])
-		n += k
-		if err != nil || k == 0 || (n >= size && n < len(b)) {
-			break
+	for {
+		if n == len(buf.b) {
+			if n >= maxGrepFile {
+				return nil, false
+			}
+			grown := make([]byte, 2*len(buf.b))
+			copy(grown, buf.b[:n])
+			buf.b = grown
 		}
+		k, err := syscall.Read(fd, buf.b[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if k == 0 {
+			return buf.b[:n], true
+		}
+		n += k
 	}
-	return b[:n], true
 }
 
 // searchFile reports the matches in one file; ok is false when there are
@@ -264,14 +281,20 @@ func (q *grepQuery) searchFile(path string, buf *grepBuffer) (fileMatches, bool)
 	if !ok || !isText(data[:min(len(data), 8192)]) {
 		return fileMatches{}, false
 	}
-	if q.lit != nil && !bytes.Contains(data, q.lit) {
+	useLit := q.lit != nil
+	for _, x := range q.exotic {
+		if bytes.Contains(data, x) {
+			useLit = false // let the regexp fold K and ſ
+		}
+	}
+	if useLit && q.find.index(data) < 0 {
 		return fileMatches{}, false
 	}
 	fm := fileMatches{path: path}
 	wantLines := q.mode == "lines"
 	lineNo, counted := 1, 0 // lineNo is the line number of data[counted]
 	var matches []lineSpan
-	q.eachMatchingLine(data, func(start, end int) bool {
+	q.eachMatchingLine(data, useLit, func(start, end int) bool {
 		fm.count++
 		if !wantLines {
 			return q.mode == "counts"

@@ -143,26 +143,40 @@ func TestGrepBadInputs(t *testing.T) {
 
 func TestRequiredLiteral(t *testing.T) {
 	cases := []struct {
-		pattern string
-		fold    bool
-		lit     string
-		only    bool
+		pattern    string
+		ignoreCase bool
+		lit        string
+		fold, only bool
 	}{
-		{"needle", false, "needle", true},
-		{`func\s+main`, false, "func", false},
-		{`(foo|bar)baz+`, false, "ba", false},
-		{`\bhandler\w*Requests`, false, "Requests", false},
-		{`needle`, true, "", false},
-		{`1234`, true, "1234", true},
-		{`a.b`, false, "a", false},
-		{`x*`, false, "", false},
-		{`line\nbreak`, false, "", false},
+		{"needle", false, "needle", false, true},
+		{`func\s+main`, false, "func", false, false},
+		{`(foo|bar)baz+`, false, "ba", false, false},
+		{`\bhandler\w*Requests`, false, "Requests", false, false},
+		{`needle`, true, "needle", true, true},
+		{`1234`, true, "1234", false, true},
+		{`café`, true, "", false, false},
+		{`a.b`, false, "a", false, false},
+		{`x*`, false, "", false, false},
+		{`line\nbreak`, false, "", false, false},
 	}
 	for _, c := range cases {
-		lit, only := requiredLiteral(c.pattern, c.fold)
-		if string(lit) != c.lit || only != c.only {
-			t.Errorf("requiredLiteral(%q, %v) = %q, %v; want %q, %v", c.pattern, c.fold, lit, only, c.lit, c.only)
+		lit, fold, only := requiredLiteral(c.pattern, c.ignoreCase)
+		if !strings.EqualFold(string(lit), c.lit) || fold != c.fold || only != c.only {
+			t.Errorf("requiredLiteral(%q, %v) = %q, %v, %v; want %q, %v, %v",
+				c.pattern, c.ignoreCase, lit, fold, only, c.lit, c.fold, c.only)
 		}
+	}
+}
+
+func TestGrepIgnoreCaseMatchesUnicodeFolds(t *testing.T) {
+	env := newTestEnv(t)
+	writeFile(t, filepath.Join(env.Cwd, "a.txt"), "MaSK\n")
+	writeFile(t, filepath.Join(env.Cwd, "b.txt"), "ma\u017Fk\n") // long s
+	writeFile(t, filepath.Join(env.Cwd, "c.txt"), "mas\u212A\n") // Kelvin sign
+	writeFile(t, filepath.Join(env.Cwd, "d.txt"), "mas\n")
+	got := grepLines(t, env, map[string]any{"pattern": "mask", "ignore_case": true})
+	if strings.Join(got, ",") != "a.txt,b.txt,c.txt" {
+		t.Fatalf("got %q", got)
 	}
 }
 
@@ -231,4 +245,22 @@ func TestLsListsOneLevelOrMore(t *testing.T) {
 	}
 	wantError(t, run(t, List{}, env, map[string]any{"path": "main.go"}), "not a directory")
 	wantError(t, run(t, List{}, env, map[string]any{"path": "nope"}), "no such")
+}
+
+func TestLiteralFinderAgreesWithBytesIndex(t *testing.T) {
+	texts := []string{"", "a", "corvidNeedle", "xxcorvidNeedlexx", "corvidNeedl", "NNNNcorvidNeedle", "Needle corvid corvidNeedle",
+		"the needle_id and needle_id2", "ééé needle_id", "CORVIDNEEDLE", "nnnnnNNNNNcorvidneedle", "Needle_ID"}
+	lits := []string{"corvidNeedle", "needle_id", "N", "é", "e"}
+	for _, lit := range lits {
+		f := newLiteralFinder([]byte(lit), false)
+		ff := newLiteralFinder([]byte(lit), true)
+		for _, text := range texts {
+			if got, want := f.index([]byte(text)), strings.Index(text, lit); got != want {
+				t.Errorf("index(%q in %q) = %d, want %d", lit, text, got, want)
+			}
+			if got, want := ff.index([]byte(text)), strings.Index(strings.ToLower(text), strings.ToLower(lit)); got != want {
+				t.Errorf("fold index(%q in %q) = %d, want %d", lit, text, got, want)
+			}
+		}
+	}
 }
