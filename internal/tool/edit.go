@@ -56,7 +56,9 @@ func (Edit) Describe(env *Env, raw json.RawMessage) Preview {
 	p := env.Resolve(in.Path)
 	pv := Preview{Kind: KindEdit, Title: "Edit " + displayPath(env, p), Access: AccessWrite,
 		Paths: []string{p}, Locations: []Location{{Path: p}}}
-	old, err := currentText(context.Background(), env, p)
+	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
+	defer cancel()
+	old, err := currentText(ctx, env, p)
 	if err != nil {
 		return pv
 	}

@@ -19,7 +19,9 @@ import (
 // either in-process (LocalTerminals) or in the user's editor.
 //
 // An implementation must kill a command's whole process tree on Kill and on
-// Release of a running terminal, and must be safe for concurrent use.
+// Release of a running terminal, must be safe for concurrent use, and must
+// return an error wrapping ErrNoTerminal for an unknown or released id (the
+// shell_output and shell_kill tools tell the model so).
 type Terminals interface {
 	// Create starts a command and returns its terminal id.
 	Create(ctx context.Context, req TerminalRequest) (string, error)

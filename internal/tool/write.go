@@ -9,10 +9,15 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 )
 
 //go:embed write.md
 var writeDescription string
+
+// describeTimeout bounds the read a preview makes to show a diff: with an
+// editor-backed FS the read is a round trip to the client.
+const describeTimeout = 5 * time.Second
 
 // Write creates or overwrites a file.
 type Write struct{}
@@ -37,7 +42,9 @@ func (Write) Describe(env *Env, raw json.RawMessage) Preview {
 	p := env.Resolve(in.Path)
 	pv := Preview{Kind: KindEdit, Title: "Write " + displayPath(env, p), Access: AccessWrite,
 		Paths: []string{p}, Locations: []Location{{Path: p}}}
-	old, err := currentText(context.Background(), env, p)
+	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
+	defer cancel()
+	old, err := currentText(ctx, env, p)
 	if err == nil {
 		pv.Content = []Content{diffContent(p, old, in.Content)}
 	}
