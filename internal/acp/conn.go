@@ -602,7 +602,14 @@ func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 		buf.Truncate(buf.Len() - 1)
 	}
 	buf.WriteString("}\n")
-	return buf.Bytes(), nil
+	frame := buf.Bytes()
+	if !utf8.Valid(frame) {
+		// The encoder fixes strings, but a json.RawMessage payload is copied
+		// as is. Invalid bytes can only sit inside strings, so replacing them
+		// keeps the JSON valid, and frames must be UTF-8.
+		frame = bytes.ToValidUTF8(frame, []byte("\uFFFD"))
+	}
+	return frame, nil
 }
 
 func (c *Conn) writeLoop() {

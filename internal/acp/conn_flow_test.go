@@ -401,6 +401,8 @@ func TestEveryOutputLineIsOneLineOfCompactJSON(t *testing.T) {
 		switch method {
 		case "raw":
 			return pretty, nil
+		case "raw-invalid-utf8":
+			return json.RawMessage("{\"k\xff\":\"v\xc3\"}"), nil
 		case "fail":
 			return nil, NewError(-32001, tricky, tricky)
 		}
@@ -414,8 +416,12 @@ func TestEveryOutputLineIsOneLineOfCompactJSON(t *testing.T) {
 	p.send(request(`"a\nb"`, "text"))
 	p.send(request("2", "raw"))
 	p.send(request("3", "fail"))
+	p.send(request("4", "raw-invalid-utf8"))
 	// recv checks each line is newline-terminated, break-free and compact.
-	note, text, raw, fail := p.recv(), p.recv(), p.recv(), p.recv()
+	note, text, raw, fail, rawBad := p.recv(), p.recv(), p.recv(), p.recv(), p.recv()
+	if want := "{\"k\ufffd\":\"v\ufffd\"}"; string(rawBad["result"]) != want {
+		t.Errorf("raw result with invalid UTF-8 sent as %q, want %q", rawBad["result"], want)
+	}
 	for _, f := range []frame{note, text, raw, fail} {
 		s := f.String()
 		if strings.ContainsAny(s, "\u2028\u2029") {
