@@ -11,12 +11,18 @@ prompt=${3:-Hello, corvid!}
 
 coproc AGENT { exec "$bin" acp -m "script:$script"; }
 send() { printf '%s\n' "$1" >&"${AGENT[1]}"; echo ">> $1"; }
-# read frames until one with "id":$1 arrives; print each
+# read frames until the response with "id":$1 arrives; print each. A
+# permission request from corvid is answered "allow once", as a user would.
 await() {
-  local line
+  local line rid
   while IFS= read -r line <&"${AGENT[0]}"; do
     echo "<< $line"
-    case $line in *"\"id\":$1,"*) REPLY_LINE=$line; return 0 ;; esac
+    case $line in
+      *'"method":"session/request_permission"'*)
+        rid=$(sed -E 's/^\{"jsonrpc":"2.0","id":([0-9]+),.*/\1/' <<<"$line")
+        send "{\"jsonrpc\":\"2.0\",\"id\":$rid,\"result\":{\"outcome\":{\"outcome\":\"selected\",\"optionId\":\"allow_once\"}}}" ;;
+      *"\"id\":$1,"*'"result"'*|*"\"id\":$1,"*'"error"'*) REPLY_LINE=$line; return 0 ;;
+    esac
   done
   return 1
 }

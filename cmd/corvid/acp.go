@@ -29,6 +29,7 @@ type acpCmd struct {
 	Yolo         bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
 	Allow        []string `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
 	MaxLineBytes int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
+	ClientTools  string   `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
 }
 
 func (c *acpCmd) Run() error {
@@ -81,6 +82,7 @@ func (c *acpCmd) Run() error {
 		NoModelMessage: noModel,
 		Logger:         logger,
 		MaxLineBytes:   c.MaxLineBytes,
+		ClientTools:    c.ClientTools,
 	})
 	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) {
 		logger.Warn("connection ended", "err", err)

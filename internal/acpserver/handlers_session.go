@@ -31,7 +31,9 @@ func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, err
 		return nil, acp.AuthRequired(s.opts.NoModelMessage)
 	}
 	ss := &session{srv: s}
-	as, err := s.opts.Agent.NewSession(agent.SessionOptions{Cwd: cwd, Roots: dirs, Front: ss})
+	id := agent.NewID("sess")
+	fsys, terms := s.toolBackends(id)
+	as, err := s.opts.Agent.NewSession(agent.SessionOptions{ID: id, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms})
 	if err != nil {
 		if errors.Is(err, agent.ErrNoModel) {
 			return nil, acp.AuthRequired(s.opts.NoModelMessage)

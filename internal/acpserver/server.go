@@ -10,6 +10,8 @@ package acpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -30,6 +32,9 @@ type Options struct {
 	NoModelMessage string
 	Logger         *slog.Logger
 	MaxLineBytes   int
+	// ClientTools is "auto" (use the client's advertised fs/terminal
+	// methods) or "never" (always in-process).
+	ClientTools string
 }
 
 // Server is one ACP connection's state.
@@ -77,9 +82,12 @@ func (s *Server) closeAll() {
 		all = append(all, ss)
 	}
 	s.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, ss := range all {
-		ss.Cancel()
+		wg.Add(1)
+		go func() { defer wg.Done(); ss.Close() }()
 	}
+	wg.Wait()
 }
 
 // HandleRequest routes a client request.
@@ -116,9 +124,22 @@ func decode(params json.RawMessage, v any) error {
 		params = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(params, v); err != nil {
-		return acp.InvalidParams("Invalid params", err.Error())
+		return acp.InvalidParams("Invalid params", paramsProblem(err))
 	}
 	return nil
+}
+
+// paramsProblem says what is wrong with params in the protocol's terms,
+// without Go type names.
+func paramsProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "params must be a JSON object"
+		}
+		return fmt.Sprintf("%s must not be a JSON %s", te.Field, te.Value)
+	}
+	return "params are not valid for this method"
 }
 
 func (s *Server) lookup(id string) (*session, error) {

@@ -63,6 +63,9 @@ type SessionOptions struct {
 	Roots []string // additional directories
 	Front FrontEnd
 	FS    tool.FS // nil = local disk
+	// Terminals runs shell commands; nil = a private in-process set. The
+	// session closes it (if it is an io.Closer) when the session closes.
+	Terminals tool.Terminals
 }
 
 // NewSession creates a session.
@@ -78,16 +81,21 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 	if fs == nil {
 		fs = tool.LocalFS{}
 	}
+	terms := o.Terminals
+	if terms == nil {
+		terms = tool.NewLocalTerminals()
+	}
 	s := &Session{
 		ID:    id,
 		agent: a,
 		front: o.Front,
 		tools: tool.NewRegistry(a.cfg.Tools()...),
 		env: tool.Env{
-			Cwd:    o.Cwd,
-			Roots:  append([]string{o.Cwd}, o.Roots...),
-			FS:     fs,
-			Images: a.cfg.Model.Info().Images,
+			Cwd:       o.Cwd,
+			Roots:     append([]string{o.Cwd}, o.Roots...),
+			FS:        fs,
+			Terminals: terms,
+			Images:    a.cfg.Model.Info().Images,
 		},
 		always:  map[string]Answer{},
 		toolIDs: map[string]bool{},

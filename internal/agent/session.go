@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -88,7 +89,8 @@ func (s *Session) Cancel() {
 	}
 }
 
-// Close cancels any turn and waits (bounded) for it to end.
+// Close cancels any turn, waits (bounded) for it to end, and frees the
+// session's runtime resources (its terminals and their processes).
 func (s *Session) Close() {
 	s.mu.Lock()
 	t := s.turn
@@ -99,6 +101,9 @@ func (s *Session) Close() {
 		case <-t.done:
 		case <-time.After(windDown):
 		}
+	}
+	if c, ok := s.env.Terminals.(io.Closer); ok {
+		_ = c.Close()
 	}
 }
 
