@@ -64,8 +64,8 @@ type Conn struct {
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
-	pending map[string]chan *wireMessage       // our calls awaiting a response, by id
-	active  map[string]context.CancelCauseFunc // peer requests in flight, by id
+	pending map[string]chan *wireMessage // our calls awaiting a response, by id
+	active  map[string]*wireMessage      // peer requests in flight, by id
 
 	queueMu   sync.Mutex
 	queueCond *sync.Cond
@@ -89,7 +89,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 		writerDone: make(chan struct{}),
 		gone:       make(chan struct{}),
 		pending:    map[string]chan *wireMessage{},
-		active:     map[string]context.CancelCauseFunc{},
+		active:     map[string]*wireMessage{},
 	}
 	c.queueCond = sync.NewCond(&c.queueMu)
 	return c
@@ -254,10 +254,10 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 		if msg.hasID {
 			// Register now so a $/cancel_request right behind it finds it.
 			reqCtx, cancel := context.WithCancelCause(ctx)
-			c.mu.Lock()
-			c.active[string(msg.ID)] = cancel
-			c.mu.Unlock()
 			msg.ctx, msg.cancel = reqCtx, cancel
+			c.mu.Lock()
+			c.active[string(msg.ID)] = msg
+			c.mu.Unlock()
 		}
 		c.queueMu.Lock()
 		c.queue = append(c.queue, msg)
@@ -422,7 +422,12 @@ func (c *Conn) callHandler(msg *wireMessage, f func() (any, error)) (result any,
 func (c *Conn) finishRequest(msg *wireMessage, result any, err error) {
 	defer c.handlers.Done()
 	c.mu.Lock()
-	delete(c.active, string(msg.ID))
+	// A peer may reuse an id that is still in flight (the spec says not
+	// to); the newest request owns it, and the older one must not take
+	// its $/cancel_request target away when it finishes.
+	if c.active[string(msg.ID)] == msg {
+		delete(c.active, string(msg.ID))
+	}
 	c.mu.Unlock()
 	cause := context.Cause(msg.ctx)
 	msg.cancel(nil)
@@ -455,10 +460,10 @@ func (c *Conn) cancelActive(params json.RawMessage) {
 		return
 	}
 	c.mu.Lock()
-	cancel := c.active[string(echoableID(p.RequestID))]
+	target := c.active[string(echoableID(p.RequestID))]
 	c.mu.Unlock()
-	if cancel != nil {
-		cancel(errCancelRequested)
+	if target != nil {
+		target.cancel(errCancelRequested)
 	}
 }
 

@@ -114,6 +114,32 @@ func TestCancelRequestForUnknownOrMalformedIDIsIgnored(t *testing.T) {
 	}
 }
 
+func TestCancelRequestReachesNewestRequestWithAReusedID(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan string, 4)
+	h := slowHandler(started)
+	inner := h.request
+	h.request = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		if method == "held" {
+			return Deferred(func() (any, error) { started <- method; <-release; return "held done", nil }), nil
+		}
+		return inner(ctx, method, params)
+	}
+	p := startConn(t, h, Options{})
+	p.send(request("1", "held"))
+	waitFor(t, started, "the first request")
+	p.send(request("1", "slow")) // same id, against the spec
+	waitFor(t, started, "the second request")
+	close(release)
+	if f := p.recv(); string(f["result"]) != `"held done"` {
+		t.Fatalf("got %v, want the first request's result", f)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}`)
+	if f := p.recv(); f.id() != "1" || f.code(t) != CodeRequestCancelled {
+		t.Fatalf("got %v, want -32800 for the second request", f)
+	}
+}
+
 func TestCancelRequestSentAsRequestIsAnswered(t *testing.T) {
 	// $/cancel_request is a notification; a peer that sends it with an id
 	// still gets an answer, or it would wait forever.
