@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/corvid-agent/corvid/internal/acpserver"
 	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/tool"
 
 	_ "github.com/corvid-agent/corvid/internal/llm/anthropic"
@@ -49,17 +49,30 @@ func (c *acpCmd) Run() error {
 
 	env := config.OSEnv{}
 	cwd, _ := os.Getwd()
-	model, noModel, err := c.openModel(env, cwd)
+	file, err := config.Load(env, cwd)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(1)
+	}
+	for _, ign := range file.Ignored {
+		logger.Warn("project config is untrusted; run `corvid trust` to use it", "ignored", ign)
+	}
+	model, noModel, err := c.openModel(env, file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(1)
+	}
+	perms, err := c.permissions(file)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
 	ag := agent.New(agent.Config{
-		Model:  model,
-		Tools:  tool.Builtins,
-		System: c.systemPrompt(),
-		Policy: operatorPolicy(c.Yolo, c.Allow),
-		Logger: logger,
+		Model:       model,
+		Tools:       tool.Builtins,
+		System:      c.systemPrompt(),
+		Permissions: perms,
+		Logger:      logger,
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -123,14 +136,10 @@ func newLogger(path, level string) (*slog.Logger, func(), error) {
 // openModel resolves the model. A -m naming a provider without credentials
 // is fatal (the caller exits 1 before serving). Without -m and without any
 // credentials it returns a nil model and the message session/new will send.
-func (c *acpCmd) openModel(env config.Env, cwd string) (llm.Model, string, error) {
+func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string, error) {
 	if p, m := llm.ParseModelID(c.Model); p == "script" {
 		model, err := llm.Open(llm.ProviderConfig{Provider: "script", Model: m})
 		return model, "", err
-	}
-	file, err := config.Load(env, cwd)
-	if err != nil {
-		return nil, "", err
 	}
 	provider, modelID, err := config.ResolveModel(env, file, c.Model)
 	if errors.Is(err, config.ErrNoModel) && c.Model == "" {
@@ -139,13 +148,11 @@ func (c *acpCmd) openModel(env config.Env, cwd string) (llm.Model, string, error
 	if err != nil {
 		return nil, "", err
 	}
-	p, _ := file.Provider(provider)
-	key, _ := config.Credential(env, p)
-	if p.NeedsKey && key == "" {
-		return nil, "", fmt.Errorf("no credentials for %s: set %s or run `corvid auth login %s`", p.DisplayName(), strings.Join(p.KeyVars, " or "), p.Name)
+	pc, err := providerConfig(env, file, provider, modelID)
+	if err != nil {
+		return nil, "", err
 	}
-	model, err := llm.Open(llm.ProviderConfig{Provider: p.Name, Model: modelID, APIKey: key, BaseURL: config.BaseURL(env, p),
-		Info: llm.ModelInfo{ID: p.Name + ":" + modelID}})
+	model, err := llm.Open(pc)
 	if err != nil {
 		return nil, "", err
 	}
@@ -163,18 +170,17 @@ func (c *acpCmd) systemPrompt() string {
 
 const defaultSystemPrompt = `You are corvid, a coding agent working inside the user's editor. You can read, search and change files and run commands in the workspace through your tools; every action that changes something is shown to the user, who may approve or reject it. Work carefully: read before you edit, make the smallest change that solves the task, and say briefly what you did.`
 
-// operatorPolicy applies launch flags on top of the default policy: --yolo
-// allows everything, --allow TOOL allows one tool. (Configured denies arrive
-// with the permission rules.)
-func operatorPolicy(yolo bool, allow []string) agent.Policy {
-	allowed := map[string]bool{}
-	for _, a := range allow {
-		allowed[a] = true
+// permissions combines the configured rules with the launch flags. A bad
+// rule or --allow entry is a launch error, not a silent no-op.
+func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
+	rules, err := permission.ParseRules(file.Permissions.Allow, file.Permissions.Ask, file.Permissions.Deny)
+	if err != nil {
+		return agent.Permissions{}, fmt.Errorf("config permissions: %w", err)
 	}
-	return func(t tool.Tool, p tool.Preview, env *tool.Env) (agent.Verdict, string) {
-		if yolo || allowed[t.Name()] {
-			return agent.Allow, ""
+	for _, a := range c.Allow {
+		if _, err := permission.ParseRule(a); err != nil {
+			return agent.Permissions{}, fmt.Errorf("--allow %q: %w", a, err)
 		}
-		return agent.DefaultPolicy(t, p, env)
 	}
+	return agent.Permissions{Rules: rules, Yolo: c.Yolo, Allow: c.Allow}, nil
 }

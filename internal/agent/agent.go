@@ -14,6 +14,7 @@ import (
 	"log/slog"
 
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -24,7 +25,7 @@ type Config struct {
 	System          string // the system prompt
 	MaxTurnRequests int    // model calls per turn; default 100
 	MaxTokens       int    // per response; default the model's max output
-	Policy          Policy // default DefaultPolicy
+	Permissions     Permissions
 	Logger          *slog.Logger
 }
 
@@ -40,9 +41,6 @@ func New(cfg Config) *Agent {
 	}
 	if cfg.Tools == nil {
 		cfg.Tools = tool.Builtins
-	}
-	if cfg.Policy == nil {
-		cfg.Policy = DefaultPolicy
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -97,7 +95,8 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 			Terminals: terms,
 			Images:    a.cfg.Model.Info().Images,
 		},
-		always:  map[string]Answer{},
+		memory:  permission.NewMemory(),
+		mode:    a.cfg.Permissions.Mode,
 		toolIDs: map[string]bool{},
 	}
 	return s, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -235,33 +236,35 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	return result(res.Output, res.IsError, images)
 }
 
-// permit runs the permission gate: policy, remembered answers, then the user.
+// permit runs the permission gate: rules, mode, remembered answers and
+// operator flags decide, or the user is asked.
 func (t *Turn) permit(tl tool.Tool, pv tool.Preview, call ToolCall) (bool, string) {
 	s := t.s
-	verdict, why := s.agent.cfg.Policy(tl, pv, &s.env)
-	switch verdict {
-	case Allow:
+	perms := &s.agent.cfg.Permissions
+	s.mu.Lock()
+	mode := s.mode
+	s.mu.Unlock()
+	d := permission.Decide(permission.Input{Tool: tl.Name(), Preview: pv, Roots: s.env.Roots, Mode: mode,
+		Rules: perms.Rules, Memory: s.memory, Yolo: perms.Yolo, Allow: perms.Allow})
+	switch d.Action {
+	case permission.Allow:
 		return true, ""
-	case Deny:
+	case permission.Deny:
+		why := d.Reason
 		if why == "" {
 			why = "denied by configuration"
 		}
 		return false, "permission denied: " + why
 	}
-	s.mu.Lock()
-	remembered, ok := s.always[tl.Name()]
-	s.mu.Unlock()
-	if ok {
-		return remembered.Allowed(), "rejected: the user chose to always reject " + tl.Name()
-	}
 	ans, err := s.front.RequestPermission(t.ctx, call)
 	if err != nil {
 		return false, "permission request failed: the user could not be asked"
 	}
-	if ans == AllowAlways || ans == RejectAlways {
-		s.mu.Lock()
-		s.always[tl.Name()] = ans
-		s.mu.Unlock()
+	switch ans {
+	case AllowAlways:
+		s.memory.Remember(tl.Name(), pv, permission.Allow)
+	case RejectAlways:
+		s.memory.Remember(tl.Name(), pv, permission.Deny)
 	}
 	if !ans.Allowed() {
 		return false, "the user rejected this tool call"

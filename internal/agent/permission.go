@@ -3,36 +3,15 @@ package agent
 import (
 	"context"
 
-	"github.com/corvid-agent/corvid/internal/tool"
+	"github.com/corvid-agent/corvid/internal/permission"
 )
 
-// Verdict is what the policy says about a call.
-type Verdict int
-
-const (
-	Allow Verdict = iota
-	Ask
-	Deny
-)
-
-// Policy decides a call before anyone is asked.
-type Policy func(t tool.Tool, p tool.Preview, env *tool.Env) (Verdict, string)
-
-// DefaultPolicy lets reads inside the workspace roots run and asks for
-// everything else.
-func DefaultPolicy(_ tool.Tool, p tool.Preview, env *tool.Env) (Verdict, string) {
-	switch p.Access {
-	case tool.AccessNone:
-		return Allow, ""
-	case tool.AccessRead:
-		for _, path := range p.Paths {
-			if !env.InRoots(path) {
-				return Ask, "reads outside the workspace"
-			}
-		}
-		return Allow, ""
-	}
-	return Ask, ""
+// Permissions is the operator's and the configuration's say over tool calls.
+type Permissions struct {
+	Rules *permission.Rules // configured allow/ask/deny rules; nil for none
+	Yolo  bool              // --yolo: everything runs except denies
+	Allow []string          // --allow, in rule syntax
+	Mode  permission.Mode   // the default mode of new sessions
 }
 
 // Answer is the user's choice on a permission request.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -31,8 +32,9 @@ type Session struct {
 	history []llm.Message
 	turn    *Turn
 	turns   int
-	always  map[string]Answer // tool name -> remembered allow/reject always
-	toolIDs map[string]bool   // tool call ids used in this session
+	memory  *permission.Memory // "always" answers
+	mode    permission.Mode
+	toolIDs map[string]bool // tool call ids used in this session
 }
 
 // Env returns the session's tool environment.
