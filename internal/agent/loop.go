@@ -244,7 +244,7 @@ func (t *Turn) permit(tl tool.Tool, pv tool.Preview, call ToolCall) (bool, strin
 	s.mu.Lock()
 	mode := s.mode
 	s.mu.Unlock()
-	d := permission.Decide(permission.Input{Tool: tl.Name(), Preview: pv, Roots: s.env.Roots, Mode: mode,
+	d := permission.Decide(permission.Input{Tool: tool.PermissionName(tl), Preview: pv, Roots: s.env.Roots, Mode: mode,
 		Rules: perms.Rules, Memory: s.memory, Yolo: perms.Yolo, Allow: perms.Allow})
 	switch d.Action {
 	case permission.Allow:
@@ -262,9 +262,9 @@ func (t *Turn) permit(tl tool.Tool, pv tool.Preview, call ToolCall) (bool, strin
 	}
 	switch ans {
 	case AllowAlways:
-		s.memory.Remember(tl.Name(), pv, permission.Allow)
+		s.memory.Remember(tool.PermissionName(tl), pv, permission.Allow)
 	case RejectAlways:
-		s.memory.Remember(tl.Name(), pv, permission.Deny)
+		s.memory.Remember(tool.PermissionName(tl), pv, permission.Deny)
 	}
 	if !ans.Allowed() {
 		return false, "the user rejected this tool call"

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"time"
 )
 
 // Role says who produced a message.
@@ -152,6 +153,9 @@ type ProviderConfig struct {
 	BaseURL  string
 	// Info is what the catalog knows of the model (filled by the caller).
 	Info ModelInfo
+	// IdleTimeout ends an attempt whose stream sends nothing for this long
+	// (0 = the provider's default).
+	IdleTimeout time.Duration
 }
 
 // Error is a provider failure that is safe to show a user: Message is one

@@ -160,6 +160,21 @@ type Tool interface {
 	Run(ctx context.Context, env *Env, call Call) (Result, error)
 }
 
+// PermissionNamer is implemented by tools whose name in permission rules
+// differs from the name the model calls them by (MCP tools: the model sees
+// "server__tool", rules say "mcp:server/tool").
+type PermissionNamer interface {
+	PermissionName() string
+}
+
+// PermissionName is the name permission rules use for t.
+func PermissionName(t Tool) string {
+	if p, ok := t.(PermissionNamer); ok {
+		return p.PermissionName()
+	}
+	return t.Name()
+}
+
 // Registry is a set of tools by name.
 type Registry struct{ tools map[string]Tool }
 
