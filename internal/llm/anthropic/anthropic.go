@@ -31,8 +31,9 @@ import (
 )
 
 // DefaultIdleTimeout is how long a stream may stay silent (no byte from the
-// server, pings included) before the attempt fails with a retryable error.
-// New reads it once, so set it before building a model.
+// server, pings included) before the attempt fails with a retryable error,
+// unless llm.ProviderConfig.IdleTimeout says otherwise. New reads it once,
+// so set it before building a model.
 var DefaultIdleTimeout = 60 * time.Second
 
 // Defaults for ModelInfo fields the catalog left at zero.
@@ -91,11 +92,15 @@ func New(cfg llm.ProviderConfig) (llm.Model, error) {
 	if info.MaxOutput == 0 {
 		info.MaxOutput = defaultMaxOutput
 	}
+	idle := DefaultIdleTimeout
+	if cfg.IdleTimeout > 0 {
+		idle = cfg.IdleTimeout
+	}
 	return &model{
 		client: anthropic.NewClient(opts...),
 		cfg:    cfg,
 		info:   info,
-		idle:   DefaultIdleTimeout,
+		idle:   idle,
 	}, nil
 }
 

@@ -280,3 +280,24 @@ func TestCancelDuringRetryBackoff(t *testing.T) {
 		t.Fatalf("err = %v after %v, want context.Canceled at once", err, time.Since(start))
 	}
 }
+
+func TestConfiguredIdleTimeoutOverridesTheDefault(t *testing.T) {
+	t.Parallel()
+	fake := fakeanthropic.New(t)
+	fake.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("silent")}, Fault: fakeanthropic.Stall(2, time.Hour)})
+	m, err := New(llm.ProviderConfig{Provider: "anthropic", Model: "claude-test-1", APIKey: testKey, BaseURL: fake.URL(), IdleTimeout: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = collect(t.Context(), m, hi())
+	if e := asLLMError(t, err); e.Message != "Anthropic stream stalled: no data for 250ms" {
+		t.Fatalf("err = %+v", e)
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Fatalf("stall noticed after %v, want about 250ms", elapsed)
+	}
+	if d, _ := New(llm.ProviderConfig{Provider: "anthropic", Model: "claude-test-1"}); d.(*model).idle != DefaultIdleTimeout {
+		t.Errorf("IdleTimeout 0: idle = %v, want DefaultIdleTimeout", d.(*model).idle)
+	}
+}
