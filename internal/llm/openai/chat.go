@@ -171,7 +171,11 @@ func (s *chatState) block(kind string) int {
 func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		var fail httpFailure
-		stream := m.chat.NewStreaming(ctx, m.chatParams(req), fail.capture())
+		attemptCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		watch := newIdleWatch(m.idleTimeout(), cancel)
+		defer watch.stop()
+		stream := m.chat.NewStreaming(attemptCtx, m.chatParams(req), fail.capture(), watch.option())
 		defer stream.Close()
 		st := &chatState{tools: map[int64]*chatTool{}}
 		for stream.Next() {
@@ -188,26 +192,30 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 				}
 				st.hasUsed = true
 			}
+			var evs []llm.Event
 			for _, ch := range chunk.Choices {
 				if ch.Index != 0 {
 					continue
 				}
-				for _, ev := range st.delta(ch.Delta) {
-					if !yield(ev, nil) {
-						return
-					}
-				}
+				evs = append(evs, st.delta(ch.Delta)...)
 				if ch.FinishReason != "" {
 					st.finish = ch.FinishReason
 				}
 			}
+			if !yieldAll(watch, yield, evs) {
+				return
+			}
 		}
-		if err := stream.Err(); err != nil {
-			yield(llm.Event{}, m.wrap(ctx, err, &fail))
-			return
-		}
-		if ctx.Err() != nil {
+		watch.stop()
+		switch err := stream.Err(); {
+		case ctx.Err() != nil:
 			yield(llm.Event{}, ctx.Err())
+			return
+		case watch.fired():
+			yield(llm.Event{}, m.errStalled())
+			return
+		case err != nil:
+			yield(llm.Event{}, m.wrap(ctx, err, &fail))
 			return
 		}
 		if st.finish == "" {

@@ -17,7 +17,8 @@
 // OPENAI_BASE_URL, OPENAI_ORG_ID and more from the process environment, is
 // never called; the services are built from explicit options only, so a
 // request to OpenRouter can never carry an OpenAI key. Errors become
-// *llm.Error (errors.go).
+// *llm.Error (errors.go); an attempt whose server goes silent for the idle
+// timeout ends with a retryable one (idle.go).
 package openai
 
 import (

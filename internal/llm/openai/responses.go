@@ -164,15 +164,20 @@ func (s *respState) block(key string) int {
 func (m *model) streamResponses(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		var fail httpFailure
-		stream := m.resp.NewStreaming(ctx, m.responsesParams(req), fail.capture())
+		attemptCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		watch := newIdleWatch(m.idleTimeout(), cancel)
+		defer watch.stop()
+		stream := m.resp.NewStreaming(attemptCtx, m.responsesParams(req), fail.capture(), watch.option())
 		defer stream.Close()
 		st := &respState{blocks: map[string]int{}, calls: map[int64]*chatTool{}}
 		for stream.Next() {
 			evs, done, err := m.respEvent(st, stream.Current())
-			for _, ev := range evs {
-				if !yield(ev, nil) {
-					return
-				}
+			if done {
+				watch.stop()
+			}
+			if !yieldAll(watch, yield, evs) {
+				return
 			}
 			if err != nil {
 				yield(llm.Event{}, err)
@@ -182,15 +187,17 @@ func (m *model) streamResponses(ctx context.Context, req llm.Request) iter.Seq2[
 				return
 			}
 		}
-		if err := stream.Err(); err != nil {
-			yield(llm.Event{}, m.wrap(ctx, err, &fail))
-			return
-		}
-		if ctx.Err() != nil {
+		watch.stop()
+		switch err := stream.Err(); {
+		case ctx.Err() != nil:
 			yield(llm.Event{}, ctx.Err())
-			return
+		case watch.fired():
+			yield(llm.Event{}, m.errStalled())
+		case err != nil:
+			yield(llm.Event{}, m.wrap(ctx, err, &fail))
+		default:
+			yield(llm.Event{}, errCut(m))
 		}
-		yield(llm.Event{}, errCut(m))
 	}
 }
 
