@@ -7,7 +7,9 @@
 // client would otherwise pick keys, a Vertex AI backend and base URLs from
 // the process environment; giving it an explicit backend, key, base URL
 // and HTTP client leaves none of those paths reachable. Automatic stream
-// continuation and SDK retries are off: llm.WithRetry owns retries.
+// continuation and SDK retries are off: llm.WithRetry owns retries. An
+// attempt whose server goes silent for the idle timeout ends with a
+// retryable error (idle.go).
 //
 // Start with Stream (stream.go) and request (request.go).
 package gemini
@@ -104,11 +106,16 @@ type failure struct {
 type failureKey struct{}
 
 // captureTransport records the status and retry-after header of error
-// answers into the *failure carried by the request's context.
+// answers into the *failure carried by the request's context, and shows
+// the *idleWatch it carries every byte received.
 type captureTransport struct{ base http.RoundTripper }
 
 func (t captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	res, err := t.base.RoundTrip(req)
+	if w, ok := req.Context().Value(watchKey{}).(*idleWatch); ok && err == nil && res.Body != nil {
+		w.kick()
+		res.Body = &activityBody{ReadCloser: res.Body, watch: w}
+	}
 	if err == nil && res.StatusCode >= 400 {
 		if f, ok := req.Context().Value(failureKey{}).(*failure); ok {
 			f.mu.Lock()

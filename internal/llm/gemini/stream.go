@@ -47,23 +47,43 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		if model == "" {
 			model = m.cfg.Model
 		}
+		attemptCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		watch := newIdleWatch(m.idleTimeout(), cancel)
+		defer watch.stop()
 		fail := &failure{}
-		rctx := context.WithValue(ctx, failureKey{}, fail)
+		rctx := context.WithValue(context.WithValue(attemptCtx, failureKey{}, fail), watchKey{}, watch)
 		contents, cfg := m.request(req)
 		st := &streamState{}
 		for resp, err := range m.client.Models.GenerateContentStream(rctx, model, contents, cfg) {
 			if err != nil {
-				yield(llm.Event{}, m.wrap(ctx, err, fail))
+				switch {
+				case ctx.Err() != nil:
+					yield(llm.Event{}, ctx.Err())
+				case watch.fired():
+					yield(llm.Event{}, m.errStalled())
+				default:
+					yield(llm.Event{}, m.wrap(ctx, err, fail))
+				}
 				return
 			}
-			for _, ev := range st.chunk(resp) {
-				if !yield(ev, nil) {
-					return
+			if evs := st.chunk(resp); len(evs) > 0 {
+				watch.pause()
+				for _, ev := range evs {
+					if !yield(ev, nil) {
+						return
+					}
 				}
+				watch.resume()
 			}
 		}
-		if ctx.Err() != nil {
+		watch.stop()
+		switch {
+		case ctx.Err() != nil:
 			yield(llm.Event{}, ctx.Err())
+			return
+		case watch.fired():
+			yield(llm.Event{}, m.errStalled())
 			return
 		}
 		if err := st.failure(m); err != nil {
