@@ -156,7 +156,7 @@ func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string
 	if err != nil {
 		return nil, "", err
 	}
-	return llm.WithRetry(model, llm.RetryPolicy{}), "", nil
+	return llm.WithRetry(model, config.RetryPolicy(env)), "", nil
 }
 
 const noCredentialsMessage = "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the editor's environment for corvid, or run `corvid auth login`, then restart the agent; or launch with -m script:FILE for the offline scripted model."

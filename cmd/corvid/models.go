@@ -210,5 +210,7 @@ func providerConfig(env config.Env, file *config.File, provider, model string) (
 		APIKey:   key,
 		BaseURL:  config.BaseURL(env, p),
 		Info:     catalog.Lookup(p.Name, model).Info(),
+
+		IdleTimeout: config.StreamIdleTimeout(env),
 	}, nil
 }
