@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/corvid-agent/corvid/internal/acpserver"
@@ -72,6 +73,7 @@ func (c *acpCmd) Run() error {
 		Tools:       tool.Builtins,
 		System:      c.systemPrompt(),
 		Permissions: perms,
+		StorePath:   filepath.Join(config.DataDir(env), "sessions.db"),
 		Logger:      logger,
 	})
 
@@ -96,7 +98,11 @@ func (c *acpCmd) Run() error {
 		Logger:         logger,
 		MaxLineBytes:   c.MaxLineBytes,
 		ClientTools:    c.ClientTools,
+		Stored:         true,
 	})
+	if err := ag.Close(); err != nil {
+		logger.Error("close session store", "err", err)
+	}
 	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) {
 		logger.Warn("connection ended", "err", err)
 	}

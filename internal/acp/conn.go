@@ -71,6 +71,9 @@ type Conn struct {
 	queueCond *sync.Cond
 	queue     []*wireMessage
 	queueDone bool
+	// notesQueued and notesDone count the peer's notifications queued and
+	// handled (in order), so a response can wait for those before it.
+	notesQueued, notesDone int64
 
 	handlers sync.WaitGroup
 }
@@ -110,16 +113,18 @@ type wireMessage struct {
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *Error          `json:"error,omitempty"`
 
-	hasID  bool
-	ctx    context.Context // for inbound requests: cancelled by $/cancel_request or shutdown
-	cancel context.CancelCauseFunc
+	hasID   bool
+	started bool            // its handler was called (guarded by Conn.mu)
+	ctx     context.Context // for inbound requests: cancelled by $/cancel_request or shutdown
+	cancel  context.CancelCauseFunc
 }
 
 var errCancelRequested = errors.New("request cancelled by $/cancel_request")
 
 // Serve runs the connection until the input ends, ctx is cancelled or the
-// output breaks. On the way out it cancels every in-flight handler, waits up
-// to grace for them to answer, flushes the output and returns. It returns nil
+// output breaks. On the way out it cancels the handlers already running,
+// still answers what was queued (with live contexts), waits up to grace for
+// handlers to answer, flushes the output and returns. It returns nil
 // on a clean EOF, ctx's error if ctx ended first and ErrClosed if the output
 // broke. In the last two cases the reader may stay blocked on the input until
 // it ends; what it reads then is dropped.
@@ -145,9 +150,18 @@ func (c *Conn) Serve(ctx context.Context, grace time.Duration) error {
 	}
 	c.markGone()
 
-	// The peer is gone: cancel in-flight work, but still answer what it
-	// sent before closing its input (a piped handshake ends with EOF).
+	// The peer is gone: cancel the handlers already running, but still
+	// answer what it sent before closing its input (a piped handshake ends
+	// with EOF) with live contexts, so queued quick requests (initialize,
+	// session/new, session/load) still succeed.
 	cancel()
+	c.mu.Lock()
+	for _, m := range c.active {
+		if m.started {
+			m.cancel(context.Canceled)
+		}
+	}
+	c.mu.Unlock()
 	c.queueMu.Lock()
 	c.queueDone = true
 	c.queueCond.Broadcast()
@@ -249,11 +263,11 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 	}
 	switch {
 	case msg.Method == "" && msg.hasID:
-		c.routeResponse(msg)
+		c.routeResponseInOrder(msg)
 	default:
 		if msg.hasID {
 			// Register now so a $/cancel_request right behind it finds it.
-			reqCtx, cancel := context.WithCancelCause(ctx)
+			reqCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 			msg.ctx, msg.cancel = reqCtx, cancel
 			c.mu.Lock()
 			c.active[string(msg.ID)] = msg
@@ -261,7 +275,10 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 		}
 		c.queueMu.Lock()
 		c.queue = append(c.queue, msg)
-		c.queueCond.Signal()
+		if !msg.hasID {
+			c.notesQueued++
+		}
+		c.queueCond.Broadcast()
 		c.queueMu.Unlock()
 	}
 }
@@ -375,8 +392,37 @@ func (c *Conn) dispatchLoop(ctx context.Context) {
 			c.runRequest(msg)
 		} else {
 			c.runNotification(ctx, msg)
+			c.queueMu.Lock()
+			c.notesDone++
+			c.queueCond.Broadcast()
+			c.queueMu.Unlock()
 		}
 	}
+}
+
+// routeResponseInOrder delivers a response to our call only after every
+// notification the peer sent before it has been handled. A client cancels a
+// turn with session/cancel and then answers the open permission request
+// "cancelled"; the turn must see the cancel first, or it carries on as if
+// the user had merely rejected one tool. (Handlers that run in order must
+// therefore never wait on a call to the peer; deferred ones may.)
+func (c *Conn) routeResponseInOrder(msg *wireMessage) {
+	c.queueMu.Lock()
+	want := c.notesQueued
+	ready := c.notesDone >= want
+	c.queueMu.Unlock()
+	if ready {
+		c.routeResponse(msg)
+		return
+	}
+	go func() {
+		c.queueMu.Lock()
+		for c.notesDone < want && !c.queueDone {
+			c.queueCond.Wait()
+		}
+		c.queueMu.Unlock()
+		c.routeResponse(msg)
+	}()
 }
 
 func (c *Conn) runNotification(ctx context.Context, msg *wireMessage) {
@@ -390,6 +436,9 @@ func (c *Conn) runNotification(ctx context.Context, msg *wireMessage) {
 
 func (c *Conn) runRequest(msg *wireMessage) {
 	c.handlers.Add(1)
+	c.mu.Lock()
+	msg.started = true
+	c.mu.Unlock()
 	result, err, deferred := c.callHandler(msg, func() (any, error) {
 		return c.h.HandleRequest(msg.ctx, msg.Method, msg.Params)
 	})

@@ -186,14 +186,6 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 	if err != nil {
 		return agent.RejectOnce, nil
 	}
-	if resp.Outcome.Outcome == "cancelled" {
-		// A client answers "cancelled" only because the turn was cancelled
-		// (spec: it must, after session/cancel). The cancel notification may
-		// still be queued behind this response, so act on it now: the turn
-		// must end "cancelled", not carry on to the next model call.
-		ss.Cancel()
-		return agent.RejectOnce, nil
-	}
 	if resp.Outcome.Outcome != "selected" {
 		return agent.RejectOnce, nil
 	}

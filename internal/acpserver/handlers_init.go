@@ -28,13 +28,22 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 	if m := s.opts.Agent.Model(); m != nil {
 		images = m.Info().Images
 	}
+	caps := acp.AgentCapabilities{
+		PromptCapabilities:  acp.PromptCapabilities{Image: images, EmbeddedContext: true},
+		SessionCapabilities: acp.SessionCapabilities{AdditionalDirectories: &acp.Present{}, Close: &acp.Present{}},
+	}
+	if s.opts.Stored {
+		caps.LoadSession = true
+		caps.SessionCapabilities.List = &acp.Present{}
+		caps.SessionCapabilities.Delete = &acp.Present{}
+		caps.SessionCapabilities.Resume = &acp.Present{}
+		caps.SessionCapabilities.Fork = &acp.Present{}
+	}
 	return acp.InitializeResponse{
-		ProtocolVersion: acp.ProtocolVersion,
-		AgentCapabilities: acp.AgentCapabilities{
-			PromptCapabilities: acp.PromptCapabilities{Image: images, EmbeddedContext: true},
-		},
-		AgentInfo:   &acp.Implementation{Name: "corvid", Title: "Corvid", Version: s.opts.Version},
-		AuthMethods: []acp.AuthMethod{},
+		ProtocolVersion:   acp.ProtocolVersion,
+		AgentCapabilities: caps,
+		AgentInfo:         &acp.Implementation{Name: "corvid", Title: "Corvid", Version: s.opts.Version},
+		AuthMethods:       []acp.AuthMethod{},
 	}, nil
 }
 

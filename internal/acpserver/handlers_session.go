@@ -93,8 +93,15 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 	if err != nil {
 		return nil, err
 	}
+	select {
+	case <-s.conn.Gone():
+		// The client is gone (stdin closed): a prompt it queued before
+		// leaving ends at once as cancelled, like a running one.
+		ss.Cancel()
+	default:
+	}
 	return acp.Deferred(func() (any, error) {
-		// $/cancel_request on the prompt, or shutdown, cancels the turn.
+		// $/cancel_request on the prompt cancels the turn.
 		stop := context.AfterFunc(ctx, ss.Cancel)
 		defer stop()
 		reason, err := turn.Run()

@@ -35,6 +35,9 @@ type Options struct {
 	// ClientTools is "auto" (use the client's advertised fs/terminal
 	// methods) or "never" (always in-process).
 	ClientTools string
+	// Stored says sessions persist (the agent has a store): load, resume,
+	// list, close, delete and fork are served and advertised.
+	Stored bool
 }
 
 // Server is one ACP connection's state.
@@ -101,6 +104,22 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 		return s.newSession(ctx, params)
 	case "session/prompt":
 		return s.prompt(ctx, params)
+	case "session/close":
+		return s.closeSession(params)
+	}
+	if s.opts.Stored {
+		switch method {
+		case "session/load":
+			return s.restore(ctx, params, true)
+		case "session/resume":
+			return s.restore(ctx, params, false)
+		case "session/list":
+			return s.listSessions(ctx, params)
+		case "session/delete":
+			return s.deleteSession(ctx, params)
+		case "session/fork":
+			return s.forkSession(ctx, params)
+		}
 	}
 	return nil, acp.MethodNotFound(method)
 }

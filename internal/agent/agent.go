@@ -8,10 +8,14 @@
 package agent
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"github.com/corvid-agent/corvid/internal/store"
 	"log/slog"
+	"sync"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/permission"
@@ -27,11 +31,18 @@ type Config struct {
 	MaxTokens       int    // per response; default the model's max output
 	Permissions     Permissions
 	Logger          *slog.Logger
+	// StorePath is the session database; "" keeps sessions in memory only.
+	StorePath string
 }
 
 // Agent creates sessions.
 type Agent struct {
-	cfg Config
+	cfg   Config
+	owner string // this process's identity for store leases
+
+	storeOnce sync.Once
+	st        *store.Store
+	stErr     error
 }
 
 // New returns an agent.
@@ -45,7 +56,7 @@ func New(cfg Config) *Agent {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Agent{cfg: cfg}
+	return &Agent{cfg: cfg, owner: processOwner()}
 }
 
 // Model returns the configured model (nil if none).
@@ -66,14 +77,32 @@ type SessionOptions struct {
 	Terminals tool.Terminals
 }
 
-// NewSession creates a session.
+// NewSession creates a session and records it in the store.
 func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 	if a.cfg.Model == nil {
 		return nil, ErrNoModel
 	}
-	id := o.ID
-	if id == "" {
-		id = NewID("sess")
+	if o.ID == "" {
+		o.ID = NewID("sess")
+	}
+	st, err := a.openStore()
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		err := st.CreateSession(context.Background(), store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots,
+			Model: a.cfg.Model.Info().ID, Mode: string(a.cfg.Permissions.Mode)})
+		if err != nil {
+			return nil, fmt.Errorf("record new session: %w", err)
+		}
+	}
+	return a.newSession(o, st)
+}
+
+// newSession builds the runtime state of a session.
+func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) {
+	if a.cfg.Model == nil {
+		return nil, ErrNoModel
 	}
 	fs := o.FS
 	if fs == nil {
@@ -84,9 +113,10 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 		terms = tool.NewLocalTerminals()
 	}
 	s := &Session{
-		ID:    id,
+		ID:    o.ID,
 		agent: a,
 		front: o.Front,
+		store: st,
 		tools: tool.NewRegistry(a.cfg.Tools()...),
 		env: tool.Env{
 			Cwd:       o.Cwd,

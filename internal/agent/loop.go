@@ -32,9 +32,7 @@ func (t *Turn) loop() (StopReason, error) {
 		resp, err := t.stream(r, info)
 		// Keep whatever was streamed, even on failure or cancel.
 		if len(resp.parts) > 0 {
-			s.mu.Lock()
-			s.history = append(s.history, llm.Message{Role: llm.RoleAssistant, Parts: resp.parts})
-			s.mu.Unlock()
+			s.appendHistory(llm.Message{Role: llm.RoleAssistant, Parts: resp.parts})
 		}
 		if err != nil {
 			if t.ctx.Err() != nil {
@@ -54,9 +52,7 @@ func (t *Turn) loop() (StopReason, error) {
 			return StopEndTurn, nil
 		}
 		results := t.runTools(resp.calls)
-		s.mu.Lock()
-		s.history = append(s.history, llm.Message{Role: llm.RoleUser, Parts: results})
-		s.mu.Unlock()
+		s.appendHistory(llm.Message{Role: llm.RoleUser, Parts: results})
 		if t.ctx.Err() != nil {
 			return StopCancelled, nil
 		}
@@ -109,13 +105,13 @@ func (t *Turn) stream(r llm.Request, info llm.ModelInfo) (response, error) {
 				flushText()
 			}
 			text.WriteString(ev.Text)
-			s.front.Emit(Event{Kind: EventMessageChunk, MessageID: msgID, Content: &Block{Type: BlockText, Text: ev.Text}})
+			s.emit(Event{Kind: EventMessageChunk, MessageID: msgID, Content: &Block{Type: BlockText, Text: ev.Text}})
 		case llm.EventThinkingDelta:
 			if text.Len() > 0 {
 				flushText()
 			}
 			thinking.WriteString(ev.Text)
-			s.front.Emit(Event{Kind: EventThoughtChunk, MessageID: thoughtID, Content: &Block{Type: BlockText, Text: ev.Text}})
+			s.emit(Event{Kind: EventThoughtChunk, MessageID: thoughtID, Content: &Block{Type: BlockText, Text: ev.Text}})
 		case llm.EventSignature:
 			signature += ev.Text
 		case llm.EventToolUseEnd:
@@ -136,7 +132,7 @@ func (t *Turn) stream(r llm.Request, info llm.ModelInfo) (response, error) {
 	flushText()
 	if gotUsage {
 		used := usage.InputTokens + usage.CacheReadTokens + usage.CacheWriteTokens + usage.OutputTokens
-		s.front.Emit(Event{Kind: EventUsage, Usage: &Usage{Used: used, Size: info.ContextWindow}})
+		s.emit(Event{Kind: EventUsage, Usage: &Usage{Used: used, Size: info.ContextWindow}})
 	}
 	if streamErr != nil {
 		return resp, streamErr
@@ -154,9 +150,7 @@ func (t *Turn) closeDanglingToolUses(calls []llm.Part, why string) {
 	for _, c := range calls {
 		results = append(results, llm.Part{Type: llm.PartToolResult, ToolUseID: c.ToolUseID, Text: why, IsError: true})
 	}
-	t.s.mu.Lock()
-	t.s.history = append(t.s.history, llm.Message{Role: llm.RoleUser, Parts: results})
-	t.s.mu.Unlock()
+	t.s.appendHistory(llm.Message{Role: llm.RoleUser, Parts: results})
 }
 
 // runTools runs the calls in order and returns their results for the model.
@@ -182,7 +176,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	tl, ok := s.tools.Get(c.ToolName)
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q", c.ToolName)
-		s.front.Emit(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: id, Name: c.ToolName, Title: c.ToolName, Kind: tool.KindOther, Status: ToolFailed, RawInput: c.Input,
+		s.emit(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: id, Name: c.ToolName, Title: c.ToolName, Kind: tool.KindOther, Status: ToolFailed, RawInput: c.Input,
 			Content: []tool.Content{{Type: tool.ContentText, Text: msg}}}})
 		return result(msg, true, nil)
 	}
@@ -194,10 +188,10 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	if call.Title == "" {
 		call.Title = c.ToolName
 	}
-	s.front.Emit(Event{Kind: EventToolCall, ToolCall: &call})
+	s.emit(Event{Kind: EventToolCall, ToolCall: &call})
 
 	fail := func(msg string) llm.Part {
-		s.front.Emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Status: ToolFailed, Content: []tool.Content{{Type: tool.ContentText, Text: msg}}}})
+		s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Status: ToolFailed, Content: []tool.Content{{Type: tool.ContentText, Text: msg}}}})
 		return result(msg, true, nil)
 	}
 	if ok, why := t.permit(tl, pv, call); !ok {
@@ -206,9 +200,9 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 		}
 		return fail(why)
 	}
-	s.front.Emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Status: ToolInProgress}})
+	s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Status: ToolInProgress}})
 	res, err := tl.Run(t.ctx, &s.env, tool.Call{ID: id, Input: c.Input, Progress: func(content []tool.Content) {
-		s.front.Emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Content: content}})
+		s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Content: content}})
 	}})
 	if err != nil {
 		if t.ctx.Err() != nil {
@@ -222,13 +216,13 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 		status = ToolFailed
 	}
 	if res.HasPlan {
-		s.front.Emit(Event{Kind: EventPlan, Plan: res.Plan})
+		s.emit(Event{Kind: EventPlan, Plan: res.Plan})
 	}
 	upd := &ToolCall{ID: id, Status: status, Content: res.Content, Locations: res.Locations}
 	if raw, err := json.Marshal(map[string]any{"output": res.Output, "isError": res.IsError}); err == nil && len(res.Output) <= 64<<10 {
 		upd.RawOutput = raw
 	}
-	s.front.Emit(Event{Kind: EventToolCallState, ToolCall: upd})
+	s.emit(Event{Kind: EventToolCallState, ToolCall: upd})
 	var images []llm.Part
 	if s.env.Images {
 		images = res.Images

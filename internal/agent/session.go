@@ -10,6 +10,7 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/permission"
+	"github.com/corvid-agent/corvid/internal/store"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -27,6 +28,8 @@ type Session struct {
 	front FrontEnd
 	tools *tool.Registry
 	env   tool.Env
+
+	store *store.Store // nil: not persisted
 
 	mu      sync.Mutex
 	history []llm.Message
@@ -51,7 +54,8 @@ type Turn struct {
 	done      chan struct{}
 	prev      *Turn
 	blocks    []Block
-	cancelled bool // guarded by s.mu
+	cancelled bool   // guarded by s.mu
+	release   func() // the store lease held while the turn runs
 }
 
 // StartTurn registers a turn for blocks. It is quick and must be called in
@@ -107,6 +111,7 @@ func (s *Session) Close() {
 	if c, ok := s.env.Terminals.(io.Closer); ok {
 		_ = c.Close()
 	}
+	s.flush()
 }
 
 // Busy reports whether a turn is running.
@@ -142,6 +147,10 @@ func (t *Turn) Run() (StopReason, error) {
 	s := t.s
 	defer func() {
 		t.cancel()
+		if t.release != nil {
+			t.release()
+		}
+		s.flush()
 		close(t.done)
 	}()
 	if t.prev != nil {
@@ -163,22 +172,24 @@ func (t *Turn) Run() (StopReason, error) {
 		}
 		return "", err
 	}
+	if t.release, err = s.acquire(); err != nil {
+		return "", err
+	}
+	s.recordPrompt(t.blocks)
 	s.mu.Lock()
 	mark := len(s.history)
-	s.history = append(s.history, user)
 	s.turns++
 	first := s.turns == 1
 	s.mu.Unlock()
+	s.appendHistory(user)
 
 	stop, err := t.loop()
 	if stop == StopRefusal {
 		// The refused prompt and everything after it leave the context.
-		s.mu.Lock()
-		s.history = s.history[:mark]
-		s.mu.Unlock()
+		s.resetHistory(func(h []llm.Message) []llm.Message { return h[:mark] })
 	}
 	if err == nil && first && stop != StopRefusal {
-		s.front.Emit(Event{Kind: EventInfo, Title: titleFrom(t.blocks), UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
+		s.setTitle(titleFrom(t.blocks))
 	}
 	return stop, err
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/corvid-agent/corvid/internal/tool"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -34,3 +35,5 @@ func shorten(s string, n int) string {
 	r := []rune(s)
 	return strings.TrimSpace(string(r[:n-1])) + "…"
 }
+
+func textContent(s string) tool.Content { return tool.Content{Type: tool.ContentText, Text: s} }

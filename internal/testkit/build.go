@@ -53,6 +53,7 @@ func BuildPackage(t testing.TB, pkg string) string {
 	}
 	builds.mu.Unlock()
 	r.once.Do(func() { r.path, r.err = build(pkg) })
+	TrackSources()
 	if r.err != nil {
 		t.Fatalf("testkit: %v", r.err)
 	}

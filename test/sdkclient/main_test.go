@@ -14,6 +14,7 @@ package sdkclient
 import (
 	"errors"
 	"fmt"
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +72,7 @@ func corvidBin(tb testing.TB) string {
 	if built.err != nil {
 		tb.Fatal(built.err)
 	}
+	testkit.TrackSources()
 	return built.bin
 }
 
