@@ -170,11 +170,14 @@ func call(path string, req request) (response, error) {
 		return response{}, fmt.Errorf("%s is served by uid %d, not by us", path, uid)
 	}
 	_ = conn.SetDeadline(time.Now().Add(connDeadline))
-	if err := json.NewEncoder(conn).Encode(req); err != nil {
-		return response{}, err
-	}
+	// A server that refuses us answers and hangs up without reading, so a
+	// failed write may still leave its reason to read.
+	writeErr := json.NewEncoder(conn).Encode(req)
 	var resp response
 	if err := json.NewDecoder(io.LimitReader(conn, 16<<20)).Decode(&resp); err != nil {
+		if writeErr != nil {
+			return response{}, fmt.Errorf("ask %s: %w", path, writeErr)
+		}
 		return response{}, fmt.Errorf("read answer of %s: %w", path, err)
 	}
 	if resp.Error != "" {
