@@ -112,8 +112,8 @@ var providers = []provider{
 	{
 		name: "openai", title: "OpenAI", model: "openai:gpt-5",
 		keyVar: "OPENAI_API_KEY", baseVar: "OPENAI_BASE_URL",
-		start:  startOpenAI,
-		used:   func(u tokens) int64 { return u.input + u.cached + u.output },
+		start: startOpenAI,
+		used:  func(u tokens) int64 { return u.input + u.cached + u.output },
 		toolResult: func(body map[string]any, call toolCall) (any, bool) {
 			return find(body, func(m map[string]any) bool { return m["type"] == "function_call_output" && m["call_id"] == call.id })
 		},
