@@ -1,0 +1,400 @@
+// Package mcp is corvid's MCP client manager: it starts the MCP servers a
+// session was given (the editor's mcpServers and the configured
+// mcp_servers), and offers their tools as tool.Tools and their prompts as
+// commands.
+//
+// Start with Start, which connects to every server in parallel and returns a
+// Manager and the servers that failed (one sentence each, fit for the user).
+// Manager.Tools and Manager.Prompts always reflect the servers' current lists;
+// Options.OnChange says when they changed.
+//
+// Three transports: stdio (a child process in its own process group, its
+// stderr sent to the logger line by line, the whole group killed on Close),
+// streamable HTTP and SSE (reconnected once, on the next call, after the
+// connection dropped). A stdio server that exits is not restarted: its tools
+// leave Tools, and a call through a tool value held from before is a failed
+// tool result, never a Go error or a panic.
+//
+// corvid advertises no MCP client capabilities (no roots, sampling or
+// elicitation), because it implements none.
+package mcp
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// Transport types of Server.Type.
+const (
+	TypeStdio = "stdio"
+	TypeHTTP  = "http"
+	TypeSSE   = "sse"
+)
+
+// Server is one MCP server to start.
+type Server struct {
+	Name string
+	// Type is "stdio" (or ""), "http" or "sse".
+	Type    string
+	Command string
+	Args    []string
+	Env     []KV
+	URL     string
+	Headers []KV
+}
+
+// KV is an environment variable or an HTTP header.
+type KV struct{ Name, Value string }
+
+func (s Server) kind() string {
+	if s.Type == "" {
+		return TypeStdio
+	}
+	return s.Type
+}
+
+// FromConfig turns configured mcp_servers entries into Servers, by name.
+// An entry without a type is stdio if it has a command and http if it has a
+// URL.
+func FromConfig(m map[string]config.MCPServer) []Server {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]Server, 0, len(names))
+	for _, name := range names {
+		c := m[name]
+		s := Server{Name: name, Type: c.Type, Command: c.Command, Args: slices.Clone(c.Args), URL: c.URL,
+			Env: sortedKVs(c.Env), Headers: sortedKVs(c.Headers)}
+		if s.Type == "" {
+			if c.Command == "" && c.URL != "" {
+				s.Type = TypeHTTP
+			} else {
+				s.Type = TypeStdio
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func sortedKVs(m map[string]string) []KV {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]KV, 0, len(m))
+	for k, v := range m {
+		out = append(out, KV{k, v})
+	}
+	slices.SortFunc(out, func(a, b KV) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Merge returns the editor's servers, then the configured servers whose
+// names the editor did not use: the editor's list wins on name clashes.
+// Within one list the first entry of a name wins.
+func Merge(editor, configured []Server) []Server {
+	seen := map[string]bool{}
+	var out []Server
+	for _, list := range [][]Server{editor, configured} {
+		for _, s := range list {
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Options configure Start.
+type Options struct {
+	// StartTimeout bounds each server's start (process start or HTTP
+	// connection, and the MCP handshake). Default 10s.
+	StartTimeout time.Duration
+	// StopTimeout is how long Close lets a stdio server exit after its stdin
+	// closed before its process group gets SIGTERM, and again before SIGKILL.
+	// Default 1s.
+	StopTimeout time.Duration
+	// Logger receives stdio servers' stderr, line by line, and lifecycle
+	// events. nil: discard.
+	Logger *slog.Logger
+	// OnChange is called, from any goroutine, when Tools or Prompts changed:
+	// a server announced a new list, or a stdio server exited.
+	OnChange func()
+	// Dir is the working directory of stdio servers ("" = corvid's own).
+	Dir string
+	// ClientName and ClientVersion identify corvid to the servers.
+	// Defaults: "corvid", "dev".
+	ClientName, ClientVersion string
+}
+
+const (
+	defaultStartTimeout = 10 * time.Second
+	defaultStopTimeout  = time.Second
+)
+
+// Failure is a server that could not start. Err's text is one sentence for
+// the user, naming the server.
+type Failure struct {
+	Server string
+	Err    error
+}
+
+// Manager owns the live MCP sessions of one corvid session.
+type Manager struct {
+	opts  Options
+	log   *slog.Logger
+	conns []*conn // in the order the servers were given; only started ones
+
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup // background refreshes
+}
+
+// Start connects to every server in parallel, each bounded by
+// opts.StartTimeout (and by ctx). A server that fails does not fail the
+// others: it is reported in the returned Failures, in the order given, and
+// the Manager holds the rest. The servers live until Close, not until ctx
+// ends.
+func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Failure) {
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = defaultStartTimeout
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = defaultStopTimeout
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "corvid"
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = "dev"
+	}
+	m := &Manager{opts: opts, log: opts.Logger}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+
+	candidates := make([]*conn, len(servers))
+	errs := make([]error, len(servers))
+	seen := map[string]bool{}
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		if err := validate(s, seen); err != nil {
+			errs[i] = err
+			continue
+		}
+		seen[s.Name] = true
+		c := newConn(m, s)
+		candidates[i] = c
+		wg.Go(func() { errs[i] = c.start(ctx) })
+	}
+	wg.Wait()
+
+	var failures []Failure
+	for i, s := range servers {
+		if errs[i] != nil {
+			failures = append(failures, Failure{Server: s.Name, Err: errs[i]})
+			m.log.Warn("mcp server failed to start", "server", s.Name, "error", errs[i])
+			continue
+		}
+		m.conns = append(m.conns, candidates[i])
+	}
+	return m, failures
+}
+
+// validate checks what can be checked before starting s.
+func validate(s Server, seen map[string]bool) error {
+	switch {
+	case s.Name == "":
+		return errors.New("an MCP server without a name cannot be started")
+	case seen[s.Name]:
+		return &userError{fmt.Sprintf("MCP server %q is listed twice; the first entry is used", s.Name), nil}
+	}
+	switch s.kind() {
+	case TypeStdio:
+		if s.Command == "" {
+			return startFailed(s.Name, errors.New("no command given"))
+		}
+	case TypeHTTP, TypeSSE:
+		if s.URL == "" {
+			return startFailed(s.Name, errors.New("no URL given"))
+		}
+	default:
+		return startFailed(s.Name, fmt.Errorf("transport type %q is not supported", s.Type))
+	}
+	return nil
+}
+
+// userError is an error whose text is a sentence for the user; it wraps the
+// underlying cause for errors.Is.
+type userError struct {
+	msg string
+	err error
+}
+
+func (e *userError) Error() string { return e.msg }
+func (e *userError) Unwrap() error { return e.err }
+
+func startFailed(server string, err error) error {
+	return &userError{fmt.Sprintf("MCP server %q failed to start: %s", server, oneLine(err.Error())), err}
+}
+
+// oneLine keeps an error fit for a one-sentence message.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return s
+}
+
+// Tools returns the current tools of every live server, in server order,
+// each server's tools by name. Names are model-safe and unique.
+func (m *Manager) Tools() []tool.Tool {
+	if m == nil {
+		return nil
+	}
+	var out []tool.Tool
+	namer := newToolNamer()
+	for _, c := range m.conns {
+		defs := c.currentTools()
+		for _, d := range defs {
+			out = append(out, newTool(c, d, namer.name(c.srv.Name, d.Name)))
+		}
+	}
+	return out
+}
+
+// Prompt is a server's prompt, offered to the user as a command.
+type Prompt struct {
+	Server, Name, Description string
+	Arguments                 []PromptArg
+}
+
+// PromptArg is one argument of a prompt.
+type PromptArg struct {
+	Name, Description string
+	Required          bool
+}
+
+// Prompts returns the current prompts of every live server, in server
+// order, each server's prompts by name.
+func (m *Manager) Prompts() []Prompt {
+	if m == nil {
+		return nil
+	}
+	var out []Prompt
+	for _, c := range m.conns {
+		for _, p := range c.currentPrompts() {
+			pr := Prompt{Server: c.srv.Name, Name: p.Name, Description: cmp.Or(p.Description, p.Title)}
+			for _, a := range p.Arguments {
+				if a == nil {
+					continue
+				}
+				pr.Arguments = append(pr.Arguments, PromptArg{Name: a.Name, Description: cmp.Or(a.Description, a.Title), Required: a.Required})
+			}
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// GetPrompt expands a server's prompt with args and returns its messages
+// flattened to text for the model.
+func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) (string, error) {
+	c := m.conn(server)
+	if c == nil {
+		return "", fmt.Errorf("there is no running MCP server named %q", server)
+	}
+	return c.getPrompt(ctx, name, args)
+}
+
+func (m *Manager) conn(name string) *conn {
+	if m == nil {
+		return nil
+	}
+	for _, c := range m.conns {
+		if c.srv.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Close closes every session. A stdio server gets its stdin closed, then
+// (after StopTimeout each) SIGTERM and SIGKILL to its whole process group;
+// whatever is left of the group once the server exited is killed too, so
+// no descendant survives. Close is idempotent.
+func (m *Manager) Close() error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+
+	errs := make([]error, len(m.conns))
+	var wg sync.WaitGroup
+	for i, c := range m.conns {
+		wg.Go(func() { errs[i] = c.close() })
+	}
+	wg.Wait()
+	m.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// isClosed reports whether Close has begun.
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
+// goBackground runs f unless the manager is closing; Close waits for it.
+func (m *Manager) goBackground(f func()) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.wg.Go(f)
+	return true
+}
+
+func (m *Manager) changed() {
+	if m.opts.OnChange != nil && !m.isClosed() {
+		m.opts.OnChange()
+	}
+}
+
+// PIDs returns the process ids of the stdio servers that were started,
+// whether or not they are still running.
+func (m *Manager) PIDs() []int {
+	if m == nil {
+		return nil
+	}
+	var out []int
+	for _, c := range m.conns {
+		if pid := c.pid(); pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package mcp
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// maxOutput bounds the text of one result, for the model and for the user.
+const maxOutput = 100 << 10
+
+// toResult turns a CallToolResult into what the model reads (Output,
+// Images) and what the user sees (Content). Text stays text; images are
+// images; embedded resources, links and audio become text; structured
+// content becomes JSON text when the server sent no text beside it (the
+// spec asks servers to send both, and the model needs it only once).
+func toResult(r *sdk.CallToolResult, images bool) tool.Result {
+	var res tool.Result
+	var out strings.Builder
+	add := func(model, user string) {
+		if out.Len() > 0 {
+			out.WriteString("\n")
+		}
+		out.WriteString(model)
+		res.Content = append(res.Content, tool.Content{Type: tool.ContentText, Text: clip(user)})
+	}
+	hasText := false
+	for _, c := range r.Content {
+		if _, ok := c.(*sdk.TextContent); ok {
+			hasText = true
+		}
+		text, img := describeContent(c)
+		if img != nil {
+			res.Images = append(res.Images, llm.Part{Type: llm.PartImage, MimeType: img.MimeType, Data: img.Data})
+			res.Content = append(res.Content, *img)
+			note := fmt.Sprintf("[image: %s, %d bytes]", img.MimeType, len(img.Data))
+			if !images {
+				note = fmt.Sprintf("[image: %s, %d bytes, not shown: this model does not accept images]", img.MimeType, len(img.Data))
+			}
+			if out.Len() > 0 {
+				out.WriteString("\n")
+			}
+			out.WriteString(note)
+			continue
+		}
+		add(text, text)
+	}
+	if r.StructuredContent != nil && !hasText {
+		if b, err := json.MarshalIndent(r.StructuredContent, "", "  "); err == nil {
+			add(string(b), "```json\n"+string(b)+"\n```")
+		}
+	}
+	res.Output = clip(out.String())
+	res.IsError = r.IsError
+	if res.Output == "" {
+		res.Output = "(the tool returned no content)"
+		if r.IsError {
+			res.Output = "the tool failed without saying why"
+		}
+		res.Content = append(res.Content, tool.Content{Type: tool.ContentText, Text: res.Output})
+	}
+	return res
+}
+
+// describeContent renders one content block as text, or as an image.
+func describeContent(c sdk.Content) (string, *tool.Content) {
+	switch c := c.(type) {
+	case *sdk.TextContent:
+		return c.Text, nil
+	case *sdk.ImageContent:
+		return "", &tool.Content{Type: tool.ContentImage, MimeType: c.MIMEType, Data: c.Data}
+	case *sdk.AudioContent:
+		return fmt.Sprintf("[audio: %s, %d bytes, not shown]", c.MIMEType, len(c.Data)), nil
+	case *sdk.EmbeddedResource:
+		r := c.Resource
+		switch {
+		case r == nil:
+			return "[empty resource]", nil
+		case r.Text != "":
+			return fmt.Sprintf("Resource %s:\n%s", r.URI, r.Text), nil
+		case strings.HasPrefix(r.MIMEType, "image/") && len(r.Blob) > 0:
+			return "", &tool.Content{Type: tool.ContentImage, MimeType: r.MIMEType, Data: r.Blob}
+		default:
+			return fmt.Sprintf("[resource %s: %s, %d bytes of binary data, not shown]", r.URI, cmp.Or(r.MIMEType, "unknown type"), len(r.Blob)), nil
+		}
+	case *sdk.ResourceLink:
+		s := fmt.Sprintf("Resource link: %s <%s>", cmp.Or(c.Title, c.Name, c.URI), c.URI)
+		if c.Description != "" {
+			s += ": " + c.Description
+		}
+		return s, nil
+	case nil:
+		return "", nil
+	default:
+		b, err := json.Marshal(c)
+		if err != nil {
+			return fmt.Sprintf("[content of type %T, not shown]", c), nil
+		}
+		return string(b), nil
+	}
+}
+
+// clip keeps s under maxOutput bytes, at a rune boundary, saying so.
+func clip(s string) string {
+	if len(s) <= maxOutput {
+		return s
+	}
+	cut := maxOutput
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n… (output truncated: %d bytes in all)", len(s))
+}
+
+// flattenPrompt renders a prompt's messages as one text for the model.
+// Messages from one role are joined as they are; a conversation with
+// several roles labels each message with its role.
+func flattenPrompt(r *sdk.GetPromptResult) string {
+	roles := map[sdk.Role]bool{}
+	var parts []string
+	var msgs []*sdk.PromptMessage
+	for _, m := range r.Messages {
+		if m == nil {
+			continue
+		}
+		roles[m.Role] = true
+		msgs = append(msgs, m)
+	}
+	for _, m := range msgs {
+		text, img := describeContent(m.Content)
+		if img != nil {
+			text = fmt.Sprintf("[image: %s, %d bytes]", img.MimeType, len(img.Data))
+		}
+		if len(roles) > 1 {
+			text = string(m.Role) + ": " + text
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, "\n\n")
+}

@@ -1,0 +1,141 @@
+// Command stdioserver is an MCP server over stdio for the tests of
+// internal/mcp, written with the same go-sdk corvid uses as a client.
+//
+// Tools: echo, crash (the process exits 3), add_tool (adds a tool at run
+// time, so the server sends tools/list_changed), spawn (starts a child that
+// sleeps, and returns its pid), rich (text, an image and an embedded
+// resource), structured (structured content only), fail (a
+// result with isError), wait (until cancelled), env (the value of
+// MCP_TEST_VAR). Prompt: greet, with a required argument name.
+//
+// Flags change how it starts and ends: -fail writes a line to stderr and
+// exits 1; -hang never answers; -linger ignores SIGTERM and stays after its
+// stdin closed; -sleep only sleeps (the child of spawn).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A 1×1 PNG.
+var pixel = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+
+func main() {
+	fail := flag.Bool("fail", false, "write to stderr and exit 1")
+	hang := flag.Bool("hang", false, "never answer")
+	linger := flag.Bool("linger", false, "ignore SIGTERM and stay after stdin closes")
+	sleep := flag.Bool("sleep", false, "only sleep")
+	flag.Parse()
+
+	switch {
+	case *sleep:
+		time.Sleep(time.Hour)
+		return
+	case *fail:
+		fmt.Fprintln(os.Stderr, "stdioserver: bad configuration")
+		os.Exit(1)
+	case *hang:
+		time.Sleep(time.Hour)
+		return
+	}
+	if *linger {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	fmt.Fprintln(os.Stderr, "stdioserver: ready")
+
+	s := mcp.NewServer(&mcp.Implementation{Name: "stdioserver", Version: "1"}, nil)
+	type echoIn struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exit the server."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "stdioserver: crashing")
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	type addIn struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Add a tool."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
+			name := in.Name
+			s.AddTool(&mcp.Tool{Name: name, Description: "Added at run time.", InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "I am " + name}}}, nil
+				})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added " + name}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Start a sleeping child."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			cmd := exec.Command(os.Args[0], "-sleep")
+			if err := cmd.Start(); err != nil {
+				return nil, nil, err
+			}
+			go cmd.Wait()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(cmd.Process.Pid)}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "rich", Description: "Return every kind of content.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{
+				Content: []mcp.Content{
+					&mcp.TextContent{Text: "some text"},
+					&mcp.ImageContent{MIMEType: "image/png", Data: pixel},
+					&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///notes.txt", MIMEType: "text/plain", Text: "the notes"}},
+				},
+			}, nil, nil
+		})
+	type structOut struct {
+		Count int    `json:"count"`
+		Label string `json:"label"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "structured", Description: "Return structured content only."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, structOut, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{}}, structOut{Count: 3, Label: "three"}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fail."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it went wrong"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "wait", Description: "Wait until cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-time.After(time.Minute):
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "waited"}}}, nil, nil
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Return MCP_TEST_VAR."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: os.Getenv("MCP_TEST_VAR")}}}, nil, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greet someone.", Arguments: []*mcp.PromptArgument{{Name: "name", Description: "who", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.TextContent{Text: "Please greet " + req.Params.Arguments["name"] + " warmly."}},
+			}}, nil
+		})
+
+	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	if *linger {
+		time.Sleep(time.Hour)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stdioserver:", err)
+		os.Exit(1)
+	}
+}
