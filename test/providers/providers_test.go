@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -196,8 +197,12 @@ func TestStallEndsThePromptWithinSecondsNotAHang(t *testing.T) {
 		r.fake.enqueue(reply{text: answer, fault: midStall})
 		r.fake.enqueue(reply{text: "after the stall", usage: usage})
 		sid := r.ready(t)
+		// Well under the providers' 60 s default, so a timeout that was
+		// not passed on fails here rather than waiting it out.
+		ctx, cancel := context.WithTimeout(r.ctx, 15*time.Second)
+		defer cancel()
 		began := time.Now()
-		stop, rerr := r.Prompt(r.ctx, sid, "hello")
+		stop, rerr := r.Prompt(ctx, sid, "hello")
 		took := time.Since(began)
 		if rerr == nil {
 			t.Fatalf("prompt ended %q after %v, want a stall error", stop, took)
