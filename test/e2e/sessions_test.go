@@ -18,6 +18,7 @@ import (
 
 	corvidstore "github.com/corvid-agent/corvid/internal/store"
 	"github.com/corvid-agent/corvid/internal/testkit"
+	"github.com/corvid-agent/corvid/internal/testkit/fakeanthropic"
 )
 
 // sharedHome is a CORVID_HOME shared by the corvid processes of one test, and the
@@ -262,6 +263,77 @@ func TestLoadInANewProcessReplaysWhatTheFirstStreamed(t *testing.T) {
 	}
 	if n := len(testkit.OfKind(next, "tool_call")); n != 0 {
 		t.Errorf("turn after load ran %d tool calls: the script restarted from response 0", n)
+	}
+}
+
+// With a real provider (the fake Anthropic API), the request after a load
+// in a new process carries the whole earlier conversation: the user's text,
+// the assistant's text and tool call, and the tool's result.
+func TestLoadRestoresTheAnthropicRequestContext(t *testing.T) {
+	api := fakeanthropic.New(t)
+	st := newSharedHome(t, nil)
+	file := filepath.Join(st.workspace, "secret.txt")
+	if err := os.WriteFile(file, []byte("the password is heliotrope\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	input, _ := json.Marshal(map[string]string{"path": file})
+	api.Enqueue(
+		fakeanthropic.Response{Blocks: []fakeanthropic.Block{
+			fakeanthropic.Text("Let me look at the file."),
+			fakeanthropic.ToolUse("toolu_read_1", "read", string(input)),
+		}},
+		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("The file names a flower.")}},
+	)
+	env := []string{"ANTHROPIC_API_KEY=sk-ant-e2e", "ANTHROPIC_BASE_URL=" + api.URL(), "CORVID_KEYRING=off"}
+	args := []string{"acp", "-m", "anthropic:claude-sonnet-4-6"}
+
+	a := st.startArgs(t, testkit.Minimal(), env, args...)
+	sid := a.NewSession(a.ctx, st.workspace)
+	a.turn(t, sid, "What is in secret.txt?", "end_turn")
+	a.Close()
+
+	b := st.startArgs(t, testkit.Minimal(), env, args...)
+	b.load(t, sid)
+	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("Heliotrope.")}})
+	next := b.turn(t, sid, "Which flower?", "end_turn")
+	if txt := testkit.TextOf(next, "agent_message_chunk"); txt != "Heliotrope." {
+		t.Errorf("turn after load answered %q", txt)
+	}
+	reqs := api.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("the fake API got %d requests, want 3", len(reqs))
+	}
+	var userTexts, assistantTexts, toolResults []string
+	toolUse := false
+	for _, m := range reqs[2].Body.Messages {
+		for _, c := range m.Content {
+			switch {
+			case c.Type == "text" && m.Role == "user":
+				userTexts = append(userTexts, c.Text)
+			case c.Type == "text" && m.Role == "assistant":
+				assistantTexts = append(assistantTexts, c.Text)
+			case c.Type == "tool_use" && c.ID == "toolu_read_1" && c.Name == "read":
+				toolUse = true
+			case c.Type == "tool_result" && c.ToolUseID == "toolu_read_1":
+				toolResults = append(toolResults, c.ResultText())
+			}
+		}
+	}
+	joined := func(ss []string) string { return strings.Join(ss, " | ") }
+	if u := joined(userTexts); !strings.Contains(u, "What is in secret.txt?") || !strings.HasSuffix(u, "Which flower?") {
+		t.Errorf("user text in the request after load: %q", u)
+	}
+	if a := joined(assistantTexts); !strings.Contains(a, "Let me look at the file.") || !strings.Contains(a, "The file names a flower.") {
+		t.Errorf("assistant text in the request after load: %q", a)
+	}
+	if !toolUse {
+		t.Error("the request after load lacks the earlier read tool_use")
+	}
+	if r := joined(toolResults); !strings.Contains(r, "heliotrope") {
+		t.Errorf("tool result in the request after load: %q, want the file's content", r)
+	}
+	if first, last := reqs[2].Body.Messages[0], reqs[2].Body.Messages[len(reqs[2].Body.Messages)-1]; first.Role != "user" || last.Role != "user" {
+		t.Errorf("request after load runs from %s to %s, want user to user", first.Role, last.Role)
 	}
 }
 
