@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -15,10 +16,17 @@ import (
 // fake in its own wire format.
 type reply struct {
 	thinking string
-	text     string
-	tool     *toolCall
-	usage    tokens
-	fault    fault
+	// signature is the opaque reasoning token a provider wants echoed
+	// back: the thinking block's signature (Anthropic), the reasoning
+	// item's encrypted content (Responses), the function call's thought
+	// signature (Gemini). Chat Completions has none.
+	signature string
+	text      string
+	tool      *toolCall
+	usage     tokens
+	fault     fault
+	// delay is slept before every event: a slow model.
+	delay time.Duration
 }
 
 type toolCall struct {
@@ -83,6 +91,9 @@ type provider struct {
 	// streamsToolArgs is false when the wire format delivers a function
 	// call whole (Gemini).
 	streamsToolArgs bool
+	// signatures is true when the wire format carries reasoning state
+	// that must come back in the next request.
+	signatures bool
 }
 
 // keys are set for every provider at once, so that a request carrying the
@@ -108,6 +119,7 @@ var providers = []provider{
 		},
 		auth:            func(h http.Header) string { return h.Get("X-Api-Key") },
 		streamsToolArgs: true,
+		signatures:      true,
 	},
 	{
 		name: "openai", title: "OpenAI", model: "openai:gpt-5",
@@ -119,6 +131,7 @@ var providers = []provider{
 		},
 		auth:            bearer,
 		streamsToolArgs: true,
+		signatures:      true,
 	},
 	{
 		name: "openrouter", title: "OpenRouter", model: "openrouter:anthropic/claude-sonnet-4.6",
@@ -152,7 +165,8 @@ var providers = []provider{
 				return ok && fr["name"] == call.name
 			})
 		},
-		auth: func(h http.Header) string { return h.Get("X-Goog-Api-Key") },
+		auth:       func(h http.Header) string { return h.Get("X-Goog-Api-Key") },
+		signatures: true,
 	},
 }
 
@@ -212,12 +226,12 @@ func (f anthropicFake) requests() []recorded {
 }
 
 func (f anthropicFake) enqueue(r reply) {
-	resp := fakeanthropic.Response{ChunkSize: chunk, Usage: fakeanthropic.Usage{
+	resp := fakeanthropic.Response{ChunkSize: chunk, EventDelay: r.delay, Usage: fakeanthropic.Usage{
 		InputTokens: r.usage.input, CacheReadInputTokens: r.usage.cached, OutputTokens: r.usage.output}}
 	// Events: message_start, then per block a start, deltas, a stop. The
 	// first text delta is event 3 when text comes first.
 	if r.thinking != "" {
-		resp.Blocks = append(resp.Blocks, fakeanthropic.Thinking(r.thinking, "sig-"+r.thinking[:3]))
+		resp.Blocks = append(resp.Blocks, fakeanthropic.Thinking(r.thinking, r.signature))
 	}
 	if r.text != "" {
 		resp.Blocks = append(resp.Blocks, fakeanthropic.Text(r.text))
@@ -255,12 +269,14 @@ func (f openaiFake) requests() []recorded {
 // enqueue scripts a reply; the fake renders it as chat chunks or Responses
 // events, depending on the endpoint it is asked on.
 func (f openaiFake) enqueue(r reply) {
-	resp := fakeopenai.Response{ChunkSize: chunk, Usage: fakeopenai.Usage{
+	resp := fakeopenai.Response{ChunkSize: chunk, EventDelay: r.delay, Usage: fakeopenai.Usage{
 		InputTokens: r.usage.input + r.usage.cached, CachedTokens: r.usage.cached, OutputTokens: r.usage.output}}
 	if r.thinking != "" {
 		// "reasoning" is the field OpenRouter and Ollama stream it in; the
 		// Responses endpoint sends it as a reasoning summary.
-		resp.Blocks = append(resp.Blocks, fakeopenai.ReasoningIn("reasoning", r.thinking))
+		b := fakeopenai.ReasoningIn("reasoning", r.thinking)
+		b.EncryptedContent = r.signature
+		resp.Blocks = append(resp.Blocks, b)
 	}
 	if r.text != "" {
 		resp.Blocks = append(resp.Blocks, fakeopenai.Text(r.text))
@@ -301,7 +317,7 @@ func (f geminiFake) requests() []recorded {
 
 func (f geminiFake) enqueue(r reply) {
 	// Gemini counts cached tokens inside the prompt count.
-	resp := fakegemini.Response{ChunkSize: chunk, Usage: fakegemini.Usage{
+	resp := fakegemini.Response{ChunkSize: chunk, EventDelay: r.delay, Usage: fakegemini.Usage{
 		PromptTokens: int32(r.usage.input + r.usage.cached), CachedTokens: int32(r.usage.cached), CandidatesTokens: int32(r.usage.output)}}
 	if r.thinking != "" {
 		resp.Blocks = append(resp.Blocks, fakegemini.Thought(r.thinking))
@@ -312,7 +328,11 @@ func (f geminiFake) enqueue(r reply) {
 	if c := r.tool; c != nil {
 		var args map[string]any
 		_ = json.Unmarshal([]byte(c.args), &args)
-		resp.Blocks = append(resp.Blocks, fakegemini.FunctionCall(c.name, args))
+		b := fakegemini.FunctionCall(c.name, args)
+		if r.signature != "" {
+			b.Signature, _ = base64.StdEncoding.DecodeString(r.signature)
+		}
+		resp.Blocks = append(resp.Blocks, b)
 	}
 	// Every chunk is one event: a fault after event 2 follows two text
 	// pieces.

@@ -283,3 +283,64 @@ func TestImagePromptReachesTheModelOrIsRefused(t *testing.T) {
 		}
 	})
 }
+
+func TestReasoningStateOfAToolTurnGoesBackWithTheToolResult(t *testing.T) {
+	forEachProvider(t, func(t *testing.T, p provider) {
+		if !p.signatures {
+			t.Skipf("%s's wire format carries no reasoning state", p.name)
+		}
+		r := start(t, p)
+		r.writeFile(t, "notes.txt", "x\n")
+		const sig = "c2lnbmF0dXJlLTQ3MTE=" // base64 of "signature-4711"
+		call := toolCall{id: "call_read_2", name: "read", args: `{"path":"notes.txt"}`}
+		r.fake.enqueue(reply{thinking: thoughts, signature: sig, tool: &call, usage: usage})
+		r.fake.enqueue(reply{text: "done", usage: usage})
+		sid := r.ready(t)
+		if stop, rerr := r.Prompt(r.ctx, sid, "read notes.txt"); rerr != nil || stop != "end_turn" {
+			t.Fatalf("prompt: stop %q, error %v", stop, rerr)
+		}
+		reqs := r.fake.requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests, want 2", len(reqs))
+		}
+		if strings.Contains(string(reqs[0].Raw), sig) {
+			t.Fatal("the first request already carried the signature")
+		}
+		if !strings.Contains(string(reqs[1].Raw), sig) {
+			t.Errorf("the request after the tool call lost the reasoning state %s:\n%s", sig, reqs[1].Raw)
+		}
+	})
+}
+
+func TestCancelMidStreamEndsThePromptCancelledAndTheNextPromptWorks(t *testing.T) {
+	forEachProvider(t, func(t *testing.T, p provider) {
+		r := start(t, p)
+		r.fake.enqueue(reply{text: answer, delay: 200 * time.Millisecond})
+		r.fake.enqueue(reply{text: "after the cancel", usage: usage})
+		sid := r.ready(t)
+		prompt := r.CallAsync("session/prompt", testkit.TextPrompt(sid, "hello"))
+		if _, err := r.WaitUpdate(r.ctx, testkit.Kind(sid, "agent_message_chunk")); err != nil {
+			t.Fatalf("no text before the cancel: %v", err)
+		}
+		began := time.Now()
+		r.Cancel(sid)
+		raw, rerr := prompt.Wait(r.ctx)
+		if took := time.Since(began); took > 2*time.Second {
+			t.Errorf("the prompt answered %v after session/cancel", took)
+		}
+		var res struct {
+			StopReason string `json:"stopReason"`
+		}
+		_ = json.Unmarshal(raw, &res)
+		if rerr != nil || res.StopReason != "cancelled" {
+			t.Fatalf("cancelled prompt: result %s, error %v; want stopReason cancelled", raw, rerr)
+		}
+		seq := r.lastSeq()
+		if stop, rerr := r.Prompt(r.ctx, sid, "again"); rerr != nil || stop != "end_turn" {
+			t.Fatalf("prompt after the cancel: stop %q, error %v", stop, rerr)
+		}
+		if got := testkit.TextOf(r.updatesSince(sid, seq), "agent_message_chunk"); got != "after the cancel" {
+			t.Errorf("text after the cancel %q", got)
+		}
+	})
+}
