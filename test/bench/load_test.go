@@ -1,0 +1,234 @@
+// Package bench holds end-to-end benchmarks of the built corvid binary
+// (DESIGN.md §6 budgets). They drive `corvid acp` over pipes with a minimal
+// JSON-RPC client, so what is measured is corvid, not a test client's schema
+// checks.
+//
+// Run with `go test -run '^$' -bench . ./test/bench/`; set CORVID_BIN to
+// benchmark a prebuilt binary.
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/store"
+	"github.com/corvid-agent/corvid/internal/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// agent is one running `corvid acp` spoken to over its stdin and stdout.
+type agent struct {
+	tb     testing.TB
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	nextID int
+}
+
+// isolatedEnv keeps corvid away from the real home, keyring and providers.
+func isolatedEnv(home string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"CORVID_HOME=" + filepath.Join(home, "corvid"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"CORVID_KEYRING=off",
+	}
+}
+
+func startAgent(tb testing.TB, bin, home, workspace string, args ...string) *agent {
+	tb.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = isolatedEnv(home)
+	cmd.Dir = workspace
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	a := &agent{tb: tb, cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20)}
+	tb.Cleanup(func() {
+		a.stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	a.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	return a
+}
+
+// close ends the agent's input and waits for it to exit.
+func (a *agent) close() {
+	a.stdin.Close()
+	if err := a.cmd.Wait(); err != nil {
+		a.tb.Fatalf("corvid exited: %v", err)
+	}
+}
+
+var sessionUpdate = []byte(`"method":"session/update"`)
+
+// call sends a request and reads stdout until its response; it returns the
+// result and how many session/update notifications came before it.
+func (a *agent) call(method string, params any) (json.RawMessage, int) {
+	a.tb.Helper()
+	a.nextID++
+	id := a.nextID
+	line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		a.tb.Fatal(err)
+	}
+	if _, err := a.stdin.Write(append(line, '\n')); err != nil {
+		a.tb.Fatalf("%s: write: %v", method, err)
+	}
+	updates := 0
+	for {
+		l, err := a.out.ReadBytes('\n')
+		if err != nil {
+			a.tb.Fatalf("%s: read: %v", method, err)
+		}
+		if bytes.Contains(l, sessionUpdate) {
+			updates++
+			continue
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(l, &m); err != nil {
+			a.tb.Fatalf("%s: bad line %q: %v", method, l, err)
+		}
+		if m.Method != "" || m.ID == nil || *m.ID != id {
+			continue // another notification, or an agent request we do not answer here
+		}
+		if m.Error != nil {
+			a.tb.Fatalf("%s: %s", method, m.Error)
+		}
+		return m.Result, updates
+	}
+}
+
+// storedSession records a session of about `events` display events with
+// script, in its own corvid process, and returns its id.
+func storedSession(b *testing.B, bin, home, workspace string, script any) string {
+	b.Helper()
+	raw, err := json.Marshal(script)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "script.json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	a := startAgent(b, bin, home, workspace, "acp", "-m", "script:"+path)
+	res, _ := a.call("session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}})
+	var sess struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(res, &sess); err != nil || sess.SessionID == "" {
+		b.Fatalf("session/new: %s %v", res, err)
+	}
+	res, _ = a.call("session/prompt", map[string]any{"sessionId": sess.SessionID,
+		"prompt": []any{map[string]any{"type": "text", "text": "stream a lot"}}})
+	if !bytes.Contains(res, []byte("end_turn")) {
+		b.Fatalf("prompt: %s", res)
+	}
+	a.close()
+	return sess.SessionID
+}
+
+// countEvents counts a session's stored events.
+func countEvents(b *testing.B, dbPath, sid string) int {
+	b.Helper()
+	st, err := store.Open(dbPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	evs, err := st.Events(context.Background(), sid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return len(evs)
+}
+
+// BenchmarkLoad5kEvents measures session/load of a session of 5,000 stored
+// events, end to end through a running corvid (spawn excluded): request
+// written → every replayed update and the response read. Budget: 150 ms
+// (DESIGN.md §6).
+//
+//   - merged: one answer streamed as 5,000 one-character chunks; the replay
+//     merges them into one update, so this is the cost of reading and
+//     folding the log.
+//   - alternating: 2,500 thinking and 2,500 text chunks alternating, which
+//     cannot merge: 5,000 replayed updates, the most a 5k-event log can send.
+func BenchmarkLoad5kEvents(b *testing.B) {
+	bin := testkit.BuildCorvid(b)
+	merged := map[string]any{"responses": []any{map[string]any{"chunkSize": 1, "parts": []any{
+		map[string]any{"type": "text", "text": "x", "repeat": 5000}}}}}
+	var parts []any
+	for i := range 2500 {
+		parts = append(parts,
+			map[string]any{"type": "thinking", "text": fmt.Sprint(i % 10)},
+			map[string]any{"type": "text", "text": fmt.Sprint(i % 10)})
+	}
+	alternating := map[string]any{"responses": []any{map[string]any{"parts": parts}}}
+
+	for _, c := range []struct {
+		name   string
+		script any
+	}{{"merged", merged}, {"alternating", alternating}} {
+		b.Run(c.name, func(b *testing.B) {
+			home, workspace := b.TempDir(), b.TempDir()
+			sid := storedSession(b, bin, home, workspace, c.script)
+			events := countEvents(b, filepath.Join(home, "corvid", "sessions.db"), sid)
+			if events < 5000 {
+				b.Fatalf("the session has %d stored events, want at least 5000", events)
+			}
+			// -m script: needs a file; the loading process never prompts.
+			empty := filepath.Join(b.TempDir(), "empty.json")
+			if err := os.WriteFile(empty, []byte(`{"responses":[{"parts":[{"type":"text","text":"-"}]}]}`), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			a := startAgent(b, bin, home, workspace, "acp", "-m", "script:"+empty)
+			load := map[string]any{"sessionId": sid, "cwd": workspace, "mcpServers": []any{}}
+			_, updates := a.call("session/load", load) // warm: open the store, page in the file
+			b.ResetTimer()
+			start := time.Now()
+			for range b.N {
+				a.call("session/load", load)
+			}
+			elapsed := time.Since(start)
+			b.StopTimer()
+			// ResetTimer drops metrics reported before it: report them all here.
+			b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/load")
+			b.ReportMetric(float64(events), "events")
+			b.ReportMetric(float64(updates), "updates/load")
+		})
+	}
+}
