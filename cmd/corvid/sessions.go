@@ -1,0 +1,515 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/store"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// sessionsCmd reads and removes the sessions every corvid process records in
+// the session store (config.DataDir/sessions.db). It opens the store
+// directly, so it works while editors are running corvid.
+type sessionsCmd struct {
+	List   sessionsListCmd   `cmd:"" help:"List stored sessions, most recently updated first."`
+	Show   sessionsShowCmd   `cmd:"" help:"Print a stored session as a readable transcript."`
+	Export sessionsExportCmd `cmd:"" help:"Write a stored session as Markdown or JSON Lines to stdout."`
+	Rm     sessionsRmCmd     `cmd:"" help:"Delete a stored session and its history."`
+}
+
+type sessionsListCmd struct {
+	Cwd  string `name:"cwd" placeholder:"DIR" help:"Only sessions whose working directory is DIR (relative paths are made absolute)."`
+	JSON bool   `name:"json" help:"Print a JSON array instead of a table."`
+}
+
+type sessionsShowCmd struct {
+	ID string `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
+}
+
+type sessionsExportCmd struct {
+	ID     string `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
+	Format string `name:"format" default:"markdown" enum:"markdown,jsonl" help:"markdown: a document to read or share; jsonl: one JSON object per stored event, after a first line with the session's metadata."`
+}
+
+type sessionsRmCmd struct {
+	ID string `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
+}
+
+func (c *sessionsListCmd) Run() error { return runSessionsList(config.OSEnv{}, *c, os.Stdout) }
+func (c *sessionsShowCmd) Run() error { return runSessionsShow(config.OSEnv{}, *c, os.Stdout) }
+func (c *sessionsExportCmd) Run() error {
+	return runSessionsExport(config.OSEnv{}, *c, os.Stdout)
+}
+func (c *sessionsRmCmd) Run() error { return runSessionsRm(config.OSEnv{}, *c, os.Stdout) }
+
+// sessionsDBPath is the store every corvid process of this user shares.
+func sessionsDBPath(env config.Env) string {
+	return filepath.Join(config.DataDir(env), "sessions.db")
+}
+
+// openSessions opens the store, or returns nil when there is none yet: a
+// command that only reads must not create the database.
+func openSessions(env config.Env) (*store.Store, error) {
+	path := sessionsDBPath(env)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return store.Open(path)
+}
+
+func runSessionsList(env config.Env, c sessionsListCmd, w io.Writer) error {
+	st, err := openSessions(env)
+	if err != nil {
+		return err
+	}
+	var list []store.Session
+	if st != nil {
+		defer st.Close()
+		if list, err = listSessions(context.Background(), st, c.Cwd); err != nil {
+			return err
+		}
+	}
+	if c.JSON {
+		return writeSessionsJSON(w, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(w, "No sessions stored yet.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUPDATED\tTITLE\tCWD")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), sessionTitle(s), s.Cwd)
+	}
+	return tw.Flush()
+}
+
+// listSessions walks every page of the store's list.
+func listSessions(ctx context.Context, st *store.Store, cwd string) ([]store.Session, error) {
+	if cwd != "" {
+		abs, err := filepath.Abs(cwd)
+		if err != nil {
+			return nil, fmt.Errorf("--cwd %s: %w", cwd, err)
+		}
+		cwd = abs
+	}
+	var out []store.Session
+	cursor := ""
+	for {
+		page, next, err := st.List(ctx, store.ListOptions{Cwd: cwd, Cursor: cursor, Limit: store.MaxListLimit})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if next == "" {
+			return out, nil
+		}
+		cursor = next
+	}
+}
+
+// sessionJSON is a session's metadata as list --json and export print it.
+type sessionJSON struct {
+	ID             string   `json:"id"`
+	Cwd            string   `json:"cwd"`
+	AdditionalDirs []string `json:"additionalDirectories,omitempty"`
+	Title          string   `json:"title"`
+	Model          string   `json:"model,omitempty"`
+	ParentID       string   `json:"parentId,omitempty"`
+	CreatedAt      string   `json:"createdAt"`
+	UpdatedAt      string   `json:"updatedAt"`
+}
+
+func toSessionJSON(s store.Session) sessionJSON {
+	return sessionJSON{ID: s.ID, Cwd: s.Cwd, AdditionalDirs: s.AdditionalDirs, Title: s.Title, Model: s.Model, ParentID: s.ParentID,
+		CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano)}
+}
+
+func writeSessionsJSON(w io.Writer, list []store.Session) error {
+	out := make([]sessionJSON, 0, len(list))
+	for _, s := range list {
+		out = append(out, toSessionJSON(s))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func sessionTitle(s store.Session) string {
+	if t := singleLine(s.Title); t != "" {
+		return t
+	}
+	return "(untitled)"
+}
+
+// findSession resolves an id or a unique prefix of one.
+func findSession(ctx context.Context, st *store.Store, id string) (store.Session, error) {
+	if st == nil || id == "" {
+		return store.Session{}, fmt.Errorf("no stored session %q; corvid sessions list shows the ones that exist", id)
+	}
+	s, err := st.GetSession(ctx, id)
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		return s, err
+	}
+	all, err := listSessions(ctx, st, "")
+	if err != nil {
+		return store.Session{}, err
+	}
+	var matches []store.Session
+	for _, s := range all {
+		if strings.HasPrefix(s.ID, id) {
+			matches = append(matches, s)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return store.Session{}, fmt.Errorf("no stored session %q; corvid sessions list shows the ones that exist", id)
+	}
+	ids := make([]string, 0, len(matches))
+	for _, m := range matches {
+		ids = append(ids, m.ID)
+	}
+	return store.Session{}, fmt.Errorf("%q matches %d sessions (%s); give more of the id", id, len(matches), strings.Join(ids, ", "))
+}
+
+func runSessionsRm(env config.Env, c sessionsRmCmd, w io.Writer) error {
+	ctx := context.Background()
+	st, err := openSessions(env)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		defer st.Close()
+	}
+	s, err := findSession(ctx, st, c.ID)
+	if err != nil {
+		return err
+	}
+	// Refuse while a corvid process is running a turn of it.
+	release, err := st.Acquire(ctx, s.ID, "corvid sessions rm")
+	if err != nil {
+		return fmt.Errorf("not deleted: %w", err)
+	}
+	defer release()
+	if err := st.Delete(ctx, s.ID); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Deleted session %s (%s).\n", s.ID, sessionTitle(s))
+	return nil
+}
+
+// loadTranscript opens the store and folds a session's events.
+func loadTranscript(env config.Env, id string) (store.Session, []store.Event, error) {
+	ctx := context.Background()
+	st, err := openSessions(env)
+	if err != nil {
+		return store.Session{}, nil, err
+	}
+	if st != nil {
+		defer st.Close()
+	}
+	s, err := findSession(ctx, st, id)
+	if err != nil {
+		return store.Session{}, nil, err
+	}
+	evs, err := st.Events(ctx, s.ID)
+	return s, evs, err
+}
+
+// transcriptItem is one entry of a readable transcript.
+type transcriptItem struct {
+	kind agent.EventKind // a chunk kind, EventToolCall or EventPlan
+	id   string          // message id of a chunk
+	text string
+	tool *agent.ToolCall
+	plan []tool.PlanEntry
+}
+
+// foldEvents turns the event log into a transcript: chunks of one message
+// merged, each tool call in its final state (a call that never finished
+// was interrupted), plans in place. Model-context records are skipped.
+func foldEvents(evs []store.Event) []transcriptItem {
+	var out []transcriptItem
+	tools := map[string]int{}
+	for _, e := range evs {
+		var ev agent.Event
+		if json.Unmarshal(e.Payload, &ev) != nil || ev.Kind != agent.EventKind(e.Kind) {
+			continue // "context"/"context_reset" records hold llm messages, not events
+		}
+		switch ev.Kind {
+		case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
+			if ev.Content == nil {
+				continue
+			}
+			text := blockText(*ev.Content)
+			if n := len(out); n > 0 && out[n-1].kind == ev.Kind && out[n-1].id == ev.MessageID {
+				out[n-1].text += text
+				continue
+			}
+			out = append(out, transcriptItem{kind: ev.Kind, id: ev.MessageID, text: text})
+		case agent.EventToolCall:
+			if ev.ToolCall == nil {
+				continue
+			}
+			tc := *ev.ToolCall
+			tools[tc.ID] = len(out)
+			out = append(out, transcriptItem{kind: ev.Kind, tool: &tc})
+		case agent.EventToolCallState:
+			if ev.ToolCall == nil {
+				continue
+			}
+			if i, ok := tools[ev.ToolCall.ID]; ok {
+				mergeToolState(out[i].tool, ev.ToolCall)
+			}
+		case agent.EventPlan:
+			out = append(out, transcriptItem{kind: ev.Kind, plan: ev.Plan})
+		}
+	}
+	for _, i := range tools {
+		if tc := out[i].tool; tc.Status != agent.ToolCompleted && tc.Status != agent.ToolFailed {
+			tc.Status = "interrupted"
+		}
+	}
+	return out
+}
+
+func mergeToolState(dst, upd *agent.ToolCall) {
+	if upd.Status != "" {
+		dst.Status = upd.Status
+	}
+	if upd.Title != "" {
+		dst.Title = upd.Title
+	}
+	if upd.Content != nil {
+		dst.Content = upd.Content
+	}
+}
+
+// blockText is a content block as text; non-text blocks become a short note.
+func blockText(b agent.Block) string {
+	switch b.Type {
+	case agent.BlockText:
+		return b.Text
+	case agent.BlockResource:
+		if !b.Blob {
+			return fmt.Sprintf("[resource %s]\n%s\n", b.URI, b.Text)
+		}
+		return fmt.Sprintf("[resource %s, %d bytes]", b.URI, len(b.Data))
+	case agent.BlockResourceLink:
+		return fmt.Sprintf("[link %s]", b.URI)
+	}
+	return fmt.Sprintf("[%s %s, %d bytes]", b.Type, b.MimeType, len(b.Data))
+}
+
+var planMarks = map[string]string{"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
+
+func runSessionsShow(env config.Env, c sessionsShowCmd, w io.Writer) error {
+	s, evs, err := loadTranscript(env, c.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Session %s: %s\nDirectory %s, updated %s\n", s.ID, sessionTitle(s), s.Cwd, s.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
+	labels := map[agent.EventKind]string{agent.EventUserChunk: "You", agent.EventMessageChunk: "Agent", agent.EventThoughtChunk: "Thinking"}
+	for _, it := range foldEvents(evs) {
+		fmt.Fprintln(w)
+		switch it.kind {
+		case agent.EventToolCall:
+			fmt.Fprintf(w, "Tool %s: %s [%s]\n", it.tool.Name, singleLine(it.tool.Title), it.tool.Status)
+			if text := toolText(it.tool); text != "" {
+				fmt.Fprint(w, indentLines(clipLines(text, 12), "    "))
+			}
+		case agent.EventPlan:
+			fmt.Fprintln(w, "Plan:")
+			for _, e := range it.plan {
+				fmt.Fprintf(w, "  %s %s\n", planMark(e.Status), e.Content)
+			}
+		default:
+			fmt.Fprintf(w, "%s:\n%s", labels[it.kind], indentLines(it.text, "  "))
+		}
+	}
+	return nil
+}
+
+func planMark(status string) string {
+	if m, ok := planMarks[status]; ok {
+		return m
+	}
+	return "[ ]"
+}
+
+// toolText is a tool call's displayed content as plain text.
+func toolText(tc *agent.ToolCall) string {
+	var b strings.Builder
+	for _, c := range tc.Content {
+		switch c.Type {
+		case tool.ContentText:
+			b.WriteString(strings.TrimRight(c.Text, "\n") + "\n")
+		case tool.ContentDiff:
+			fmt.Fprintf(&b, "changed %s\n", c.Path)
+		case tool.ContentTerminal:
+			fmt.Fprintf(&b, "(output in editor terminal %s)\n", c.TerminalID)
+		case tool.ContentImage:
+			fmt.Fprintf(&b, "(image %s)\n", c.MimeType)
+		}
+	}
+	return b.String()
+}
+
+// clipLines keeps the first n lines of s.
+func clipLines(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	if len(lines) <= n+1 {
+		return s
+	}
+	return strings.Join(lines[:n], "") + fmt.Sprintf("… (%d more lines)\n", len(lines)-n-1)
+}
+
+// indentLines prefixes every line of s and ends it with a newline.
+func indentLines(s, prefix string) string {
+	s = strings.TrimRight(s, "\n")
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix) + "\n"
+}
+
+func runSessionsExport(env config.Env, c sessionsExportCmd, w io.Writer) error {
+	s, evs, err := loadTranscript(env, c.ID)
+	if err != nil {
+		return err
+	}
+	if c.Format == "jsonl" {
+		return exportJSONL(w, s, evs)
+	}
+	return exportMarkdown(w, s, evs)
+}
+
+// exportJSONL writes the session's metadata, then every stored event as it
+// is stored (display events and model-context records alike), one per line.
+func exportJSONL(w io.Writer, s store.Session, evs []store.Event) error {
+	enc := json.NewEncoder(w)
+	if err := enc.Encode(map[string]any{"kind": "session", "session": toSessionJSON(s)}); err != nil {
+		return err
+	}
+	for _, e := range evs {
+		line := map[string]any{"kind": e.Kind, "seq": e.Seq, "time": e.Time.UTC().Format(time.RFC3339Nano)}
+		if json.Valid(e.Payload) {
+			line["payload"] = json.RawMessage(e.Payload)
+		} else {
+			line["payload"] = string(e.Payload)
+		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func exportMarkdown(w io.Writer, s store.Session, evs []store.Event) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", sessionTitle(s))
+	fmt.Fprintf(&b, "- Session: `%s`\n- Directory: `%s`\n- Created: %s\n- Updated: %s\n", s.ID, s.Cwd,
+		s.CreatedAt.UTC().Format(time.RFC3339), s.UpdatedAt.UTC().Format(time.RFC3339))
+	if s.Model != "" {
+		fmt.Fprintf(&b, "- Model: `%s`\n", s.Model)
+	}
+	if s.ParentID != "" {
+		fmt.Fprintf(&b, "- Forked from: `%s`\n", s.ParentID)
+	}
+	for _, it := range foldEvents(evs) {
+		switch it.kind {
+		case agent.EventUserChunk:
+			fmt.Fprintf(&b, "\n## User\n\n%s\n", strings.TrimRight(it.text, "\n"))
+		case agent.EventMessageChunk:
+			fmt.Fprintf(&b, "\n## Agent\n\n%s\n", strings.TrimRight(it.text, "\n"))
+		case agent.EventThoughtChunk:
+			fmt.Fprintf(&b, "\n<details><summary>Thinking</summary>\n\n%s\n\n</details>\n", strings.TrimRight(it.text, "\n"))
+		case agent.EventPlan:
+			b.WriteString("\n### Plan\n\n")
+			for _, e := range it.plan {
+				fmt.Fprintf(&b, "- %s %s (%s)\n", planMark(e.Status), e.Content, e.Status)
+			}
+		case agent.EventToolCall:
+			writeToolMarkdown(&b, it.tool)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeToolMarkdown(b *strings.Builder, tc *agent.ToolCall) {
+	fmt.Fprintf(b, "\n### Tool `%s`: %s (%s)\n", tc.Name, singleLine(tc.Title), tc.Status)
+	for _, c := range tc.Content {
+		switch c.Type {
+		case tool.ContentText:
+			// Tool content is already Markdown (outputs come fenced).
+			fmt.Fprintf(b, "\n%s\n", strings.TrimRight(c.Text, "\n"))
+		case tool.ContentDiff:
+			old := ""
+			if c.OldText != nil {
+				old = *c.OldText
+			}
+			hunk := lineHunk(old, c.NewText)
+			fence := fenceFor(hunk)
+			fmt.Fprintf(b, "\n`%s`:\n\n%sdiff\n%s%s\n", c.Path, fence, hunk, fence)
+		case tool.ContentTerminal:
+			fmt.Fprintf(b, "\n(output shown in the editor's terminal %s)\n", c.TerminalID)
+		case tool.ContentImage:
+			fmt.Fprintf(b, "\n(image %s)\n", c.MimeType)
+		}
+	}
+}
+
+// lineHunk is a one-hunk diff of old and new: the lines between their common
+// leading and trailing lines, removed then added.
+func lineHunk(oldText, newText string) string {
+	a, b := splitLines(oldText), splitLines(newText)
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	var h strings.Builder
+	fmt.Fprintf(&h, "@@ -%d,%d +%d,%d @@\n", pre+1, len(a)-pre-suf, pre+1, len(b)-pre-suf)
+	for _, l := range a[pre : len(a)-suf] {
+		h.WriteString("-" + l + "\n")
+	}
+	for _, l := range b[pre : len(b)-suf] {
+		h.WriteString("+" + l + "\n")
+	}
+	return h.String()
+}
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// fenceFor returns a backtick fence longer than any backtick run in s.
+func fenceFor(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
