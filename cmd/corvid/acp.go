@@ -9,6 +9,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/llm/catalog"
 	"syscall"
 
 	"github.com/corvid-agent/corvid/internal/acpserver"
@@ -23,14 +27,15 @@ import (
 )
 
 type acpCmd struct {
-	Model        string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model for every session of this connection, as provider:model or provider/model (e.g. anthropic:claude-sonnet-4-6, script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
-	System       string   `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
-	LogFile      string   `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
-	LogLevel     string   `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
-	Yolo         bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
-	Allow        []string `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
-	MaxLineBytes int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
-	ClientTools  string   `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
+	Model                 string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model for every session of this connection, as provider:model or provider/model (e.g. anthropic:claude-sonnet-4-6, script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
+	System                string   `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
+	LogFile               string   `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
+	LogLevel              string   `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
+	Yolo                  bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
+	Allow                 []string `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
+	MaxLineBytes          int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
+	ClientTools           string   `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
+	NoProjectInstructions bool     `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
 }
 
 func (c *acpCmd) Run() error {
@@ -69,12 +74,19 @@ func (c *acpCmd) Run() error {
 		os.Exit(1)
 	}
 	ag := agent.New(agent.Config{
-		Model:       model,
-		Tools:       tool.Builtins,
-		System:      c.systemPrompt(),
-		Permissions: perms,
-		StorePath:   filepath.Join(config.DataDir(env), "sessions.db"),
-		Logger:      logger,
+		Model:                 model,
+		Tools:                 tool.Builtins,
+		System:                c.System, // "" = prompt.DefaultBase; project instructions are added per session
+		Env:                   env,
+		NoProjectInstructions: c.NoProjectInstructions,
+		CommandPoll:           2 * time.Second,
+		Permissions:           perms,
+		StorePath:             filepath.Join(config.DataDir(env), "sessions.db"),
+		Models:                c.modelChoices(env, file),
+		OpenModel: func(id string) (llm.Model, error) {
+			return c.openModelID(env, file, id)
+		},
+		Logger: logger,
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -91,14 +103,16 @@ func (c *acpCmd) Run() error {
 	}()
 
 	err = acpserver.Serve(ctx, os.Stdin, protoOut, acpserver.Options{
-		Agent:          ag,
-		Version:        version,
-		LaunchDir:      cwd,
-		NoModelMessage: noModel,
-		Logger:         logger,
-		MaxLineBytes:   c.MaxLineBytes,
-		ClientTools:    c.ClientTools,
-		Stored:         true,
+		Agent:              ag,
+		Version:            version,
+		LaunchDir:          cwd,
+		NoModelMessage:     noModel,
+		Logger:             logger,
+		MaxLineBytes:       c.MaxLineBytes,
+		ClientTools:        c.ClientTools,
+		Stored:             true,
+		RespondDir:         config.RuntimeDir(env),
+		InteractionTimeout: file.InteractionTimeout,
 	})
 	if err := ag.Close(); err != nil {
 		logger.Error("close session store", "err", err)
@@ -167,14 +181,43 @@ func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string
 
 const noCredentialsMessage = "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the editor's environment for corvid, or run `corvid auth login`, then restart the agent; or launch with -m script:FILE for the offline scripted model."
 
-func (c *acpCmd) systemPrompt() string {
-	if c.System != "" {
-		return c.System
+// modelChoices lists, on first use, the catalog models of every provider
+// that has credentials (the session's model option). A scripted model
+// stands alone.
+func (c *acpCmd) modelChoices(env config.Env, file *config.File) func() []agent.ModelChoice {
+	if p, _ := llm.ParseModelID(c.Model); p == "script" {
+		return nil
 	}
-	return defaultSystemPrompt
+	return sync.OnceValue(func() []agent.ModelChoice {
+		var out []agent.ModelChoice
+		for _, st := range config.StatusOf(env, file.AllProviders()) {
+			if !st.Configured || !st.Provider.NeedsKey {
+				continue
+			}
+			for _, e := range catalog.List(st.Provider.Name) {
+				out = append(out, agent.ModelChoice{ID: st.Provider.Name + ":" + e.ID, Name: e.Name, Description: st.Provider.DisplayName()})
+			}
+		}
+		return out
+	})
 }
 
-const defaultSystemPrompt = `You are corvid, a coding agent working inside the user's editor. You can read, search and change files and run commands in the workspace through your tools; every action that changes something is shown to the user, who may approve or reject it. Work carefully: read before you edit, make the smallest change that solves the task, and say briefly what you did.`
+// openModelID opens provider:model for a session that switches models.
+func (c *acpCmd) openModelID(env config.Env, file *config.File, id string) (llm.Model, error) {
+	provider, modelID, err := config.ParseModel(file, id)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := providerConfig(env, file, provider, modelID)
+	if err != nil {
+		return nil, err
+	}
+	m, err := llm.Open(pc)
+	if err != nil {
+		return nil, err
+	}
+	return llm.WithRetry(m, config.RetryPolicy(env)), nil
+}
 
 // permissions combines the configured rules with the launch flags. A bad
 // rule or --allow entry is a launch error, not a silent no-op.

@@ -20,6 +20,7 @@ type CLI struct {
 	Auth    authCmd    `cmd:"" help:"Manage provider credentials (login, logout, status)."`
 	Models  modelsCmd  `cmd:"" help:"List the models usable with the credentials at hand."`
 	Trust   trustCmd   `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers)."`
+	Respond respondCmd `cmd:"" help:"List or answer permission questions that corvid could not put to its host."`
 	Version versionCmd `cmd:"" help:"Print corvid's version."`
 }
 

@@ -484,10 +484,24 @@ func (c *Conn) finishRequest(msg *wireMessage, result any, err error) {
 		c.sendError(msg.ID, c.mapError(msg.Method, err, cause))
 		return
 	}
+	var after func()
+	if t, ok := result.(Then); ok {
+		result, after = t.Result, t.After
+	}
 	if result == nil {
 		result = struct{}{}
 	}
 	c.send(&wireMessage{JSONRPC: "2.0", ID: msg.ID, hasID: true}, result)
+	if after != nil {
+		after()
+	}
+}
+
+// Then is a result with work to do right after it is written, in order
+// (e.g. available_commands_update right after a session/new response).
+type Then struct {
+	Result any
+	After  func()
 }
 
 func (c *Conn) mapError(method string, err, cause error) *Error {

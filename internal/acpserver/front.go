@@ -59,6 +59,8 @@ func updatesFor(ev agent.Event) []any {
 		return []any{acp.SessionInfoUpdate{SessionUpdate: "session_info_update", Title: ev.Title, UpdatedAt: ev.UpdatedAt}}
 	case agent.EventMode:
 		return []any{acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ev.ModeID}}
+	case agent.EventCommands:
+		return []any{commandsUpdate(ev.Commands)}
 	}
 	return nil
 }
@@ -175,10 +177,8 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 	srv.mu.Unlock()
 	if caps == nil {
 		// A host that sent no clientCapabilities at all cannot answer
-		// requests (old Gas City). Say so instead of hanging the turn.
-		ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText,
-			Text: "\n\n[corvid] Tool call \"" + call.Title + "\" needs approval, but this client cannot answer permission requests; it was not run. Relaunch corvid with --allow TOOL or --yolo to approve tools up front.\n\n"}})
-		return agent.RejectOnce, nil
+		// requests (old Gas City): ask out of band instead.
+		return ss.askOutOfBand(ctx, call)
 	}
 	u := toolCallUpdate(call)
 	var resp acp.RequestPermissionResponse

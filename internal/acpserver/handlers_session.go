@@ -44,7 +44,11 @@ func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, err
 	s.mu.Lock()
 	s.sessions[as.ID] = ss
 	s.mu.Unlock()
-	return acp.NewSessionResponse{SessionID: as.ID}, nil
+	c := as.Controls()
+	return acp.Then{
+		Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: configOptions(c)},
+		After:  ss.pushCommands,
+	}, nil
 }
 
 // checkCwd resolves the session cwd: empty means the launch directory; a

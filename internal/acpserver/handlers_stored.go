@@ -63,7 +63,11 @@ func (s *Server) restore(ctx context.Context, params json.RawMessage, replay boo
 	s.mu.Lock()
 	s.sessions[as.ID] = ss
 	s.mu.Unlock()
-	return acp.LoadSessionResponse{}, nil
+	c := as.Controls()
+	return acp.Then{
+		Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: configOptions(c)},
+		After:  ss.pushCommands,
+	}, nil
 }
 
 func (s *Server) storeError(err error) error {
@@ -172,5 +176,9 @@ func (s *Server) forkSession(ctx context.Context, params json.RawMessage) (any, 
 	s.mu.Lock()
 	s.sessions[newID] = ss
 	s.mu.Unlock()
-	return acp.NewSessionResponse{SessionID: newID}, nil
+	c := as.Controls()
+	return acp.Then{
+		Result: acp.NewSessionResponse{SessionID: newID, Modes: modeState(c), ConfigOptions: configOptions(c)},
+		After:  ss.pushCommands,
+	}, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/acp"
 	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/respond"
 )
 
 // Options configure a server.
@@ -38,6 +39,10 @@ type Options struct {
 	// Stored says sessions persist (the agent has a store): load, resume,
 	// list, close, delete and fork are served and advertised.
 	Stored bool
+	// RespondDir holds the control socket for hosts that cannot answer
+	// permission requests; InteractionTimeout bounds the wait (0: forever).
+	RespondDir         string
+	InteractionTimeout time.Duration
 }
 
 // Server is one ACP connection's state.
@@ -50,6 +55,10 @@ type Server struct {
 	initialized bool
 	clientCaps  *acp.ClientCapabilities // nil: the client sent none at all
 	sessions    map[string]*session
+
+	brokerOnce sync.Once
+	brk        *respond.Broker
+	brokerErr  error
 }
 
 // session is a live session on this connection.
@@ -75,6 +84,10 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	}()
 	err := s.conn.Serve(ctx, shutdownGrace)
 	s.closeAll()
+	s.brokerOnce.Do(func() {}) // none opens after this
+	if s.brk != nil {
+		_ = s.brk.Close()
+	}
 	return err
 }
 
@@ -106,6 +119,10 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 		return s.prompt(ctx, params)
 	case "session/close":
 		return s.closeSession(params)
+	case "session/set_mode":
+		return s.setMode(params)
+	case "session/set_config_option":
+		return s.setConfigOption(params)
 	}
 	if s.opts.Stored {
 		switch method {

@@ -13,9 +13,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/corvid-agent/corvid/internal/commands"
+	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/store"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/permission"
@@ -33,6 +36,20 @@ type Config struct {
 	Logger          *slog.Logger
 	// StorePath is the session database; "" keeps sessions in memory only.
 	StorePath string
+	// Models lists the models a session may switch to; OpenModel opens one
+	// by provider:model id. Without them the model option has one value.
+	Models    func() []ModelChoice // computed on first use (may consult credentials)
+	OpenModel func(id string) (llm.Model, error)
+	// ThoughtLevel is the default thought level of new sessions.
+	ThoughtLevel string
+	// Env is where project instructions, commands and skills are looked
+	// up (config dirs); nil skips them and uses System as is.
+	Env config.Env
+	// NoProjectInstructions leaves AGENTS.md files out of the prompt.
+	NoProjectInstructions bool
+	// CommandPoll is how often command and skill folders are checked for
+	// changes (0: never).
+	CommandPoll time.Duration
 }
 
 // Agent creates sessions.
@@ -127,8 +144,17 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) 
 		},
 		memory:  permission.NewMemory(),
 		mode:    a.cfg.Permissions.Mode,
+		model:   a.cfg.Model,
+		thought: a.cfg.ThoughtLevel,
 		toolIDs: map[string]bool{},
 	}
+	s.tools.Add(commands.SkillTool(func() []commands.Skill {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.skills
+	}))
+	s.discover()
+	s.watchCommands()
 	return s, nil
 }
 

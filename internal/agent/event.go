@@ -91,4 +91,5 @@ type Event struct {
 	Title     string           `json:"title,omitempty"`
 	UpdatedAt string           `json:"updatedAt,omitempty"`
 	ModeID    string           `json:"modeId,omitempty"`
+	Commands  []CommandInfo    `json:"commands,omitempty"`
 }

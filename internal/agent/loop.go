@@ -14,22 +14,38 @@ import (
 func (t *Turn) loop() (StopReason, error) {
 	s := t.s
 	cfg := &s.agent.cfg
-	info := cfg.Model.Info()
 	for req := 0; ; req++ {
 		if req >= cfg.MaxTurnRequests {
 			return StopMaxTurnRequests, nil
 		}
+		if s.needsCompaction() {
+			if err := t.compact("", false); err != nil {
+				if t.ctx.Err() != nil {
+					return StopCancelled, nil
+				}
+				cfg.Logger.Warn("automatic compaction failed", "session", s.ID, "err", err)
+			}
+		}
 		s.mu.Lock()
 		msgs := append([]llm.Message(nil), s.history...)
+		model := s.model
+		window := s.window()
+		plan := s.modeOrDefault() == permission.ModePlan
 		s.mu.Unlock()
-		r := llm.Request{
-			Model:     info.ID,
-			System:    cfg.System,
-			Messages:  msgs,
-			Tools:     s.tools.Specs(),
-			MaxTokens: cfg.MaxTokens,
+		info := model.Info()
+		system := s.systemPrompt()
+		if plan {
+			system += planModeNote
 		}
-		resp, err := t.stream(r, info)
+		r := llm.Request{
+			Model:          info.ID,
+			System:         system,
+			Messages:       msgs,
+			Tools:          s.tools.Specs(),
+			MaxTokens:      cfg.MaxTokens,
+			ThinkingBudget: s.thinkingBudget(),
+		}
+		resp, err := t.stream(model, r, info, window)
 		// Keep whatever was streamed, even on failure or cancel.
 		if len(resp.parts) > 0 {
 			s.appendHistory(llm.Message{Role: llm.RoleAssistant, Parts: resp.parts})
@@ -66,7 +82,7 @@ type response struct {
 }
 
 // stream runs one model call, emitting chunks as they arrive.
-func (t *Turn) stream(r llm.Request, info llm.ModelInfo) (response, error) {
+func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window int64) (response, error) {
 	s := t.s
 	var (
 		resp      response
@@ -90,7 +106,7 @@ func (t *Turn) stream(r llm.Request, info llm.ModelInfo) (response, error) {
 		}
 	}
 	var streamErr error
-	for ev, err := range s.agent.cfg.Model.Stream(t.ctx, r) {
+	for ev, err := range model.Stream(t.ctx, r) {
 		if err != nil {
 			streamErr = err
 			break
@@ -131,14 +147,30 @@ func (t *Turn) stream(r llm.Request, info llm.ModelInfo) (response, error) {
 	}
 	flushText()
 	if gotUsage {
+		// used is what the context holds now (this response's input plus
+		// its output), not a running sum; cost is the session's total.
 		used := usage.InputTokens + usage.CacheReadTokens + usage.CacheWriteTokens + usage.OutputTokens
-		s.emit(Event{Kind: EventUsage, Usage: &Usage{Used: used, Size: info.ContextWindow}})
+		u := &Usage{Used: used, Size: window}
+		s.mu.Lock()
+		s.lastUsed = used
+		s.mu.Unlock()
+		if usd, ok := costOf(info, usage); ok {
+			s.mu.Lock()
+			s.cost += usd
+			s.costKnown = true
+			total := s.cost
+			s.mu.Unlock()
+			u.CostUSD = &total
+		}
+		s.emit(Event{Kind: EventUsage, Usage: u})
 	}
 	if streamErr != nil {
 		return resp, streamErr
 	}
 	return resp, nil
 }
+
+const planModeNote = "\n\nYou are in plan mode: the session is read-only. Investigate with read and search tools and answer with a plan; do not try to write files or run commands (such calls are refused)."
 
 // closeDanglingToolUses answers tool uses that will not run, so the history
 // stays valid for the next model call.

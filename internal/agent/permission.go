@@ -37,5 +37,3 @@ type FrontEnd interface {
 	// cannot ask. It must never answer Allow by itself.
 	RequestPermission(ctx context.Context, call ToolCall) (Answer, error)
 }
-
-func permissionMode(s string) permission.Mode { return permission.Mode(s) }

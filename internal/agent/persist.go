@@ -168,9 +168,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	if err != nil {
 		return nil, nil, err
 	}
-	if meta.Mode != "" {
-		s.mode = permissionMode(meta.Mode)
-	}
+	s.restoreControls(meta)
 	replay, history, turns := rebuild(events, s.toolIDs)
 	s.history = repairHistory(history)
 	s.turns = turns

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/corvid-agent/corvid/internal/commands"
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/store"
@@ -37,7 +38,20 @@ type Session struct {
 	turns   int
 	memory  *permission.Memory // "always" answers
 	mode    permission.Mode
-	toolIDs map[string]bool // tool call ids used in this session
+	model   llm.Model
+	thought string // thought level id
+	// windowTier is the selected context tier (0: the model's window).
+	windowTier int64
+	cost       float64 // cumulative USD
+	costKnown  bool
+	lastUsed   int64 // tokens in context after the last response
+
+	system    string // the system prompt (base + project instructions + env)
+	custom    []commands.Command
+	skills    []commands.Skill
+	prompts   PromptSource
+	stopWatch func()
+	toolIDs   map[string]bool // tool call ids used in this session
 }
 
 // Env returns the session's tool environment.
@@ -111,6 +125,12 @@ func (s *Session) Close() {
 	if c, ok := s.env.Terminals.(io.Closer); ok {
 		_ = c.Close()
 	}
+	s.mu.Lock()
+	stop := s.stopWatch
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	s.flush()
 }
 
@@ -165,25 +185,32 @@ func (t *Turn) Run() (StopReason, error) {
 	if t.ctx.Err() != nil {
 		return StopCancelled, nil
 	}
-	user, err := s.userMessage(t.ctx, t.blocks)
+	var err error
+	if t.release, err = s.acquire(); err != nil {
+		return "", err
+	}
+	s.recordPrompt(t.blocks)
+	s.mu.Lock()
+	s.turns++
+	first := s.turns == 1
+	s.mu.Unlock()
+	blocks, handled, stop, err := t.expandCommand(t.blocks)
+	if handled {
+		return stop, err
+	}
+	user, err := s.userMessage(t.ctx, blocks)
 	if err != nil {
 		if t.ctx.Err() != nil {
 			return StopCancelled, nil
 		}
 		return "", err
 	}
-	if t.release, err = s.acquire(); err != nil {
-		return "", err
-	}
-	s.recordPrompt(t.blocks)
 	s.mu.Lock()
 	mark := len(s.history)
-	s.turns++
-	first := s.turns == 1
 	s.mu.Unlock()
 	s.appendHistory(user)
 
-	stop, err := t.loop()
+	stop, err = t.loop()
 	if stop == StopRefusal {
 		// The refused prompt and everything after it leave the context.
 		s.resetHistory(func(h []llm.Message) []llm.Message { return h[:mark] })

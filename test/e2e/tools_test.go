@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
 )
@@ -131,21 +134,52 @@ func TestCancelWhilePermissionIsHeld(t *testing.T) {
 	}
 }
 
-func TestOldGasCityGetsTheQuestionAsMessageText(t *testing.T) {
-	s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "x"}), testkit.Options{NeverAnswer: true})
-	if _, rerr := s.Initialize(s.ctx, testkit.OldGasCity()); rerr != nil {
-		t.Fatal(rerr)
-	}
-	sid := s.NewSession(s.ctx, s.workspace)
-	// The kit fails the test if corvid sends session/request_permission to this host.
-	if stop, rerr := s.Prompt(s.ctx, sid, "write"); rerr != nil || stop == "" {
-		t.Fatalf("prompt: %q %v", stop, rerr)
-	}
-	if got := testkit.TextOf(s.Updates(sid), "agent_message_chunk"); !strings.Contains(got, "approv") {
-		t.Errorf("message text %q does not tell the user an approval is needed", got)
-	}
-	if _, err := os.Stat(filepath.Join(s.workspace, "notes.txt")); err == nil {
-		t.Error("the file was written without approval")
+// A host that sent no clientCapabilities (old Gas City) cannot answer
+// session/request_permission: corvid writes the question as message text,
+// keeps the turn open, and takes the answer from `corvid respond ID ...`.
+func TestOldGasCityIsAskedOutOfBandAndAnsweredByRespond(t *testing.T) {
+	for _, tc := range []struct {
+		answer  string
+		written bool
+	}{{"deny", false}, {"allow", true}} {
+		t.Run(tc.answer, func(t *testing.T) {
+			s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "x"}), testkit.Options{NeverAnswer: true})
+			if _, rerr := s.Initialize(s.ctx, testkit.OldGasCity()); rerr != nil {
+				t.Fatal(rerr)
+			}
+			sid := s.NewSession(s.ctx, s.workspace)
+			// The kit fails the test if corvid sends session/request_permission to this host.
+			p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "write"))
+			u, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+				return u.SessionUpdate == "agent_message_chunk" && strings.Contains(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"), "corvid respond ")
+			})
+			if err != nil {
+				t.Fatalf("no out-of-band question: %v", err)
+			}
+			id := regexp.MustCompile(`corvid respond (q\w+) allow`).FindStringSubmatch(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"))
+			if id == nil {
+				t.Fatalf("question names no request id: %s", u.Raw)
+			}
+			// The turn stays open while the question waits.
+			time.Sleep(100 * time.Millisecond)
+			for _, l := range s.Transcript() {
+				if l.Dir == testkit.FromAgent && strings.Contains(l.Text, `"stopReason"`) {
+					t.Fatalf("the prompt ended before the question was answered: %s", l.Text)
+				}
+			}
+			cmd := exec.Command(testkit.BuildCorvid(t), "respond", id[1], tc.answer)
+			cmd.Env = s.Env()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("corvid respond: %v\n%s", err, out)
+			}
+			if res, rerr := p.Wait(s.ctx); rerr != nil || !strings.Contains(string(res), "end_turn") {
+				t.Fatalf("prompt: %s %v", res, rerr)
+			}
+			_, statErr := os.Stat(filepath.Join(s.workspace, "notes.txt"))
+			if written := statErr == nil; written != tc.written {
+				t.Errorf("file written = %v after %q, want %v", written, tc.answer, tc.written)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,178 @@
+package acpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/agent"
+)
+
+// Config option ids.
+const (
+	optMode          = "mode"
+	optModel         = "model"
+	optThoughtLevel  = "thought_level"
+	optContextWindow = "context_window"
+)
+
+// configOptions is the session's complete option set, in priority order.
+func configOptions(c agent.Controls) []acp.SessionConfigOption {
+	opts := []acp.SessionConfigOption{}
+	models := make([]acp.ConfigSelectValue, 0, len(c.Models))
+	for _, m := range c.Models {
+		models = append(models, acp.ConfigSelectValue{Value: m.ID, Name: orDefault(m.Name, m.ID), Description: m.Description})
+	}
+	opts = append(opts, acp.SessionConfigOption{ID: optModel, Name: "Model", Category: "model", Type: "select", CurrentValue: c.Model, Options: models})
+	modes := make([]acp.ConfigSelectValue, 0, len(agent.Modes))
+	for _, m := range agent.Modes {
+		modes = append(modes, acp.ConfigSelectValue{Value: m.ID, Name: m.Name, Description: m.Description})
+	}
+	opts = append(opts, acp.SessionConfigOption{ID: optMode, Name: "Mode", Category: "mode", Type: "select", CurrentValue: c.Mode, Options: modes})
+	if c.Reasoning {
+		levels := []acp.ConfigSelectValue{}
+		for _, l := range agent.ThoughtLevels() {
+			levels = append(levels, acp.ConfigSelectValue{Value: l[0], Name: l[1]})
+		}
+		opts = append(opts, acp.SessionConfigOption{ID: optThoughtLevel, Name: "Thinking", Category: "thought_level", Type: "select", CurrentValue: orDefault(c.ThoughtLevel, "off"), Options: levels})
+	}
+	if len(c.Tiers) >= 2 {
+		tiers := []acp.ConfigSelectValue{}
+		for _, t := range c.Tiers {
+			tiers = append(tiers, acp.ConfigSelectValue{Value: fmt.Sprint(t), Name: tokensName(t)})
+		}
+		opts = append(opts, acp.SessionConfigOption{ID: optContextWindow, Name: "Context window", Category: "model_config", Type: "select", CurrentValue: fmt.Sprint(c.ContextWindow), Options: tiers})
+	}
+	return opts
+}
+
+func tokensName(n int64) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM tokens", n/1_000_000)
+	case n >= 1000:
+		return fmt.Sprintf("%dK tokens", n/1000)
+	}
+	return fmt.Sprintf("%d tokens", n)
+}
+
+func modeState(c agent.Controls) *acp.SessionModeState {
+	st := &acp.SessionModeState{CurrentModeID: c.Mode}
+	for _, m := range agent.Modes {
+		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: m.ID, Name: m.Name, Description: m.Description})
+	}
+	return st
+}
+
+func (s *Server) setConfigOption(params json.RawMessage) (any, error) {
+	var req acp.SetSessionConfigOptionRequest
+	if err := decode(params, &req); err != nil {
+		return nil, err
+	}
+	ss, err := s.lookup(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if req.Type == "boolean" {
+		return nil, acp.InvalidParams("Unknown config option", fmt.Sprintf("%q is not a boolean option of this session", req.ConfigID))
+	}
+	var value string
+	if err := json.Unmarshal(req.Value, &value); err != nil {
+		return nil, acp.InvalidParams("Invalid config value", fmt.Sprintf("the value of %q must be a string value id", req.ConfigID))
+	}
+	before := ss.Controls()
+	switch req.ConfigID {
+	case optMode:
+		err = ss.SetMode(value)
+	case optModel:
+		err = ss.SetModel(value)
+	case optThoughtLevel:
+		if !before.Reasoning {
+			return nil, acp.InvalidParams("Unknown config option", "thought_level is offered only for models that reason")
+		}
+		err = ss.SetThoughtLevel(value)
+	case optContextWindow:
+		if len(before.Tiers) < 2 {
+			return nil, acp.InvalidParams("Unknown config option", "context_window is offered only for models with several context tiers")
+		}
+		err = ss.SetContextWindow(value)
+	default:
+		return nil, acp.InvalidParams("Unknown config option", fmt.Sprintf("no option %q; options: %s", req.ConfigID, optionIDs(configOptions(before))))
+	}
+	if err != nil {
+		return nil, controlError(err)
+	}
+	after := ss.Controls()
+	opts := configOptions(after)
+	ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts})
+	if after.Mode != before.Mode {
+		ss.notify(acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: after.Mode})
+	}
+	return acp.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
+}
+
+func (s *Server) setMode(params json.RawMessage) (any, error) {
+	var req acp.SetSessionModeRequest
+	if err := decode(params, &req); err != nil {
+		return nil, err
+	}
+	ss, err := s.lookup(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	before := ss.Controls()
+	if err := ss.SetMode(req.ModeID); err != nil {
+		return nil, controlError(err)
+	}
+	after := ss.Controls()
+	if after.Mode != before.Mode {
+		ss.notify(acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: after.Mode})
+		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(after)})
+	}
+	return struct{}{}, nil
+}
+
+func controlError(err error) error {
+	if errors.Is(err, agent.ErrInvalidValue) {
+		return acp.InvalidParams("Invalid config value", strings.TrimPrefix(err.Error(), agent.ErrInvalidValue.Error()+": "))
+	}
+	return err
+}
+
+func optionIDs(opts []acp.SessionConfigOption) string {
+	ids := make([]string, len(opts))
+	for i, o := range opts {
+		ids[i] = o.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// notify sends one session/update for this session.
+func (ss *session) notify(update any) {
+	_ = ss.srv.conn.Notify("session/update", acp.SessionNotification{SessionID: ss.ID, Update: update})
+}
+
+// pushCommands sends the session's command list, unless the client has
+// already closed its input (a piped handshake: nobody will show a menu).
+func (ss *session) pushCommands() {
+	select {
+	case <-ss.srv.conn.Gone():
+		return
+	default:
+	}
+	ss.notify(commandsUpdate(ss.Commands()))
+}
+
+func commandsUpdate(cmds []agent.CommandInfo) acp.AvailableCommandsUpdate {
+	u := acp.AvailableCommandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: []acp.AvailableCommand{}}
+	for _, c := range cmds {
+		ac := acp.AvailableCommand{Name: c.Name, Description: orDefault(c.Description, c.Name)}
+		if c.Hint != "" {
+			ac.Input = &acp.CommandInput{Hint: c.Hint}
+		}
+		u.AvailableCommands = append(u.AvailableCommands, ac)
+	}
+	return u
+}
