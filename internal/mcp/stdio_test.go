@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/corvid-agent/corvid/internal/tool"
 )
@@ -185,6 +189,49 @@ func TestServerThatNeverAnswersTimesOutAndIsKilled(t *testing.T) {
 	if d := time.Since(begin); d > 5*time.Second {
 		t.Errorf("Start took %s", d)
 	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		pids := processesWithArgs(serverBin, "-hang")
+		if len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server that never answered still runs: %v", pids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// processesWithArgs lists running (not zombie) processes whose command
+// line is exactly args.
+func processesWithArgs(args ...string) []int {
+	want := strings.Join(args, "\x00") + "\x00"
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && string(b) == want && !gone(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestAToolTheServerDoesNotKnowIsRefused(t *testing.T) {
+	t.Parallel()
+	m := startOK(t, []Server{stdioServer("local")}, Options{})
+	ghost := newTool(m.conn("local"), &sdk.Tool{Name: "ghost"}, "local__ghost")
+	res := run(t, ghost, `{}`)
+	if !res.IsError || !strings.HasPrefix(res.Output, `MCP server "local" refused the call to "ghost": `) {
+		t.Errorf("ghost = %+v", res)
+	}
+	if res := run(t, findTool(t, m, "local__echo"), `{"text":"fine"}`); res.Output != "fine" {
+		t.Errorf("echo after a refusal = %+v", res)
+	}
 }
 
 func TestCrashMidSessionIsAFailedToolResult(t *testing.T) {
@@ -194,7 +241,7 @@ func TestCrashMidSessionIsAFailedToolResult(t *testing.T) {
 	echo := findTool(t, m, "local__echo")
 
 	res := run(t, findTool(t, m, "local__crash"), `{}`)
-	if !res.IsError || !strings.Contains(res.Output, `MCP server "local" stopped while running "crash"`) {
+	if !res.IsError || !strings.Contains(res.Output, `MCP server "local" stopped during the call to "crash"`) {
 		t.Errorf("crash = %+v", res)
 	}
 	if !strings.Contains(res.Output, "exit status 3") {
