@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,9 +38,13 @@ type acpCmd struct {
 	MaxLineBytes          int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
 	ClientTools           string   `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
 	NoProjectInstructions bool     `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
+	Login                 bool     `name:"login" help:"Log in interactively (store a provider's API key) and exit; what editors run for ACP terminal authentication."`
 }
 
 func (c *acpCmd) Run() error {
+	if c.Login {
+		return c.login()
+	}
 	// stdout belongs to the protocol. Keep the real stdout for frames and
 	// point both os.Stdout and fd 1 at stderr before anything else runs, so
 	// a stray print (ours, a library's or a child's) cannot corrupt it.
@@ -112,6 +118,7 @@ func (c *acpCmd) Run() error {
 		ClientTools:        c.ClientTools,
 		Stored:             true,
 		RespondDir:         config.RuntimeDir(env),
+		Auth:               c.auth(env, file),
 		InteractionTimeout: file.InteractionTimeout,
 	})
 	if err := ag.Close(); err != nil {
@@ -232,4 +239,47 @@ func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
 		}
 	}
 	return agent.Permissions{Rules: rules, Yolo: c.Yolo, Allow: c.Allow}, nil
+}
+
+// auth is what initialize offers for credentials, and what authenticate
+// and logout do.
+func (c *acpCmd) auth(env config.Env, file *config.File) *acpserver.Auth {
+	a := &acpserver.Auth{
+		TerminalArgs: []string{"--login"},
+		Resolve: func() (llm.Model, error) {
+			m, _, err := c.openModel(env, file)
+			return m, err
+		},
+		Logout: func() error {
+			for _, p := range file.AllProviders() {
+				if _, err := config.Logout(env, p.Name); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	for _, p := range file.AllProviders() {
+		if p.NeedsKey && len(p.KeyVars) > 0 {
+			a.EnvVars = append(a.EnvVars, acpserver.AuthEnvVar{Provider: p.Name, Title: p.DisplayName(), Var: p.KeyVars[0]})
+		}
+	}
+	return a
+}
+
+// login is ACP terminal authentication: ask for a provider (the -m one by
+// default) and its key on the terminal, store it, exit.
+func (c *acpCmd) login() error {
+	env := config.OSEnv{}
+	cwd, _ := os.Getwd()
+	provider, _ := llm.ParseModelID(c.Model)
+	if provider == "" || provider == "script" {
+		fmt.Fprint(os.Stderr, "Provider (anthropic, openai, gemini, openrouter, …) [anthropic]: ")
+		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+		provider = strings.TrimSpace(line)
+		if provider == "" {
+			provider = "anthropic"
+		}
+	}
+	return runLogin(env, cwd, provider, false, os.Stdin, os.Stdout, os.Stderr)
 }

@@ -32,6 +32,9 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 		PromptCapabilities:  acp.PromptCapabilities{Image: images, EmbeddedContext: true},
 		SessionCapabilities: acp.SessionCapabilities{AdditionalDirectories: &acp.Present{}, Close: &acp.Present{}},
 	}
+	if s.opts.Auth != nil && s.opts.Auth.Logout != nil {
+		caps.Auth = &acp.AgentAuthCaps{Logout: &acp.Present{}}
+	}
 	if s.opts.Stored {
 		caps.LoadSession = true
 		caps.SessionCapabilities.List = &acp.Present{}
@@ -43,14 +46,6 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 		ProtocolVersion:   acp.ProtocolVersion,
 		AgentCapabilities: caps,
 		AgentInfo:         &acp.Implementation{Name: "corvid", Title: "Corvid", Version: s.opts.Version},
-		AuthMethods:       []acp.AuthMethod{},
+		AuthMethods:       s.authMethods(req.ClientCapabilities != nil && req.ClientCapabilities.Auth.Terminal),
 	}, nil
-}
-
-func (s *Server) authenticate(params json.RawMessage) (any, error) {
-	var req acp.AuthenticateRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
-	return nil, acp.InvalidParams("Unknown authentication method", "no authentication method "+req.MethodID+" is offered; see authMethods in the initialize response")
 }

@@ -43,6 +43,8 @@ type Options struct {
 	// permission requests; InteractionTimeout bounds the wait (0: forever).
 	RespondDir         string
 	InteractionTimeout time.Duration
+	// Auth offers ways to provide credentials; nil offers none.
+	Auth *Auth
 }
 
 // Server is one ACP connection's state.
@@ -113,6 +115,8 @@ func (s *Server) HandleRequest(ctx context.Context, method string, params json.R
 		return s.initialize(params)
 	case "authenticate":
 		return s.authenticate(params)
+	case "logout":
+		return s.logout()
 	case "session/new":
 		return s.newSession(ctx, params)
 	case "session/prompt":

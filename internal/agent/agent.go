@@ -57,6 +57,8 @@ type Agent struct {
 	cfg   Config
 	owner string // this process's identity for store leases
 
+	modelMu sync.RWMutex
+
 	storeOnce sync.Once
 	st        *store.Store
 	stErr     error
@@ -77,7 +79,19 @@ func New(cfg Config) *Agent {
 }
 
 // Model returns the configured model (nil if none).
-func (a *Agent) Model() llm.Model { return a.cfg.Model }
+func (a *Agent) Model() llm.Model {
+	a.modelMu.RLock()
+	defer a.modelMu.RUnlock()
+	return a.cfg.Model
+}
+
+// SetModel replaces the model new sessions use (after authentication or
+// logout); running sessions keep theirs.
+func (a *Agent) SetModel(m llm.Model) {
+	a.modelMu.Lock()
+	a.cfg.Model = m
+	a.modelMu.Unlock()
+}
 
 // ErrNoModel is returned when no provider is configured.
 var ErrNoModel = errors.New("no model configured")
@@ -96,7 +110,8 @@ type SessionOptions struct {
 
 // NewSession creates a session and records it in the store.
 func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
-	if a.cfg.Model == nil {
+	model := a.Model()
+	if model == nil {
 		return nil, ErrNoModel
 	}
 	if o.ID == "" {
@@ -108,7 +123,7 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 	}
 	if st != nil {
 		err := st.CreateSession(context.Background(), store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots,
-			Model: a.cfg.Model.Info().ID, Mode: string(a.cfg.Permissions.Mode)})
+			Model: model.Info().ID, Mode: string(a.cfg.Permissions.Mode)})
 		if err != nil {
 			return nil, fmt.Errorf("record new session: %w", err)
 		}
@@ -118,7 +133,8 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 
 // newSession builds the runtime state of a session.
 func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) {
-	if a.cfg.Model == nil {
+	model := a.Model()
+	if model == nil {
 		return nil, ErrNoModel
 	}
 	fs := o.FS
@@ -140,11 +156,11 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) 
 			Roots:     append([]string{o.Cwd}, o.Roots...),
 			FS:        fs,
 			Terminals: terms,
-			Images:    a.cfg.Model.Info().Images,
+			Images:    model.Info().Images,
 		},
 		memory:  permission.NewMemory(),
 		mode:    a.cfg.Permissions.Mode,
-		model:   a.cfg.Model,
+		model:   model,
 		thought: a.cfg.ThoughtLevel,
 		toolIDs: map[string]bool{},
 	}

@@ -1,0 +1,89 @@
+package acpserver
+
+import (
+	"strings"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/llm"
+)
+
+// Auth is how clients can get corvid credentials (ACP authentication).
+type Auth struct {
+	// EnvVars are the providers' key variables, offered as agent-type
+	// methods: set one in corvid's environment and authenticate.
+	EnvVars []AuthEnvVar
+	// TerminalArgs, appended to corvid's launch command, run an
+	// interactive login (offered only to clients with auth.terminal).
+	TerminalArgs []string
+	// Resolve re-reads credentials and returns the model to serve, or nil
+	// when there still are none.
+	Resolve func() (llm.Model, error)
+	// Logout removes stored keys.
+	Logout func() error
+}
+
+// AuthEnvVar is one provider key variable.
+type AuthEnvVar struct {
+	Provider, Title, Var string
+}
+
+const terminalAuthID = "corvid-login"
+
+func (s *Server) authMethods(terminal bool) []acp.AuthMethod {
+	a := s.opts.Auth
+	out := []acp.AuthMethod{}
+	if a == nil {
+		return out
+	}
+	if terminal && len(a.TerminalArgs) > 0 {
+		out = append(out, acp.AuthMethod{Type: "terminal", ID: terminalAuthID, Name: "Log in with an API key",
+			Description: "Runs corvid's login in a terminal: pick a provider and paste its key; it is stored in the OS keyring or a private file.",
+			Args:        a.TerminalArgs})
+	}
+	for _, e := range a.EnvVars {
+		out = append(out, acp.AuthMethod{ID: "env:" + e.Var, Name: e.Title + " API key (" + e.Var + ")",
+			Description: "Set " + e.Var + " in the environment corvid is launched with (e.g. the \"env\" of the editor's agent server entry), or store a key with `corvid auth login " + e.Provider + "`, then authenticate."})
+	}
+	return out
+}
+
+func (s *Server) authenticate(params []byte) (any, error) {
+	var req acp.AuthenticateRequest
+	if err := decode(params, &req); err != nil {
+		return nil, err
+	}
+	a := s.opts.Auth
+	known := false
+	for _, m := range s.authMethods(false) {
+		known = known || m.ID == req.MethodID
+	}
+	if req.MethodID == terminalAuthID {
+		return nil, acp.InvalidParams("Terminal authentication is not done through authenticate", "run the terminal method's command; then initialize again")
+	}
+	if a == nil || !known {
+		return nil, acp.InvalidParams("Unknown authentication method", "no authentication method "+req.MethodID+" is offered; see authMethods in the initialize response")
+	}
+	m, err := a.Resolve()
+	if err != nil {
+		return nil, acp.AuthRequired("Authentication failed: " + err.Error())
+	}
+	if m == nil {
+		v := strings.TrimPrefix(req.MethodID, "env:")
+		return nil, acp.AuthRequired("Authentication required: " + v + " is not set for corvid and no key is stored. Set it in corvid's environment or run `corvid auth login`, then restart the agent.")
+	}
+	s.opts.Agent.SetModel(m)
+	return struct{}{}, nil
+}
+
+func (s *Server) logout() (any, error) {
+	a := s.opts.Auth
+	if a == nil || a.Logout == nil {
+		return nil, acp.MethodNotFound("logout")
+	}
+	if err := a.Logout(); err != nil {
+		return nil, &acp.Error{Code: acp.CodeInternalError, Message: "Logout failed: " + err.Error()}
+	}
+	m, _ := a.Resolve()
+	s.opts.Agent.SetModel(m) // nil unless a key remains in the environment
+	return struct{}{}, nil
+}

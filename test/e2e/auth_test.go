@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+)
+
+// The ACP registry's check: a raw initialize with an empty HOME offers at
+// least one auth method, and stdout stays clean (the kit fails on any
+// non-protocol line).
+func TestInitializeWithEmptyHomeOffersAuthMethods(t *testing.T) {
+	bin := testkit.BuildCorvid(t)
+	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp"}, Env: []string{"CORVID_KEYRING=off"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, rerr := e.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"auth": map[string]any{"terminal": true}}})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if !strings.Contains(string(res), `"authMethods":[{`) || !strings.Contains(string(res), `"type":"terminal"`) {
+		t.Fatalf("initialize offers no auth methods (or no terminal one to a client that supports it): %s", res)
+	}
+	if !strings.Contains(string(res), `"logout":{}`) {
+		t.Errorf("logout is not advertised: %s", res)
+	}
+}
+
+// Without credentials session/new is -32000 with a how-to; a key stored
+// with `corvid auth login` then `authenticate` makes it work; `logout`
+// removes the key and session/new needs authentication again.
+func TestAuthenticateAfterLoginThenLogout(t *testing.T) {
+	bin := testkit.BuildCorvid(t)
+	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp"}, Env: []string{"CORVID_KEYRING=off"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, rerr := e.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	newSession := func() *testkit.RPCError {
+		_, rerr := e.Call(ctx, "session/new", map[string]any{"cwd": e.Dir(), "mcpServers": []any{}})
+		return rerr
+	}
+	if rerr := newSession(); rerr == nil || rerr.Code != -32000 || !strings.Contains(rerr.Message, "ANTHROPIC_API_KEY") {
+		t.Fatalf("session/new without credentials = %+v, want -32000 naming a key variable", rerr)
+	}
+	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr == nil || rerr.Code != -32000 {
+		t.Fatalf("authenticate with no key anywhere = %+v, want -32000", rerr)
+	}
+	login := exec.Command(bin, "auth", "login", "anthropic", "--stdin")
+	login.Env = e.Env()
+	login.Stdin = strings.NewReader("sk-ant-test-key\n")
+	if out, err := login.CombinedOutput(); err != nil {
+		t.Fatalf("corvid auth login: %v\n%s", err, out)
+	} else if strings.Contains(string(out), "sk-ant-test-key") {
+		t.Errorf("auth login printed the key: %s", out)
+	}
+	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr != nil {
+		t.Fatalf("authenticate after login: %+v", rerr)
+	}
+	if rerr := newSession(); rerr != nil {
+		t.Fatalf("session/new after authenticate: %+v", rerr)
+	}
+	if _, rerr := e.Call(ctx, "logout", map[string]any{}); rerr != nil {
+		t.Fatalf("logout: %+v", rerr)
+	}
+	if rerr := newSession(); rerr == nil || rerr.Code != -32000 {
+		t.Fatalf("session/new after logout = %+v, want -32000", rerr)
+	}
+	if strings.Contains(e.Stderr(), "sk-ant-test-key") {
+		t.Error("the key appears in corvid's log")
+	}
+}
