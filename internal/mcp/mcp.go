@@ -25,6 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -249,7 +251,35 @@ func (e *userError) Error() string { return e.msg }
 func (e *userError) Unwrap() error { return e.err }
 
 func startFailed(server string, err error) error {
-	return &userError{fmt.Sprintf("MCP server %q failed to start: %s", server, oneLine(err.Error())), err}
+	return &userError{fmt.Sprintf("MCP server %q failed to start: %s", server, describe(err)), err}
+}
+
+// describe words a go-sdk or network error for the user: the go-sdk's
+// layers of "calling …: sending …:" go, and an address loses its query and
+// user info, where tokens hide.
+func describe(err error) string {
+	if _, ok := err.(*userError); ok {
+		return err.Error()
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		msg := uerr.Err.Error()
+		var op *net.OpError
+		if errors.As(uerr.Err, &op) && op.Err != nil {
+			msg = op.Err.Error()
+		}
+		addr := uerr.URL
+		if u, perr := url.Parse(addr); perr == nil {
+			u.User, u.RawQuery, u.Fragment = nil, "", ""
+			addr = u.String()
+		}
+		return fmt.Sprintf("cannot connect to %s (%s)", addr, oneLine(msg))
+	}
+	s := err.Error()
+	for _, noise := range []string{`calling "initialize": `, `sending "initialize": `, "rejected by transport: ", "failed to connect: "} {
+		s = strings.ReplaceAll(s, noise, "")
+	}
+	return oneLine(s)
 }
 
 // oneLine keeps an error fit for a one-sentence message.
