@@ -42,6 +42,10 @@ type Deferred func() (any, error)
 type Options struct {
 	MaxLineBytes int          // default DefaultMaxLineBytes
 	Logger       *slog.Logger // default slog.Default()
+	// BeforeWrite, if set, runs before each write of queued frames: the
+	// agent makes what they report durable first (kill -9 then loses
+	// nothing the client saw).
+	BeforeWrite func()
 }
 
 // ErrClosed is returned when the connection is gone.
@@ -682,30 +686,44 @@ func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 
 func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
-	bw := bufio.NewWriterSize(c.w, 64<<10)
+	var batch bytes.Buffer
 	broken := false
-	for b := range c.out {
-		if b == nil {
-			if !broken {
-				_ = bw.Flush()
+	stop := false
+	for !stop {
+		b, ok := <-c.out
+		if !ok || b == nil {
+			break
+		}
+		batch.Reset()
+		batch.Write(b)
+		// Take whatever else is queued, so one barrier and one write serve
+		// many frames.
+	drain:
+		for batch.Len() < maxBatchBytes {
+			select {
+			case more := <-c.out:
+				if more == nil {
+					stop = true
+					break drain
+				}
+				batch.Write(more)
+			default:
+				break drain
 			}
-			return
 		}
 		if broken {
 			continue
 		}
-		if _, err := bw.Write(b); err != nil {
+		if c.opts.BeforeWrite != nil {
+			c.opts.BeforeWrite()
+		}
+		if _, err := c.w.Write(batch.Bytes()); err != nil {
 			broken = true
 			c.log.Warn("output broken; the client is gone", "err", err)
 			c.markGone()
-			continue
-		}
-		if len(c.out) == 0 {
-			if err := bw.Flush(); err != nil {
-				broken = true
-				c.log.Warn("output broken; the client is gone", "err", err)
-				c.markGone()
-			}
 		}
 	}
 }
+
+// maxBatchBytes bounds how much output one write carries.
+const maxBatchBytes = 1 << 20

@@ -38,6 +38,9 @@ func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, err
 		if errors.Is(err, agent.ErrNoModel) {
 			return nil, acp.AuthRequired(s.opts.NoModelMessage)
 		}
+		if errors.Is(err, agent.ErrStore) {
+			return nil, s.storeError(err)
+		}
 		return nil, err
 	}
 	ss.Session = as
@@ -124,6 +127,12 @@ func (s *Server) turnError(err error) error {
 	}
 	if errors.Is(err, agent.ErrBusy) {
 		return acp.InvalidParams("A prompt turn is already running in this session", err.Error())
+	}
+	if errors.Is(err, agent.ErrBusyElsewhere) {
+		return acp.InvalidParams("This session is running a turn in another corvid process", err.Error())
+	}
+	if errors.Is(err, agent.ErrStore) {
+		return s.storeError(err)
 	}
 	return err
 }

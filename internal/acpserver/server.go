@@ -79,7 +79,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*session{}}
-	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes})
+	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes, BeforeWrite: opts.Agent.Sync})
 	go func() {
 		<-s.conn.Gone()
 		s.closeAll()

@@ -59,9 +59,9 @@ type Agent struct {
 
 	modelMu sync.RWMutex
 
-	storeOnce sync.Once
-	st        *store.Store
-	stErr     error
+	stMu     sync.Mutex
+	st       *store.Store
+	stClosed bool
 }
 
 // New returns an agent.

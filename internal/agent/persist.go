@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
@@ -120,23 +121,35 @@ func (s *Session) flush() {
 	}
 }
 
-// openStore opens the store once, on first use, so start-up stays fast.
+// ErrStore marks a failure of the session store (its message names the
+// database file).
+var ErrStore = errors.New("session store")
+
+// openStore opens the store on first use, so start-up stays fast. A failed
+// open is retried on the next use: moving a corrupt file aside must not
+// need a restart.
 func (a *Agent) openStore() (*store.Store, error) {
 	if a.cfg.StorePath == "" {
 		return nil, nil
 	}
-	a.storeOnce.Do(func() {
-		a.st, a.stErr = store.Open(a.cfg.StorePath)
-		if a.stErr != nil {
-			a.stErr = fmt.Errorf("session store: %w", a.stErr)
-		}
-	})
-	return a.st, a.stErr
+	a.stMu.Lock()
+	defer a.stMu.Unlock()
+	if a.st != nil || a.stClosed {
+		return a.st, nil
+	}
+	st, err := store.Open(a.cfg.StorePath)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	a.st = st
+	return st, nil
 }
 
 // Close flushes and closes the store.
 func (a *Agent) Close() error {
-	a.storeOnce.Do(func() {}) // no store will be opened after this
+	a.stMu.Lock()
+	defer a.stMu.Unlock()
+	a.stClosed = true
 	if a.st != nil {
 		return a.st.Close()
 	}
@@ -185,6 +198,9 @@ func rebuild(events []store.Event, toolIDs map[string]bool) (replay []Event, his
 	finals := map[string]int{} // tool call id -> index of its final update in replay
 	var usage *Event
 	lastUser := ""
+	// unsaved is the agent text streamed since the model context was last
+	// recorded: an answer cut short by a crash, which the context must keep.
+	var unsaved strings.Builder
 	for _, e := range events {
 		switch e.Kind {
 		case recordContext:
@@ -192,17 +208,22 @@ func rebuild(events []store.Event, toolIDs map[string]bool) (replay []Event, his
 			if json.Unmarshal(e.Payload, &m) == nil {
 				history = append(history, m)
 			}
+			unsaved.Reset()
 			continue
 		case recordContextReset:
 			var h []llm.Message
 			if json.Unmarshal(e.Payload, &h) == nil {
 				history = h
 			}
+			unsaved.Reset()
 			continue
 		}
 		var ev Event
 		if json.Unmarshal(e.Payload, &ev) != nil {
 			continue
+		}
+		if ev.Kind == EventMessageChunk && ev.Content != nil && ev.Content.Type == BlockText {
+			unsaved.WriteString(ev.Content.Text)
 		}
 		switch ev.Kind {
 		case EventUserChunk, EventMessageChunk, EventThoughtChunk:
@@ -255,6 +276,10 @@ func rebuild(events []store.Event, toolIDs map[string]bool) (replay []Event, his
 	}
 	if usage != nil {
 		replay = append(replay, *usage)
+	}
+	if unsaved.Len() > 0 && len(history) > 0 && history[len(history)-1].Role == llm.RoleUser {
+		history = append(history, llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
+			llm.Text(unsaved.String() + "\n\n[This answer was interrupted: corvid stopped before it finished.]")}})
 	}
 	return replay, history, turns
 }
@@ -372,3 +397,20 @@ func sameStrings(a, b []string) bool {
 }
 
 func processOwner() string { return fmt.Sprintf("pid%d-%s", os.Getpid(), NewID("o")) }
+
+// Sync makes every event recorded so far durable. The ACP writer calls it
+// before frames leave, so what a client has seen survives a kill -9; group
+// commit keeps it cheap (one commit serves every frame queued meanwhile).
+func (a *Agent) Sync() {
+	a.stMu.Lock()
+	st := a.st
+	a.stMu.Unlock()
+	if st == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := st.Flush(ctx); err != nil {
+		a.cfg.Logger.Error("session store commit", "err", err)
+	}
+}

@@ -449,8 +449,6 @@ func TestTwoProcessesShareOneStore(t *testing.T) {
 		t.Errorf("the refused prompt streamed %v", updateKinds(got))
 	}
 	t.Run("the refusal explains the cross-process lease", func(t *testing.T) {
-		knownBug(t, "the turn's lease error (agent.ErrBusyElsewhere wrapping store.BusyError) is a plain Go error: "+
-			"acpserver.turnError does not map it, so the client gets -32603 \"Internal error\" with no reason")
 		msg := strings.ToLower(rerr.Message + " " + string(rerr.Data))
 		if !strings.Contains(msg, "another corvid process") {
 			t.Errorf("refusal %v does not say another corvid process holds the session", rerr)
@@ -492,8 +490,6 @@ func TestCorruptStoreFailsSessionNewClearlyAndTheProcessStaysUp(t *testing.T) {
 		t.Fatal("session/new succeeded on a corrupt store")
 	}
 	t.Run("the error names the file", func(t *testing.T) {
-		knownBug(t, "acpserver.newSession returns the store's open error unwrapped, so acp.Conn maps it to -32603 "+
-			"\"Internal error\"; the path of the corrupt sessions.db only reaches the log")
 		if msg := rerr.Message + " " + string(rerr.Data); !strings.Contains(msg, st.dbPath()) {
 			t.Errorf("session/new error %v does not name %s", rerr, st.dbPath())
 		}

@@ -428,15 +428,6 @@ func TestLoadOfUnknownSessionIsResourceNotFound(t *testing.T) {
 	}
 }
 
-// knownBug skips a test that fails because of a bug in corvid (described in
-// why) so CI stays green. CORVID_E2E_BUGS=1 runs it and shows the failure.
-func knownBug(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CORVID_E2E_BUGS") == "" {
-		t.Skip("BUG: " + why + " (CORVID_E2E_BUGS=1 runs it)")
-	}
-}
-
 // commonPrefix is the length of the longest common prefix of a and b.
 func commonPrefix(a, b string) int {
 	n := 0
@@ -516,8 +507,6 @@ func TestKillDuringStreamingLosesAtMostTheLastFewMilliseconds(t *testing.T) {
 // loses nothing that was already streamed: every chunk the client saw is in
 // the replay.
 func TestKillDuringStreamingLosesNoStreamedChunk(t *testing.T) {
-	knownBug(t, "agent.Session.emit queues the event (store.Append, committed up to 2 ms later) and writes the "+
-		"session/update at once, so a kill -9 right after a chunk reached the client loses that chunk from the store")
 	for _, chunks := range []int{20, 80, 140} {
 		t.Run(fmt.Sprint(chunks, "chunks"), func(t *testing.T) {
 			streamed, replayed := killMidStream(t, chunks)
@@ -534,9 +523,6 @@ func TestKillDuringStreamingLosesNoStreamedChunk(t *testing.T) {
 // model should know it had started answering (on a cancel the loop keeps
 // the partial answer in the context for the same reason).
 func TestKillDuringStreamingKeepsThePartialAnswerInTheContext(t *testing.T) {
-	knownBug(t, "the model context records the assistant message only when its stream ends, so after a kill -9 "+
-		"the restored context has the prompt but none of the streamed answer (agent.rebuild uses only the "+
-		"\"context\" records); the next turn replays response 0 as if nothing had been said")
 	st := newSharedHome(t, map[string]any{"responses": []any{
 		map[string]any{"chunkSize": 1, "delayMs": 3, "parts": []any{map[string]any{"type": "text", "text": strings.Repeat("a", 300)}}},
 		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "I was cut off."}}},
