@@ -21,6 +21,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/tool"
 
@@ -88,6 +89,8 @@ func (c *acpCmd) Run() error {
 		CommandPoll:           2 * time.Second,
 		Permissions:           perms,
 		StorePath:             filepath.Join(config.DataDir(env), "sessions.db"),
+		MCPServers:            mcp.FromConfig(file.MCPServers),
+		Version:               version,
 		Models:                c.modelChoices(env, file),
 		OpenModel: func(id string) (llm.Model, error) {
 			return c.openModelID(env, file, id)
@@ -119,6 +122,7 @@ func (c *acpCmd) Run() error {
 		Stored:             true,
 		RespondDir:         config.RuntimeDir(env),
 		Auth:               c.auth(env, file),
+		MCPConfigured:      len(file.MCPServers) > 0,
 		InteractionTimeout: file.InteractionTimeout,
 	})
 	if err := ag.Close(); err != nil {

@@ -151,18 +151,24 @@ func optionIDs(opts []acp.SessionConfigOption) string {
 
 // notify sends one session/update for this session.
 func (ss *session) notify(update any) {
-	_ = ss.srv.conn.Notify("session/update", acp.SessionNotification{SessionID: ss.ID, Update: update})
+	_ = ss.srv.conn.Notify("session/update", acp.SessionNotification{SessionID: ss.id, Update: update})
 }
 
-// pushCommands sends the session's command list, unless the client has
-// already closed its input (a piped handshake: nobody will show a menu).
-func (ss *session) pushCommands() {
+// started runs right after the new/load response: the command list, then
+// anything the user must hear about the start (an MCP server that failed).
+// Nothing is pushed to a client that already closed its input (a piped
+// handshake: nobody will show a menu).
+func (ss *session) started() {
+	ss.ready.Store(true)
 	select {
 	case <-ss.srv.conn.Gone():
 		return
 	default:
 	}
 	ss.notify(commandsUpdate(ss.Commands()))
+	for _, n := range ss.TakeNotices() {
+		ss.Notify("[corvid] " + n)
+	}
 }
 
 func commandsUpdate(cmds []agent.CommandInfo) acp.AvailableCommandsUpdate {

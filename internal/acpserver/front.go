@@ -16,8 +16,11 @@ const maxTextBytes = 64 << 10
 
 // Emit turns an agent event into session/update notifications.
 func (ss *session) Emit(ev agent.Event) {
+	if !ss.ready.Load() && ev.Kind == agent.EventCommands {
+		return // pushed with the response anyway
+	}
 	for _, u := range updatesFor(ev) {
-		_ = ss.srv.conn.Notify("session/update", acp.SessionNotification{SessionID: ss.ID, Update: u})
+		_ = ss.srv.conn.Notify("session/update", acp.SessionNotification{SessionID: ss.id, Update: u})
 	}
 }
 
@@ -182,7 +185,7 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 	}
 	u := toolCallUpdate(call)
 	var resp acp.RequestPermissionResponse
-	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.ID, ToolCall: u, Options: permissionOptions}, &resp)
+	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions}, &resp)
 	if err != nil {
 		return agent.RejectOnce, nil
 	}

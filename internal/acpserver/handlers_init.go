@@ -30,6 +30,7 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 	}
 	caps := acp.AgentCapabilities{
 		PromptCapabilities:  acp.PromptCapabilities{Image: images, EmbeddedContext: true},
+		MCPCapabilities:     acp.MCPCapabilities{HTTP: true, SSE: true},
 		SessionCapabilities: acp.SessionCapabilities{AdditionalDirectories: &acp.Present{}, Close: &acp.Present{}},
 	}
 	if s.opts.Auth != nil && s.opts.Auth.Logout != nil {

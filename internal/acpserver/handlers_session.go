@@ -12,6 +12,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/acp"
 	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/mcp"
 )
 
 func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, error) {
@@ -30,32 +31,58 @@ func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, err
 	if s.opts.Agent.Model() == nil {
 		return nil, acp.AuthRequired(s.opts.NoModelMessage)
 	}
-	ss := &session{srv: s}
 	id := agent.NewID("sess")
-	fsys, terms := s.toolBackends(id)
-	as, err := s.opts.Agent.NewSession(agent.SessionOptions{ID: id, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms})
-	if err != nil {
-		if errors.Is(err, agent.ErrNoModel) {
-			return nil, acp.AuthRequired(s.opts.NoModelMessage)
+	ss := &session{srv: s, id: id}
+	servers := mcpServers(req.MCPServers)
+	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
+		fsys, terms := s.toolBackends(id)
+		as, err := s.opts.Agent.NewSession(agent.SessionOptions{ID: id, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: servers})
+		if err != nil {
+			if errors.Is(err, agent.ErrNoModel) {
+				return nil, acp.AuthRequired(s.opts.NoModelMessage)
+			}
+			if errors.Is(err, agent.ErrStore) {
+				return nil, s.storeError(err)
+			}
+			return nil, err
 		}
-		if errors.Is(err, agent.ErrStore) {
-			return nil, s.storeError(err)
-		}
-		return nil, err
-	}
-	ss.Session = as
-	s.mu.Lock()
-	s.sessions[as.ID] = ss
-	s.mu.Unlock()
-	c := as.Controls()
-	return acp.Then{
-		Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: configOptions(c)},
-		After:  ss.pushCommands,
-	}, nil
+		ss.Session = as
+		s.mu.Lock()
+		s.sessions[as.ID] = ss
+		s.mu.Unlock()
+		c := as.Controls()
+		return acp.Then{
+			Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: configOptions(c)},
+			After:  ss.started,
+		}, nil
+	})
 }
 
-// checkCwd resolves the session cwd: empty means the launch directory; a
-// relative path is refused.
+// maybeDefer runs f now, or, when it starts MCP servers (which may take
+// seconds), concurrently so other requests are not held up.
+func (s *Server) maybeDefer(slow bool, f func() (any, error)) (any, error) {
+	if slow {
+		return acp.Deferred(f), nil
+	}
+	return f()
+}
+
+// mcpServers converts the editor's MCP server list.
+func mcpServers(in []acp.McpServer) []mcp.Server {
+	out := make([]mcp.Server, 0, len(in))
+	for _, m := range in {
+		srv := mcp.Server{Name: m.Name, Type: m.Type, Command: m.Command, Args: m.Args, URL: m.URL}
+		for _, e := range m.Env {
+			srv.Env = append(srv.Env, mcp.KV{Name: e.Name, Value: e.Value})
+		}
+		for _, h := range m.Headers {
+			srv.Headers = append(srv.Headers, mcp.KV{Name: h.Name, Value: h.Value})
+		}
+		out = append(out, srv)
+	}
+	return out
+}
+
 func (s *Server) checkCwd(cwd string) (string, error) {
 	if cwd == "" {
 		cwd = s.opts.LaunchDir

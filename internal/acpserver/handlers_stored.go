@@ -43,31 +43,34 @@ func (s *Server) restore(ctx context.Context, params json.RawMessage, replay boo
 	if old != nil {
 		old.Close()
 	}
-	ss := &session{srv: s}
-	fsys, terms := s.toolBackends(req.SessionID)
-	as, events, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: req.SessionID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms})
-	if errors.Is(err, agent.ErrSessionNotFound) {
-		return nil, sessionNotFound(req.SessionID)
-	}
-	if err != nil {
-		return nil, s.storeError(err)
-	}
-	ss.Session = as
-	if replay {
-		// Every replayed update is written before the response, by
-		// construction: both leave through the same ordered writer.
-		for _, ev := range events {
-			ss.Emit(ev)
+	ss := &session{srv: s, id: req.SessionID}
+	servers := mcpServers(req.MCPServers)
+	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
+		fsys, terms := s.toolBackends(req.SessionID)
+		as, events, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: req.SessionID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: servers})
+		if errors.Is(err, agent.ErrSessionNotFound) {
+			return nil, sessionNotFound(req.SessionID)
 		}
-	}
-	s.mu.Lock()
-	s.sessions[as.ID] = ss
-	s.mu.Unlock()
-	c := as.Controls()
-	return acp.Then{
-		Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: configOptions(c)},
-		After:  ss.pushCommands,
-	}, nil
+		if err != nil {
+			return nil, s.storeError(err)
+		}
+		ss.Session = as
+		if replay {
+			// Every replayed update is written before the response, by
+			// construction: both leave through the same ordered writer.
+			for _, ev := range events {
+				ss.Emit(ev)
+			}
+		}
+		s.mu.Lock()
+		s.sessions[as.ID] = ss
+		s.mu.Unlock()
+		c := as.Controls()
+		return acp.Then{
+			Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: configOptions(c)},
+			After:  ss.started,
+		}, nil
+	})
 }
 
 func (s *Server) storeError(err error) error {
@@ -166,9 +169,9 @@ func (s *Server) forkSession(ctx context.Context, params json.RawMessage) (any, 
 		}
 		return nil, s.storeError(err)
 	}
-	ss := &session{srv: s}
+	ss := &session{srv: s, id: newID}
 	fsys, terms := s.toolBackends(newID)
-	as, _, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: newID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms})
+	as, _, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: newID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: mcpServers(req.MCPServers)})
 	if err != nil {
 		return nil, s.storeError(err)
 	}
@@ -179,6 +182,6 @@ func (s *Server) forkSession(ctx context.Context, params json.RawMessage) (any, 
 	c := as.Controls()
 	return acp.Then{
 		Result: acp.NewSessionResponse{SessionID: newID, Modes: modeState(c), ConfigOptions: configOptions(c)},
-		After:  ss.pushCommands,
+		After:  ss.started,
 	}, nil
 }

@@ -51,7 +51,7 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 			}
 		}
 	}
-	ans, err := b.Ask(ctx, respond.Question{ID: id, SessionID: ss.ID, Title: call.Title, Detail: detail, Cwd: ss.Cwd()}, timeout)
+	ans, err := b.Ask(ctx, respond.Question{ID: id, SessionID: ss.id, Title: call.Title, Detail: detail, Cwd: ss.Cwd()}, timeout)
 	if err != nil && ctx.Err() == nil {
 		say(fmt.Sprintf("[corvid] Request %s was denied: %v\n", id, err))
 	}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/acp"
@@ -45,6 +46,9 @@ type Options struct {
 	InteractionTimeout time.Duration
 	// Auth offers ways to provide credentials; nil offers none.
 	Auth *Auth
+	// MCPConfigured says the agent starts configured MCP servers for every
+	// session (so session setup may take a while).
+	MCPConfigured bool
 }
 
 // Server is one ACP connection's state.
@@ -67,6 +71,11 @@ type Server struct {
 type session struct {
 	*agent.Session
 	srv *Server
+	id  string // set before the agent session exists (MCP start may emit)
+	// ready is set once the client has the session id (after the
+	// new/load response); events before that, such as an MCP server's
+	// list change during start, are not sent.
+	ready atomic.Bool
 }
 
 // shutdownGrace bounds how long in-flight work may take to answer after the

@@ -13,8 +13,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/corvid-agent/corvid/internal/commands"
 	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/store"
 	"log/slog"
 	"sync"
@@ -50,6 +50,11 @@ type Config struct {
 	// CommandPoll is how often command and skill folders are checked for
 	// changes (0: never).
 	CommandPoll time.Duration
+	// MCPServers are configured MCP servers every session starts (the
+	// editor's list wins on name clashes).
+	MCPServers []mcp.Server
+	// Version is corvid's version, told to MCP servers.
+	Version string
 }
 
 // Agent creates sessions.
@@ -103,6 +108,8 @@ type SessionOptions struct {
 	Roots []string // additional directories
 	Front FrontEnd
 	FS    tool.FS // nil = local disk
+	// MCP are the editor's MCP servers for this session.
+	MCP []mcp.Server
 	// Terminals runs shell commands; nil = a private in-process set. The
 	// session closes it (if it is an io.Closer) when the session closes.
 	Terminals tool.Terminals
@@ -150,7 +157,6 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) 
 		agent: a,
 		front: o.Front,
 		store: st,
-		tools: tool.NewRegistry(a.cfg.Tools()...),
 		env: tool.Env{
 			Cwd:       o.Cwd,
 			Roots:     append([]string{o.Cwd}, o.Roots...),
@@ -164,12 +170,9 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) 
 		thought: a.cfg.ThoughtLevel,
 		toolIDs: map[string]bool{},
 	}
-	s.tools.Add(commands.SkillTool(func() []commands.Skill {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.skills
-	}))
 	s.discover()
+	s.rebuildTools()
+	s.startMCP(o.MCP)
 	s.watchCommands()
 	return s, nil
 }

@@ -41,7 +41,7 @@ func (t *Turn) loop() (StopReason, error) {
 			Model:          info.ID,
 			System:         system,
 			Messages:       msgs,
-			Tools:          s.tools.Specs(),
+			Tools:          s.registry().Specs(),
 			MaxTokens:      cfg.MaxTokens,
 			ThinkingBudget: s.thinkingBudget(),
 		}
@@ -205,7 +205,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	result := func(text string, isErr bool, images []llm.Part) llm.Part {
 		return llm.Part{Type: llm.PartToolResult, ToolUseID: c.ToolUseID, Text: text, IsError: isErr, Images: images}
 	}
-	tl, ok := s.tools.Get(c.ToolName)
+	tl, ok := s.registry().Get(c.ToolName)
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q", c.ToolName)
 		s.emit(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: id, Name: c.ToolName, Title: c.ToolName, Kind: tool.KindOther, Status: ToolFailed, RawInput: c.Input,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/commands"
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/store"
 	"github.com/corvid-agent/corvid/internal/tool"
@@ -51,6 +52,8 @@ type Session struct {
 	skills    []commands.Skill
 	prompts   PromptSource
 	stopWatch func()
+	mcp       *mcp.Manager
+	notices   []string
 	toolIDs   map[string]bool // tool call ids used in this session
 }
 
@@ -130,6 +133,12 @@ func (s *Session) Close() {
 	s.mu.Unlock()
 	if stop != nil {
 		stop()
+	}
+	s.mu.Lock()
+	mgr := s.mcp
+	s.mu.Unlock()
+	if mgr != nil {
+		_ = mgr.Close()
 	}
 	s.flush()
 }

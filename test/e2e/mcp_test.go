@@ -1,0 +1,201 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+	"github.com/corvid-agent/corvid/internal/testkit/fakeanthropic"
+)
+
+// mcpRun is corvid on the fake Anthropic server, so the tests can see what
+// the model was offered and sent back.
+type mcpRun struct {
+	*testkit.Editor
+	ctx    context.Context
+	api    *fakeanthropic.Server
+	server string // the stdio MCP server binary
+	dir    string
+}
+
+func startMCP(t *testing.T) *mcpRun {
+	t.Helper()
+	api := fakeanthropic.New(t)
+	bin := testkit.BuildCorvid(t)
+	server := testkit.BuildPackage(t, "./internal/mcp/testdata/stdioserver")
+	dir := t.TempDir()
+	e := testkit.Start(t, bin, testkit.Options{
+		Args: []string{"acp", "-m", "anthropic:claude-sonnet-4-6"},
+		Env:  []string{"ANTHROPIC_API_KEY=sk-test", "ANTHROPIC_BASE_URL=" + api.URL(), "CORVID_KEYRING=off"},
+		Dir:  dir,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	if _, rerr := e.Initialize(ctx, testkit.Minimal()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	return &mcpRun{Editor: e, ctx: ctx, api: api, server: server, dir: dir}
+}
+
+func (r *mcpRun) newSession(t *testing.T, servers ...map[string]any) string {
+	t.Helper()
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	r.MustCall(r.ctx, "session/new", map[string]any{"cwd": r.dir, "mcpServers": servers}, &res)
+	return res.SessionID
+}
+
+func (r *mcpRun) stdio(name string) map[string]any {
+	return map[string]any{"name": name, "command": r.server, "args": []string{}, "env": []any{}}
+}
+
+func TestMCPToolsReachTheModelAndRunThroughPermission(t *testing.T) {
+	r := startMCP(t)
+	sid := r.newSession(t, r.stdio("local"))
+	r.api.Enqueue(
+		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("toolu_1", "local__echo", `{"text":"hello from mcp"}`)}},
+		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("done")}},
+	)
+	if stop, rerr := r.Prompt(r.ctx, sid, "echo something"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	reqs := r.api.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	if !strings.Contains(string(reqs[0].Raw), `"local__echo"`) {
+		t.Errorf("the MCP tool was not offered to the model: %s", reqs[0].Raw)
+	}
+	if !strings.Contains(string(reqs[1].Raw), "hello from mcp") {
+		t.Errorf("the MCP result did not reach the model: %s", reqs[1].Raw)
+	}
+	if n := len(r.Permissions()); n != 1 {
+		t.Errorf("%d permission requests, want 1 (MCP tools ask by default)", n)
+	}
+	calls := testkit.OfKind(r.Updates(sid), "tool_call_update")
+	if len(calls) == 0 || !strings.Contains(string(calls[len(calls)-1].Raw), `"completed"`) {
+		t.Errorf("the MCP tool call did not complete: %v", calls)
+	}
+}
+
+func TestMCPPromptBecomesACommandAndExpands(t *testing.T) {
+	r := startMCP(t)
+	sid := r.newSession(t, r.stdio("local"))
+	if _, err := r.WaitUpdate(r.ctx, func(u testkit.Update) bool {
+		return u.SessionUpdate == "available_commands_update" && strings.Contains(string(u.Raw), `"local:greet"`)
+	}); err != nil {
+		t.Fatalf("the MCP prompt is not offered as a command: %v", err)
+	}
+	r.api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("Hello Bob!")}})
+	if stop, rerr := r.Prompt(r.ctx, sid, "/local:greet Bob"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	reqs := r.api.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Raw), "Please greet Bob warmly.") {
+		t.Fatalf("the prompt was not expanded into the model request: %v", reqs)
+	}
+}
+
+func TestMCPServerCrashIsAFailedToolCallNotADeadAgent(t *testing.T) {
+	r := startMCP(t)
+	sid := r.newSession(t, r.stdio("local"))
+	r.api.Enqueue(
+		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("toolu_1", "local__crash", `{}`)}},
+		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("it crashed")}},
+		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("still here")}},
+	)
+	if stop, rerr := r.Prompt(r.ctx, sid, "crash it"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	calls := testkit.OfKind(r.Updates(sid), "tool_call_update")
+	if len(calls) == 0 || !strings.Contains(string(calls[len(calls)-1].Raw), `"failed"`) {
+		t.Errorf("the crashed call did not end failed: %v", calls)
+	}
+	if stop, rerr := r.Prompt(r.ctx, sid, "and now?"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt after the crash: %q %v", stop, rerr)
+	}
+}
+
+func TestMCPBadServerIsReportedAndTheSessionWorks(t *testing.T) {
+	r := startMCP(t)
+	sid := r.newSession(t, r.stdio("local"), map[string]any{"name": "broken", "command": "/nonexistent/mcp-server", "args": []string{}, "env": []any{}})
+	if _, err := r.WaitUpdate(r.ctx, func(u testkit.Update) bool {
+		return u.SessionUpdate == "agent_message_chunk" && strings.Contains(string(u.Raw), `broken`)
+	}); err != nil {
+		t.Fatalf("the failed server was not reported in the session: %v", err)
+	}
+	r.api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("ok")}})
+	if stop, rerr := r.Prompt(r.ctx, sid, "hi"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if !strings.Contains(string(r.api.Requests()[0].Raw), "local__echo") {
+		t.Error("the working server's tools are missing")
+	}
+}
+
+// After session/close, and after stdin EOF, no MCP server process survives.
+func TestMCPServersEndWithTheSessionAndWithCorvid(t *testing.T) {
+	for _, how := range []string{"close", "eof"} {
+		t.Run(how, func(t *testing.T) {
+			r := startMCP(t)
+			sid := r.newSession(t, r.stdio("local"))
+			pids := pidsOf(r.server)
+			if len(pids) == 0 {
+				t.Fatal("no MCP server process is running")
+			}
+			if how == "close" {
+				if _, rerr := r.Call(r.ctx, "session/close", map[string]any{"sessionId": sid}); rerr != nil {
+					t.Fatal(rerr)
+				}
+			} else {
+				r.Close()
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for len(alive(pids)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if left := alive(pids); len(left) > 0 {
+				t.Errorf("MCP server pids %v survive %s", left, how)
+			}
+		})
+	}
+}
+
+// pidsOf lists the live processes whose executable is path.
+func pidsOf(path string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == path {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// alive filters pids to processes that still run (zombies count as gone).
+func alive(pids []int) []int {
+	var out []int
+	for _, pid := range pids {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
