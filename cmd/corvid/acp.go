@@ -187,7 +187,7 @@ func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string
 	if err != nil {
 		return nil, "", err
 	}
-	return llm.WithRetry(model, config.RetryPolicy(env)), "", nil
+	return llm.WithRetry(model, retryPolicy(env)), "", nil
 }
 
 const noCredentialsMessage = "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the editor's environment for corvid, or run `corvid auth login`, then restart the agent; or launch with -m script:FILE for the offline scripted model."
@@ -227,7 +227,7 @@ func (c *acpCmd) openModelID(env config.Env, file *config.File, id string) (llm.
 	if err != nil {
 		return nil, err
 	}
-	return llm.WithRetry(m, config.RetryPolicy(env)), nil
+	return llm.WithRetry(m, retryPolicy(env)), nil
 }
 
 // permissions combines the configured rules with the launch flags. A bad
@@ -286,4 +286,10 @@ func (c *acpCmd) login() error {
 		}
 	}
 	return runLogin(env, cwd, provider, false, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// retryPolicy is the model retry policy, tunable by environment.
+func retryPolicy(env config.Env) llm.RetryPolicy {
+	r := config.RetrySettings(env)
+	return llm.RetryPolicy{MaxAttempts: r.MaxAttempts, BaseDelay: r.BaseDelay}
 }

@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/corvid-agent/corvid/internal/llm"
 )
 
 // StreamIdleTimeout is how long a model stream may send nothing before the
@@ -16,18 +14,25 @@ func StreamIdleTimeout(env Env) time.Duration {
 	return positiveDuration(env.Getenv("CORVID_STREAM_IDLE_TIMEOUT"))
 }
 
-// RetryPolicy is how failed model requests are retried:
+// Retry is how failed model requests are retried:
 // $CORVID_RETRY_MAX_ATTEMPTS (attempts in all, first one included) and
 // $CORVID_RETRY_BASE_DELAY (a Go duration: the first backoff, doubled each
-// time). A variable that is unset or unreadable leaves its field zero, which
-// llm.WithRetry reads as its default.
-func RetryPolicy(env Env) llm.RetryPolicy {
-	var p llm.RetryPolicy
+// time). A variable that is unset or unreadable leaves its field zero,
+// meaning the retry wrapper's default. (config sits at the bottom of the
+// import graph, so it returns plain values; cmd builds llm.RetryPolicy.)
+type Retry struct {
+	MaxAttempts int
+	BaseDelay   time.Duration
+}
+
+// RetrySettings reads Retry from env.
+func RetrySettings(env Env) Retry {
+	var r Retry
 	if n, err := strconv.Atoi(strings.TrimSpace(env.Getenv("CORVID_RETRY_MAX_ATTEMPTS"))); err == nil && n > 0 {
-		p.MaxAttempts = n
+		r.MaxAttempts = n
 	}
-	p.BaseDelay = positiveDuration(env.Getenv("CORVID_RETRY_BASE_DELAY"))
-	return p
+	r.BaseDelay = positiveDuration(env.Getenv("CORVID_RETRY_BASE_DELAY"))
+	return r
 }
 
 func positiveDuration(s string) time.Duration {

@@ -22,16 +22,16 @@ func TestStreamIdleTimeoutReadsAGoDurationElseProviderDefault(t *testing.T) {
 	}
 }
 
-func TestRetryPolicyFromEnvironment(t *testing.T) {
-	p := RetryPolicy(MapEnv{"CORVID_RETRY_MAX_ATTEMPTS": "2", "CORVID_RETRY_BASE_DELAY": "50ms"})
+func TestRetrySettingsFromEnvironment(t *testing.T) {
+	p := RetrySettings(MapEnv{"CORVID_RETRY_MAX_ATTEMPTS": "2", "CORVID_RETRY_BASE_DELAY": "50ms"})
 	if p.MaxAttempts != 2 || p.BaseDelay != 50*time.Millisecond {
 		t.Errorf("policy %+v, want 2 attempts, 50ms", p)
 	}
-	p = RetryPolicy(MapEnv{"CORVID_RETRY_MAX_ATTEMPTS": "none", "CORVID_RETRY_BASE_DELAY": "-1s"})
-	if p.MaxAttempts != 0 || p.BaseDelay != 0 || p.MaxDelay != 0 || p.MaxElapsed != 0 {
+	p = RetrySettings(MapEnv{"CORVID_RETRY_MAX_ATTEMPTS": "none", "CORVID_RETRY_BASE_DELAY": "-1s"})
+	if p.MaxAttempts != 0 || p.BaseDelay != 0 {
 		t.Errorf("unreadable values: policy %+v, want zero fields (llm's defaults)", p)
 	}
-	if p := RetryPolicy(MapEnv{}); p.MaxAttempts != 0 || p.BaseDelay != 0 {
+	if p := RetrySettings(MapEnv{}); p.MaxAttempts != 0 || p.BaseDelay != 0 {
 		t.Errorf("unset: policy %+v, want zero fields", p)
 	}
 }

@@ -1,0 +1,120 @@
+package internal_test
+
+// The architecture's arrows (DESIGN.md §1) point down; this test fails when
+// an import breaks them.
+
+import (
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/corvid-agent/corvid/"
+
+type pkgInfo struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func listPackages(t *testing.T) map[string]pkgInfo {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", mod+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]pkgInfo{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkgInfo
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs[strings.TrimPrefix(p.ImportPath, mod)] = p
+	}
+	return pkgs
+}
+
+func TestImportsPointDown(t *testing.T) {
+	pkgs := listPackages(t)
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	// Which of our packages each package may import directly. Packages not
+	// listed (cmd, test kits, tests) are unconstrained.
+	allowed := map[string][]string{
+		"internal/config":        {},
+		"internal/llm":           {},
+		"internal/acp":           {},
+		"internal/store":         {},
+		"internal/llm/catalog":   {"internal/llm"},
+		"internal/llm/script":    {"internal/llm"},
+		"internal/llm/anthropic": {"internal/llm"},
+		"internal/llm/openai":    {"internal/llm", "internal/config"},
+		"internal/llm/gemini":    {"internal/llm", "internal/config"},
+		"internal/tool":          {"internal/llm"},
+		"internal/permission":    {"internal/tool", "internal/llm"},
+		"internal/commands":      {"internal/config", "internal/tool", "internal/llm"},
+		"internal/prompt":        {"internal/commands", "internal/config"},
+		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm"},
+		"internal/respond":       {"internal/config"},
+		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
+			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
+		"internal/acpserver": {"internal/acp", "internal/agent", "internal/llm", "internal/tool", "internal/mcp", "internal/respond"},
+	}
+	for name, ok := range allowed {
+		p, found := pkgs[name]
+		if !found {
+			t.Errorf("package %s does not exist any more; update this test", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if dep, ours := strings.CutPrefix(imp, mod); ours && !slices.Contains(ok, dep) {
+				t.Errorf("%s imports %s, against DESIGN.md §1", name, dep)
+			}
+		}
+	}
+}
+
+// Provider SDKs are imported by their own llm/<provider> package alone, the
+// MCP SDK by internal/mcp, SQLite by internal/store, and only acpserver (and
+// the conformance kit, an ACP client) imports the wire package.
+func TestSDKsStayInTheirPackages(t *testing.T) {
+	pkgs := listPackages(t)
+	owners := map[string]string{
+		"github.com/anthropics/anthropic-sdk-go":   "internal/llm/anthropic",
+		"github.com/openai/openai-go":              "internal/llm/openai",
+		"google.golang.org/genai":                  "internal/llm/gemini",
+		"github.com/modelcontextprotocol/go-sdk":   "internal/mcp",
+		"modernc.org/sqlite":                       "internal/store",
+		"github.com/coder/acp-go-sdk":              "(tests only)",
+		"github.com/santhosh-tekuri/jsonschema/v6": "(tests only)",
+	}
+	for name, p := range pkgs {
+		if strings.HasPrefix(name, "test/") || strings.Contains(name, "testkit") || strings.Contains(name, "testdata") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			for sdk, owner := range owners {
+				if strings.HasPrefix(imp, sdk) && name != owner && !(sdk == "github.com/santhosh-tekuri/jsonschema/v6" && name == "internal/conformance") {
+					t.Errorf("%s imports %s; only %s may", name, imp, owner)
+				}
+			}
+			if imp == mod+"internal/acp" && name != "internal/acpserver" && name != "internal/conformance" {
+				t.Errorf("%s imports internal/acp; only acpserver may", name)
+			}
+		}
+	}
+	// The core never links a model provider's SDK.
+	for _, core := range []string{"internal/agent", "internal/tool", "internal/store", "internal/acpserver"} {
+		for _, d := range pkgs[core].Deps {
+			for _, sdk := range []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "google.golang.org/genai"} {
+				if strings.HasPrefix(d, sdk) {
+					t.Errorf("%s links provider SDK %s", core, d)
+				}
+			}
+		}
+	}
+}
