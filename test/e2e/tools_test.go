@@ -247,3 +247,33 @@ func TestShellRunsInProcessWhenTerminalIsNotAdvertised(t *testing.T) {
 		t.Errorf("statuses %v", st)
 	}
 }
+
+// An out-of-band question nobody answers is denied after interaction_timeout:
+// a timeout is never consent.
+func TestOutOfBandQuestionIsDeniedAfterTheInteractionTimeout(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config", "config.toml"), []byte("interaction_timeout = \"300ms\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "x"}), testkit.Options{NeverAnswer: true, Env: []string{"CORVID_HOME=" + home}})
+	if _, rerr := s.Initialize(s.ctx, testkit.OldGasCity()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := s.NewSession(s.ctx, s.workspace)
+	start := time.Now()
+	if stop, rerr := s.Prompt(s.ctx, sid, "write"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond || took > 10*time.Second {
+		t.Errorf("the unanswered question ended after %v, want about the 300ms timeout", took)
+	}
+	if _, err := os.Stat(filepath.Join(s.workspace, "notes.txt")); err == nil {
+		t.Error("the file was written although nobody answered")
+	}
+	if got := testkit.TextOf(s.Updates(sid), "agent_message_chunk"); !strings.Contains(got, "denied") {
+		t.Errorf("the user is not told the request was denied: %q", got)
+	}
+}
