@@ -74,12 +74,17 @@ func ThoughtLevels() [][2]string {
 // Controls returns the session's current settings.
 func (s *Session) Controls() Controls {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	info := s.model.Info()
+	s.mu.Unlock()
+	// The choices may consult credentials (keyring): not under s.mu.
+	choices := s.agent.modelChoices(info)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info = s.model.Info()
 	c := Controls{
 		Mode:          string(s.modeOrDefault()),
 		Model:         info.ID,
-		Models:        s.agent.modelChoices(info),
+		Models:        choices,
 		Reasoning:     info.Reasoning,
 		ThoughtLevel:  s.thought,
 		Tiers:         s.tiers(),
