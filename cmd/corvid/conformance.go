@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/conformance"
+)
+
+// conformanceCmd runs the ACP conformance kit against any agent command.
+type conformanceCmd struct {
+	ReportJSON string        `name:"report-json" placeholder:"FILE" help:"Also write every requirement, with the transcript of each failure, to FILE as JSON."`
+	Timeout    time.Duration `name:"timeout" default:"10s" help:"Time limit for each check (each runs against a fresh agent process)."`
+	Scripted   bool          `name:"scripted" help:"The agent accepts corvid's -m script:FILE: the runner writes model scripts into its temporary directory, so checks that need a model turn run without credentials."`
+	Only       []string      `name:"only" sep:"," placeholder:"AREA" help:"Run only these areas (comma-separated): stdio, envelope, initialize, sessions, prompt, content, config, client-capabilities, extensibility, schema."`
+	Env        []string      `name:"env" placeholder:"KEY=VALUE" help:"Add KEY=VALUE to the agent's environment (repeatable); it otherwise gets only PATH, locale and a temporary HOME/XDG."`
+	Agent      []string      `arg:"" passthrough:"" name:"agent" help:"The agent command and its arguments, after --, e.g. -- corvid acp."`
+}
+
+func (c *conformanceCmd) Run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := conformance.Run(ctx, conformance.Options{
+		Agent:    c.Agent,
+		Timeout:  c.Timeout,
+		Scripted: c.Scripted,
+		Only:     c.Only,
+		Env:      c.Env,
+		Progress: func(check string, d time.Duration) {
+			fmt.Fprintf(os.Stderr, "conformance: %s done in %s\n", check, d.Round(time.Millisecond))
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteTable(os.Stdout); err != nil {
+		return err
+	}
+	if c.ReportJSON != "" {
+		if err := rep.WriteJSON(c.ReportJSON); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	if !rep.OK() {
+		return fmt.Errorf("the agent fails required checks")
+	}
+	return nil
+}
