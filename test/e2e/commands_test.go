@@ -435,3 +435,40 @@ func checkStartsWithSummary(t *testing.T, what string, r fa.Request, last string
 		t.Errorf("%s: ends with %q, want the new prompt %q", what, texts[len(texts)-1], last)
 	}
 }
+
+// BUG (internal/agent, LoadSession): a loaded session starts with lastUsed 0
+// (only the mode, model and thought level are restored; the replayed
+// usage_update is not read back), so a session saved over the 85% mark does
+// not compact on its next turn after a load: the whole over-full context
+// goes to the model, and compaction waits one more turn.
+func TestCompactionIsDueAfterALoadOfAFullSession(t *testing.T) {
+	if os.Getenv("CORVID_E2E_PENDING") == "" {
+		t.Skip("BUG: a session loaded over the compaction threshold does not compact on its next turn (lastUsed is not restored on load); CORVID_E2E_PENDING=1 runs it")
+	}
+	api := fa.New(t)
+	home := filepath.Join(t.TempDir(), "corvid-home")
+	ws := t.TempDir()
+	a := startOnAPI(t, api, "claude-haiku-4-5", ws, home)
+	sid := a.NewSession(a.ctx, ws)
+	api.Enqueue(
+		fa.Response{Blocks: []fa.Block{fa.Text("answer one")}, Usage: fa.Usage{InputTokens: 1000, OutputTokens: 10}},
+		fa.Response{Blocks: []fa.Block{fa.Text("answer two")}, Usage: fa.Usage{InputTokens: 171000, OutputTokens: 20}},
+	)
+	a.turn(t, sid, "question one alpha", "end_turn")
+	a.turn(t, sid, "question two beta", "end_turn")
+	a.Close()
+
+	b := startOnAPI(t, api, "claude-haiku-4-5", ws, home)
+	b.load(t, sid)
+	api.Enqueue(
+		fa.Response{Blocks: []fa.Block{fa.Text(compactionSummary)}, Usage: fa.Usage{InputTokens: 900, OutputTokens: 30}},
+		fa.Response{Blocks: []fa.Block{fa.Text("answer three")}, Usage: fa.Usage{InputTokens: 3000, OutputTokens: 15}},
+	)
+	third := b.turn(t, sid, "question three gamma", "end_turn")
+	checkCompacted(t, third, 171020)
+	reqs := api.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("the model got %d requests, want 4 (two turns, then a summary and the third turn)", len(reqs))
+	}
+	checkStartsWithSummary(t, "the first turn after a load", reqs[3], "question three gamma")
+}
