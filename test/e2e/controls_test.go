@@ -512,3 +512,39 @@ func TestUsageUsedIsTheCurrentContextNotASum(t *testing.T) {
 		t.Errorf("usage_update.used %v, want [1050 1260] (each response's input+output, not a running sum)", used)
 	}
 }
+
+// The options do what they say: the thought level becomes the request's
+// thinking budget, and the chosen context tier is the usage_update's size.
+func TestThoughtLevelAndContextWindowReachTheModelAndTheUsage(t *testing.T) {
+	api := fakeanthropic.New(t)
+	s := startOnAPI(t, api, "claude-sonnet-4-6", t.TempDir(), "")
+	sid := s.NewSession(s.ctx, s.workspace)
+	answer := fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("ok")}, Usage: fakeanthropic.Usage{InputTokens: 500, OutputTokens: 5}}
+
+	api.Enqueue(answer)
+	first := s.turn(t, sid, "one", "end_turn")
+	if _, rerr := s.setOption(t, sid, "thought_level", "high"); rerr != nil {
+		t.Fatalf("set thought_level high: %v", rerr)
+	}
+	if _, rerr := s.setOption(t, sid, "context_window", "1000000"); rerr != nil {
+		t.Fatalf("set context_window: %v", rerr)
+	}
+	api.Enqueue(answer)
+	second := s.turn(t, sid, "two", "end_turn")
+
+	reqs := api.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	if th := reqs[0].Body.Thinking; th != nil && th.Type == "enabled" {
+		t.Errorf("thought level off, yet the request enabled thinking: %+v", th)
+	}
+	if th := reqs[1].Body.Thinking; th == nil || th.Type != "enabled" || th.BudgetTokens != 16384 {
+		t.Errorf("thought level high sent thinking %+v, want enabled with budget 16384", th)
+	}
+	_, size1, _ := usageUsed(first)
+	_, size2, _ := usageUsed(second)
+	if !slices.Equal(size1, []int64{200000}) || !slices.Equal(size2, []int64{1000000}) {
+		t.Errorf("usage_update.size %v then %v, want [200000] then [1000000] after choosing the 1M tier", size1, size2)
+	}
+}
