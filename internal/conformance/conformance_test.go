@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
 )
@@ -48,5 +49,40 @@ func TestCorvidPassesEveryRequiredCheck(t *testing.T) {
 	}
 	if os.Getenv("CONFORMANCE_REPORT") != "" {
 		_ = rep.WriteJSON(os.Getenv("CONFORMANCE_REPORT"))
+	}
+}
+
+// TestBrokenAgentFails runs the kit against testdata/badagent, whose every fault
+// must turn the matching requirement to FAIL: a checker that cannot fail is a defect.
+func TestBrokenAgentFails(t *testing.T) {
+	bin := testkit.BuildPackage(t, "./internal/conformance/testdata/badagent")
+	rep := runKit(t, Options{Agent: []string{bin}, Timeout: 5 * time.Second})
+	for _, id := range []string{
+		"stdio.jsonrpc-lines",                  // log line on stdout
+		"stdio.quiet-before-input",             // …written at start-up
+		"stdio.exit-on-eof",                    // never exits
+		"envelope.no-response-to-notification", // answers notifications
+		"envelope.parse-error",                 // ignores bad JSON
+		"envelope.method-not-found",            // unknown methods succeed
+		"envelope.ext-method-not-found",
+		"initialize.version-negotiation", // echoes 65535
+		"initialize.agent-info",
+		"initialize.authenticate-unknown",
+		"sessions.new-distinct",
+		"prompt.updates-before-response",
+		"prompt.cancel",
+		"client-capabilities.none-used",
+		"schema.messages",
+	} {
+		res, ok := rep.Get(id)
+		if !ok || res.Status != Fail {
+			t.Errorf("%s: want FAIL against the broken agent, got %s (%s)", id, res.Status, res.Detail)
+		}
+		if ok && len(res.Transcript) == 0 {
+			t.Errorf("%s: a failure must carry its transcript", id)
+		}
+	}
+	if rep.OK() {
+		t.Error("the broken agent's report is OK")
 	}
 }

@@ -208,7 +208,7 @@ func (r *runner) runCheck(parent context.Context, i int, ch check) *checkRun {
 	}
 	timedOut := ctx.Err() != nil && parent.Err() == nil
 	for _, a := range c.agentList() {
-		a.stop(500 * time.Millisecond)
+		a.stop(200 * time.Millisecond)
 		if s := strings.TrimSpace(a.stderr.String()); s != "" {
 			c.transcript("stderr", a.since(), s)
 		}

@@ -104,7 +104,12 @@ func (s *acpSchema) validate(def string, raw []byte) error {
 		return fmt.Errorf("decode: %w", err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("%s: %s", def, oneLine(err.Error(), 400))
+		msg := err.Error()
+		// Drop the "jsonschema validation failed with '<url>'" header line.
+		if i := strings.IndexByte(msg, '\n'); i >= 0 && strings.HasPrefix(msg, "jsonschema validation failed") {
+			msg = msg[i+1:]
+		}
+		return fmt.Errorf("%s: %s", def, oneLine(msg, 400))
 	}
 	return nil
 }
