@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Fuzz every Fuzz* target of the module for a fixed time each (CI calls it with 5s).
+#
+#   bench/fuzz.sh          # 10s per target
+#   bench/fuzz.sh 1m       # any `go test -fuzztime` value
+#
+# Targets are found with `go test -list '^Fuzz' ./...`, so a new fuzz target is picked up
+# without editing this script. A crasher is saved by `go test` under the package's
+# testdata/fuzz/<Target>/ and this script exits 1 after running the rest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime=${1:-10s}
+
+# `go test -list` prints a package's matching names, then "ok  <import path> <time>".
+targets=$(go test -list '^Fuzz' ./... | awk '
+	/^Fuzz/ { names = names " " $1; next }
+	/^ok/   { n = split(names, a, " "); for (i = 1; i <= n; i++) print $2, a[i]; names = "" }')
+if [ -z "$targets" ]; then
+	echo "fuzz: no Fuzz* targets found"
+	exit 0
+fi
+
+failed=()
+while read -r pkg name; do
+	echo "== fuzz $name ($pkg) for $fuzztime"
+	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
+		failed+=("$pkg $name")
+	fi
+done <<<"$targets"
+
+if [ "${#failed[@]}" -gt 0 ]; then
+	printf 'fuzz: FAILED %s\n' "${failed[@]}"
+	exit 1
+fi
+echo "fuzz: $(wc -l <<<"$targets") targets ok"
