@@ -484,11 +484,71 @@ func TestModeIsStoredWithTheSession(t *testing.T) {
 	a := st.start(t, testkit.Minimal())
 	sid := a.NewSession(a.ctx, st.workspace)
 	a.MustCall(a.ctx, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
+	if _, rerr := a.setOption(t, sid, "thought_level", "medium"); rerr != nil {
+		t.Fatalf("set thought_level: %v", rerr)
+	}
 	a.Close()
 
 	b := st.start(t, testkit.Minimal())
 	loaded := b.callSetup(t, "session/load", map[string]any{"sessionId": sid, "cwd": st.workspace, "mcpServers": []any{}})
 	checkScriptOptions(t, "session/load after set_mode plan", loaded, "plan")
+	if got := currentValues(loaded.ConfigOptions)["thought_level"]; got != "medium" {
+		t.Errorf("the loaded session's thought_level is %q, want the stored medium", got)
+	}
+}
+
+func TestModelChoiceIsStoredWithTheSession(t *testing.T) {
+	api := fakeanthropic.New(t)
+	home := filepath.Join(t.TempDir(), "corvid-home")
+	ws := t.TempDir()
+	a := startOnAPI(t, api, "claude-sonnet-4-6", ws, home)
+	sid := a.NewSession(a.ctx, ws)
+	if _, rerr := a.setOption(t, sid, "model", "anthropic:claude-haiku-4-5"); rerr != nil {
+		t.Fatalf("set model: %v", rerr)
+	}
+	a.Close()
+
+	b := startOnAPI(t, api, "claude-sonnet-4-6", ws, home)
+	loaded := b.callSetup(t, "session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}})
+	if got := currentValues(loaded.ConfigOptions)["model"]; got != "anthropic:claude-haiku-4-5" {
+		t.Errorf("the loaded session's model is %q, want the chosen anthropic:claude-haiku-4-5", got)
+	}
+	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("ok")}})
+	b.turn(t, sid, "hi", "end_turn")
+	// The exact id the API gets is TestRequestsNameTheModelWithoutTheProviderPrefix's concern.
+	if reqs := api.Requests(); len(reqs) != 1 || !strings.HasSuffix(reqs[0].Body.Model, "claude-haiku-4-5") {
+		t.Errorf("after the load the request went to model %q, want claude-haiku-4-5", reqs[len(reqs)-1].Body.Model)
+	}
+}
+
+// BUG (internal/agent, loop.go and commands.go): llm.Request.Model is "the
+// provider-specific model id, without the provider prefix" (internal/llm),
+// but the agent fills it with ModelInfo.ID, "anthropic:claude-sonnet-4-6",
+// and the anthropic provider passes it on: every POST /v1/messages carries
+// "model":"anthropic:claude-sonnet-4-6", which the real API rejects as an
+// unknown model. The same after switching with set_config_option model, and
+// in the compaction request.
+func TestRequestsNameTheModelWithoutTheProviderPrefix(t *testing.T) {
+	if os.Getenv("CORVID_E2E_PENDING") == "" {
+		t.Skip("BUG: requests to the Anthropic API carry model \"anthropic:claude-…\" (the agent sends ModelInfo.ID as llm.Request.Model); CORVID_E2E_PENDING=1 runs it")
+	}
+	api := fakeanthropic.New(t)
+	s := startOnAPI(t, api, "claude-sonnet-4-6", t.TempDir(), "")
+	sid := s.NewSession(s.ctx, s.workspace)
+	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("ok")}})
+	s.turn(t, sid, "hi", "end_turn")
+	if _, rerr := s.setOption(t, sid, "model", "anthropic:claude-haiku-4-5"); rerr != nil {
+		t.Fatalf("set model: %v", rerr)
+	}
+	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("ok")}})
+	s.turn(t, sid, "again", "end_turn")
+	var got []string
+	for _, r := range api.Requests() {
+		got = append(got, r.Body.Model)
+	}
+	if !slices.Equal(got, []string{"claude-sonnet-4-6", "claude-haiku-4-5"}) {
+		t.Errorf("the API was asked for models %q, want [claude-sonnet-4-6 claude-haiku-4-5]", got)
+	}
 }
 
 func TestUsageUsedIsTheCurrentContextNotASum(t *testing.T) {
