@@ -472,3 +472,58 @@ func TestCompactionIsDueAfterALoadOfAFullSession(t *testing.T) {
 	}
 	checkStartsWithSummary(t, "the first turn after a load", reqs[3], "question three gamma")
 }
+
+func TestManualCompactSummarisesWithTheFocusAndAShortSessionIsLeftAlone(t *testing.T) {
+	s, api, sid := apiProject(t)
+	early := s.turn(t, sid, "/compact", "end_turn")
+	if n := len(api.Requests()); n != 0 {
+		t.Errorf("/compact of an empty conversation called the model %d times", n)
+	}
+	if msg := testkit.TextOf(early, "agent_message_chunk"); !strings.Contains(msg, "Nothing to compact") {
+		t.Errorf("/compact of an empty conversation said %q", msg)
+	}
+	for _, q := range []string{"question one alpha", "question two beta", "question three gamma"} {
+		api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("answer")}})
+		s.turn(t, sid, q, "end_turn")
+	}
+	api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text(compactionSummary)}, Usage: fa.Usage{InputTokens: 400, OutputTokens: 20}})
+	ups := s.turn(t, sid, "/compact the parser work", "end_turn")
+	reqs := api.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("the model got %d requests, want 4 (three turns and the summary)", len(reqs))
+	}
+	texts := userTexts(reqs[3])
+	if len(texts) == 0 || !strings.Contains(texts[len(texts)-1], "Focus on: the parser work") {
+		t.Errorf("the summary request ends with %q, want the instruction with the focus", texts)
+	}
+	if strings.Contains(strings.Join(texts, "\n"), "question two beta") {
+		t.Errorf("the summary request covers the kept turns too: %q", texts)
+	}
+	if msg := testkit.TextOf(ups, "agent_message_chunk"); !strings.Contains(msg, "Compacted") {
+		t.Errorf("/compact said %q", msg)
+	}
+	api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("answer four")}})
+	s.turn(t, sid, "question four delta", "end_turn")
+	checkStartsWithSummary(t, "the turn after /compact", api.Requests()[4], "question four delta")
+}
+
+// A command file added while the session runs is offered without a restart.
+func TestANewCommandFileIsPushedWhileTheSessionRuns(t *testing.T) {
+	s, _, sid := apiProject(t)
+	if _, err := s.WaitUpdate(s.ctx, testkit.Kind(sid, "available_commands_update")); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(s.workspace, ".corvid", "commands", "bench.md")
+	if err := os.WriteFile(p, []byte("---\ndescription: Run the benchmarks\n---\nRun the benchmarks.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+		return u.SessionID == sid && u.SessionUpdate == "available_commands_update" && slices.Contains(names(commandsOf(u)), "bench")
+	})
+	if err != nil {
+		t.Fatalf("no available_commands_update with /bench after the file appeared: %v", err)
+	}
+	if got := names(commandsOf(u)); !slices.Contains(got, "fix") || !slices.Contains(got, "help") {
+		t.Errorf("the re-pushed list %v is not the whole set", got)
+	}
+}
