@@ -22,8 +22,8 @@ const DefaultIdleTimeout = 60 * time.Second
 // time the caller spends consuming events (between pause and resume) is
 // not the server's silence and does not count.
 //
-// captureTransport finds the watch in the request's context (watchKey)
-// and counts the headers and every body read as activity.
+// Stream counts the response headers and every byte of the body
+// (activityBody) as activity.
 type idleWatch struct {
 	d       time.Duration
 	mu      sync.Mutex
@@ -32,8 +32,6 @@ type idleWatch struct {
 	stopped bool
 	stalled atomic.Bool
 }
-
-type watchKey struct{}
 
 // newIdleWatch starts watching; d <= 0 disables the watch.
 func newIdleWatch(d time.Duration, cancel context.CancelFunc) *idleWatch {

@@ -1,11 +1,10 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
-
-	"google.golang.org/genai"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 )
@@ -14,87 +13,97 @@ import (
 // none; they are not sent back.
 const generatedIDPrefix = "gemini_call_"
 
-// Signatures (thoughtSignature bytes) travel as base64 text in
-// llm.EventSignature and llm.Part.Signature.
+// emptySchema is the parameter schema of a tool that declares none (or one
+// that is not a JSON object).
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// request translates an llm.Request into genai contents and config.
-func (m *model) request(req llm.Request) ([]*genai.Content, *genai.GenerateContentConfig) {
+// Signatures (thoughtSignature bytes) travel as standard base64 text in
+// llm.EventSignature and llm.Part.Signature, as on the wire.
+
+// request translates an llm.Request into the streamGenerateContent body.
+func (m *model) request(req llm.Request) *generateRequest {
 	names := map[string]string{} // tool-use id → function name, for responses
-	var contents []*genai.Content
+	body := &generateRequest{Contents: []content{}}
 	for _, msg := range req.Messages {
+		var c *content
 		if msg.Role == llm.RoleAssistant {
-			if c := modelContent(msg, names); c != nil {
-				contents = append(contents, c)
-			}
-			continue
+			c = modelContent(msg, names)
+		} else {
+			c = userContent(msg, names)
 		}
-		if c := userContent(msg, names); c != nil {
-			contents = append(contents, c)
+		if c != nil {
+			body.Contents = append(body.Contents, *c)
 		}
 	}
-	cfg := &genai.GenerateContentConfig{AutomaticContinuation: genai.Ptr(false)}
 	if req.System != "" {
-		cfg.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}
+		body.SystemInstruction = &content{Role: "user", Parts: []part{{Text: req.System}}}
 	}
+	gc := &generationConfig{}
 	if req.MaxTokens > 0 {
-		cfg.MaxOutputTokens = int32(req.MaxTokens)
+		gc.MaxOutputTokens = req.MaxTokens
 	}
 	if req.ThinkingBudget > 0 {
-		cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true, ThinkingBudget: genai.Ptr(int32(req.ThinkingBudget))}
+		budget := req.ThinkingBudget
+		gc.ThinkingConfig = &thinkingConfig{IncludeThoughts: true, ThinkingBudget: &budget}
 	} else if m.cfg.Info.Reasoning {
-		cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true}
+		gc.ThinkingConfig = &thinkingConfig{IncludeThoughts: true}
+	}
+	if *gc != (generationConfig{}) {
+		body.GenerationConfig = gc
 	}
 	if len(req.Tools) > 0 {
-		var decls []*genai.FunctionDeclaration
+		decls := make([]functionDeclaration, 0, len(req.Tools))
 		for _, t := range req.Tools {
-			var schema any = map[string]any{"type": "object", "properties": map[string]any{}}
-			if len(t.InputSchema) > 0 {
-				var s map[string]any
-				if json.Unmarshal(t.InputSchema, &s) == nil && s != nil {
-					schema = s
-				}
-			}
-			decls = append(decls, &genai.FunctionDeclaration{Name: t.Name, Description: t.Description, ParametersJsonSchema: schema})
+			decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, Parameters: jsonObject(t.InputSchema, emptySchema)})
 		}
-		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		body.Tools = []tool{{FunctionDeclarations: decls}}
 	}
-	return contents, cfg
+	return body
 }
 
-func signature(s string) []byte {
+// jsonObject returns raw compacted if it is a JSON object, else fallback.
+func jsonObject(raw json.RawMessage, fallback json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil || b.Len() == 0 || b.Bytes()[0] != '{' {
+		return fallback
+	}
+	return b.Bytes()
+}
+
+// signature returns s if it is a signature Gemini could have issued
+// (standard base64), else "": a signature from another provider is not
+// sent.
+func signature(s string) string {
 	if s == "" {
-		return nil
+		return ""
 	}
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return nil // not ours
+	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+		return ""
 	}
-	return b
+	return s
 }
 
-func modelContent(msg llm.Message, names map[string]string) *genai.Content {
-	c := &genai.Content{Role: genai.RoleModel}
+func modelContent(msg llm.Message, names map[string]string) *content {
+	c := &content{Role: "model"}
 	for _, p := range msg.Parts {
 		switch p.Type {
 		case llm.PartThinking:
 			if p.Text == "" && p.Signature == "" {
 				continue
 			}
-			c.Parts = append(c.Parts, &genai.Part{Text: p.Text, Thought: true, ThoughtSignature: signature(p.Signature)})
+			c.Parts = append(c.Parts, part{Text: p.Text, Thought: true, ThoughtSignature: signature(p.Signature)})
 		case llm.PartText:
 			if p.Text == "" && p.Signature == "" {
 				continue
 			}
-			c.Parts = append(c.Parts, &genai.Part{Text: p.Text, ThoughtSignature: signature(p.Signature)})
+			c.Parts = append(c.Parts, part{Text: p.Text, ThoughtSignature: signature(p.Signature)})
 		case llm.PartToolUse:
 			names[p.ToolUseID] = p.ToolName
-			var args map[string]any
-			_ = json.Unmarshal(p.Input, &args)
-			fc := &genai.FunctionCall{Name: p.ToolName, Args: args}
+			fc := &functionCall{Name: p.ToolName, Args: jsonObject(p.Input, nil)}
 			if !strings.HasPrefix(p.ToolUseID, generatedIDPrefix) {
 				fc.ID = p.ToolUseID
 			}
-			c.Parts = append(c.Parts, &genai.Part{FunctionCall: fc, ThoughtSignature: signature(p.Signature)})
+			c.Parts = append(c.Parts, part{FunctionCall: fc, ThoughtSignature: signature(p.Signature)})
 		}
 	}
 	if len(c.Parts) == 0 {
@@ -103,30 +112,30 @@ func modelContent(msg llm.Message, names map[string]string) *genai.Content {
 	return c
 }
 
-func userContent(msg llm.Message, names map[string]string) *genai.Content {
-	c := &genai.Content{Role: genai.RoleUser}
-	var after []*genai.Part // images of tool results, after all responses
+func userContent(msg llm.Message, names map[string]string) *content {
+	c := &content{Role: "user"}
+	var after []part // images of tool results, after all responses
 	for _, p := range msg.Parts {
 		switch p.Type {
 		case llm.PartText:
-			c.Parts = append(c.Parts, &genai.Part{Text: p.Text})
+			c.Parts = append(c.Parts, part{Text: p.Text})
 		case llm.PartImage:
-			c.Parts = append(c.Parts, &genai.Part{InlineData: &genai.Blob{MIMEType: p.MimeType, Data: p.Data}})
+			c.Parts = append(c.Parts, part{InlineData: &blob{MIMEType: p.MimeType, Data: p.Data}})
 		case llm.PartToolResult:
 			key := "output"
 			if p.IsError {
 				key = "error"
 			}
-			fr := &genai.FunctionResponse{Name: names[p.ToolUseID], Response: map[string]any{key: p.Text}}
+			fr := &functionResponse{Name: names[p.ToolUseID], Response: map[string]any{key: p.Text}}
 			if fr.Name == "" {
 				fr.Name = "unknown_tool"
 			}
 			if !strings.HasPrefix(p.ToolUseID, generatedIDPrefix) {
 				fr.ID = p.ToolUseID
 			}
-			c.Parts = append(c.Parts, &genai.Part{FunctionResponse: fr})
+			c.Parts = append(c.Parts, part{FunctionResponse: fr})
 			for _, img := range p.Images {
-				after = append(after, &genai.Part{InlineData: &genai.Blob{MIMEType: img.MimeType, Data: img.Data}})
+				after = append(after, part{InlineData: &blob{MIMEType: img.MimeType, Data: img.Data}})
 			}
 		}
 	}

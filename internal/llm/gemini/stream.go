@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -8,66 +9,80 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"net"
-	"strconv"
+	"net/http"
+	"net/url"
 	"strings"
-	"syscall"
-
-	"google.golang.org/genai"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
-// streamState turns response chunks into llm events. Consecutive parts of
-// one kind (thought or text) continue one block; each function call is a
-// block of its own.
-type streamState struct {
-	next      int
-	cur       string
-	curIdx    int
-	calls     int
-	finish    genai.FinishReason
-	blocked   bool
-	usage     *genai.GenerateContentResponseUsageMetadata
-	finishMsg string
-}
-
-func (s *streamState) block(kind string) int {
-	if s.cur != kind {
-		s.cur, s.curIdx = kind, s.next
-		s.next++
-	}
-	return s.curIdx
-}
-
 // Stream runs one streamGenerateContent request.
 func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		model := req.Model
-		if model == "" {
-			model = m.cfg.Model
+		modelID := req.Model
+		if modelID == "" {
+			modelID = m.cfg.Model
 		}
 		attemptCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		watch := newIdleWatch(m.idleTimeout(), cancel)
 		defer watch.stop()
-		fail := &failure{}
-		rctx := context.WithValue(context.WithValue(attemptCtx, failureKey{}, fail), watchKey{}, watch)
-		contents, cfg := m.request(req)
+
+		// fail yields what ended the attempt: the caller's cancellation
+		// and the idle watch take precedence over the error they caused.
+		fail := func(err error) {
+			switch {
+			case ctx.Err() != nil:
+				yield(llm.Event{}, ctx.Err())
+			case watch.fired():
+				yield(llm.Event{}, m.errStalled())
+			default:
+				yield(llm.Event{}, err)
+			}
+		}
+
+		res, err := m.send(attemptCtx, modelID, m.request(req))
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer res.Body.Close()
+		watch.kick() // the headers are activity
+		if res.StatusCode < 200 || res.StatusCode > 299 {
+			fail(m.httpError(res))
+			return
+		}
+
+		events := newSSEReader(&activityBody{ReadCloser: res.Body, watch: watch})
 		st := &streamState{}
-		for resp, err := range m.client.Models.GenerateContentStream(rctx, model, contents, cfg) {
+		for {
+			data, complete, err := events.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if errors.Is(err, errNotSSE) {
+				err = m.notSSE(data)
+			} else if err != nil {
+				err = m.readError(err)
+			}
 			if err != nil {
-				switch {
-				case ctx.Err() != nil:
-					yield(llm.Event{}, ctx.Err())
-				case watch.fired():
-					yield(llm.Event{}, m.errStalled())
-				default:
-					yield(llm.Event{}, m.wrap(ctx, err, fail))
+				fail(err)
+				return
+			}
+			var chunk generateResponse
+			if err := json.Unmarshal(data, &chunk); err != nil {
+				if complete {
+					fail(m.malformed())
+				} else {
+					fail(m.cut()) // the body ended inside an event
 				}
 				return
 			}
-			if evs := st.chunk(resp); len(evs) > 0 {
+			if e := chunk.Error; e != nil {
+				fail(m.apiError(e.Code, e.Status, e.Message, 0))
+				return
+			}
+			if evs := st.chunk(&chunk); len(evs) > 0 {
 				watch.pause()
 				for _, ev := range evs {
 					if !yield(ev, nil) {
@@ -78,12 +93,8 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 			}
 		}
 		watch.stop()
-		switch {
-		case ctx.Err() != nil:
-			yield(llm.Event{}, ctx.Err())
-			return
-		case watch.fired():
-			yield(llm.Event{}, m.errStalled())
+		if ctx.Err() != nil || watch.fired() {
+			fail(nil)
 			return
 		}
 		if err := st.failure(m); err != nil {
@@ -98,20 +109,91 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 	}
 }
 
-func (s *streamState) chunk(resp *genai.GenerateContentResponse) []llm.Event {
+// send posts body and returns the answer's headers; its error is already
+// an *llm.Error.
+func (m *model) send(ctx context.Context, modelID string, body *generateRequest) (*http.Response, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, &llm.Error{Provider: "gemini", Message: "Gemini request could not be encoded: " + err.Error() + "."}
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint(modelID), bytes.NewReader(raw))
+	if err != nil {
+		// The URL is the base URL plus a model id; neither holds the key.
+		return nil, &llm.Error{Provider: "gemini", Message: fmt.Sprintf("%s base URL %q is not usable; check GEMINI_BASE_URL.", m.title, m.baseURL)}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("User-Agent", "corvid")
+	hreq.Header.Set("x-goog-api-key", m.cfg.APIKey)
+	res, err := m.client.Do(hreq)
+	if err != nil {
+		return nil, m.requestError(err)
+	}
+	return res, nil
+}
+
+// endpoint is the streaming URL of a model: an id alone names
+// models/{id}; a resource name (tunedModels/x) is used as given.
+func (m *model) endpoint(modelID string) string {
+	name := modelID
+	if !strings.Contains(name, "/") {
+		name = "models/" + name
+	}
+	segs := strings.Split(name, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return m.baseURL + apiVersion + "/" + strings.Join(segs, "/") + ":streamGenerateContent?alt=sse"
+}
+
+// notSSE words a body line that is not part of an event stream; a bare
+// error object (some proxies send one) is reported as the error it is.
+func (m *model) notSSE(line []byte) error {
+	var body struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(line, &body) == nil && body.Error != nil {
+		return m.apiError(body.Error.Code, body.Error.Status, body.Error.Message, 0)
+	}
+	return m.malformed()
+}
+
+// streamState turns response chunks into llm events. Consecutive parts of
+// one kind (thought or text) continue one block; each function call is a
+// block of its own.
+type streamState struct {
+	next      int
+	cur       string
+	curIdx    int
+	calls     int
+	finish    string
+	blocked   bool
+	usage     *usageMetadata
+	finishMsg string
+}
+
+func (s *streamState) block(kind string) int {
+	if s.cur != kind {
+		s.cur, s.curIdx = kind, s.next
+		s.next++
+	}
+	return s.curIdx
+}
+
+func (s *streamState) chunk(resp *generateResponse) []llm.Event {
 	var evs []llm.Event
 	if resp.UsageMetadata != nil {
 		s.usage = resp.UsageMetadata
 	}
 	if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {
 		s.blocked = true
-		s.finishMsg = string(pf.BlockReason)
+		s.finishMsg = pf.BlockReason
 	}
-	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil {
+	if len(resp.Candidates) == 0 {
 		return nil
 	}
 	cand := resp.Candidates[0]
-	if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonUnspecified {
+	if cand.FinishReason != "" && cand.FinishReason != finishUnspecified {
 		s.finish = cand.FinishReason
 		s.finishMsg = cand.FinishMessage
 	}
@@ -119,9 +201,7 @@ func (s *streamState) chunk(resp *genai.GenerateContentResponse) []llm.Event {
 		return nil
 	}
 	for _, p := range cand.Content.Parts {
-		if p == nil {
-			continue
-		}
+		sig := normalSignature(p.ThoughtSignature)
 		idx := -1
 		switch {
 		case p.FunctionCall != nil:
@@ -133,17 +213,13 @@ func (s *streamState) chunk(resp *genai.GenerateContentResponse) []llm.Event {
 			if id == "" {
 				id = fmt.Sprintf("%s%d", generatedIDPrefix, idx)
 			}
-			args := p.FunctionCall.Args
-			if args == nil {
-				args = map[string]any{}
-			}
-			input, _ := json.Marshal(args)
+			input := []byte(jsonObject(p.FunctionCall.Args, json.RawMessage("{}")))
 			evs = append(evs,
 				llm.Event{Type: llm.EventToolUseStart, Index: idx, ToolUseID: id, ToolName: p.FunctionCall.Name},
 				llm.Event{Type: llm.EventToolUseDelta, Index: idx, Text: string(input)})
-			if len(p.ThoughtSignature) > 0 {
+			if sig != "" {
 				// Before the end, so the agent has it when it closes the part.
-				evs = append(evs, llm.Event{Type: llm.EventSignature, Index: idx, Text: base64.StdEncoding.EncodeToString(p.ThoughtSignature)})
+				evs = append(evs, llm.Event{Type: llm.EventSignature, Index: idx, Text: sig})
 			}
 			evs = append(evs, llm.Event{Type: llm.EventToolUseEnd, Index: idx, ToolUseID: id, ToolName: p.FunctionCall.Name, Input: input})
 			continue
@@ -152,17 +228,31 @@ func (s *streamState) chunk(resp *genai.GenerateContentResponse) []llm.Event {
 			if p.Text != "" {
 				evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: idx, Text: p.Text})
 			}
-		case p.Text != "" || len(p.ThoughtSignature) > 0:
+		case p.Text != "" || sig != "":
 			idx = s.block("text")
 			if p.Text != "" {
 				evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: idx, Text: p.Text})
 			}
 		}
-		if idx >= 0 && len(p.ThoughtSignature) > 0 {
-			evs = append(evs, llm.Event{Type: llm.EventSignature, Index: idx, Text: base64.StdEncoding.EncodeToString(p.ThoughtSignature)})
+		if idx >= 0 && sig != "" {
+			evs = append(evs, llm.Event{Type: llm.EventSignature, Index: idx, Text: sig})
 		}
 	}
 	return evs
+}
+
+// normalSignature returns a received thoughtSignature as standard padded
+// base64, whatever base64 alphabet it came in; "" if it is not base64.
+func normalSignature(s string) string {
+	if s == "" {
+		return ""
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return base64.StdEncoding.EncodeToString(b)
+		}
+	}
+	return ""
 }
 
 // failure reports a stream that ended without a usable finish.
@@ -172,7 +262,7 @@ func (s *streamState) failure(m *model) error {
 		return nil // a refusal, reported by end
 	case s.finish == "":
 		return m.cut()
-	case s.finish == genai.FinishReasonMalformedFunctionCall:
+	case s.finish == finishMalformedFunctionCall:
 		return &llm.Error{Provider: "gemini", Retryable: true,
 			Message: "Gemini produced a malformed function call; retry, or simplify the request."}
 	}
@@ -182,109 +272,23 @@ func (s *streamState) failure(m *model) error {
 func (s *streamState) end() []llm.Event {
 	var evs []llm.Event
 	if u := s.usage; u != nil {
-		cached := int64(u.CachedContentTokenCount)
 		evs = append(evs, llm.Event{Type: llm.EventUsage, Usage: llm.Usage{
-			InputTokens:     max(0, int64(u.PromptTokenCount)-cached),
-			OutputTokens:    int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount),
-			CacheReadTokens: cached,
+			InputTokens:     max(0, u.PromptTokenCount-u.CachedContentTokenCount),
+			OutputTokens:    u.CandidatesTokenCount + u.ThoughtsTokenCount,
+			CacheReadTokens: u.CachedContentTokenCount,
 		}})
 	}
 	reason := llm.StopEndTurn
 	switch {
 	case s.blocked:
 		reason = llm.StopRefusal
-	case s.finish == genai.FinishReasonMaxTokens:
+	case s.finish == finishMaxTokens:
 		reason = llm.StopMaxTokens
-	case s.finish == genai.FinishReasonStop && s.calls > 0:
+	case s.finish == finishStop && s.calls > 0:
 		reason = llm.StopToolUse
-	case s.finish == genai.FinishReasonStop, s.finish == genai.FinishReasonOther:
+	case s.finish == finishStop, s.finish == finishOther:
 	default: // SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, ...
 		reason = llm.StopRefusal
 	}
 	return append(evs, llm.Event{Type: llm.EventStop, StopReason: reason})
-}
-
-func (m *model) cut() error {
-	return &llm.Error{Provider: "gemini", Retryable: true,
-		Message: "Gemini closed the stream before the response was complete; retry."}
-}
-
-// wrap converts a genai failure into what Stream yields: ctx.Err() once
-// the context is done, else an *llm.Error.
-func (m *model) wrap(ctx context.Context, err error, f *failure) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	var ae genai.APIError
-	if errors.As(err, &ae) {
-		f.mu.Lock()
-		status, after := f.status, f.retryAfter
-		f.mu.Unlock()
-		if status == 0 {
-			status = ae.Code // an error inside the stream
-		}
-		e := &llm.Error{
-			Provider:  "gemini",
-			Status:    status,
-			Retryable: status == 429 || status >= 500 || ae.Status == "RESOURCE_EXHAUSTED" || ae.Status == "UNAVAILABLE" || ae.Status == "INTERNAL",
-			Message:   m.message(status, ae.Status, ae.Message),
-		}
-		if e.Retryable {
-			return llm.RetryAfterHint(e, after)
-		}
-		return e
-	}
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "error unmarshalling data"), strings.Contains(msg, "invalid stream chunk"):
-		return &llm.Error{Provider: "gemini", Retryable: true,
-			Message: fmt.Sprintf("Gemini sent a malformed stream event; retry, and check the base URL %s if it persists.", m.baseURL)}
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return &llm.Error{Provider: "gemini", Message: fmt.Sprintf("Gemini is not reachable at %s (connection refused).", m.baseURL)}
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
-		return m.cut()
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return &llm.Error{Provider: "gemini", Retryable: true,
-			Message: fmt.Sprintf("Gemini could not be reached at %s; check the network and retry.", m.baseURL)}
-	}
-	return &llm.Error{Provider: "gemini", Retryable: true, Message: "Gemini request failed: " + m.redact(msg) + "."}
-}
-
-func (m *model) message(status int, code, text string) string {
-	var b strings.Builder
-	b.WriteString(m.title)
-	if status > 0 {
-		b.WriteString(" returned " + strconv.Itoa(status))
-	} else {
-		b.WriteString(" reported an error")
-	}
-	if code != "" {
-		b.WriteString(" " + code)
-	}
-	text = strings.TrimSpace(m.redact(text))
-	if len(text) > 300 {
-		text = text[:300] + "…"
-	}
-	if text != "" {
-		b.WriteString(": " + strings.TrimRight(text, "."))
-	}
-	switch {
-	case status == 401 || status == 403 || strings.Contains(strings.ToLower(text), "api key"):
-		fmt.Fprintf(&b, "; check %s or run `corvid auth login gemini`", strings.Join(m.keyVars, " or "))
-	case status == 404:
-		fmt.Fprintf(&b, "; check the model id %q", m.cfg.Model)
-	case status == 429:
-		b.WriteString("; wait and retry, or check your quota")
-	}
-	b.WriteString(".")
-	return b.String()
-}
-
-func (m *model) redact(s string) string {
-	if k := m.cfg.APIKey; len(k) >= 4 {
-		s = strings.ReplaceAll(s, k, "[redacted]")
-	}
-	return s
 }
