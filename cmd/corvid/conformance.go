@@ -20,11 +20,19 @@ type conformanceCmd struct {
 	Agent      []string      `arg:"" passthrough:"" name:"agent" help:"The agent command and its arguments, after --, e.g. -- corvid acp."`
 }
 
+// agentCommand is the passthrough argument without the "--" kong keeps.
+func (c *conformanceCmd) agentCommand() []string {
+	if len(c.Agent) > 0 && c.Agent[0] == "--" {
+		return c.Agent[1:]
+	}
+	return c.Agent
+}
+
 func (c *conformanceCmd) Run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rep, err := conformance.Run(ctx, conformance.Options{
-		Agent:    c.Agent,
+		Agent:    c.agentCommand(),
 		Timeout:  c.Timeout,
 		Scripted: c.Scripted,
 		Only:     c.Only,

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	gokeyring "github.com/zalando/go-keyring"
+
+	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/conformance"
+	"github.com/corvid-agent/corvid/internal/store"
+)
+
+// doctorCmd checks that this installation can work: configuration, credentials
+// (their sources, never the keys), the session store, the keyring, the control
+// socket directory, and the ACP conformance of this very binary.
+type doctorCmd struct {
+	Timeout time.Duration `name:"timeout" default:"10s" help:"Time limit for each conformance check run against this binary."`
+}
+
+func (c *doctorCmd) Run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this binary: %w", err)
+	}
+	cwd, _ := os.Getwd()
+	d := doctor{env: config.OSEnv{}, cwd: cwd, self: []string{self, "acp"}, timeout: c.Timeout, out: os.Stdout}
+	if !d.run(ctx) {
+		return errors.New("doctor found problems")
+	}
+	return nil
+}
+
+// doctor holds what the checks need, so tests can inject an environment and binary.
+type doctor struct {
+	env     config.Env
+	cwd     string
+	self    []string // the agent command to check for conformance
+	timeout time.Duration
+	out     io.Writer
+	failed  bool
+}
+
+// item prints one checklist line. level is "ok", "warn" or "FAIL".
+func (d *doctor) item(level, name, format string, args ...any) {
+	if level == "FAIL" {
+		d.failed = true
+	}
+	fmt.Fprintf(d.out, "[%-4s] %-12s %s\n", level, name, fmt.Sprintf(format, args...))
+}
+
+// run prints the checklist and reports whether everything required passed.
+func (d *doctor) run(ctx context.Context) bool {
+	file, err := config.Load(d.env, d.cwd)
+	switch {
+	case err != nil:
+		d.item("FAIL", "config", "%v", err)
+	case len(file.Ignored) > 0:
+		d.item("warn", "config", "loaded; untrusted project settings ignored (run `corvid trust`): %s", strings.Join(file.Ignored, ", "))
+	default:
+		d.item("ok", "config", "loaded (%s)", config.ConfigDir(d.env))
+	}
+
+	d.credentials(file)
+	d.sessionStore()
+	d.keyring()
+	d.runtimeDir()
+	d.conformance(ctx)
+	return !d.failed
+}
+
+func (d *doctor) credentials(file *config.File) {
+	providers := config.Providers
+	if file != nil {
+		providers = file.AllProviders()
+	}
+	var ready []string
+	for _, st := range config.StatusOf(d.env, providers) {
+		if st.Configured && st.Provider.NeedsKey {
+			ready = append(ready, st.Provider.Name+" ("+st.Source+")")
+		}
+	}
+	if len(ready) == 0 {
+		d.item("warn", "credentials", "no provider has a key: `corvid auth login PROVIDER` or set its env var (scripted models need none)")
+		return
+	}
+	d.item("ok", "credentials", "%s", strings.Join(ready, ", "))
+}
+
+func (d *doctor) sessionStore() {
+	path := filepath.Join(config.DataDir(d.env), "sessions.db")
+	st, err := store.Open(path)
+	if err != nil {
+		d.item("FAIL", "sessions", "%v", err)
+		return
+	}
+	if err := st.Close(); err != nil {
+		d.item("FAIL", "sessions", "close %s: %v", path, err)
+		return
+	}
+	d.item("ok", "sessions", "%s opens", path)
+}
+
+// keyring probes the OS keyring with a lookup of an entry that does not exist:
+// "not found" means it answers. An unusable keyring is a warning, not a failure:
+// corvid then keeps keys in auth.json (mode 0600).
+func (d *doctor) keyring() {
+	switch strings.ToLower(strings.TrimSpace(d.env.Getenv("CORVID_KEYRING"))) {
+	case "off", "0", "false", "no":
+		d.item("warn", "keyring", "disabled by CORVID_KEYRING; keys go to %s", config.AuthFile(d.env))
+		return
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := gokeyring.Get(config.KeyringService, "corvid-doctor-probe")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || errors.Is(err, gokeyring.ErrNotFound) {
+			d.item("ok", "keyring", "the OS keyring answers")
+			return
+		}
+		d.item("warn", "keyring", "unavailable (%s); keys go to %s", oneLineErr(err), config.AuthFile(d.env))
+	case <-time.After(config.KeyringTimeout):
+		d.item("warn", "keyring", "no answer within %s; keys go to %s", config.KeyringTimeout, config.AuthFile(d.env))
+	}
+}
+
+func oneLineErr(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// runtimeDir checks the control socket directory of `corvid respond`: it must
+// be creatable, a directory, private, and writable.
+func (d *doctor) runtimeDir() {
+	dir := config.RuntimeDir(d.env)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		d.item("FAIL", "control dir", "%v", err)
+		return
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		d.item("FAIL", "control dir", "%s is not a directory", dir)
+		return
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		d.item("FAIL", "control dir", "%s is writable by others (mode %v); want 0700", dir, fi.Mode().Perm())
+		return
+	}
+	f, err := os.CreateTemp(dir, "doctor-*")
+	if err != nil {
+		d.item("FAIL", "control dir", "%s is not writable: %v", dir, err)
+		return
+	}
+	f.Close()
+	os.Remove(f.Name())
+	d.item("ok", "control dir", "%s", dir)
+}
+
+// conformance runs the ACP conformance kit against this binary with the scripted
+// model (the kit writes its scripts into its own temporary directory).
+func (d *doctor) conformance(ctx context.Context) {
+	rep, err := conformance.Run(ctx, conformance.Options{Agent: d.self, Scripted: true, Timeout: d.timeout})
+	if err != nil {
+		d.item("FAIL", "conformance", "%v", err)
+		return
+	}
+	var pass, fail, skip int
+	var failed []string
+	for _, r := range rep.Results {
+		switch r.Status {
+		case conformance.Pass:
+			pass++
+		case conformance.Fail:
+			fail++
+			failed = append(failed, fmt.Sprintf("%s (%s): %s", r.ID, r.Tier, r.Detail))
+		case conformance.Skipped:
+			skip++
+		}
+	}
+	summary := fmt.Sprintf("%d passed, %d failed, %d skipped (`corvid conformance --scripted -- corvid acp` for the table)", pass, fail, skip)
+	switch {
+	case !rep.OK():
+		d.item("FAIL", "conformance", "%s", summary)
+	case fail > 0:
+		d.item("warn", "conformance", "%s", summary)
+	default:
+		d.item("ok", "conformance", "%s", summary)
+	}
+	for _, f := range failed {
+		fmt.Fprintf(d.out, "       %s\n", f)
+	}
+}
