@@ -213,13 +213,15 @@ func (t *Turn) compact(focus string, manual bool) error {
 		}
 		return nil
 	}
-	older, recent := history[:cut], history[cut:]
+	// Copies: appending the instruction to older must not overwrite recent.
+	older := append([]llm.Message(nil), history[:cut]...)
+	recent := append([]llm.Message(nil), history[cut:]...)
 	instruction := "Summarise the conversation above so that it can continue from the summary alone: the user's goals, decisions made, files read or changed (with paths), commands run and their outcomes, the current state, and open tasks. Be concise and factual."
 	if strings.TrimSpace(focus) != "" {
 		instruction += " Focus on: " + focus
 	}
 	req := llm.Request{
-		Model:     model.Info().ID,
+		Model:     modelName(model.Info()),
 		System:    "You write precise summaries of coding sessions.",
 		Messages:  append(older, llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text(instruction)}}),
 		MaxTokens: s.agent.cfg.MaxTokens,
@@ -315,4 +317,11 @@ func (s *Session) systemPrompt() string {
 		return s.agent.cfg.System
 	}
 	return s.system
+}
+
+// modelName is the provider's own id of the model (ModelInfo.ID is
+// provider:model; requests carry the model part).
+func modelName(info llm.ModelInfo) string {
+	_, m := llm.ParseModelID(info.ID)
+	return m
 }

@@ -38,7 +38,7 @@ func (t *Turn) loop() (StopReason, error) {
 			system += planModeNote
 		}
 		r := llm.Request{
-			Model:          info.ID,
+			Model:          modelName(info),
 			System:         system,
 			Messages:       msgs,
 			Tools:          s.registry().Specs(),

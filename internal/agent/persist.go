@@ -185,6 +185,14 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	replay, history, turns := rebuild(events, s.toolIDs)
 	s.history = repairHistory(history)
 	s.turns = turns
+	// The context meter carries over, so a full session compacts on its
+	// next turn.
+	for i := len(replay) - 1; i >= 0; i-- {
+		if replay[i].Kind == EventUsage && replay[i].Usage != nil {
+			s.lastUsed = replay[i].Usage.Used
+			break
+		}
+	}
 	if o.Cwd != meta.Cwd || !sameStrings(o.Roots, meta.AdditionalDirs) {
 		_ = st.UpdateSession(ctx, o.ID, func(ss *store.Session) { ss.Cwd, ss.AdditionalDirs = o.Cwd, o.Roots })
 	}

@@ -521,7 +521,7 @@ func TestModelChoiceIsStoredWithTheSession(t *testing.T) {
 	}
 }
 
-// BUG (internal/agent, loop.go and commands.go): llm.Request.Model is "the
+// Regression (internal/agent, loop.go and commands.go): llm.Request.Model is "the
 // provider-specific model id, without the provider prefix" (internal/llm),
 // but the agent fills it with ModelInfo.ID, "anthropic:claude-sonnet-4-6",
 // and the anthropic provider passes it on: every POST /v1/messages carries
@@ -529,9 +529,6 @@ func TestModelChoiceIsStoredWithTheSession(t *testing.T) {
 // unknown model. The same after switching with set_config_option model, and
 // in the compaction request.
 func TestRequestsNameTheModelWithoutTheProviderPrefix(t *testing.T) {
-	if os.Getenv("CORVID_E2E_PENDING") == "" {
-		t.Skip("BUG: requests to the Anthropic API carry model \"anthropic:claude-…\" (the agent sends ModelInfo.ID as llm.Request.Model); CORVID_E2E_PENDING=1 runs it")
-	}
 	api := fakeanthropic.New(t)
 	s := startOnAPI(t, api, "claude-sonnet-4-6", t.TempDir(), "")
 	sid := s.NewSession(s.ctx, s.workspace)
