@@ -86,7 +86,6 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 	owners := map[string]string{
 		"github.com/anthropics/anthropic-sdk-go":   "internal/llm/anthropic",
 		"github.com/openai/openai-go":              "internal/llm/openai",
-		"google.golang.org/genai":                  "internal/llm/gemini",
 		"github.com/modelcontextprotocol/go-sdk":   "internal/mcp",
 		"modernc.org/sqlite":                       "internal/store",
 		"github.com/coder/acp-go-sdk":              "(tests only)",
