@@ -65,7 +65,7 @@ func TestFiftyConcurrentSessionsStreamApartAndReleaseEverything(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d concurrent turns took %v; at peak the process held %d fds", concurrentSessions, time.Since(start), len(openFDs(pid)))
+	t.Logf("%d concurrent turns took %v; when they ended the process held %d fds", concurrentSessions, time.Since(start), len(openFDs(pid)))
 
 	known := map[string]bool{warm: true}
 	for _, sid := range ids {
