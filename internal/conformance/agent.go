@@ -45,7 +45,12 @@ func (e *rpcError) String() string {
 	return s
 }
 
-func (m *msg) isResponse() bool     { return m.Object && m.HasID && m.Method == "" }
+func (m *msg) isResponse() bool { return m.Object && m.HasID && m.Method == "" }
+
+// isReply is any response-like object, including one that (wrongly) lacks an id.
+func (m *msg) isReply() bool {
+	return m.Object && m.Method == "" && (m.HasID || m.hasResult || m.Error != nil)
+}
 func (m *msg) isRequest() bool      { return m.Object && m.HasID && m.Method != "" }
 func (m *msg) isNotification() bool { return m.Object && !m.HasID && m.Method != "" }
 
@@ -239,6 +244,8 @@ func (a *agent) handle(line []byte) {
 		obs.add("stdio.jsonrpc-lines", c.name, "not a JSON object", line)
 	case !bytes.Equal(bytes.TrimSpace(fieldRaw(line, "jsonrpc")), []byte(`"2.0"`)):
 		obs.add("stdio.jsonrpc-lines", c.name, `missing "jsonrpc":"2.0"`, line)
+	case m.Method == "" && !m.HasID && (m.hasResult || m.Error != nil):
+		obs.add("stdio.jsonrpc-lines", c.name, `a response without "id" (JSON-RPC 2.0 requires it, null when unknown)`, line)
 	case m.Method == "" && !m.HasID:
 		obs.add("stdio.jsonrpc-lines", c.name, "neither a request, a response nor a notification", line)
 	}

@@ -87,7 +87,22 @@ func checkSessionsManage(c *checkRun) {
 		c.skip("sessions.list", "sessionCapabilities.list not advertised")
 	}
 
-	if info.session("fork") {
+	listed := func(sid string) (bool, string) {
+		if !info.session("list") {
+			return true, ""
+		}
+		ids, err := c.listSessions(a)
+		if err != nil || !slices.Contains(ids, sid) {
+			return false, "session/list does not show the new session (not persisted without a turn), and forking or deleting an active or unknown session is implementation-defined"
+		}
+		return true, ""
+	}
+
+	if !info.session("fork") {
+		c.skip("sessions.fork", "sessionCapabilities.fork not advertised")
+	} else if ok, why := listed(s1); !ok {
+		c.skip("sessions.fork", "%s", why)
+	} else {
 		r, _, err := c.callStep(a, "session/fork", map[string]any{"sessionId": s1, "cwd": c.ws.cwd, "mcpServers": []any{}})
 		var res struct {
 			SessionID string `json:"sessionId"`
@@ -102,8 +117,6 @@ func checkSessionsManage(c *checkRun) {
 		default:
 			c.pass("sessions.fork", "forked %s → %s", s1, res.SessionID)
 		}
-	} else {
-		c.skip("sessions.fork", "sessionCapabilities.fork not advertised")
 	}
 
 	if info.session("close") {
@@ -116,9 +129,21 @@ func checkSessionsManage(c *checkRun) {
 		c.skip("sessions.delete", "sessionCapabilities.delete not advertised")
 		return
 	}
+	// Delete a stored session from a fresh process: deleting an active one is implementation-defined.
 	victim, _, err := c.newSession(a, nil)
 	if err != nil {
 		c.fail("sessions.delete", "%v", err)
+		return
+	}
+	a.stop(2 * time.Second)
+	b, _, err := c.open()
+	if err != nil {
+		c.fail("sessions.delete", "second process: %v", err)
+		return
+	}
+	a = b
+	if ok, why := listed(victim); !ok {
+		c.skip("sessions.delete", "%s", why)
 		return
 	}
 	r, _, err := c.callStep(a, "session/delete", map[string]any{"sessionId": victim})
@@ -127,7 +152,7 @@ func checkSessionsManage(c *checkRun) {
 		c.fail("sessions.delete", "session/delete: %v", err)
 		return
 	case r.Error != nil:
-		c.fail("sessions.delete", "session/delete: error %s", r.Error)
+		c.fail("sessions.delete", "session/delete of listed session %s: error %s", victim, r.Error)
 		return
 	case !isObject(r.Result):
 		c.fail("sessions.delete", "session/delete result %s, want an object", short(r.Result))
@@ -144,7 +169,7 @@ func checkSessionsManage(c *checkRun) {
 	case slices.Contains(ids, victim):
 		c.fail("sessions.delete", "session/list still lists deleted %s", victim)
 	default:
-		c.pass("sessions.delete", "deleted %s; session/list no longer has it", victim)
+		c.pass("sessions.delete", "deleted %s from a fresh process; session/list no longer has it", victim)
 	}
 }
 
@@ -211,6 +236,12 @@ func checkSessionsLoad(c *checkRun) {
 	case !needsAuth(t.refused):
 		c.failAll(c.reqs, "prompt to build history refused: %s", t.refused)
 		return
+	}
+	if !history && info.session("list") {
+		if ids, err := c.listSessions(a); err == nil && !slices.Contains(ids, sid) {
+			c.skipAll(c.reqs, "no turn was possible and session/list does not show the session: nothing is stored to load or resume")
+			return
+		}
 	}
 	a.stop(2 * time.Second)
 

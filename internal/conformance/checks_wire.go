@@ -86,7 +86,7 @@ func checkEnvelope(c *checkRun) {
 	after := a.collect(c.ctx, 300*time.Millisecond)
 	var answered []string
 	for _, m := range append(before, after...) {
-		if m.isResponse() {
+		if m.isReply() {
 			answered = append(answered, short(m.Raw))
 		}
 	}
@@ -153,6 +153,8 @@ func checkEnvelope(c *checkRun) {
 		c.fail("envelope.parse-error", "no response to a line of bad JSON")
 	case errs[0].Error == nil || errs[0].Error.Code != -32700:
 		c.fail("envelope.parse-error", "want error -32700, got %s", short(errs[0].Raw))
+	case !errs[0].HasID:
+		c.fail("envelope.parse-error", "-32700 must carry \"id\": null; the id is missing")
 	case idKey(errs[0].ID) != "null":
 		c.fail("envelope.parse-error", "-32700 must carry id null, got id %s", errs[0].ID)
 	default:
@@ -170,7 +172,7 @@ func checkEnvelope(c *checkRun) {
 		c.fail("envelope.invalid-request", `no response to {"id":45,"method":17}`)
 	case errs[0].Error == nil || errs[0].Error.Code != -32600:
 		c.fail("envelope.invalid-request", "want error -32600, got %s", short(errs[0].Raw))
-	case idKey(errs[0].ID) != "n:45" && idKey(errs[0].ID) != "null":
+	case !errs[0].HasID || (idKey(errs[0].ID) != "n:45" && idKey(errs[0].ID) != "null"):
 		c.fail("envelope.invalid-request", "-32600 must carry id 45 (or null), got %s", errs[0].ID)
 	default:
 		c.pass("envelope.invalid-request", "-32600 with id %s", errs[0].ID)
@@ -202,7 +204,7 @@ func errorsUntilProbe(c *checkRun, a *agent, n int) ([]*msg, bool) {
 	pr, before, err := c.probe(a, fmt.Sprint(2000+n), "conformance/probe")
 	var errs []*msg
 	for _, m := range before {
-		if m.isResponse() {
+		if m.isReply() {
 			errs = append(errs, m)
 		}
 	}
@@ -246,7 +248,7 @@ func checkNegotiation(c *checkRun) {
 
 // unstableCaps are capability names from schema.unstable.json: allowed at the root
 // of their objects although the stable schema does not list them.
-var unstableCaps = []string{"fork", "providers", "nes", "positionEncoding"}
+var unstableCaps = []string{"fork", "providers", "nes", "positionEncoding", "acp"}
 
 func checkInitialize(c *checkRun) {
 	a, info, err := c.open()
@@ -381,7 +383,7 @@ func checkExtensibility(c *checkRun) {
 	after := a.collect(c.ctx, 200*time.Millisecond)
 	var answered []string
 	for _, m := range append(before, after...) {
-		if m.isResponse() {
+		if m.isReply() {
 			answered = append(answered, short(m.Raw))
 		}
 	}
