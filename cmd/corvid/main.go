@@ -16,13 +16,15 @@ var version = "0.1.0-dev"
 
 // CLI is the command tree.
 type CLI struct {
-	ACP      acpCmd      `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
-	Auth     authCmd     `cmd:"" help:"Manage provider credentials (login, logout, status)."`
-	Models   modelsCmd   `cmd:"" help:"List the models usable with the credentials at hand."`
-	Trust    trustCmd    `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers)."`
-	Respond  respondCmd  `cmd:"" help:"List or answer permission questions that corvid could not put to its host."`
-	Sessions sessionsCmd `cmd:"" help:"List, show, export or remove stored sessions."`
-	Version  versionCmd  `cmd:"" help:"Print corvid's version."`
+	ACP         acpCmd         `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
+	Auth        authCmd        `cmd:"" help:"Manage provider credentials (login, logout, status)."`
+	Models      modelsCmd      `cmd:"" help:"List the models usable with the credentials at hand."`
+	Trust       trustCmd       `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers)."`
+	Respond     respondCmd     `cmd:"" help:"List or answer permission questions that corvid could not put to its host."`
+	Sessions    sessionsCmd    `cmd:"" help:"List, show, export or remove stored sessions."`
+	Conformance conformanceCmd `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`
+	Doctor      doctorCmd      `cmd:"" help:"Check config, credentials (sources only), the session store, the keyring, and run the conformance kit against corvid."`
+	Version     versionCmd     `cmd:"" help:"Print corvid's version."`
 }
 
 type versionCmd struct{}
