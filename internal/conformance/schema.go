@@ -1,14 +1,13 @@
 package conformance
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/corvid-agent/corvid/internal/jsonschema"
 )
 
 // schemaJSON is the official ACP v1 schema (see schema/README.md).
@@ -16,15 +15,10 @@ import (
 //go:embed schema/v1/schema.json
 var schemaJSON []byte
 
-// schemaURL names the embedded schema inside the compiler; it is never fetched.
-const schemaURL = "https://agentclientprotocol.com/schema/v1/schema.json"
-
 // acpSchema is the compiled schema plus method tables read from the $defs
 // annotations (`x-method`, `x-side`), so the tables cannot drift from it.
 type acpSchema struct {
-	mu       sync.Mutex
-	compiler *jsonschema.Compiler
-	compiled map[string]*jsonschema.Schema
+	schema *jsonschema.Schema // immutable; safe for concurrent Validate
 
 	// method → $defs name
 	agentResults  map[string]string // results of client→agent requests
@@ -44,13 +38,9 @@ func loadSchema() (*acpSchema, error) {
 }
 
 func compileSchema(raw []byte) (*acpSchema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	compiled, err := jsonschema.Compile(raw)
 	if err != nil {
-		return nil, fmt.Errorf("parse ACP schema: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, fmt.Errorf("add ACP schema: %w", err)
+		return nil, fmt.Errorf("compile ACP schema: %w", err)
 	}
 	var top struct {
 		Defs map[string]struct {
@@ -62,8 +52,7 @@ func compileSchema(raw []byte) (*acpSchema, error) {
 		return nil, fmt.Errorf("read ACP schema $defs: %w", err)
 	}
 	s := &acpSchema{
-		compiler:      c,
-		compiled:      map[string]*jsonschema.Schema{},
+		schema:        compiled,
 		agentResults:  map[string]string{},
 		clientParams:  map[string]string{},
 		notifications: map[string]string{},
@@ -84,32 +73,11 @@ func compileSchema(raw []byte) (*acpSchema, error) {
 
 // validate checks raw against #/$defs/<def>. The error is one line.
 func (s *acpSchema) validate(def string, raw []byte) error {
-	s.mu.Lock()
-	sch, ok := s.compiled[def]
-	if !ok {
-		var err error
-		sch, err = s.compiler.Compile(schemaURL + "#/$defs/" + def)
-		if err != nil {
-			s.mu.Unlock()
-			return fmt.Errorf("compile $defs/%s: %w", def, err)
-		}
-		s.compiled[def] = sch
-	}
-	s.mu.Unlock()
 	if len(raw) == 0 {
 		raw = []byte("null") // an absent member is validated as null
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return fmt.Errorf("decode: %w", err)
-	}
-	if err := sch.Validate(inst); err != nil {
-		msg := err.Error()
-		// Drop the "jsonschema validation failed with '<url>'" header line.
-		if i := strings.IndexByte(msg, '\n'); i >= 0 && strings.HasPrefix(msg, "jsonschema validation failed") {
-			msg = msg[i+1:]
-		}
-		return fmt.Errorf("%s: %s", def, oneLine(msg, 400))
+	if err := s.schema.Validate(def, raw); err != nil {
+		return fmt.Errorf("%s: %s", def, oneLine(strings.ReplaceAll(err.Error(), "\n", "; "), 400))
 	}
 	return nil
 }
