@@ -117,15 +117,15 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		}
 		attemptCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		watch := newIdleWatch(m.idle, cancel)
-		defer watch.stop()
+		watch := llm.NewIdleWatch(m.idle, cancel)
+		defer watch.Stop()
 
-		stream := m.client.Messages.NewStreaming(attemptCtx, params, option.WithMiddleware(watch.middleware))
+		stream := m.client.Messages.NewStreaming(attemptCtx, params, option.WithMiddleware(idleMiddleware(watch)))
 		defer stream.Close()
 
 		var tr translator
 		for stream.Next() {
-			watch.kick()
+			watch.Kick()
 			for _, ev := range tr.translate(stream.Current()) {
 				if !yield(ev, nil) {
 					return
@@ -142,7 +142,7 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		switch err := stream.Err(); {
 		case ctx.Err() != nil:
 			yield(llm.Event{}, ctx.Err())
-		case watch.fired():
+		case watch.Fired():
 			yield(llm.Event{}, stallError(m.idle))
 		case err != nil:
 			yield(llm.Event{}, m.scrub(classify(err)))

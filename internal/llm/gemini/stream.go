@@ -25,8 +25,8 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		}
 		attemptCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		watch := newIdleWatch(m.idleTimeout(), cancel)
-		defer watch.stop()
+		watch := llm.NewIdleWatch(m.idleTimeout(), cancel)
+		defer watch.Stop()
 
 		// fail yields what ended the attempt: the caller's cancellation
 		// and the idle watch take precedence over the error they caused.
@@ -34,7 +34,7 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 			switch {
 			case ctx.Err() != nil:
 				yield(llm.Event{}, ctx.Err())
-			case watch.fired():
+			case watch.Fired():
 				yield(llm.Event{}, m.errStalled())
 			default:
 				yield(llm.Event{}, err)
@@ -47,13 +47,13 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 			return
 		}
 		defer res.Body.Close()
-		watch.kick() // the headers are activity
+		watch.Kick() // the headers are activity
 		if res.StatusCode < 200 || res.StatusCode > 299 {
 			fail(m.httpError(res))
 			return
 		}
 
-		events := newSSEReader(&activityBody{ReadCloser: res.Body, watch: watch})
+		events := newSSEReader(watch.WatchBody(res.Body))
 		st := &streamState{}
 		for {
 			data, complete, err := events.next()
@@ -83,17 +83,17 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 				return
 			}
 			if evs := st.chunk(&chunk); len(evs) > 0 {
-				watch.pause()
+				watch.Pause()
 				for _, ev := range evs {
 					if !yield(ev, nil) {
 						return
 					}
 				}
-				watch.resume()
+				watch.Resume()
 			}
 		}
-		watch.stop()
-		if ctx.Err() != nil || watch.fired() {
+		watch.Stop()
+		if ctx.Err() != nil || watch.Fired() {
 			fail(nil)
 			return
 		}

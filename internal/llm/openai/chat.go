@@ -173,9 +173,9 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 		var fail httpFailure
 		attemptCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		watch := newIdleWatch(m.idleTimeout(), cancel)
-		defer watch.stop()
-		stream := m.chat.NewStreaming(attemptCtx, m.chatParams(req), fail.capture(), watch.option())
+		watch := llm.NewIdleWatch(m.idleTimeout(), cancel)
+		defer watch.Stop()
+		stream := m.chat.NewStreaming(attemptCtx, m.chatParams(req), fail.capture(), idleOption(watch))
 		defer stream.Close()
 		st := &chatState{tools: map[int64]*chatTool{}}
 		for stream.Next() {
@@ -206,12 +206,12 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 				return
 			}
 		}
-		watch.stop()
+		watch.Stop()
 		switch err := stream.Err(); {
 		case ctx.Err() != nil:
 			yield(llm.Event{}, ctx.Err())
 			return
-		case watch.fired():
+		case watch.Fired():
 			yield(llm.Event{}, m.errStalled())
 			return
 		case err != nil:

@@ -1,12 +1,8 @@
 package openai
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
@@ -19,106 +15,12 @@ import (
 // llm.ProviderConfig.IdleTimeout says otherwise.
 const DefaultIdleTimeout = 60 * time.Second
 
-// idleWatch cancels an attempt when the server has sent nothing for d:
-// neither the response headers nor any byte of the body. A TCP connection
-// can stay open forever while nothing comes, and only this notices. The
-// time the caller spends consuming events (between pause and resume) is
-// not the server's silence and does not count.
-type idleWatch struct {
-	d       time.Duration
-	mu      sync.Mutex
-	timer   *time.Timer
-	paused  bool
-	stopped bool
-	stalled atomic.Bool
-}
-
-// newIdleWatch starts watching; d <= 0 disables the watch.
-func newIdleWatch(d time.Duration, cancel context.CancelFunc) *idleWatch {
-	w := &idleWatch{d: d}
-	if d > 0 {
-		w.timer = time.AfterFunc(d, func() {
-			w.stalled.Store(true)
-			cancel()
-		})
-	}
-	return w
-}
-
-// kick records activity.
-func (w *idleWatch) kick() {
-	if w.timer == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.paused && !w.stopped && !w.stalled.Load() {
-		w.timer.Reset(w.d)
-	}
-}
-
-// pause stops the clock while the caller handles what was received.
-func (w *idleWatch) pause() {
-	if w.timer == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.paused = true
-	w.timer.Stop()
-}
-
-// resume restarts the clock from zero.
-func (w *idleWatch) resume() {
-	if w.timer == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.paused = false
-	if !w.stopped && !w.stalled.Load() {
-		w.timer.Reset(w.d)
-	}
-}
-
-// stop ends the watch for good: the stream is over.
-func (w *idleWatch) stop() {
-	if w.timer == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stopped = true
-	w.timer.Stop()
-}
-
-// fired reports whether the watch cancelled the attempt.
-func (w *idleWatch) fired() bool { return w.stalled.Load() }
-
-// option is a per-request SDK option counting the response headers and
-// every body read as activity.
-func (w *idleWatch) option() option.RequestOption {
+// idleOption is a per-request SDK option counting the response headers
+// and every body read as activity.
+func idleOption(w *llm.IdleWatch) option.RequestOption {
 	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(req)
-		if err == nil && res != nil && res.Body != nil {
-			w.kick()
-			res.Body = &activityBody{ReadCloser: res.Body, watch: w}
-		}
-		return res, err
+		return w.WatchResponse(next(req))
 	})
-}
-
-type activityBody struct {
-	io.ReadCloser
-	watch *idleWatch
-}
-
-func (b *activityBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.watch.kick()
-	}
-	return n, err
 }
 
 // idleTimeout is the configured timeout or the default.
@@ -137,12 +39,12 @@ func (m *model) errStalled() error {
 
 // yieldAll passes evs on with the watch paused, so a slow consumer is not
 // taken for a silent server. It reports whether the consumer wants more.
-func yieldAll(w *idleWatch, yield func(llm.Event, error) bool, evs []llm.Event) bool {
+func yieldAll(w *llm.IdleWatch, yield func(llm.Event, error) bool, evs []llm.Event) bool {
 	if len(evs) == 0 {
 		return true
 	}
-	w.pause()
-	defer w.resume()
+	w.Pause()
+	defer w.Resume()
 	for _, ev := range evs {
 		if !yield(ev, nil) {
 			return false

@@ -166,15 +166,15 @@ func (m *model) streamResponses(ctx context.Context, req llm.Request) iter.Seq2[
 		var fail httpFailure
 		attemptCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		watch := newIdleWatch(m.idleTimeout(), cancel)
-		defer watch.stop()
-		stream := m.resp.NewStreaming(attemptCtx, m.responsesParams(req), fail.capture(), watch.option())
+		watch := llm.NewIdleWatch(m.idleTimeout(), cancel)
+		defer watch.Stop()
+		stream := m.resp.NewStreaming(attemptCtx, m.responsesParams(req), fail.capture(), idleOption(watch))
 		defer stream.Close()
 		st := &respState{blocks: map[string]int{}, calls: map[int64]*chatTool{}}
 		for stream.Next() {
 			evs, done, err := m.respEvent(st, stream.Current())
 			if done {
-				watch.stop()
+				watch.Stop()
 			}
 			if !yieldAll(watch, yield, evs) {
 				return
@@ -187,11 +187,11 @@ func (m *model) streamResponses(ctx context.Context, req llm.Request) iter.Seq2[
 				return
 			}
 		}
-		watch.stop()
+		watch.Stop()
 		switch err := stream.Err(); {
 		case ctx.Err() != nil:
 			yield(llm.Event{}, ctx.Err())
-		case watch.fired():
+		case watch.Fired():
 			yield(llm.Event{}, m.errStalled())
 		case err != nil:
 			yield(llm.Event{}, m.wrap(ctx, err, &fail))
