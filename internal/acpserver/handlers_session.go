@@ -20,16 +20,9 @@ func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, err
 	if err := decode(params, &req); err != nil {
 		return nil, err
 	}
-	cwd, err := s.checkCwd(req.Cwd)
+	cwd, dirs, err := s.sessionPlace(req.Cwd, req.AdditionalDirectories)
 	if err != nil {
 		return nil, err
-	}
-	dirs, err := checkDirs(req.AdditionalDirectories)
-	if err != nil {
-		return nil, err
-	}
-	if s.opts.Agent.Model() == nil {
-		return nil, acp.AuthRequired(s.opts.NoModelMessage)
 	}
 	id := agent.NewID("sess")
 	ss := &session{srv: s, id: id}
@@ -83,6 +76,26 @@ func mcpServers(in []acp.McpServer) []mcp.Server {
 	return out
 }
 
+// sessionPlace checks what new, load, resume and fork share: an absolute
+// cwd (empty means the launch directory), absolute additional directories,
+// and a model to serve the session with.
+func (s *Server) sessionPlace(cwd string, dirs []string) (string, []string, error) {
+	cwd, err := s.checkCwd(cwd)
+	if err != nil {
+		return "", nil, err
+	}
+	clean, err := checkDirs(dirs)
+	if err != nil {
+		return "", nil, err
+	}
+	if s.opts.Agent.Model() == nil {
+		return "", nil, acp.AuthRequired(s.opts.NoModelMessage)
+	}
+	return cwd, clean, nil
+}
+
+// checkCwd resolves the session cwd: empty means the launch directory; a
+// relative path is refused.
 func (s *Server) checkCwd(cwd string) (string, error) {
 	if cwd == "" {
 		cwd = s.opts.LaunchDir

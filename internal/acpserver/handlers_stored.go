@@ -24,16 +24,9 @@ func (s *Server) restore(ctx context.Context, params json.RawMessage, replay boo
 	if req.SessionID == "" {
 		return nil, acp.InvalidParams("Invalid params", "sessionId is required")
 	}
-	cwd, err := s.checkCwd(req.Cwd)
+	cwd, dirs, err := s.sessionPlace(req.Cwd, req.AdditionalDirectories)
 	if err != nil {
 		return nil, err
-	}
-	dirs, err := checkDirs(req.AdditionalDirectories)
-	if err != nil {
-		return nil, err
-	}
-	if s.opts.Agent.Model() == nil {
-		return nil, acp.AuthRequired(s.opts.NoModelMessage)
 	}
 	// Loading a session that is live on this connection starts it afresh.
 	s.mu.Lock()
@@ -151,16 +144,9 @@ func (s *Server) forkSession(ctx context.Context, params json.RawMessage) (any, 
 	if req.SessionID == "" {
 		return nil, acp.InvalidParams("Invalid params", "sessionId is required")
 	}
-	cwd, err := s.checkCwd(req.Cwd)
+	cwd, dirs, err := s.sessionPlace(req.Cwd, req.AdditionalDirectories)
 	if err != nil {
 		return nil, err
-	}
-	dirs, err := checkDirs(req.AdditionalDirectories)
-	if err != nil {
-		return nil, err
-	}
-	if s.opts.Agent.Model() == nil {
-		return nil, acp.AuthRequired(s.opts.NoModelMessage)
 	}
 	newID := agent.NewID("sess")
 	if err := s.opts.Agent.ForkSession(ctx, req.SessionID, agent.SessionOptions{ID: newID, Cwd: cwd, Roots: dirs}); err != nil {
