@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -278,12 +276,7 @@ func (c *acpCmd) login() error {
 	cwd, _ := os.Getwd()
 	provider, _ := llm.ParseModelID(c.Model)
 	if provider == "" || provider == "script" {
-		fmt.Fprint(os.Stderr, "Provider (anthropic, openai, gemini, openrouter, …) [anthropic]: ")
-		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-		provider = strings.TrimSpace(line)
-		if provider == "" {
-			provider = "anthropic"
-		}
+		provider = askProvider(os.Stdin, os.Stderr)
 	}
 	return runLogin(env, cwd, provider, false, os.Stdin, os.Stdout, os.Stderr)
 }

@@ -23,7 +23,7 @@ type authCmd struct {
 }
 
 type authLoginCmd struct {
-	Provider string `arg:"" help:"Provider name, e.g. anthropic, openai, gemini, openrouter (see corvid auth status)."`
+	Provider string `arg:"" optional:"" help:"Provider name, e.g. anthropic, openai, gemini, openrouter (see corvid auth status); asked for when omitted."`
 	Stdin    bool   `name:"stdin" help:"Read the key from standard input (for scripts; otherwise it is asked for without echo on a terminal)."`
 }
 
@@ -35,7 +35,24 @@ type authStatusCmd struct{}
 
 func (c *authLoginCmd) Run() error {
 	cwd, _ := os.Getwd()
-	return runLogin(config.OSEnv{}, cwd, c.Provider, c.Stdin, os.Stdin, os.Stdout, os.Stderr)
+	provider := c.Provider
+	if provider == "" {
+		if c.Stdin {
+			return errors.New("name the provider when reading the key from stdin: corvid auth login PROVIDER --stdin")
+		}
+		provider = askProvider(os.Stdin, os.Stderr)
+	}
+	return runLogin(config.OSEnv{}, cwd, provider, c.Stdin, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// askProvider asks which provider to log in to (default anthropic).
+func askProvider(in io.Reader, out io.Writer) string {
+	fmt.Fprint(out, "Provider (anthropic, openai, gemini, openrouter, …) [anthropic]: ")
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	if p := strings.TrimSpace(line); p != "" {
+		return p
+	}
+	return "anthropic"
 }
 
 func (c *authLogoutCmd) Run() error {
