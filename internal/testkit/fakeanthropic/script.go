@@ -1,8 +1,9 @@
 package fakeanthropic
 
 import (
-	"strconv"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit/fakeserver"
 )
 
 // Response is one scripted answer to one POST /v1/messages. The server
@@ -73,26 +74,20 @@ type Usage struct {
 	CacheCreationInputTokens int64
 }
 
-// FaultKind says how a response goes wrong.
-type FaultKind int
+// FaultKind says how a response goes wrong. The kinds are fakeserver's,
+// which applies them; in this wire format a FaultHTTP answers Status with a
+// JSON error body of ErrorType and Message, and a FaultStreamError is an
+// `event: error` with ErrorType and Message that ends the stream. Pings do
+// not count as events.
+type FaultKind = fakeserver.FaultKind
 
+// The kinds of Fault; FaultMalformed is not offered here.
 const (
-	NoFault FaultKind = iota
-	// FaultHTTP answers with Status and a JSON error body of ErrorType and
-	// Message instead of a stream; RetryAfter, if set, is sent as the
-	// retry-after header.
-	FaultHTTP
-	// FaultStreamError writes AfterEvents events, then an `event: error`
-	// with ErrorType and Message, and ends the stream.
-	FaultStreamError
-	// FaultCut writes AfterEvents events, then closes the connection without
-	// ending the HTTP response (the client sees an unexpected EOF). With
-	// AfterEvents 0 the connection closes before any response byte.
-	FaultCut
-	// FaultStall writes AfterEvents events, then writes nothing for Stall
-	// (or until the client goes away), then carries on with the stream. With
-	// AfterEvents 0 even the response headers wait.
-	FaultStall
+	NoFault          = fakeserver.NoFault
+	FaultHTTP        = fakeserver.FaultHTTP
+	FaultStreamError = fakeserver.FaultStreamError
+	FaultCut         = fakeserver.FaultCut
+	FaultStall       = fakeserver.FaultStall
 )
 
 // Fault is a failure injected into one response. AfterEvents counts the
@@ -111,12 +106,9 @@ type Fault struct {
 // RateLimit is an HTTP 429 rate_limit_error with a retry-after header of
 // the given duration, rounded up to whole seconds ("" header when 0).
 func RateLimit(retryAfter time.Duration) Fault {
-	f := Fault{Kind: FaultHTTP, Status: 429, ErrorType: "rate_limit_error",
-		Message: "Number of request tokens has exceeded your per-minute rate limit"}
-	if retryAfter > 0 {
-		f.RetryAfter = strconv.FormatInt(int64((retryAfter+time.Second-1)/time.Second), 10)
-	}
-	return f
+	return Fault{Kind: FaultHTTP, Status: 429, ErrorType: "rate_limit_error",
+		Message:    "Number of request tokens has exceeded your per-minute rate limit",
+		RetryAfter: fakeserver.RetryAfterSeconds(retryAfter)}
 }
 
 // ServerError is an HTTP 500 api_error.

@@ -14,133 +14,79 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit/fakeserver"
 )
 
-// Server is a fake Anthropic API. Its methods are safe for concurrent use.
+// Server is a fake Anthropic API; its methods, from fakeserver, are safe
+// for concurrent use. URL() is to be used as ANTHROPIC_BASE_URL: requests go
+// to URL()+"/v1/messages". Each takes the first response Enqueue queued; a
+// request that finds the queue empty fails the test and gets a 400
+// invalid_request_error. After RequireAPIKey, a request whose x-api-key is
+// another gets a 401 authentication_error and takes no response.
 type Server struct {
-	t    testing.TB
-	srv  *httptest.Server
-	done chan struct{} // closed by Close: ends stalls and delays at once
-
-	mu        sync.Mutex
-	queue     []Response
-	requests  []Request
-	responses int
-	apiKey    string
-	closeOnce sync.Once
+	*fakeserver.Server[Request, Response]
 }
 
 // New starts a server that is closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{t: t, done: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
-	t.Cleanup(s.Close)
-	return s
+	return &Server{fakeserver.New[Request, Response](t, "fakeanthropic", wire{})}
 }
 
-// URL is the server's base URL (http://127.0.0.1:port), to be used as
-// ANTHROPIC_BASE_URL: requests go to URL()+"/v1/messages".
-func (s *Server) URL() string { return s.srv.URL }
+// wire is the Messages API's side of fakeserver.Server.
+type wire struct{}
 
-// Enqueue appends responses to the queue; each POST /v1/messages takes the
-// first one. A request that finds the queue empty fails the test and gets
-// a 400 invalid_request_error.
-func (s *Server) Enqueue(rs ...Response) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, rs...)
+func (wire) Record(r *http.Request, body []byte) Request {
+	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: body}
+	_ = json.Unmarshal(body, &rec.Body)
+	return rec
 }
 
-// Pending is the number of queued responses not yet served.
-func (s *Server) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
+func (wire) APIKey(rec Request) string { return rec.APIKey() }
+
+func (wire) Routed(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/v1/messages"
 }
 
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// RequireAPIKey makes the server answer 401 authentication_error, without
-// taking a queued response, to any request whose x-api-key is not key.
-func (s *Server) RequireAPIKey(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.apiKey = key
-}
-
-// Close shuts the server down, ending stalled responses first. New
-// registers it with t.Cleanup; calling it earlier is allowed.
-func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		close(s.done)
-		s.srv.CloseClientConnections()
-		s.srv.Close()
-	})
-}
-
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
-	_ = json.Unmarshal(raw, &rec.Body)
-
-	s.mu.Lock()
-	s.requests = append(s.requests, rec)
-	wantKey := s.apiKey
-	s.mu.Unlock()
-
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+func (wire) Refuse(w http.ResponseWriter, _ *http.Request, why fakeserver.Refusal) {
+	switch why {
+	case fakeserver.NotRouted:
 		writeHTTPError(w, HTTPError(http.StatusNotFound, "not_found_error", "fakeanthropic serves only POST /v1/messages"))
-		return
-	}
-	if wantKey != "" && rec.APIKey() != wantKey {
+	case fakeserver.WrongKey:
 		writeHTTPError(w, HTTPError(http.StatusUnauthorized, "authentication_error", "invalid x-api-key"))
-		return
-	}
-
-	s.mu.Lock()
-	if len(s.queue) == 0 {
-		s.mu.Unlock()
-		s.t.Errorf("fakeanthropic: request %d found no scripted response", len(s.Requests()))
+	default:
 		writeHTTPError(w, HTTPError(http.StatusBadRequest, "invalid_request_error", "fakeanthropic: no scripted response left"))
-		return
 	}
-	resp := s.queue[0]
-	s.queue = s.queue[1:]
-	s.responses++
-	n := s.responses
-	s.mu.Unlock()
+}
 
+func (wire) Fault(resp Response) fakeserver.Fault {
+	f := resp.Fault
+	return fakeserver.Fault{Kind: f.Kind, RetryAfter: f.RetryAfter, AfterEvents: f.AfterEvents, Stall: f.Stall}
+}
+
+func (wire) WriteError(w http.ResponseWriter, resp Response) { writeHTTPError(w, resp.Fault) }
+
+func (wire) Answer(w http.ResponseWriter, _ *http.Request, rec Request, resp Response, n int, st *fakeserver.Stream) {
 	if resp.MessageID == "" {
 		resp.MessageID = "msg_fake_" + strconv.Itoa(n)
 	}
 	if resp.StopReason == "" {
 		resp.StopReason = defaultStopReason(resp.Blocks)
 	}
-	model := rec.Body.Model
-	switch {
-	case resp.Fault.Kind == FaultHTTP:
-		writeHTTPError(w, resp.Fault)
-	case resp.Fault.Kind == FaultCut && resp.Fault.AfterEvents == 0:
-		panic(http.ErrAbortHandler)
-	case !rec.Body.Stream:
-		writeJSON(w, http.StatusOK, messageJSON(resp, model))
-	default:
-		st := &streamer{w: w, rc: http.NewResponseController(w), fault: resp.Fault, stop: s.done, clientGone: r.Context().Done()}
-		st.run(resp, model)
+	if !rec.Body.Stream {
+		writeJSON(w, http.StatusOK, messageJSON(resp, rec.Body.Model))
+		return
 	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Request-Id", "req_fake")
+	st.ErrorEvent = func() (string, any) { return "error", errorBody(resp.Fault) }
+	streamMessage(st, resp, rec.Body.Model)
 }
 
 func defaultStopReason(blocks []Block) string {
@@ -152,12 +98,9 @@ func defaultStopReason(blocks []Block) string {
 	return "end_turn"
 }
 
-// writeHTTPError answers as the API does on failure: a JSON error body,
-// a request-id header, and retry-after when the fault has one.
+// writeHTTPError answers as the API does on failure: a JSON error body and
+// a request-id header (fakeserver sets retry-after).
 func writeHTTPError(w http.ResponseWriter, f Fault) {
-	if f.RetryAfter != "" {
-		w.Header().Set("Retry-After", f.RetryAfter)
-	}
 	w.Header().Set("Request-Id", "req_fake")
 	writeJSON(w, f.Status, errorBody(f))
 }
@@ -217,21 +160,4 @@ func usageJSON(u Usage, output int64) map[string]any {
 		"cache_read_input_tokens":     u.CacheReadInputTokens,
 		"cache_creation_input_tokens": u.CacheCreationInputTokens,
 	}
-}
-
-// wait sleeps d, returning false early if the server closes or the client
-// goes away.
-func wait(d time.Duration, stop, clientGone <-chan struct{}) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-stop:
-	case <-clientGone:
-	}
-	return false
 }

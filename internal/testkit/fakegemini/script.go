@@ -1,8 +1,9 @@
 package fakegemini
 
 import (
-	"strconv"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit/fakeserver"
 )
 
 // Response is one scripted answer to one streamGenerateContent request.
@@ -65,25 +66,21 @@ type Usage struct {
 	ThoughtsTokens   int32
 }
 
-// FaultKind says how a response goes wrong.
-type FaultKind int
+// FaultKind says how a response goes wrong. The kinds are fakeserver's,
+// which applies them, counting chunks as events; in this wire format a
+// FaultHTTP answers Status with {"error": {"code", "message", "status"}},
+// and a FaultStreamError is a `data: {"error": {...}}` chunk that ends the
+// stream.
+type FaultKind = fakeserver.FaultKind
 
+// The kinds of Fault.
 const (
-	NoFault FaultKind = iota
-	// FaultHTTP answers with Status and {"error": {"code", "message",
-	// "status"}}; RetryAfter, if set, is sent as the retry-after header.
-	FaultHTTP
-	// FaultStreamError writes AfterEvents chunks, then a
-	// `data: {"error": {...}}` chunk, and ends the stream.
-	FaultStreamError
-	// FaultCut writes AfterEvents chunks, then drops the connection.
-	FaultCut
-	// FaultStall writes AfterEvents chunks, then nothing for Stall (or
-	// until the client goes away), then carries on.
-	FaultStall
-	// FaultMalformed writes AfterEvents chunks, then a data line that is
-	// not JSON, then carries on.
-	FaultMalformed
+	NoFault          = fakeserver.NoFault
+	FaultHTTP        = fakeserver.FaultHTTP
+	FaultStreamError = fakeserver.FaultStreamError
+	FaultCut         = fakeserver.FaultCut
+	FaultStall       = fakeserver.FaultStall
+	FaultMalformed   = fakeserver.FaultMalformed
 )
 
 // Fault is a failure injected into one response.
@@ -100,11 +97,8 @@ type Fault struct {
 // RateLimit is an HTTP 429 RESOURCE_EXHAUSTED with a retry-after header of
 // the given duration, rounded up to whole seconds (no header when 0).
 func RateLimit(retryAfter time.Duration) Fault {
-	f := Fault{Kind: FaultHTTP, Status: 429, StatusText: "RESOURCE_EXHAUSTED", Message: "Resource has been exhausted (e.g. check quota)."}
-	if retryAfter > 0 {
-		f.RetryAfter = strconv.FormatInt(int64((retryAfter+time.Second-1)/time.Second), 10)
-	}
-	return f
+	return Fault{Kind: FaultHTTP, Status: 429, StatusText: "RESOURCE_EXHAUSTED", Message: "Resource has been exhausted (e.g. check quota).",
+		RetryAfter: fakeserver.RetryAfterSeconds(retryAfter)}
 }
 
 // ServerError is an HTTP 500 INTERNAL.

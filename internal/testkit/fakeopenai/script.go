@@ -1,8 +1,9 @@
 package fakeopenai
 
 import (
-	"strconv"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit/fakeserver"
 )
 
 // Response is one scripted answer to one request, on either endpoint: the
@@ -80,28 +81,21 @@ type Usage struct {
 	ReasoningTokens int64
 }
 
-// FaultKind says how a response goes wrong.
-type FaultKind int
+// FaultKind says how a response goes wrong. The kinds are fakeserver's,
+// which applies them; in these wire formats a FaultHTTP answers Status with
+// a JSON error body {"error": {"message", "type", "code"}}, and a
+// FaultStreamError is a `data: {"error": {...}}` chunk on chat and an
+// `event: error` on responses, either ending the stream.
+type FaultKind = fakeserver.FaultKind
 
+// The kinds of Fault.
 const (
-	NoFault FaultKind = iota
-	// FaultHTTP answers with Status and a JSON error body {"error":
-	// {"message", "type", "code"}} instead of a stream; RetryAfter, if set,
-	// is sent as the retry-after header.
-	FaultHTTP
-	// FaultStreamError writes AfterEvents events, then an error: a
-	// `data: {"error": {...}}` chunk on chat, an `event: error` on
-	// responses; then ends the stream.
-	FaultStreamError
-	// FaultCut writes AfterEvents events, then drops the connection without
-	// ending the HTTP response. With AfterEvents 0 no response byte is sent.
-	FaultCut
-	// FaultStall writes AfterEvents events, then nothing for Stall (or until
-	// the client goes away), then carries on.
-	FaultStall
-	// FaultMalformed writes AfterEvents events, then a data line that is
-	// not JSON, then carries on.
-	FaultMalformed
+	NoFault          = fakeserver.NoFault
+	FaultHTTP        = fakeserver.FaultHTTP
+	FaultStreamError = fakeserver.FaultStreamError
+	FaultCut         = fakeserver.FaultCut
+	FaultStall       = fakeserver.FaultStall
+	FaultMalformed   = fakeserver.FaultMalformed
 )
 
 // Fault is a failure injected into one response. AfterEvents counts the SSE
@@ -120,12 +114,8 @@ type Fault struct {
 // RateLimit is an HTTP 429 rate_limit_exceeded with a retry-after header of
 // the given duration, rounded up to whole seconds (no header when 0).
 func RateLimit(retryAfter time.Duration) Fault {
-	f := Fault{Kind: FaultHTTP, Status: 429, Code: "rate_limit_exceeded", Type: "requests",
-		Message: "Rate limit reached for requests"}
-	if retryAfter > 0 {
-		f.RetryAfter = strconv.FormatInt(int64((retryAfter+time.Second-1)/time.Second), 10)
-	}
-	return f
+	return Fault{Kind: FaultHTTP, Status: 429, Code: "rate_limit_exceeded", Type: "requests",
+		Message: "Rate limit reached for requests", RetryAfter: fakeserver.RetryAfterSeconds(retryAfter)}
 }
 
 // ServerError is an HTTP 500 server_error.
