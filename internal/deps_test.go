@@ -1,7 +1,7 @@
+// Package internal_test guards the architecture: the import arrows of
+// DESIGN.md §1 point down, and each SDK stays in its own package; these
+// tests fail when an import breaks that.
 package internal_test
-
-// The architecture's arrows (DESIGN.md §1) point down; this test fails when
-// an import breaks them.
 
 import (
 	"encoding/json"
