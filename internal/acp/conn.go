@@ -443,12 +443,12 @@ func (c *Conn) runRequest(msg *wireMessage) {
 	c.mu.Lock()
 	msg.started = true
 	c.mu.Unlock()
-	result, err, deferred := c.callHandler(msg, func() (any, error) {
+	result, deferred, err := c.callHandler(msg, func() (any, error) {
 		return c.h.HandleRequest(msg.ctx, msg.Method, msg.Params)
 	})
 	if deferred != nil {
 		go func() {
-			result, err, _ := c.callHandler(msg, deferred)
+			result, _, err := c.callHandler(msg, deferred)
 			c.finishRequest(msg, result, err)
 		}()
 		return
@@ -458,18 +458,18 @@ func (c *Conn) runRequest(msg *wireMessage) {
 
 // callHandler runs f with panic recovery. A Deferred result is returned as
 // such, to be run by the caller.
-func (c *Conn) callHandler(msg *wireMessage, f func() (any, error)) (result any, err error, deferred Deferred) {
+func (c *Conn) callHandler(msg *wireMessage, f func() (any, error)) (result any, deferred Deferred, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error("panic in request handler", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
-			result, err, deferred = nil, NewError(CodeInternalError, "Internal error", "the agent hit an unexpected fault; see its log"), nil
+			result, deferred, err = nil, nil, NewError(CodeInternalError, "Internal error", "the agent hit an unexpected fault; see its log")
 		}
 	}()
 	result, err = f()
 	if d, ok := result.(Deferred); ok && err == nil {
-		return nil, nil, d
+		return nil, d, nil
 	}
-	return result, err, nil
+	return result, nil, err
 }
 
 func (c *Conn) finishRequest(msg *wireMessage, result any, err error) {

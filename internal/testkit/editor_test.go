@@ -439,7 +439,7 @@ func TestCloseReportsExit(t *testing.T) {
 		t.Errorf("stderr not captured: %q", e.Stderr())
 	}
 
-	e, _, ctx = startFake(t, Options{})
+	e, _, _ = startFake(t, Options{})
 	e.CallAsync("_fake/exit", map[string]any{"code": 3})
 	<-e.Exited()
 	if code, _ := e.Close(); code != 3 {

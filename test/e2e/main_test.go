@@ -91,12 +91,3 @@ func (s *session) stillUsable(t *testing.T) {
 		t.Error("session/new after the error returned no session id")
 	}
 }
-
-// pending skips a test of behaviour corvid does not have yet (DESIGN.md says it should).
-// Set CORVID_E2E_PENDING=1 to run them anyway and see the failures.
-func pending(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CORVID_E2E_PENDING") == "" {
-		t.Skip("pending: " + why + " (CORVID_E2E_PENDING=1 runs it)")
-	}
-}
