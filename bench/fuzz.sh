@@ -23,7 +23,8 @@ fi
 failed=()
 while read -r pkg name; do
 	echo "== fuzz $name ($pkg) for $fuzztime"
-	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"; then
+	# -timeout bounds a target that hangs: a hang is a failure, not a stuck CI.
+	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -timeout 5m "$pkg"; then
 		failed+=("$pkg $name")
 	fi
 done <<<"$targets"

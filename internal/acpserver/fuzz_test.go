@@ -43,12 +43,19 @@ func newHarness(t testing.TB) *harness {
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		outW.Close()
 	}()
+	h := &harness{in: inW, out: bufio.NewReaderSize(outR, 1<<20)}
 	t.Cleanup(func() {
+		// Keep reading, or the server blocks writing its last frames and
+		// never returns.
+		go func() { _, _ = io.Copy(io.Discard, h.out) }()
 		inW.Close()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the server did not stop after its input closed")
+		}
 		ag.Close()
 	})
-	h := &harness{in: inW, out: bufio.NewReaderSize(outR, 1<<20)}
 	h.call(t, "initialize", `{"protocolVersion":1,"clientCapabilities":{}}`)
 	var res struct {
 		Result struct {
