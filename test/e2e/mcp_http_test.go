@@ -37,7 +37,10 @@ func mcpHTTPServer(t *testing.T, sse bool) (url string, headers func() []http.He
 		mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		ts.CloseClientConnections() // a streamable GET may still be open
+		ts.Close()
+	})
 	return ts.URL, func() []http.Header {
 		mu.Lock()
 		defer mu.Unlock()
