@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/corvid-agent/corvid/internal/commands"
@@ -88,8 +87,8 @@ func (s *Session) watchCommands() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopWatch = cancel
-	w := commands.Watch(ctx, s.env.Cwd, s.agent.cfg.Env, s.agent.cfg.CommandPoll, s.CommandsChanged)
-	_ = w
+	// The watcher stops when ctx ends (Session.Close).
+	commands.Watch(ctx, s.env.Cwd, s.agent.cfg.Env, s.agent.cfg.CommandPoll, s.CommandsChanged)
 }
 
 // expandCommand turns a slash command prompt into what the turn does. It
@@ -156,7 +155,6 @@ func (t *Turn) say(text string) {
 
 func (s *Session) helpText() string {
 	cmds := s.Commands()
-	sort.SliceStable(cmds, func(i, j int) bool { return false })
 	var b strings.Builder
 	b.WriteString("Commands:\n")
 	for _, c := range cmds {
