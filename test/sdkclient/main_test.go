@@ -12,86 +12,22 @@
 package sdkclient
 
 import (
-	"errors"
-	"fmt"
 	"github.com/corvid-agent/corvid/internal/testkit"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	os.Exit(code)
-}
+// TestMain removes the binary built for the tests afterwards.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-// built is the binary built once per test process. It lives in a directory of its own
-// (removed by TestMain) rather than in the first caller's t.TempDir, which is deleted as
-// soon as that test ends while later tests still need the binary.
-var built struct {
-	once sync.Once
-	dir  string
-	bin  string
-	err  error
-}
-
-// corvidBin returns $CORVID_BIN if set, else ./cmd/corvid built once from the module root.
+// corvidBin returns $CORVID_BIN if set, else ./cmd/corvid built once per test
+// process (testkit.BuildCorvid, which also makes go test's cache track the
+// binary's sources).
 func corvidBin(tb testing.TB) string {
 	tb.Helper()
-	if bin := os.Getenv("CORVID_BIN"); bin != "" {
-		abs, err := filepath.Abs(bin)
-		if err != nil {
-			tb.Fatalf("CORVID_BIN: %v", err)
-		}
-		return abs
-	}
-	built.once.Do(func() {
-		root, err := moduleRoot()
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.dir, err = os.MkdirTemp("", "corvid-sdkclient-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.bin = filepath.Join(built.dir, "corvid")
-		cmd := exec.Command("go", "build", "-o", built.bin, "./cmd/corvid")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build ./cmd/corvid: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		tb.Fatal(built.err)
-	}
-	testkit.TrackSources()
-	return built.bin
-}
-
-// moduleRoot walks up from the working directory to the directory holding go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return testkit.BuildCorvid(tb)
 }
 
 // isolatedEnv is the environment for one corvid process: the caller's, minus anything

@@ -2,6 +2,7 @@ package sdkclient
 
 import (
 	"errors"
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,7 +96,7 @@ func TestStreamedTurnDeliversChunksBeforePromptReturns(t *testing.T) {
 }
 
 func TestToolCallRoundTripCompletes(t *testing.T) {
-	root, err := moduleRoot()
+	root, err := testkit.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
