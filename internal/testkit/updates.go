@@ -157,3 +157,25 @@ func OfKind(updates []Update, kind string) []Update {
 	}
 	return out
 }
+
+// historyKinds are the updates a session/load replay is made of. The others
+// (available commands, modes, config options, session info, usage) describe
+// the session's live state and may follow a response.
+var historyKinds = map[string]bool{
+	"user_message_chunk": true, "agent_message_chunk": true, "agent_thought_chunk": true,
+	"tool_call": true, "tool_call_update": true, "plan": true,
+}
+
+// History keeps the conversation-history updates of updates.
+func History(updates []Update) []Update {
+	var out []Update
+	for _, u := range updates {
+		if historyKinds[u.SessionUpdate] {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// IsHistory reports whether kind is part of a replayed conversation.
+func IsHistory(kind string) bool { return historyKinds[kind] }

@@ -445,7 +445,7 @@ func TestTwoProcessesShareOneStore(t *testing.T) {
 	if rerr == nil {
 		t.Fatal("a prompt from a second process ran while the first process was running a turn of the same session")
 	}
-	if got := historyOf(b.Updates(sid)[before:]); len(got) != 0 {
+	if got := testkit.History(b.Updates(sid)[before:]); len(got) != 0 {
 		t.Errorf("the refused prompt streamed %v", updateKinds(got))
 	}
 	t.Run("the refusal explains the cross-process lease", func(t *testing.T) {

@@ -78,25 +78,6 @@ func (st *sharedHome) startArgs(t *testing.T, h testkit.Host, env []string, args
 	return s
 }
 
-// historyKinds are the updates a replay is made of. Others (available
-// commands, modes, config options, session info, usage) describe the
-// session's live state and may follow a response.
-var historyKinds = map[string]bool{
-	"user_message_chunk": true, "agent_message_chunk": true, "agent_thought_chunk": true,
-	"tool_call": true, "tool_call_update": true, "plan": true,
-}
-
-// historyOf keeps the history updates of ups.
-func historyOf(ups []testkit.Update) []testkit.Update {
-	var out []testkit.Update
-	for _, u := range ups {
-		if historyKinds[u.SessionUpdate] {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
 // load calls session/load and returns the session's replayed updates. It
 // checks the response is an object and that no history update of the
 // session came after it.
@@ -119,7 +100,7 @@ func (s *session) load(t *testing.T, sid string) []testkit.Update {
 		switch {
 		case u.Seq < p.Seq():
 			replay = append(replay, u)
-		case historyKinds[u.SessionUpdate]:
+		case testkit.IsHistory(u.SessionUpdate):
 			t.Errorf("replayed %s (line %d) arrived after the load response (line %d)", u.SessionUpdate, u.Seq, p.Seq())
 		}
 	}
@@ -374,7 +355,7 @@ func TestLoadResultIsAnObjectForAnEmptySession(t *testing.T) {
 	if strings.TrimSpace(string(res)) == "null" || !strings.HasPrefix(strings.TrimSpace(string(res)), "{") {
 		t.Errorf("session/load result %s, want an object", res)
 	}
-	if ups := historyOf(b.Updates(sid)); len(ups) != 0 {
+	if ups := testkit.History(b.Updates(sid)); len(ups) != 0 {
 		t.Errorf("an empty session replayed %v", updateKinds(ups))
 	}
 }
@@ -400,7 +381,7 @@ func TestResumeSendsNoReplayAndKeepsMemory(t *testing.T) {
 	}
 	b.MustCall(b.ctx, "session/list", map[string]any{}, nil) // read whatever followed the response
 	for _, u := range b.Updates("") {
-		if historyKinds[u.SessionUpdate] || u.SessionUpdate == "usage_update" || u.Seq < p.Seq() {
+		if testkit.IsHistory(u.SessionUpdate) || u.SessionUpdate == "usage_update" || u.Seq < p.Seq() {
 			t.Errorf("session/resume sent %s (line %d, response at line %d); it must not replay", u.SessionUpdate, u.Seq, p.Seq())
 		}
 	}

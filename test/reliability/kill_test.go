@@ -74,7 +74,7 @@ func killTrial(t *testing.T, st *store, trial int, delay time.Duration, afterUpd
 	p := a.CallAsync("session/prompt", testkit.TextPrompt(sid, "read the notes"))
 	time.Sleep(delay)
 	for n := 0; n < afterUpdates; n++ {
-		if _, err := a.WaitUpdate(a.ctx, func(u testkit.Update) bool { return u.SessionID == sid && historyKinds[u.SessionUpdate] }); err != nil {
+		if _, err := a.WaitUpdate(a.ctx, func(u testkit.Update) bool { return u.SessionID == sid && testkit.IsHistory(u.SessionUpdate) }); err != nil {
 			t.Fatalf("trial %d: waiting for update %d: %v", trial, n+1, err)
 		}
 	}
@@ -107,7 +107,7 @@ func killTrial(t *testing.T, st *store, trial int, delay time.Duration, afterUpd
 			loss = append(loss, "tool call "+u.ToolCallID+" not replayed")
 		}
 	}
-	if len(historyOf(seen)) > 0 {
+	if len(testkit.History(seen)) > 0 {
 		if u := testkit.TextOf(replay, "user_message_chunk"); u != "read the notes" {
 			loss = append(loss, fmt.Sprintf("prompt replayed as %q", u))
 		}
@@ -124,7 +124,7 @@ func killTrial(t *testing.T, st *store, trial int, delay time.Duration, afterUpd
 	if len(loss) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("trial %d (kill after %v, %d history updates seen): %s", trial, delay, len(historyOf(seen)), strings.Join(loss, "; "))
+	return fmt.Sprintf("trial %d (kill after %v, %d history updates seen): %s", trial, delay, len(testkit.History(seen)), strings.Join(loss, "; "))
 }
 
 // checkStoreIntact opens the database as another process would: SQLite's

@@ -95,23 +95,6 @@ func (a *agent) newSession(t *testing.T) string {
 	return a.NewSession(a.ctx, a.st.workspace)
 }
 
-// historyKinds are the updates a replay is made of; the others describe live
-// state and may follow the load response.
-var historyKinds = map[string]bool{
-	"user_message_chunk": true, "agent_message_chunk": true, "agent_thought_chunk": true,
-	"tool_call": true, "tool_call_update": true, "plan": true,
-}
-
-func historyOf(ups []testkit.Update) []testkit.Update {
-	var out []testkit.Update
-	for _, u := range ups {
-		if historyKinds[u.SessionUpdate] {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
 // load calls session/load and returns the updates of sid that arrived before its
 // response; a history update after the response is an error.
 func (a *agent) load(t *testing.T, sid string) []testkit.Update {
@@ -128,7 +111,7 @@ func (a *agent) load(t *testing.T, sid string) []testkit.Update {
 		switch {
 		case u.Seq < p.Seq():
 			replay = append(replay, u)
-		case historyKinds[u.SessionUpdate]:
+		case testkit.IsHistory(u.SessionUpdate):
 			t.Errorf("replayed %s arrived after the session/load response", u.SessionUpdate)
 		}
 	}
