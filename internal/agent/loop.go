@@ -157,7 +157,6 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 		if usd, ok := costOf(info, usage); ok {
 			s.mu.Lock()
 			s.cost += usd
-			s.costKnown = true
 			total := s.cost
 			s.mu.Unlock()
 			u.CostUSD = &total

@@ -87,13 +87,6 @@ func (s *Session) Notify(text string) {
 	s.emit(Event{Kind: EventMessageChunk, MessageID: NewID("msg"), Content: &Block{Type: BlockText, Text: text}})
 }
 
-// MCPPIDs lists the pids of the session's stdio MCP servers.
-func (s *Session) MCPPIDs() []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mcp.PIDs()
-}
-
 // mcpPrompts offers MCP prompts as "/server:prompt" commands.
 type mcpPrompts struct{ m *mcp.Manager }
 

@@ -44,8 +44,7 @@ type Session struct {
 	// windowTier is the selected context tier (0: the model's window).
 	windowTier int64
 	cost       float64 // cumulative USD
-	costKnown  bool
-	lastUsed   int64 // tokens in context after the last response
+	lastUsed   int64   // tokens in context after the last response
 
 	system    string // the system prompt (base + project instructions + env)
 	custom    []commands.Command
@@ -56,9 +55,6 @@ type Session struct {
 	notices   []string
 	toolIDs   map[string]bool // tool call ids used in this session
 }
-
-// Env returns the session's tool environment.
-func (s *Session) Env() *tool.Env { return &s.env }
 
 // Cwd is the session's working directory.
 func (s *Session) Cwd() string { return s.env.Cwd }
@@ -141,21 +137,6 @@ func (s *Session) Close() {
 		_ = mgr.Close()
 	}
 	s.flush()
-}
-
-// Busy reports whether a turn is running.
-func (s *Session) Busy() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.turn == nil {
-		return false
-	}
-	select {
-	case <-s.turn.done:
-		return false
-	default:
-		return true
-	}
 }
 
 // StopReason is why a turn ended (ACP's values).
