@@ -2,6 +2,7 @@ package acpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -79,8 +80,13 @@ func (h *harness) call(t testing.TB, method, params string) []byte {
 	id := h.id
 	h.mu.Unlock()
 	line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
-	if !json.Valid([]byte(line)) {
-		quoted, _ := json.Marshal(params) // not JSON: send it as a string
+	// One frame is one line: compact valid JSON (params may hold newlines
+	// as whitespace), and send anything else as a JSON string.
+	var compact bytes.Buffer
+	if json.Compact(&compact, []byte(line)) == nil {
+		line = compact.String()
+	} else {
+		quoted, _ := json.Marshal(params)
 		line = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, quoted)
 	}
 	if _, err := io.WriteString(h.in, line+"\n"); err != nil {
