@@ -2,6 +2,7 @@ package permission
 
 import (
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 
@@ -11,12 +12,17 @@ import (
 // Memory holds a session's "always" answers. It is safe for concurrent use;
 // the zero value is ready and a nil *Memory remembers nothing.
 //
-// What an answer covers depends on the call:
-//   - shell: the command prefix of each chained part ("git status" for
-//     "git status --short"; see CommandPrefix);
+// What an answer covers depends on the call, and AlwaysLabel names it in
+// the option the user picks:
+//   - shell: the exact command line, and for a plain one (no redirection
+//     that writes, no substitution, no wrapper) the shape of each command
+//     in it ("git status" for "git status --short", "cat" for "cat a.txt",
+//     the exact words otherwise; see shellScope), whose further arguments
+//     must stay inside the workspace;
 //   - fetch: the URL's host;
-//   - file tools: allow always covers the tool inside the roots and the
-//     exact paths of the call; reject always covers those exact paths;
+//   - delete: the exact files (never a directory);
+//   - other file tools: allow always covers the tool inside the roots and
+//     the exact paths of the call; reject always covers those exact paths;
 //   - anything else: the tool.
 type Memory struct {
 	mu     sync.Mutex
@@ -25,10 +31,11 @@ type Memory struct {
 }
 
 type memo struct {
-	all      bool
-	prefixes map[string]bool
-	paths    map[string]bool
-	hosts    map[string]bool
+	all    bool
+	exact  map[string]bool // shell command lines, trimmed
+	shapes []shellShape
+	paths  map[string]bool
+	hosts  map[string]bool
 }
 
 // NewMemory returns an empty memory.
@@ -51,7 +58,7 @@ func (m *Memory) Remember(toolName string, pv tool.Preview, a Action) {
 	}
 	e := (*book)[toolName]
 	if e == nil {
-		e = &memo{prefixes: map[string]bool{}, paths: map[string]bool{}, hosts: map[string]bool{}}
+		e = &memo{exact: map[string]bool{}, paths: map[string]bool{}, hosts: map[string]bool{}}
 		(*book)[toolName] = e
 	}
 	switch pv.Access {
@@ -60,14 +67,13 @@ func (m *Memory) Remember(toolName string, pv tool.Preview, a Action) {
 			e.all = true
 			return
 		}
-		parts, plain := splitCommand(pv.Command)
-		if !plain {
-			// A command that runs other commands is remembered whole.
-			e.prefixes[strings.TrimSpace(pv.Command)] = true
-			return
-		}
-		for _, p := range parts {
-			e.prefixes[CommandPrefix(p)] = true
+		e.exact[strings.TrimSpace(pv.Command)] = true
+		if a == Deny {
+			// A rejection may reach further than the line: every command
+			// in it, by its shape, wherever it appears.
+			e.shapes = append(e.shapes, looseShapes(pv.Command)...)
+		} else if shapes, ok := shellScope(pv.Command); ok {
+			e.shapes = append(e.shapes, shapes...)
 		}
 	case tool.AccessNetwork:
 		if h := hostOf(pv.URL); h != "" {
@@ -77,7 +83,7 @@ func (m *Memory) Remember(toolName string, pv tool.Preview, a Action) {
 		for _, p := range pv.Paths {
 			e.paths[p] = true
 		}
-		if a == Allow {
+		if a == Allow && pv.Kind != tool.KindDelete {
 			e.all = true
 		}
 	default:
@@ -117,20 +123,13 @@ func (m *Memory) matches(toolName string, pv tool.Preview, sc scope, a Action) b
 		if e.all {
 			return true
 		}
-		whole := strings.TrimSpace(pv.Command)
-		if e.prefixes[whole] {
+		if e.exact[strings.TrimSpace(pv.Command)] {
 			return true
 		}
-		parts, plain := splitCommand(pv.Command)
-		if forAllow && !plain {
-			return false
+		if forAllow {
+			return shapesCover(e.shapes, pv.Command, shellCwd(pv, sc), sc)
 		}
-		for _, p := range parts {
-			if hasPrefix(e.prefixes, p) != forAllow {
-				return !forAllow
-			}
-		}
-		return forAllow && len(parts) > 0
+		return shapesTouch(e.shapes, pv.Command)
 	case tool.AccessNetwork:
 		return e.hosts[hostOf(pv.URL)]
 	case tool.AccessRead, tool.AccessWrite:
@@ -139,6 +138,9 @@ func (m *Memory) matches(toolName string, pv tool.Preview, sc scope, a Action) b
 		}
 		for _, p := range pv.Paths {
 			covered := e.paths[p] || (forAllow && e.all && sc.inside(p))
+			if forAllow && pv.Kind == tool.KindDelete {
+				covered = e.paths[p] && !isDir(p)
+			}
 			if covered != forAllow {
 				return !forAllow
 			}
@@ -148,15 +150,9 @@ func (m *Memory) matches(toolName string, pv tool.Preview, sc scope, a Action) b
 	return e.all
 }
 
-// hasPrefix reports whether cmd is, or starts with, a remembered prefix
-// followed by a space.
-func hasPrefix(prefixes map[string]bool, cmd string) bool {
-	for p := range prefixes {
-		if cmd == p || strings.HasPrefix(cmd, p+" ") {
-			return true
-		}
-	}
-	return false
+func isDir(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.IsDir()
 }
 
 func hostOf(raw string) string {

@@ -391,37 +391,3 @@ func TestParseRules(t *testing.T) {
 	in.Rules = rules(t, []string{"Bash(npm test)"}, nil, nil)
 	want(t, in, Allow)
 }
-
-func TestCommandPrefix(t *testing.T) {
-	cases := map[string]string{
-		"git status --short": "git status",
-		"go test ./...":      "go test",
-		"git -C x status":    "git -C x status",
-		"ls -la":             "ls",
-		"rm -rf build":       "rm -rf build",
-		"FOO=1 make":         "FOO=1 make",
-		"npm run build":      "npm run",
-		"":                   "",
-	}
-	for in, want := range cases {
-		if got := CommandPrefix(in); got != want {
-			t.Errorf("CommandPrefix(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestSplitCommand(t *testing.T) {
-	parts, plain := splitCommand(`a 'x;y' && b "q|r" || c | d; e & f 2>&1`)
-	want := []string{`a 'x;y'`, `b "q|r"`, "c", "d", "e", "f 2>&1"}
-	if !plain || strings.Join(parts, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("got %q plain=%v", parts, plain)
-	}
-	for _, s := range []string{"a $(b)", "a `b`", `a "$(b)"`, "diff <(a) <(b)"} {
-		if _, plain := splitCommand(s); plain {
-			t.Errorf("%q counted as plain", s)
-		}
-	}
-	if _, plain := splitCommand(`echo '$(not run)'`); !plain {
-		t.Error("single-quoted $( counted as substitution")
-	}
-}

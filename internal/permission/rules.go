@@ -20,7 +20,10 @@ import (
 //
 //   - shell and other execute tools: the command, with * matching anything
 //     ("shell(git diff*)"); "git diff:*" means "git diff" and its arguments.
-//     A command chained with ;, &&, ||, | is allowed only if every part is.
+//     The command line is parsed as bash parses it; an allow covers it only
+//     if every simple command in it matches and nothing runs hidden code
+//     (see shellrules.go); a deny also matches the normalised argv
+//     ("rm -rf *" stops "/bin/rm -r -f x" and "bash -c 'rm -fr x'").
 //   - file tools: a path glob (doublestar) relative to any root, or
 //     absolute, or starting with ~/ ("write(docs/**)", "read(/etc/hosts)").
 //     A directory pattern covers what lies inside it.
@@ -128,35 +131,19 @@ func findRule(list []Rule, toolName string, pv tool.Preview, sc scope, forAllow 
 // or, for a chained command or a call with several paths, each part by
 // some rule (git diff by one rule, go test by another).
 func findAllow(list []Rule, toolName string, pv tool.Preview, sc scope) ([]Rule, bool) {
+	if pv.Access == tool.AccessExecute {
+		return allowShell(list, toolName, pv, sc)
+	}
 	if r, ok := findRule(list, toolName, pv, sc, true); ok {
 		return []Rule{r}, true
 	}
-	var pieces []tool.Preview
-	switch pv.Access {
-	case tool.AccessExecute:
-		parts, plain := splitCommand(pv.Command)
-		if !plain || len(parts) < 2 {
-			return nil, false
-		}
-		for _, p := range parts {
-			one := pv
-			one.Command = p
-			pieces = append(pieces, one)
-		}
-	case tool.AccessRead, tool.AccessWrite:
-		if len(pv.Paths) < 2 {
-			return nil, false
-		}
-		for _, p := range pv.Paths {
-			one := pv
-			one.Paths = []string{p}
-			pieces = append(pieces, one)
-		}
-	default:
+	if pv.Access != tool.AccessRead && pv.Access != tool.AccessWrite || len(pv.Paths) < 2 {
 		return nil, false
 	}
 	var used []Rule
-	for _, one := range pieces {
+	for _, p := range pv.Paths {
+		one := pv
+		one.Paths = []string{p}
 		r, ok := findRule(list, toolName, one, sc, true)
 		if !ok {
 			return nil, false
@@ -198,7 +185,11 @@ func (r Rule) matches(toolName string, pv tool.Preview, sc scope, forAllow bool)
 		if r.Pattern == "" {
 			return true
 		}
-		return matchCommand(r.Pattern, pv.Command, forAllow)
+		if forAllow {
+			_, ok := allowShell([]Rule{r}, toolName, pv, sc)
+			return ok
+		}
+		return denyShell(r.Pattern, pv.Command)
 	case tool.AccessNetwork:
 		if r.Pattern == "" {
 			return true
@@ -261,33 +252,6 @@ func matchPath(pattern, p string, sc scope) bool {
 				break
 			}
 			c = parent
-		}
-	}
-	return false
-}
-
-// matchCommand: for an allow every chained part of the command must match
-// and the command must not substitute other commands; for a deny or ask
-// the whole command or any part matching is enough.
-func matchCommand(pattern, cmd string, forAllow bool) bool {
-	parts, plain := splitCommand(cmd)
-	if forAllow {
-		if !plain || len(parts) == 0 {
-			return false
-		}
-		for _, p := range parts {
-			if !matchCommandPattern(pattern, p) {
-				return false
-			}
-		}
-		return true
-	}
-	if matchCommandPattern(pattern, strings.TrimSpace(cmd)) {
-		return true
-	}
-	for _, p := range parts {
-		if matchCommandPattern(pattern, p) {
-			return true
 		}
 	}
 	return false
