@@ -162,12 +162,20 @@ func toolCallUpdate(tc agent.ToolCall) acp.ToolCallUpdate {
 	return u
 }
 
-// Permission option ids; hosts pick by kind, so the ids are just the kinds.
-var permissionOptions = []acp.PermissionOption{
-	{OptionID: "allow_once", Name: "Allow once", Kind: "allow_once"},
-	{OptionID: "allow_always", Name: "Always allow", Kind: "allow_always"},
-	{OptionID: "reject_once", Name: "Reject", Kind: "reject_once"},
-	{OptionID: "reject_always", Name: "Always reject", Kind: "reject_always"},
+// permissionOptions are the four choices; hosts pick by kind, so the ids
+// are just the kinds. The "always allow" option's name says exactly what
+// it remembers (agent.ToolCall.AlwaysLabel).
+func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
+	always := call.AlwaysLabel
+	if always == "" {
+		always = "Always allow"
+	}
+	return []acp.PermissionOption{
+		{OptionID: "allow_once", Name: "Allow once", Kind: "allow_once"},
+		{OptionID: "allow_always", Name: always, Kind: "allow_always"},
+		{OptionID: "reject_once", Name: "Reject", Kind: "reject_once"},
+		{OptionID: "reject_always", Name: "Always reject", Kind: "reject_always"},
+	}
 }
 
 // RequestPermission asks the client. Cancelled, an unknown option, an error
@@ -185,7 +193,7 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 	}
 	u := toolCallUpdate(call)
 	var resp acp.RequestPermissionResponse
-	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions}, &resp)
+	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp)
 	if err != nil {
 		return agent.RejectOnce, nil
 	}

@@ -60,7 +60,11 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 		say(fmt.Sprintf("[corvid] Request %s allowed.\n", id))
 		return agent.AllowOnce, nil
 	case respond.Always:
-		say(fmt.Sprintf("[corvid] Request %s allowed for the rest of the session.\n", id))
+		scope := call.AlwaysLabel
+		if scope == "" {
+			scope = "Always allow"
+		}
+		say(fmt.Sprintf("[corvid] Request %s allowed; for the rest of the session: %s.\n", id, scope))
 		return agent.AllowAlways, nil
 	}
 	return agent.RejectOnce, nil

@@ -61,6 +61,10 @@ type ToolCall struct {
 	Locations []tool.Location `json:"locations,omitempty"`
 	RawInput  json.RawMessage `json:"rawInput,omitempty"`
 	RawOutput json.RawMessage `json:"rawOutput,omitempty"`
+	// AlwaysLabel names what "always allow" would remember for this call
+	// (permission.AlwaysLabel); set on the call a permission request asks
+	// about, never stored.
+	AlwaysLabel string `json:"-"`
 }
 
 // ToolStatus is a tool call's lifecycle state.

@@ -281,6 +281,7 @@ func (t *Turn) permit(tl tool.Tool, pv tool.Preview, call ToolCall) (bool, strin
 		}
 		return false, "permission denied: " + why
 	}
+	call.AlwaysLabel = permission.AlwaysLabel(tool.PermissionName(tl), pv)
 	ans, err := s.front.RequestPermission(t.ctx, call)
 	if err != nil {
 		return false, "permission request failed: the user could not be asked"

@@ -52,12 +52,12 @@ func (Shell) InputSchema() json.RawMessage {
 func (Shell) Describe(env *Env, raw json.RawMessage) Preview {
 	var in shellInput
 	looseDecode(raw, &in)
-	title := "Run " + quoteCommand(in.Command)
+	title := "Run " + commandTitle(in.Command)
 	if in.Background {
 		title += " in the background"
 	}
 	return Preview{Kind: KindExecute, Title: title, Access: AccessExecute, Command: in.Command,
-		Paths: []string{env.Cwd}}
+		Paths: []string{env.Cwd}, Content: []Content{commandContent(in.Command)}}
 }
 
 func (Shell) Run(ctx context.Context, env *Env, call Call) (Result, error) {
