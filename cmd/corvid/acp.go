@@ -33,7 +33,7 @@ type acpCmd struct {
 	LogFile               string   `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
 	LogLevel              string   `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
 	Yolo                  bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
-	Allow                 []string `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
+	Allow                 []string `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable; commas are part of the rule), e.g. --allow write or --allow 'shell(go test*)'."`
 	MaxLineBytes          int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
 	ClientTools           string   `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
 	NoProjectInstructions bool     `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
@@ -77,6 +77,9 @@ func (c *acpCmd) Run() error {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
+	}
+	for _, w := range unknownToolRules(perms) {
+		logger.Warn("permission rule names no known tool; it will never match", "rule", w)
 	}
 	ag := agent.New(agent.Config{
 		Model:                 model,
@@ -241,6 +244,39 @@ func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
 		}
 	}
 	return agent.Permissions{Rules: rules, Yolo: c.Yolo, Allow: c.Allow}, nil
+}
+
+// unknownToolRules lists the configured and --allow rules whose tool name
+// matches no built-in tool (and cannot be an MCP tool): typos that would
+// otherwise be silently ignored.
+func unknownToolRules(p agent.Permissions) []string {
+	var known []string
+	for _, t := range tool.Builtins() {
+		known = append(known, tool.PermissionName(t))
+	}
+	var out []string
+	check := func(list string, r permission.Rule) {
+		if r.UnknownTool(known) {
+			out = append(out, list+" "+r.String())
+		}
+	}
+	if p.Rules != nil {
+		for _, r := range p.Rules.Allow {
+			check("allow", r)
+		}
+		for _, r := range p.Rules.Ask {
+			check("ask", r)
+		}
+		for _, r := range p.Rules.Deny {
+			check("deny", r)
+		}
+	}
+	for _, a := range p.Allow {
+		if r, err := permission.ParseRule(a); err == nil {
+			check("--allow", r)
+		}
+	}
+	return out
 }
 
 // auth is what initialize offers for credentials, and what authenticate

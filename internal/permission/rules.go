@@ -300,3 +300,19 @@ func wildcard(pattern, s string) bool {
 	}
 	return strings.HasSuffix(s, last)
 }
+
+// UnknownTool reports whether the rule's tool name matches none of known
+// (the built-in tools' permission names) and cannot name an MCP tool
+// ("mcp:SERVER/TOOL", known only once a session starts): most likely a
+// typo, and a rule that never matches. Launchers warn about it.
+func (r Rule) UnknownTool(known []string) bool {
+	if strings.HasPrefix(r.Tool, "mcp:") || strings.HasPrefix(r.Tool, "mcp") && strings.ContainsAny(r.Tool, "*?[") {
+		return false
+	}
+	for _, k := range known {
+		if r.matchesTool(k) {
+			return false
+		}
+	}
+	return true
+}

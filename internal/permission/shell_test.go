@@ -296,3 +296,20 @@ func TestParseProgramSplitsLikeBash(t *testing.T) {
 		t.Errorf("single-quoted $( counted as substitution: %v", p.opaque)
 	}
 }
+
+func TestUnknownToolNames(t *testing.T) {
+	known := []string{"read", "write", "shell", "fetch"}
+	for s, unknown := range map[string]bool{
+		"shell(go test*)": false, "Bash(ls)": false, "Read": false, "*": false, "wr*": false,
+		"mcp:github/*": false, "mcp*": false,
+		"shel(ls)": true, "bash_exec": true, "writes": true,
+	} {
+		r, err := ParseRule(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.UnknownTool(known); got != unknown {
+			t.Errorf("%q: UnknownTool = %v, want %v", s, got, unknown)
+		}
+	}
+}
