@@ -283,7 +283,7 @@ func TestParseProgramSplitsLikeBash(t *testing.T) {
 	for _, c := range p.cmds {
 		got = append(got, c.text())
 	}
-	want := []string{"a x;y", "b q|r", "c", "d", "e", "f"}
+	want := []string{"a 'x;y'", "b 'q|r'", "c", "d", "e", "f"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(p.opaque) > 0 {
 		t.Fatalf("got %q opaque=%v", got, p.opaque)
 	}

@@ -84,13 +84,30 @@ func isFD(s string) bool {
 }
 
 // text renders the command for pattern matching: assignments, then the
-// words separated by single spaces.
+// words separated by single spaces. A known word that holds spaces or
+// other special characters is shown quoted, so that the word "go test"
+// (one program name) does not read as the two words go test.
 func (c simpleCmd) text() string {
 	parts := append([]string(nil), c.assigns...)
 	for _, w := range c.argv {
-		parts = append(parts, w.val)
+		v := w.val
+		if w.static && needsQuote(v) {
+			if q, err := syntax.Quote(v, syntax.LangBash); err == nil {
+				v = q
+			}
+		}
+		parts = append(parts, v)
 	}
 	return strings.Join(parts, " ")
+}
+
+func needsQuote(s string) bool {
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune("\"'`$;&|<>()\\", r) {
+			return true
+		}
+	}
+	return false
 }
 
 // allStatic reports whether every word is known before the command runs.
@@ -405,14 +422,18 @@ func findExec(args []shellWord) []shellWord {
 // wordOf reads a word: its value when nothing in it expands at run time.
 func wordOf(w *syntax.Word) shellWord {
 	static := true
+	var unquoted strings.Builder // the word with quoted text as "q"
 	for i, part := range w.Parts {
 		switch part := part.(type) {
 		case *syntax.Lit:
-			if hasGlobMeta(part.Value) || i == 0 && strings.HasPrefix(part.Value, "~") {
+			unquoted.WriteString(part.Value)
+			if i == 0 && strings.HasPrefix(part.Value, "~") {
 				static = false
 			}
 		case *syntax.SglQuoted:
+			unquoted.WriteString("q")
 		case *syntax.DblQuoted:
+			unquoted.WriteString("q")
 			for _, q := range part.Parts {
 				if _, ok := q.(*syntax.Lit); !ok {
 					static = false
@@ -422,7 +443,7 @@ func wordOf(w *syntax.Word) shellWord {
 			static = false
 		}
 	}
-	if !static {
+	if !static || hasGlobMeta(unquoted.String()) {
 		return shellWord{val: printNode(w)}
 	}
 	var b strings.Builder
@@ -460,19 +481,19 @@ func unescape(src string) string {
 }
 
 // hasGlobMeta reports an unescaped glob or brace character in a literal's
-// source text: what the shell would expand into other words.
-// A lone [ (the test command) or { without a closing partner is literal.
+// source text: what the shell may expand into other words. The test
+// command "[" is the one literal [; a brace expands only around a comma or
+// a "..".
 func hasGlobMeta(src string) bool {
+	if src == "[" {
+		return false
+	}
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
 		case '\\':
 			i++
-		case '*', '?':
+		case '*', '?', '[':
 			return true
-		case '[':
-			if strings.Contains(src[i+1:], "]") {
-				return true
-			}
 		case '{':
 			if j := strings.Index(src[i+1:], "}"); j >= 0 {
 				in := src[i+1 : i+1+j]

@@ -80,7 +80,7 @@ func allowShell(list []Rule, toolName string, pv tool.Preview, sc scope) ([]Rule
 	}
 	for _, c := range p.cmds {
 		r, ok := firstRule(list, func(r Rule) bool {
-			return r.Pattern != "" && r.matchesTool(toolName) && matchCommandPattern(r.Pattern, c.text())
+			return r.Pattern != "" && r.matchesTool(toolName) && allowCommand(r.Pattern, c)
 		})
 		if !ok {
 			return nil, false
@@ -109,6 +109,31 @@ func allowShell(list []Rule, toolName string, pv tool.Preview, sc scope) ([]Rule
 		use(r)
 	}
 	return used, true
+}
+
+// allowCommand reports whether an allow pattern covers one command: its
+// text matches, and the pattern's literal start ("go test" of "go test*")
+// lies in words known before the command runs, so that "go test{,x}" or
+// "go $SUB" is not taken for go test.
+func allowCommand(pattern string, c simpleCmd) bool {
+	if !matchCommandPattern(pattern, c.text()) {
+		return false
+	}
+	lit := strings.TrimSuffix(pattern, ":*")
+	if i := strings.IndexByte(lit, '*'); i >= 0 {
+		lit = lit[:i]
+	}
+	known := 0
+	for _, a := range c.assigns {
+		known += len(a) + 1
+	}
+	for _, w := range c.argv {
+		if !w.static {
+			break
+		}
+		known += len(w.val) + 1
+	}
+	return len(lit) <= known
 }
 
 func firstRule(list []Rule, ok func(Rule) bool) (Rule, bool) {
