@@ -44,7 +44,9 @@ func commandTitle(cmd string) string {
 	one := []rune(b.String())
 	title := string(one)
 	if len(one) > titleHead+titleTail+3 {
-		title = string(one[:titleHead]) + " … " + string(one[len(one)-titleTail:])
+		head := strings.TrimRight(string(one[:titleHead]), " ")
+		tail := strings.TrimLeft(string(one[len(one)-titleTail:]), " ")
+		title = head + " … " + tail
 	}
 	title = "`" + title + "`"
 	if lines > 1 {
