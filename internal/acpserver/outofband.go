@@ -41,7 +41,11 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 	if timeout > 0 {
 		wait = "for " + timeout.String() + "; then it is denied"
 	}
-	say(fmt.Sprintf("\n\n[corvid] Permission needed (request %s): %s\nThis client cannot answer permission requests. Answer from a terminal on this machine:\n    corvid respond %s allow    (or: always, deny)\nWaiting %s.\n\n", id, call.Title, id, wait))
+	always := call.AlwaysLabel
+	if always == "" {
+		always = "Always allow"
+	}
+	say(fmt.Sprintf("\n\n[corvid] Permission needed (request %s): %s\nThis client cannot answer permission requests. Answer from a terminal on this machine:\n    corvid respond %s allow    (or: always, deny; always = %s)\nWaiting %s.\n\n", id, call.Title, id, always, wait))
 	detail := ""
 	if len(call.RawInput) > 0 {
 		var v any
@@ -60,11 +64,7 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 		say(fmt.Sprintf("[corvid] Request %s allowed.\n", id))
 		return agent.AllowOnce, nil
 	case respond.Always:
-		scope := call.AlwaysLabel
-		if scope == "" {
-			scope = "Always allow"
-		}
-		say(fmt.Sprintf("[corvid] Request %s allowed; for the rest of the session: %s.\n", id, scope))
+		say(fmt.Sprintf("[corvid] Request %s allowed; for the rest of the session: %s.\n", id, always))
 		return agent.AllowAlways, nil
 	}
 	return agent.RejectOnce, nil
