@@ -3,9 +3,11 @@ package permission
 import (
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -71,10 +73,14 @@ func TestShellAllowOnGeneratedPrograms(t *testing.T) {
 	if testing.Short() {
 		n = 500
 	}
+	bash := newStubBash(t, root)
 	for range n {
 		cmd := genProgram(rng, 0)
 		if checkGoTestOnly(t, root, rs, cmd) {
 			allowed++
+			if allowed <= maxBashRuns {
+				bash.check(t, cmd)
+			}
 		}
 	}
 	// The generator must reach both verdicts, or the test proves nothing.
@@ -283,4 +289,74 @@ func genProgram(rng *rand.Rand, depth int) string {
 		}
 	}
 	return b.String()
+}
+
+// maxBashRuns bounds how many allowed programs run in real bash (each
+// costs a few processes).
+const maxBashRuns = 100
+
+// stubBash runs allowed programs in real bash, a second oracle that shares
+// nothing with the parser: every program on PATH is a stub that logs its
+// argv, the workspace sits alone in a directory, and HOME is an empty one
+// beside it. After a run, only go test may have been logged, and nothing
+// may have appeared outside the workspace.
+type stubBash struct {
+	bash, path, log, base, home, root string
+}
+
+func newStubBash(t *testing.T, root string) *stubBash {
+	t.Helper()
+	bashPath, err := exec.LookPath("bash")
+	if err != nil {
+		t.Log("no bash on PATH; generated programs are checked by the syntax-tree oracle only")
+		return nil
+	}
+	stubs := t.TempDir()
+	b := &stubBash{bash: bashPath, path: stubs, log: filepath.Join(stubs, "log"), base: filepath.Dir(root), root: root,
+		home: filepath.Join(filepath.Dir(root), "home")}
+	if err := os.MkdirAll(b.home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"go", "touch", "rm", "cat", "gotest", "sh", "bash", "id", "x", "f", "g"} {
+		// One NUL-terminated append per run, so that the commands of a
+		// pipeline do not interleave and arguments may hold newlines.
+		stub := "#!/bin/sh\nline=\"${0##*/}\"\nfor a; do line=\"$line $a\"; done\nprintf '%s\\0' \"$line\" >> " + b.log + "\n"
+		if err := os.WriteFile(filepath.Join(stubs, name), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+func (b *stubBash) check(t *testing.T, cmd string) {
+	t.Helper()
+	if b == nil {
+		return
+	}
+	_ = os.Remove(b.log)
+	c := exec.Command(b.bash, "--norc", "--noprofile", "-c", cmd)
+	c.Dir = b.root
+	c.Env = []string{"PATH=" + b.path, "HOME=" + b.home}
+	c.Stdin = strings.NewReader("")
+	c.WaitDelay = 5 * time.Second
+	_ = c.Run() // go test stubs succeed; syntax errors and missing files are fine
+	logged, _ := os.ReadFile(b.log)
+	for _, line := range strings.Split(string(logged), "\x00") {
+		if line != "" && !strings.HasPrefix(line, "go test") {
+			t.Errorf("allowed, and bash ran %q:\n%s", line, cmd)
+		}
+	}
+	entries, _ := os.ReadDir(b.base)
+	for _, e := range entries {
+		if e.Name() != filepath.Base(b.root) && e.Name() != "home" {
+			t.Errorf("allowed, and bash created %s outside the workspace:\n%s", e.Name(), cmd)
+			_ = os.RemoveAll(filepath.Join(b.base, e.Name()))
+		}
+	}
+	if home, _ := os.ReadDir(b.home); len(home) > 0 {
+		t.Errorf("allowed, and bash wrote into HOME:\n%s", cmd)
+		for _, e := range home {
+			_ = os.RemoveAll(filepath.Join(b.home, e.Name()))
+		}
+	}
 }
