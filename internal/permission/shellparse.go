@@ -172,7 +172,7 @@ func (p *program) walk(node syntax.Node, depth int, nested bool) {
 				p.opaque = append(p.opaque, "parameter expansion with an operator")
 			}
 		case *syntax.Redirect:
-			p.redirect(n, depth, nested)
+			p.redirect(n)
 		}
 		return true
 	})
@@ -189,7 +189,7 @@ func plainParam(pe *syntax.ParamExp) bool {
 	return pe.Exp == nil || pe.Exp.Op != syntax.OtherParamOps
 }
 
-func (p *program) redirect(r *syntax.Redirect, depth int, nested bool) {
+func (p *program) redirect(r *syntax.Redirect) {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		p.opaque = append(p.opaque, "here-document")
@@ -327,6 +327,9 @@ func interpreterBody(args []shellWord) (shellWord, bool) {
 		case strings.HasPrefix(a.val, "-") || strings.HasPrefix(a.val, "+"):
 			if strings.ContainsRune(a.val[1:], 'c') {
 				hasC = true
+			}
+			if strings.HasSuffix(a.val, "o") || strings.HasSuffix(a.val, "O") {
+				i++ // -euo pipefail: the option name follows
 			}
 		default:
 			if hasC {
