@@ -176,19 +176,27 @@ func oracleLit(w *syntax.Word) string {
 	for i, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "*?[") || braceExpands(p.Value) || i == 0 && strings.HasPrefix(p.Value, "~") {
+			if i == 0 && strings.HasPrefix(p.Value, "~") {
 				return "\x00"
 			}
-			// bash: \x is x, \newline is nothing, a final \ stays.
+			// bash: \x is x, \newline is nothing, a final \ stays; an
+			// unescaped glob or brace expansion makes the word computed.
 			v := p.Value
+			var bare strings.Builder // v with escaped characters blanked
 			for i := 0; i < len(v); i++ {
 				if v[i] == '\\' && i+1 < len(v) {
 					i++
-					if v[i] == '\n' {
-						continue
+					bare.WriteByte('_')
+					if v[i] != '\n' {
+						b.WriteByte(v[i])
 					}
+					continue
 				}
+				bare.WriteByte(v[i])
 				b.WriteByte(v[i])
+			}
+			if bs := bare.String(); strings.ContainsAny(bs, "*?") || strings.Contains(bs, "[") && strings.Contains(bs[strings.Index(bs, "["):], "]") || braceExpands(bs) {
+				return "\x00"
 			}
 		case *syntax.SglQuoted:
 			if p.Dollar {

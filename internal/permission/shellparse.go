@@ -343,20 +343,21 @@ func unescape(src string) string {
 	return b.String()
 }
 
-// hasGlobMeta reports an unescaped glob or brace character in a literal's
-// source text: what the shell may expand into other words. The test
-// command "[" is the one literal [; a brace expands only around a comma or
-// a "..".
+// hasGlobMeta reports an unescaped glob or brace character in a word's
+// unquoted source text: what the shell may expand into other words. As in
+// bash, a [ without a closing ] (the test command "[") is literal, and a
+// brace expands only around a comma or a "..".
 func hasGlobMeta(src string) bool {
-	if src == "[" {
-		return false
-	}
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
 		case '\\':
 			i++
-		case '*', '?', '[':
+		case '*', '?':
 			return true
+		case '[':
+			if strings.Contains(src[i+1:], "]") {
+				return true
+			}
 		case '{':
 			if j := strings.Index(src[i+1:], "}"); j >= 0 {
 				in := src[i+1 : i+1+j]
