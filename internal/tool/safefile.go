@@ -260,9 +260,9 @@ func checkTarget(want Target) string {
 	now := targetOf(want.Path)
 	switch {
 	case now.Real != want.Real:
-		return fmt.Sprintf("%s now leads to %s, not to %s as when permission was asked; nothing was written", want.Path, now.Real, want.Real)
+		return fmt.Sprintf("%s now leads to %s, not to %s as when permission was asked; nothing was changed", want.Path, now.Real, want.Real)
 	case now.Exists != want.Exists || now.Dev != want.Dev || now.Ino != want.Ino:
-		return fmt.Sprintf("%s was replaced since permission was asked; nothing was written", want.Path)
+		return fmt.Sprintf("%s was replaced since permission was asked; nothing was changed", want.Path)
 	}
 	return ""
 }
