@@ -75,7 +75,7 @@ type Input struct {
 //  4. the call needs no access (e.g. the todo list) → Allow
 //  5. ask mode → Ask
 //  6. yolo (flag or mode) → Allow
-//  6a. a change to a protected path (.corvid/, .git/, shell start-up
+//     6a. a change to a protected path (.corvid/, .git/, shell start-up
 //     files, ~/.ssh/; see protected.go) → Ask
 //  7. an "allow always" answer → Allow
 //  8. an ask rule → Ask
