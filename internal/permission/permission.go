@@ -74,9 +74,8 @@ type Input struct {
 //  3. plan mode and the call writes, executes or uses the network → Deny
 //  4. the call needs no access (e.g. the todo list) → Allow
 //  5. ask mode → Ask
-//  6. yolo (flag or mode) → Allow
-//     6a. a change to a protected path (.corvid/, .git/, shell start-up
-//     files, ~/.ssh/; see protected.go) → Ask
+//  6. yolo (flag or mode) → Allow; otherwise a change to a protected path
+//     (.corvid/, .git/, shell start-up files, ~/.ssh/; protected.go) → Ask
 //  7. an "allow always" answer → Allow
 //  8. an ask rule → Ask
 //  9. an allow rule, or the operator's --allow list → Allow
