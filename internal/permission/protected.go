@@ -51,6 +51,12 @@ func protectedWhy(p, home string) (string, bool) {
 			return "inside " + part + "/", true
 		}
 	}
+	if dir, err := os.UserConfigDir(); err == nil {
+		d := filepath.Join(dir, "corvid")
+		if p == d || strings.HasPrefix(p, d+string(filepath.Separator)) {
+			return "corvid's user configuration", true
+		}
+	}
 	if home == "" {
 		return "", false
 	}

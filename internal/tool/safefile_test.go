@@ -255,3 +255,18 @@ func TestReadPagesThroughHugeFile(t *testing.T) {
 		t.Fatalf("first page: %q", res.Output)
 	}
 }
+
+func TestWriteThroughHardLinkLeavesOtherNameAlone(t *testing.T) {
+	env := newTestEnv(t)
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	secret := filepath.Join(outside, "authorized_keys")
+	writeFile(t, secret, "mine\n")
+	h := filepath.Join(env.Cwd, "h")
+	if err := os.Link(secret, h); err != nil {
+		t.Skipf("hard link across temp dirs: %v", err)
+	}
+	wantOK(t, run(t, Write{}, env, map[string]any{"path": h, "content": "theirs\n"}))
+	if got := readFile(t, secret); got != "mine\n" {
+		t.Fatalf("a write to a hard link inside changed the file outside: %q", got)
+	}
+}
