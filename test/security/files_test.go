@@ -308,3 +308,27 @@ func titles(ps []testkit.PermissionCall) []string {
 	}
 	return out
 }
+
+func TestCancelEndsTurnWhoseWriteTargetsFIFO(t *testing.T) {
+	script := attackScript(toolCall("write", map[string]any{"path": "pipe", "content": "x"}))
+	a := startFileAgent(t, script, testkit.Options{Permission: testkit.HoldPermission(nil, nil)}, func(ws, _ string) {
+		mkfifo(t, filepath.Join(ws, "pipe"))
+	})
+	ctx, cancel := context.WithTimeout(a.ctx, turnLimit)
+	defer cancel()
+	p := a.CallAsync("session/prompt", map[string]any{"sessionId": a.sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+	// The question must reach the editor: describing the call may not
+	// open the FIFO.
+	req, err := a.WaitPermission(ctx)
+	if err != nil {
+		t.Fatalf("no permission question: describing a write to a FIFO blocks (%v)", err)
+	}
+	if !strings.Contains(string(req.ToolCall), "FIFO") {
+		t.Errorf("the question does not say the target is a FIFO: %s", req.ToolCall)
+	}
+	a.Cancel(a.sid)
+	raw, rerr := p.Wait(ctx)
+	if rerr != nil || !strings.Contains(string(raw), "cancelled") {
+		t.Fatalf("after session/cancel: %s %v", raw, rerr)
+	}
+}
