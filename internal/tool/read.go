@@ -98,7 +98,7 @@ func (Read) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 	if !isText([]byte(text[:min(len(text), 8192)])) {
 		return ErrorResult(fmt.Sprintf("%s looks like a binary file; read only returns text", p)), nil
 	}
-	return formatPage(p, strings.NewReader(text), in.Offset, in.Limit)
+	return formatPage(ctx, p, strings.NewReader(text), in.Offset, in.Limit)
 }
 
 // readPage reads one page of a file on disk without loading it whole.
@@ -116,13 +116,13 @@ func readPage(ctx context.Context, p string, offset, limit int) (Result, error) 
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return fsFailure(ctx, "read", p, err)
 	}
-	return formatPage(p, f, offset, limit)
+	return formatPage(ctx, p, f, offset, limit)
 }
 
 // formatPage numbers the lines offset..offset+limit-1 of r (1-based; 0
 // means from the start, the default page size), reading it as a stream:
 // memory holds one page, whatever the file's size.
-func formatPage(p string, r io.Reader, offset, limit int) (Result, error) {
+func formatPage(ctx context.Context, p string, r io.Reader, offset, limit int) (Result, error) {
 	start := max(offset, 1)
 	if limit <= 0 {
 		limit = defaultReadLimit
@@ -138,6 +138,9 @@ func formatPage(p string, r io.Reader, offset, limit int) (Result, error) {
 		}
 		lineNo++
 		total = lineNo
+		if lineNo%(64<<10) == 0 && ctx.Err() != nil {
+			return Result{}, ctx.Err() // counting the lines of a huge file
+		}
 		if lineNo >= start && lineNo < start+limit && !cut {
 			if b.Len() > maxReadBytes {
 				fmt.Fprintf(&b, "… (output truncated before line %d; read on with offset %d)\n", lineNo, lineNo)
