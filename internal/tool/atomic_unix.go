@@ -124,7 +124,12 @@ func writeAtomic(ops fileOps, want Target, content []byte) error {
 		unix.Unlinkat(dirfd, tmp, 0)
 		return &fs.PathError{Op: "rename", Path: want.Real, Err: err}
 	}
-	_ = unix.Fsync(dirfd) // the rename itself survives a crash
+	// Make the rename itself survive a crash (best effort: the directory
+	// may not be readable, only searchable).
+	if d, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		_ = unix.Fsync(d)
+		unix.Close(d)
+	}
 	return nil
 }
 
@@ -132,20 +137,20 @@ func writeAtomic(ops fileOps, want Target, content []byte) error {
 // with O_NOFOLLOW, creating missing ones (0755). dir has had its links
 // resolved already; a link met now was swapped in since, and is refused.
 func openDirNoFollow(dir string) (int, error) {
-	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open("/", dirWalkFlag|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
 	walked := "/"
 	for _, name := range splitPath(dir) {
 		walked = filepath.Join(walked, name)
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		next, err := unix.Openat(fd, name, dirWalkFlag|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) {
 			if err := unix.Mkdirat(fd, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
 				unix.Close(fd)
 				return -1, &fs.PathError{Op: "mkdir", Path: walked, Err: err}
 			}
-			next, err = unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			next, err = unix.Openat(fd, name, dirWalkFlag|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		}
 		unix.Close(fd)
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
