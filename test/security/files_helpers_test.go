@@ -28,14 +28,14 @@ type fileAgent struct {
 	sid       string
 }
 
-// toolCall is a script part that calls a tool.
-func toolCall(name string, input map[string]any) map[string]any {
+// fileToolCall is a script part that calls a tool.
+func fileToolCall(name string, input map[string]any) map[string]any {
 	return map[string]any{"type": "tool_call", "name": name, "input": input}
 }
 
-// attackScript answers the first prompt with the given tool calls, one
+// fileAttackScript answers the first prompt with the given tool calls, one
 // model response each, then a closing text.
-func attackScript(calls ...map[string]any) map[string]any {
+func fileAttackScript(calls ...map[string]any) map[string]any {
 	var responses []any
 	for _, c := range calls {
 		responses = append(responses, map[string]any{"parts": []any{c}})
@@ -91,7 +91,7 @@ func (a *fileAgent) promptWithin(t *testing.T, d time.Duration, text string) str
 	defer cancel()
 	stop, rerr := a.Prompt(ctx, a.sid, text)
 	if ctx.Err() != nil {
-		t.Fatalf("the turn did not end within %v (it hangs):\n%s", d, tail(a.TranscriptString(), 3000))
+		t.Fatalf("the turn did not end within %v (it hangs):\n%s", d, fileTail(a.TranscriptString(), 3000))
 	}
 	if rerr != nil {
 		t.Fatalf("prompt: %v", rerr)
@@ -107,16 +107,16 @@ func (a *fileAgent) setMode(t *testing.T, mode string) {
 
 // toolResults returns the final tool_call_update of each tool call, in
 // order, as (status, all text content joined).
-func (a *fileAgent) toolResults() []toolResult {
+func (a *fileAgent) toolResults() []fileToolResult {
 	var order []string
-	final := map[string]*toolResult{}
+	final := map[string]*fileToolResult{}
 	for _, u := range a.Updates(a.sid) {
 		if u.SessionUpdate != "tool_call" && u.SessionUpdate != "tool_call_update" {
 			continue
 		}
 		r, ok := final[u.ToolCallID]
 		if !ok {
-			r = &toolResult{id: u.ToolCallID}
+			r = &fileToolResult{id: u.ToolCallID}
 			final[u.ToolCallID] = r
 			order = append(order, u.ToolCallID)
 		}
@@ -127,14 +127,14 @@ func (a *fileAgent) toolResults() []toolResult {
 			r.text += c.Content.Text + "\n"
 		}
 	}
-	out := make([]toolResult, len(order))
+	out := make([]fileToolResult, len(order))
 	for i, id := range order {
 		out[i] = *final[id]
 	}
 	return out
 }
 
-type toolResult struct {
+type fileToolResult struct {
 	id, status, text string
 }
 
@@ -181,14 +181,14 @@ func (a *fileAgent) peakRSS() int64 {
 	return -1
 }
 
-func tail(s string, n int) string {
+func fileTail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return "…" + s[len(s)-n:]
 }
 
-func writeFile(t *testing.T, p, content string) {
+func putTestFile(t *testing.T, p, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
