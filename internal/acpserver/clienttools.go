@@ -54,6 +54,15 @@ func (c *clientFS) WriteTextFile(ctx context.Context, path, content string) erro
 	return nil
 }
 
+// WriteTarget writes the target a permission question showed: on disk,
+// atomically and refusing a changed target, unless the client serves writes.
+func (c *clientFS) WriteTarget(ctx context.Context, t tool.Target, content string) error {
+	if !c.write {
+		return c.local.WriteTarget(ctx, t, content)
+	}
+	return c.WriteTextFile(ctx, t.Path, content)
+}
+
 // clientTerminals runs commands in the client's terminals.
 type clientTerminals struct {
 	conn      *acp.Conn

@@ -232,7 +232,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 		return fail(why)
 	}
 	s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Status: ToolInProgress}})
-	res, err := tl.Run(t.ctx, &s.env, tool.Call{ID: id, Input: c.Input, Progress: func(content []tool.Content) {
+	res, err := tl.Run(t.ctx, &s.env, tool.Call{ID: id, Input: c.Input, Preview: &pv, Progress: func(content []tool.Content) {
 		s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Content: content}})
 	}})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -246,12 +248,26 @@ func (s *Session) resolveLink(ctx context.Context, b Block) string {
 	if !ok {
 		return fmt.Sprintf("<resource_link uri=%q name=%q/>", b.URI, b.Name)
 	}
-	text, err := s.env.FS.ReadTextFile(ctx, path)
+	// A link to a FIFO or device is refused before anything opens it; a
+	// large file is read only as far as the context takes.
+	var text string
+	var err error
+	if st, statErr := os.Stat(path); statErr == nil && (!st.Mode().IsRegular() || st.Size() > maxLinkBytes) {
+		var head []byte
+		var size int64
+		head, size, err = tool.ReadPrefix(path, maxLinkBytes)
+		text = string(head)
+		if err == nil && size > maxLinkBytes {
+			text = strings.ToValidUTF8(text, "") + fmt.Sprintf("\n… (truncated: %d more bytes)", size-maxLinkBytes)
+		}
+	} else {
+		text, err = s.env.FS.ReadTextFile(ctx, path)
+		if len(text) > maxLinkBytes {
+			text = text[:maxLinkBytes] + "\n… (truncated)"
+		}
+	}
 	if err != nil {
 		return fmt.Sprintf("<resource_link uri=%q name=%q error=%q/>", b.URI, b.Name, err.Error())
-	}
-	if len(text) > maxLinkBytes {
-		text = text[:maxLinkBytes] + "\n… (truncated)"
 	}
 	return fmt.Sprintf("<file path=%q>\n%s\n</file>", path, text)
 }

@@ -74,7 +74,8 @@ type Input struct {
 //  3. plan mode and the call writes, executes or uses the network → Deny
 //  4. the call needs no access (e.g. the todo list) → Allow
 //  5. ask mode → Ask
-//  6. yolo (flag or mode) → Allow
+//  6. yolo (flag or mode) → Allow; otherwise a change to a protected path
+//     (.corvid/, .git/, shell start-up files, ~/.ssh/; protected.go) → Ask
 //  7. an "allow always" answer → Allow
 //  8. an ask rule → Ask
 //  9. an allow rule, or the operator's --allow list → Allow
@@ -108,6 +109,11 @@ func Decide(in Input) Decision {
 	}
 	if in.Yolo || mode == ModeYolo {
 		return Decision{Allow, "yolo: everything not denied runs"}
+	}
+	if pv.Access == tool.AccessWrite {
+		if p, why, ok := protectedPath(pv.Paths); ok {
+			return Decision{Ask, fmt.Sprintf("%s is protected (%s): changes to it always ask", p, why)}
+		}
 	}
 	if in.Memory.matches(in.Tool, pv, sc, Allow) {
 		return Decision{Allow, "the user chose to always allow this"}

@@ -36,12 +36,19 @@ func (Delete) Describe(env *Env, raw json.RawMessage) Preview {
 	looseDecode(raw, &in)
 	p := env.Resolve(in.Path)
 	pv := Preview{Kind: KindDelete, Title: "Delete " + displayPath(env, p), Access: AccessWrite,
-		Paths: []string{p}, Locations: []Location{{Path: p}}}
-	if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && st.Size() <= maxDiffPreview {
-		if b, err := os.ReadFile(p); err == nil && isText(b) {
+		Paths: []string{p}, Locations: []Location{{Path: p}}, Targets: writeTargets(p)}
+	st, err := os.Lstat(p)
+	switch {
+	case err != nil || !st.Mode().IsRegular():
+	case !env.InRoots(p):
+		pv.Content = []Content{noteContent(fmt.Sprintf("%s is outside the workspace (%s); its content is not shown.", p, byteSize(st.Size())))}
+	case st.Size() <= maxDiffPreview:
+		if b, err := readRegular(p, maxDiffPreview); err == nil && isText(b) {
 			old := string(b)
 			pv.Content = []Content{diffContent(p, &old, "")}
 		}
+	default:
+		pv.Content = []Content{noteContent(fmt.Sprintf("Delete %s (%s).", p, byteSize(st.Size())))}
 	}
 	return pv
 }
@@ -60,9 +67,15 @@ func (Delete) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 			return ErrorResult(fmt.Sprintf("refusing to delete the workspace root %s", p)), nil
 		}
 	}
+	if msg := checkTarget(approvedTarget(call, p)); msg != "" {
+		return ErrorResult(msg), nil
+	}
 	st, err := os.Lstat(p)
 	if err != nil {
 		return fsFailure(ctx, "delete", p, err)
+	}
+	if special(st.Mode()) {
+		return ErrorResult((&NotRegularError{Path: p, Mode: st.Mode()}).Error()), nil
 	}
 	if st.IsDir() && !in.Recursive {
 		if err := os.Remove(p); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -55,11 +56,16 @@ func (Edit) Describe(env *Env, raw json.RawMessage) Preview {
 	looseDecode(raw, &in)
 	p := env.Resolve(in.Path)
 	pv := Preview{Kind: KindEdit, Title: "Edit " + displayPath(env, p), Access: AccessWrite,
-		Paths: []string{p}, Locations: []Location{{Path: p}}}
+		Paths: []string{p}, Locations: []Location{{Path: p}}, Targets: writeTargets(p)}
 	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
 	defer cancel()
-	old, err := currentText(ctx, env, p)
-	if err != nil {
+	old, note := previewOld(ctx, env, p)
+	if note != "" {
+		pv.Content = []Content{noteContent(note)}
+		for _, op := range in.ops() {
+			pv.Content = append(pv.Content, noteContent(fmt.Sprintf("Replace:\n%s\nwith:\n%s",
+				capTail(op.OldString, maxPreviewBytes/4), capTail(op.NewString, maxPreviewBytes/4))))
+		}
 		return pv
 	}
 	base := ""
@@ -67,7 +73,7 @@ func (Edit) Describe(env *Env, raw json.RawMessage) Preview {
 		base = *old
 	}
 	if res, msg := applyEdits(base, old != nil, p, in.ops()); msg == "" {
-		pv.Content = []Content{diffContent(p, old, res.text)}
+		pv.Content = changeContent(p, old, res.text)
 		if len(res.lines) > 0 {
 			pv.Locations[0].Line = res.lines[0]
 		}
@@ -87,10 +93,18 @@ func (Edit) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 		return ErrorResult(`edit takes either old_string/new_string or "edits", not both`), nil
 	}
 	p := env.Resolve(in.Path)
+	want := approvedTarget(call, p)
+	if msg := checkTarget(want); msg != "" {
+		return ErrorResult(msg), nil
+	}
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
 		return ErrorResult(fmt.Sprintf("%s is a directory", p)), nil
 	}
 	old, err := currentText(ctx, env, p)
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		return ErrorResult(fmt.Sprintf("%s is too large for edit (%s; edit loads files up to %s): change it with a shell command such as sed", p, byteSize(tl.Size), byteSize(tl.Limit))), nil
+	}
 	if err != nil {
 		return fsFailure(ctx, "read", p, err)
 	}
@@ -102,7 +116,7 @@ func (Edit) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 	if msg != "" {
 		return ErrorResult(msg), nil
 	}
-	if err := env.fs().WriteTextFile(ctx, p, res.text); err != nil {
+	if err := writeTarget(ctx, env, want, res.text); err != nil {
 		return fsFailure(ctx, "write", p, err)
 	}
 	var out string
@@ -115,7 +129,7 @@ func (Edit) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 	for _, l := range res.lines {
 		locs = append(locs, Location{Path: p, Line: l})
 	}
-	return Result{Output: out, Content: []Content{diffContent(p, old, res.text)}, Locations: locs}, nil
+	return Result{Output: out, Content: changeContent(p, old, res.text), Locations: locs}, nil
 }
 
 type editResult struct {

@@ -161,6 +161,11 @@ func (r *recordingFS) WriteTextFile(ctx context.Context, p, s string) error {
 	return r.LocalFS.WriteTextFile(ctx, p, s)
 }
 
+func (r *recordingFS) WriteTarget(ctx context.Context, t Target, s string) error {
+	r.writes = append(r.writes, t.Path)
+	return r.LocalFS.WriteTarget(ctx, t, s)
+}
+
 func TestFileToolsUseEnvFS(t *testing.T) {
 	env := newTestEnv(t)
 	fs := &recordingFS{}

@@ -88,13 +88,20 @@ func (Grep) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 		return fsFailure(ctx, "search", root, err)
 	}
 	var res grepResults
-	if st.IsDir() {
+	switch {
+	case st.IsDir():
 		res, err = q.searchTree(ctx, root)
 		if err != nil {
 			return Result{}, err
 		}
-	} else if fm, ok := q.searchFile(root, newGrepBuffer()); ok {
-		res.files, res.total = []fileMatches{fm}, 1
+	case !st.Mode().IsRegular():
+		return ErrorResult((&NotRegularError{Path: root, Mode: st.Mode()}).Error()), nil
+	default:
+		fm, skip := q.searchFile(root, newGrepBuffer())
+		if fm.count > 0 {
+			res.files, res.total = []fileMatches{fm}, 1
+		}
+		res.skip(root, skip)
 	}
 	return Result{Output: q.format(env, res)}, nil
 }
@@ -192,6 +199,32 @@ type grepResults struct {
 	files []fileMatches
 	total int  // files with matches, including dropped ones
 	early bool // the walk stopped before the end
+	// skipped counts the files not searched, by reason; examples keeps the
+	// first few paths of each.
+	skipped  map[string]int
+	examples map[string][]string
+}
+
+// Why grep skips a file.
+const (
+	skipNone       = ""
+	skipTooLarge   = "too large"
+	skipBinary     = "binary"
+	skipNotRegular = "not a regular file"
+	skipUnreadable = "unreadable"
+)
+
+func (r *grepResults) skip(path, why string) {
+	if why == skipNone {
+		return
+	}
+	if r.skipped == nil {
+		r.skipped, r.examples = map[string]int{}, map[string][]string{}
+	}
+	r.skipped[why]++
+	if len(r.examples[why]) < 3 {
+		r.examples[why] = append(r.examples[why], path)
+	}
 }
 
 // searchTree searches every file below root in parallel.
@@ -203,15 +236,25 @@ func (q *grepQuery) searchTree(ctx context.Context, root string) (grepResults, e
 	bufs := sync.Pool{New: func() any { return newGrepBuffer() }}
 	err := walkTree(ctx, root, walkOptions{ignore: true}, func(path, rel string, d fs.DirEntry) bool {
 		if !d.Type().IsRegular() {
+			if special(d.Type()) && (q.include == nil || q.include(rel)) {
+				mu.Lock()
+				res.skip(path, skipNotRegular)
+				mu.Unlock()
+			}
 			return true
 		}
 		if q.include != nil && !q.include(rel) || q.exclude != nil && q.exclude(rel) {
 			return true
 		}
 		buf := bufs.Get().(*grepBuffer)
-		fm, ok := q.searchFile(path, buf)
+		fm, why := q.searchFile(path, buf)
 		bufs.Put(buf)
-		if !ok {
+		if fm.count == 0 {
+			if why != skipNone && why != skipBinary {
+				mu.Lock()
+				res.skip(path, why)
+				mu.Unlock()
+			}
 			return true
 		}
 		mu.Lock()
@@ -244,17 +287,29 @@ const maxGrepFile = 64 << 20
 // read loads a whole file with plain system calls: os.Open would also try
 // to register every file with the network poller and set a finalizer,
 // which costs more than reading a small source file.
-func (buf *grepBuffer) read(path string) ([]byte, bool) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+// It opens without blocking and checks the opened file is regular, so a
+// FIFO swapped in after the walk saw a regular file cannot hang the search.
+func (buf *grepBuffer) read(path string) ([]byte, string) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|openNoBlock, 0)
 	if err != nil {
-		return nil, false
+		return nil, skipUnreadable
 	}
 	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, skipUnreadable
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, skipNotRegular
+	}
+	if st.Size > maxGrepFile {
+		return nil, skipTooLarge
+	}
 	n := 0
 	for {
 		if n == len(buf.b) {
 			if n >= maxGrepFile {
-				return nil, false
+				return nil, skipTooLarge
 			}
 			grown := make([]byte, 2*len(buf.b))
 			copy(grown, buf.b[:n])
@@ -265,21 +320,24 @@ func (buf *grepBuffer) read(path string) ([]byte, bool) {
 			continue
 		}
 		if err != nil {
-			return nil, false
+			return nil, skipUnreadable
 		}
 		if k == 0 {
-			return buf.b[:n], true
+			return buf.b[:n], skipNone
 		}
 		n += k
 	}
 }
 
-// searchFile reports the matches in one file; ok is false when there are
-// none (or the file is binary or unreadable).
-func (q *grepQuery) searchFile(path string, buf *grepBuffer) (fileMatches, bool) {
-	data, ok := buf.read(path)
-	if !ok || !isText(data[:min(len(data), 8192)]) {
-		return fileMatches{}, false
+// searchFile reports the matches in one file (count 0: none), and why it
+// was not searched when it was not.
+func (q *grepQuery) searchFile(path string, buf *grepBuffer) (fileMatches, string) {
+	data, why := buf.read(path)
+	if why != skipNone {
+		return fileMatches{}, why
+	}
+	if !isText(data[:min(len(data), 8192)]) {
+		return fileMatches{}, skipBinary
 	}
 	useLit := q.lit != nil
 	for _, x := range q.exotic {
@@ -288,7 +346,7 @@ func (q *grepQuery) searchFile(path string, buf *grepBuffer) (fileMatches, bool)
 		}
 	}
 	if useLit && q.find.index(data) < 0 {
-		return fileMatches{}, false
+		return fileMatches{}, skipNone
 	}
 	fm := fileMatches{path: path}
 	wantLines := q.mode == "lines"
@@ -305,12 +363,12 @@ func (q *grepQuery) searchFile(path string, buf *grepBuffer) (fileMatches, bool)
 		return len(matches) < q.keepEach
 	})
 	if fm.count == 0 {
-		return fileMatches{}, false
+		return fileMatches{}, skipNone
 	}
 	if wantLines {
 		fm.lines = q.withContext(data, matches)
 	}
-	return fm, true
+	return fm, skipNone
 }
 
 var newline = []byte{'\n'}
@@ -357,8 +415,45 @@ func (q *grepQuery) withContext(data []byte, matches []lineSpan) []grepLine {
 // format renders results for the model.
 func (q *grepQuery) format(env *Env, res grepResults) string {
 	if len(res.files) == 0 {
+		if len(res.skipped) > 0 {
+			return "No matches in the files searched." + skippedNote(env, res)
+		}
 		return "No matches."
 	}
+	return q.formatMatches(env, res) + skippedNote(env, res)
+}
+
+// skippedNote says which files were not searched and why, "" if none.
+func skippedNote(env *Env, res grepResults) string {
+	if len(res.skipped) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nNot searched:")
+	for _, why := range []string{skipTooLarge, skipBinary, skipNotRegular, skipUnreadable} {
+		n := res.skipped[why]
+		if n == 0 {
+			continue
+		}
+		names := make([]string, len(res.examples[why]))
+		for i, p := range res.examples[why] {
+			names[i] = displayPath(env, p)
+		}
+		more := ""
+		if n > len(names) {
+			more = fmt.Sprintf(" and %d more", n-len(names))
+		}
+		limit := ""
+		if why == skipTooLarge {
+			limit = fmt.Sprintf(", over %d MiB", maxGrepFile>>20)
+		}
+		fmt.Fprintf(&b, "\n- %d file(s) %s%s: %s%s", n, why, limit, strings.Join(names, ", "), more)
+	}
+	return b.String()
+}
+
+// formatMatches renders the matches.
+func (q *grepQuery) formatMatches(env *Env, res grepResults) string {
 	var b strings.Builder
 	shown, omitted := 0, false
 	switch q.mode {

@@ -38,7 +38,7 @@ func (Move) Describe(env *Env, raw json.RawMessage) Preview {
 	looseDecode(raw, &in)
 	src, dst := env.Resolve(in.Source), env.Resolve(in.Destination)
 	return Preview{Kind: KindMove, Title: "Move " + displayPath(env, src) + " → " + displayPath(env, dst),
-		Access: AccessWrite, Paths: []string{src, dst},
+		Access: AccessWrite, Paths: []string{src, dst}, Targets: writeTargets(src, dst),
 		Locations: []Location{{Path: dst}}}
 }
 
@@ -51,12 +51,22 @@ func (Move) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 		return ErrorResult(`move needs "source" and "destination"`), nil
 	}
 	src, dst := env.Resolve(in.Source), env.Resolve(in.Destination)
-	if _, err := os.Lstat(src); err != nil {
+	for _, p := range []string{src, dst} {
+		if msg := checkTarget(approvedTarget(call, p)); msg != "" {
+			return ErrorResult(msg), nil
+		}
+	}
+	if st, err := os.Lstat(src); err != nil {
 		return fsFailure(ctx, "move", src, err)
+	} else if special(st.Mode()) {
+		return ErrorResult((&NotRegularError{Path: src, Mode: st.Mode()}).Error()), nil
 	}
 	if st, err := os.Lstat(dst); err == nil {
 		if st.IsDir() {
 			return ErrorResult(fmt.Sprintf("destination %s is an existing directory; name the new path in full", dst)), nil
+		}
+		if special(st.Mode()) {
+			return ErrorResult((&NotRegularError{Path: dst, Mode: st.Mode()}).Error()), nil
 		}
 		if !in.Overwrite {
 			return ErrorResult(fmt.Sprintf("destination %s exists; set overwrite to replace it", dst)), nil

@@ -2,9 +2,7 @@ package tool
 
 import (
 	"context"
-	"errors"
-	"io/fs"
-	"os"
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -31,38 +29,42 @@ func (env *Env) InRoots(p string) bool {
 	return false
 }
 
-// realPath resolves symlinks in the longest existing prefix of p.
-func realPath(p string) string {
-	p = filepath.Clean(p)
-	rest := ""
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return filepath.Join(p, rest)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return filepath.Join(p, rest)
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
+// realPath resolves every symbolic link in p, dangling ones included
+// (see resolvePath): a link to a file that does not exist yet leads where a
+// write would create it.
+func realPath(p string) string { return resolvePath(p) }
+
+// LocalFS is the in-process file system. It opens regular files only,
+// without blocking, and writes atomically (see writeAtomic).
+type LocalFS struct {
+	ops fileOps // nil: the real system calls
 }
 
-// LocalFS is the in-process file system.
-type LocalFS struct{}
+func (l LocalFS) fileOps() fileOps {
+	if l.ops == nil {
+		return sysOps{}
+	}
+	return l.ops
+}
 
+// ReadTextFile reads a regular file of at most maxTextFile bytes.
 func (LocalFS) ReadTextFile(_ context.Context, path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path, maxTextFile)
 	return string(b), err
 }
 
-func (LocalFS) WriteTextFile(_ context.Context, path, content string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+// WriteTextFile writes path atomically, to wherever it leads now.
+func (l LocalFS) WriteTextFile(_ context.Context, path, content string) error {
+	return writeAtomic(l.fileOps(), targetOf(path), []byte(content))
+}
+
+// WriteTarget writes the target a permission question showed, atomically,
+// and refuses if the path leads elsewhere now.
+func (l LocalFS) WriteTarget(_ context.Context, t Target, content string) error {
+	if msg := checkTarget(t); msg != "" {
+		return fmt.Errorf("%s: %w", msg, ErrTargetChanged)
 	}
-	return os.WriteFile(path, []byte(content), 0o644)
+	return writeAtomic(l.fileOps(), t, []byte(content))
 }
 
 // RealPath resolves the symbolic links in the longest existing prefix of

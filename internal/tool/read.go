@@ -1,11 +1,13 @@
 package tool
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,8 +23,6 @@ var readDescription string
 const (
 	// maxReadBytes caps what read returns to the model.
 	maxReadBytes = 256 << 10
-	// maxReadFile is the largest file read will load at all.
-	maxReadFile = 16 << 20
 	// maxImageBytes is the largest image read passes to the model.
 	maxImageBytes = 5 << 20
 	// maxLineRunes cuts very long lines (minified code, data).
@@ -79,11 +79,16 @@ func (Read) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 		if st.IsDir() {
 			return ErrorResult(fmt.Sprintf("%s is a directory, not a file; use ls to list it", p)), nil
 		}
-		if st.Size() > maxReadFile {
-			return ErrorResult(fmt.Sprintf("%s is too large to read (%d MiB); use grep to find what you need", p, st.Size()>>20)), nil
+		if !st.Mode().IsRegular() {
+			return ErrorResult((&NotRegularError{Path: p, Mode: st.Mode()}).Error()), nil
 		}
 		if mime := imageType(p); mime != "" {
 			return readImage(env, p, mime, st.Size())
+		}
+		if st.Size() > maxTextFile {
+			// Too large to load whole (and to send through an editor):
+			// page through it on disk.
+			return readPage(ctx, p, in.Offset, in.Limit)
 		}
 	}
 	text, err := env.fs().ReadTextFile(ctx, p)
@@ -93,41 +98,109 @@ func (Read) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 	if !isText([]byte(text[:min(len(text), 8192)])) {
 		return ErrorResult(fmt.Sprintf("%s looks like a binary file; read only returns text", p)), nil
 	}
-	text = strings.ToValidUTF8(text, "\uFFFD")
-	if text == "" {
-		return Result{Output: fmt.Sprintf("(%s is empty)", p), Locations: []Location{{Path: p}}}, nil
+	return formatPage(ctx, p, strings.NewReader(text), in.Offset, in.Limit)
+}
+
+// readPage reads one page of a file on disk without loading it whole.
+func readPage(ctx context.Context, p string, offset, limit int) (Result, error) {
+	f, _, err := openRegular(p)
+	if err != nil {
+		return fsFailure(ctx, "read", p, err)
 	}
-	lines := strings.SplitAfter(text, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	defer f.Close()
+	head := make([]byte, 8192)
+	n, _ := io.ReadFull(f, head)
+	if !isText(head[:n]) {
+		return ErrorResult(fmt.Sprintf("%s looks like a binary file; read only returns text", p)), nil
 	}
-	start := max(in.Offset, 1)
-	if start > len(lines) {
-		return ErrorResult(fmt.Sprintf("offset %d is past the end of %s (%d lines)", start, p, len(lines))), nil
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fsFailure(ctx, "read", p, err)
 	}
-	limit := in.Limit
+	return formatPage(ctx, p, f, offset, limit)
+}
+
+// formatPage numbers the lines offset..offset+limit-1 of r (1-based; 0
+// means from the start, the default page size), reading it as a stream:
+// memory holds one page, whatever the file's size.
+func formatPage(ctx context.Context, p string, r io.Reader, offset, limit int) (Result, error) {
+	start := max(offset, 1)
 	if limit <= 0 {
 		limit = defaultReadLimit
 	}
-	end := min(start-1+limit, len(lines))
+	br := bufio.NewReaderSize(r, 64<<10)
 	var b strings.Builder
-	for i := start - 1; i < end; i++ {
-		if b.Len() > maxReadBytes {
-			fmt.Fprintf(&b, "… (output truncated before line %d of %d; read on with offset %d)\n", i+1, len(lines), i+1)
+	lineNo, total, end := 0, 0, start-1
+	cut := false
+	for {
+		line, err := readLine(br, maxLineRunes*4)
+		if line.n == 0 && err != nil {
 			break
 		}
-		line := strings.TrimRight(lines[i], "\r\n")
-		if utf8.RuneCountInString(line) > maxLineRunes {
-			line = shorten(line, maxLineRunes) + " (line truncated)"
+		lineNo++
+		total = lineNo
+		if lineNo%(64<<10) == 0 && ctx.Err() != nil {
+			return Result{}, ctx.Err() // counting the lines of a huge file
 		}
-		fmt.Fprintf(&b, "%d\t%s\n", i+1, line)
+		if lineNo >= start && lineNo < start+limit && !cut {
+			if b.Len() > maxReadBytes {
+				fmt.Fprintf(&b, "… (output truncated before line %d; read on with offset %d)\n", lineNo, lineNo)
+				cut = true
+			} else {
+				text := strings.ToValidUTF8(strings.TrimRight(line.text, "\r\n"), "\uFFFD")
+				if line.long || utf8.RuneCountInString(text) > maxLineRunes {
+					text = shorten(text, maxLineRunes) + " (line truncated)"
+				}
+				fmt.Fprintf(&b, "%d\t%s\n", lineNo, text)
+				end = lineNo
+			}
+		}
+		if err != nil {
+			break
+		}
 	}
-	if end < len(lines) && b.Len() <= maxReadBytes {
-		fmt.Fprintf(&b, "… (%d more lines; read on with offset %d)\n", len(lines)-end, end+1)
+	if total == 0 {
+		return Result{Output: fmt.Sprintf("(%s is empty)", p), Locations: []Location{{Path: p}}}, nil
+	}
+	if start > total {
+		return ErrorResult(fmt.Sprintf("offset %d is past the end of %s (%d lines)", start, p, total)), nil
+	}
+	if end < total && !cut {
+		fmt.Fprintf(&b, "… (%d more lines; read on with offset %d)\n", total-end, end+1)
 	}
 	out := b.String()
 	return Result{Output: out, Content: []Content{{Type: ContentText, Text: "```\n" + out + "```"}},
 		Locations: []Location{{Path: p, Line: start}}}, nil
+}
+
+// pageLine is one line read by readLine: its text up to a cap, whether it
+// was longer, and how many bytes it had (0 at the end of input).
+type pageLine struct {
+	text string
+	long bool
+	n    int
+}
+
+// readLine reads one line, keeping at most keep bytes of it.
+func readLine(br *bufio.Reader, keep int) (pageLine, error) {
+	var l pageLine
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		l.n += len(chunk)
+		if room := keep - len(buf); room > 0 {
+			buf = append(buf, chunk[:min(room, len(chunk))]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		body := l.n
+		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+			body--
+		}
+		l.long = body > len(buf)
+		l.text = string(buf)
+		return l, err
+	}
 }
 
 func readImage(env *Env, p, mime string, size int64) (Result, error) {
@@ -137,7 +210,7 @@ func readImage(env *Env, p, mime string, size int64) (Result, error) {
 	if size > maxImageBytes {
 		return ErrorResult(fmt.Sprintf("%s is an image too large to pass on (%d MiB, limit %d MiB)", p, size>>20, maxImageBytes>>20)), nil
 	}
-	data, err := os.ReadFile(p)
+	data, err := readRegular(p, maxImageBytes)
 	if err != nil {
 		return ErrorResult(fmt.Sprintf("cannot read %s: %v", p, err)), nil
 	}

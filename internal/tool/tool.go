@@ -88,6 +88,10 @@ type Preview struct {
 	Paths     []string // absolute paths the call touches
 	Command   string   // shell command line, for execute
 	URL       string   // the address a network call reaches, for fetch
+	// Targets are where the file paths a write touches led when the call
+	// was described; the tool refuses to write if they lead elsewhere by
+	// the time it runs.
+	Targets []Target
 }
 
 // Result is the outcome of a call.
@@ -112,6 +116,10 @@ type Call struct {
 	Input json.RawMessage
 	// Progress, if set, shows intermediate content (e.g. an embedded terminal).
 	Progress func([]Content)
+	// Preview is the description the permission gate decided on (nil when
+	// the call was not described first); file tools write only to its
+	// Targets.
+	Preview *Preview
 }
 
 // FS is file access. The default is the local disk; the ACP adapter may
