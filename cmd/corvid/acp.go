@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync"
 	"time"
@@ -98,16 +97,14 @@ func (c *acpCmd) Run() error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		<-sigs
-		logger.Info("signal received; shutting down")
+	interrupt := make(chan struct{}, 1)
+	stopSignals := watchSignals(logger, interrupt, func() {
 		// Ending the input ends Serve the same way an editor closing
 		// stdin does: turns are cancelled and answered, then we exit.
 		_ = os.Stdin.Close()
 		cancel()
-	}()
+	})
+	defer stopSignals()
 
 	err = acpserver.Serve(ctx, os.Stdin, protoOut, acpserver.Options{
 		Agent:              ag,
@@ -122,6 +119,7 @@ func (c *acpCmd) Run() error {
 		Auth:               c.auth(env, file),
 		MCPConfigured:      len(file.MCPServers) > 0,
 		InteractionTimeout: file.InteractionTimeout,
+		Interrupt:          interrupt,
 	})
 	if err := ag.Close(); err != nil {
 		logger.Error("close session store", "err", err)
