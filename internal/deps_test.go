@@ -65,6 +65,7 @@ func TestImportsPointDown(t *testing.T) {
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
 		"internal/acpserver": {"internal/acp", "internal/agent", "internal/llm", "internal/tool", "internal/mcp", "internal/respond"},
 		"internal/print":     {"internal/agent", "internal/tool"},
+		"internal/profile":   {"internal/config"},
 	}
 	for name, ok := range allowed {
 		p, found := pkgs[name]

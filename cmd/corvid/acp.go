@@ -27,16 +27,17 @@ import (
 )
 
 type acpCmd struct {
-	Model                 string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model for every session of this connection, as provider:model or provider/model (e.g. anthropic:claude-sonnet-4-6, script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
-	System                string   `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
-	LogFile               string   `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
-	LogLevel              string   `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
-	Yolo                  bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
-	Allow                 []string `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
-	MaxLineBytes          int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
-	ClientTools           string   `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
-	NoProjectInstructions bool     `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
-	Login                 bool     `name:"login" help:"Log in interactively (store a provider's API key) and exit; what editors run for ACP terminal authentication."`
+	Model                 string       `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model for every session of this connection, as provider:model or provider/model (e.g. anthropic:claude-sonnet-4-6, script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
+	System                string       `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
+	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
+	LogLevel              string       `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
+	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
+	Allow                 []string     `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
+	MaxLineBytes          int          `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
+	ClientTools           string       `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
+	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
+	Login                 bool         `name:"login" help:"Log in interactively (store a provider's API key) and exit; what editors run for ACP terminal authentication."`
+	Profile               profileFlags `embed:""`
 }
 
 func (c *acpCmd) Run() error {
@@ -67,6 +68,11 @@ func (c *acpCmd) Run() error {
 	for _, ign := range file.Ignored {
 		logger.Warn("project config is untrusted; run `corvid trust` to use it", "ignored", ign)
 	}
+	var profileCfg agent.Config
+	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(1)
+	}
 	model, noModel, err := c.openModel(env, file)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -92,7 +98,9 @@ func (c *acpCmd) Run() error {
 		OpenModel: func(id string) (llm.Model, error) {
 			return c.openModelID(env, file, id)
 		},
-		Logger: logger,
+		Logger:          logger,
+		MaxTurnRequests: profileCfg.MaxTurnRequests,
+		SessionContext:  profileCfg.SessionContext,
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())

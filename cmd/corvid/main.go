@@ -18,6 +18,7 @@ var version = "0.1.0-dev"
 // CLI is the command tree.
 type CLI struct {
 	ACP         acpCmd         `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
+	Agents      agentsCmd      `cmd:"" help:"List and show agent profiles (corvid TOML profiles and Leviath agent.leviath blueprints)."`
 	Run         runCmd         `cmd:"" help:"Print mode: answer one prompt on stdout and exit: corvid run -p PROMPT (also corvid -p PROMPT)."`
 	Auth        authCmd        `cmd:"" help:"Manage provider credentials (login, logout, status)."`
 	Models      modelsCmd      `cmd:"" help:"List the models usable with the credentials at hand."`

@@ -19,18 +19,19 @@ import (
 
 // runCmd is print mode: `corvid run -p PROMPT` (also `corvid -p PROMPT`).
 type runCmd struct {
-	Print                 bool     `short:"p" name:"print" help:"Answer the prompt on stdout and exit (what run always does; accepted as in claude -p, gemini -p)."`
-	Prompt                []string `arg:"" optional:"" help:"The prompt. Piped stdin is added after it (git diff | corvid run -p \"review this\")."`
-	Format                string   `name:"format" default:"text" enum:"text,json,stream-json" help:"text: the answer as it streams; json: one object at the end (text, stopReason, usage, costUsd, sessionId); stream-json: one JSON event a line, the result last."`
-	Resume                string   `name:"resume" short:"r" placeholder:"ID" help:"Continue the stored session ID."`
-	Continue              bool     `name:"continue" short:"c" help:"Continue the newest stored session of this directory."`
-	Model                 string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model, as provider:model or provider/model."`
-	System                string   `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
-	Yolo                  bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply). Without it, a call that would ask is refused."`
-	Allow                 []string `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
-	LogFile               string   `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
-	LogLevel              string   `name:"log-level" default:"warn" enum:"debug,info,warn,error" help:"Log level."`
-	NoProjectInstructions bool     `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
+	Print                 bool         `short:"p" name:"print" help:"Answer the prompt on stdout and exit (what run always does; accepted as in claude -p, gemini -p)."`
+	Prompt                []string     `arg:"" optional:"" help:"The prompt. Piped stdin is added after it (git diff | corvid run -p \"review this\")."`
+	Format                string       `name:"format" default:"text" enum:"text,json,stream-json" help:"text: the answer as it streams; json: one object at the end (text, stopReason, usage, costUsd, sessionId); stream-json: one JSON event a line, the result last."`
+	Resume                string       `name:"resume" short:"r" placeholder:"ID" help:"Continue the stored session ID."`
+	Continue              bool         `name:"continue" short:"c" help:"Continue the newest stored session of this directory."`
+	Model                 string       `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model, as provider:model or provider/model."`
+	System                string       `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
+	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply). Without it, a call that would ask is refused."`
+	Allow                 []string     `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
+	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
+	LogLevel              string       `name:"log-level" default:"warn" enum:"debug,info,warn,error" help:"Log level."`
+	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
+	Profile               profileFlags `embed:""`
 }
 
 func (c *runCmd) Run() error {
@@ -59,6 +60,11 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	var profileCfg agent.Config
+	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(print.ExitError)
+	}
 	launch := &acpCmd{Model: c.Model, System: c.System, Yolo: c.Yolo, Allow: c.Allow}
 	model, noModel, err := launch.openModel(env, file)
 	if err != nil {
@@ -84,6 +90,8 @@ func (c *runCmd) Run() error {
 		MCPServers:            mcp.FromConfig(file.MCPServers),
 		Version:               version,
 		Logger:                logger,
+		MaxTurnRequests:       profileCfg.MaxTurnRequests,
+		SessionContext:        profileCfg.SessionContext,
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())

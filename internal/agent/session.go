@@ -53,6 +53,7 @@ type Session struct {
 	stopWatch func()
 	mcp       *mcp.Manager
 	notices   []string
+	extra     string          // Config.SessionContext's text, set once at start
 	toolIDs   map[string]bool // tool call ids used in this session
 }
 
