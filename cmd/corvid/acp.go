@@ -101,6 +101,7 @@ func (c *acpCmd) Run() error {
 		Logger:          logger,
 		MaxTurnRequests: profileCfg.MaxTurnRequests,
 		SessionContext:  profileCfg.SessionContext,
+		FinalOutput:     profileCfg.FinalOutput,
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())

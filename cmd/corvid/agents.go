@@ -19,7 +19,7 @@ type profileFlags struct {
 	Agent              string `name:"agent" placeholder:"NAME|PATH" help:"Agent profile: a name found in .corvid/agents/ (trusted projects) or the user's config agents/ folder, or the path to a profile TOML or a Leviath agent.leviath. Without it, a session whose cwd holds an agent.leviath uses that."`
 	MaxDepth           int    `name:"max-depth" placeholder:"N" help:"Override the profile's maximum sub-agent depth."`
 	NoSeedCommands     bool   `name:"no-seed-commands" help:"Refuse the profile's seed = { command = ... } regions (each says it was refused)."`
-	OutputFormat       string `name:"output-format" placeholder:"LABEL" help:"Ask for a final output in this shape (any label). Not implemented yet: accepted with a warning."`
+	OutputFormat       string `name:"output-format" placeholder:"LABEL" help:"Ask for a final output in this shape (any label): the agent gets a submit_output tool, and what it submits is sent last, as a message of its own marked _meta corvid.dev/finalOutput."`
 	OutputInstructions string `name:"output-instructions" placeholder:"TEXT" help:"Guidance about the final output's shape (with --output-format)."`
 }
 
@@ -28,8 +28,11 @@ type profileFlags struct {
 // limits; it returns the agent's SessionContext hook, which also handles a
 // session cwd's agent.leviath when no --agent was given.
 func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, system *string, logger *slog.Logger, cfg *agent.Config) error {
-	if f.OutputFormat != "" || f.OutputInstructions != "" {
-		logger.Warn("final outputs (--output-format, --output-instructions) are not implemented yet; the flags are ignored")
+	switch {
+	case f.OutputFormat != "":
+		cfg.FinalOutput = &agent.FinalOutput{Format: f.OutputFormat, Instructions: f.OutputInstructions}
+	case f.OutputInstructions != "":
+		logger.Warn("--output-instructions is ignored without --output-format LABEL")
 	}
 	var launch *profile.Profile
 	if f.Agent != "" {

@@ -92,6 +92,7 @@ func (c *runCmd) Run() error {
 		Logger:                logger,
 		MaxTurnRequests:       profileCfg.MaxTurnRequests,
 		SessionContext:        profileCfg.SessionContext,
+		FinalOutput:           profileCfg.FinalOutput,
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -33,7 +33,7 @@ func updatesFor(ev agent.Event) []any {
 		}
 		var out []any
 		for _, b := range contentBlocks(*ev.Content) {
-			out = append(out, acp.ContentChunk{SessionUpdate: string(ev.Kind), Content: b, MessageID: ev.MessageID})
+			out = append(out, acp.ContentChunk{SessionUpdate: string(ev.Kind), Content: b, MessageID: ev.MessageID, Meta: ev.Meta})
 		}
 		return out
 	case agent.EventToolCall, agent.EventToolCallState:

@@ -60,6 +60,9 @@ type Config struct {
 	// agent profile's instructions and seed regions), and notices are told
 	// to the user after the start.
 	SessionContext func(cwd string) (text string, notices []string)
+	// FinalOutput, if set, offers the submit_output tool; a submission is
+	// sent as one more message when the turn ends.
+	FinalOutput *FinalOutput
 }
 
 // Agent creates sessions.

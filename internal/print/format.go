@@ -45,6 +45,13 @@ func (t *textWriter) event(ev agent.Event) {
 	if ev.Kind != agent.EventMessageChunk || ev.Content == nil || ev.Content.Type != agent.BlockText || ev.Content.Text == "" {
 		return
 	}
+	if format, ok := finalFormat(ev); ok {
+		// The final output comes last, set apart and labelled.
+		if t.last != 0 && t.last != '\n' {
+			_, _ = io.WriteString(t.w, "\n")
+		}
+		_, _ = io.WriteString(t.w, "\n--- final output ("+format+") ---\n")
+	}
 	_, _ = io.WriteString(t.w, ev.Content.Text)
 	t.last = ev.Content.Text[len(ev.Content.Text)-1]
 }
@@ -69,19 +76,37 @@ type jsonWriter struct {
 
 	mu    sync.Mutex
 	text  strings.Builder
+	final *finalOutput
 	usage *agent.Usage
+}
+
+type finalOutput struct {
+	Format string `json:"format"`
+	Text   string `json:"text"`
+}
+
+// finalFormat reports whether ev carries the final output, and its label.
+func finalFormat(ev agent.Event) (string, bool) {
+	m, ok := ev.Meta[agent.FinalOutputMeta].(map[string]any)
+	if !ok {
+		return "", false
+	}
+	f, _ := m["format"].(string)
+	return f, true
 }
 
 // result is the json format's object and stream-json's last line.
 type result struct {
-	Type       string   `json:"type"`
-	SessionID  string   `json:"sessionId,omitempty"`
-	Text       string   `json:"text"`
-	StopReason string   `json:"stopReason,omitempty"`
-	IsError    bool     `json:"isError"`
-	Error      string   `json:"error,omitempty"`
-	Usage      *usage   `json:"usage,omitempty"`
-	CostUSD    *float64 `json:"costUsd,omitempty"`
+	Type       string `json:"type"`
+	SessionID  string `json:"sessionId,omitempty"`
+	Text       string `json:"text"`
+	StopReason string `json:"stopReason,omitempty"`
+	IsError    bool   `json:"isError"`
+	Error      string `json:"error,omitempty"`
+	// FinalOutput is what the agent submitted (with --output-format).
+	FinalOutput *finalOutput `json:"finalOutput,omitempty"`
+	Usage       *usage       `json:"usage,omitempty"`
+	CostUSD     *float64     `json:"costUsd,omitempty"`
 }
 
 type usage struct {
@@ -106,7 +131,11 @@ func (j *jsonWriter) start(sessionID string) {
 func (j *jsonWriter) event(ev agent.Event) {
 	j.mu.Lock()
 	if ev.Kind == agent.EventMessageChunk && ev.Content != nil && ev.Content.Type == agent.BlockText {
-		j.text.WriteString(ev.Content.Text)
+		if format, ok := finalFormat(ev); ok {
+			j.final = &finalOutput{Format: format, Text: ev.Content.Text}
+		} else {
+			j.text.WriteString(ev.Content.Text)
+		}
 	}
 	if ev.Kind == agent.EventUsage && ev.Usage != nil {
 		u := *ev.Usage
@@ -124,7 +153,7 @@ func (j *jsonWriter) event(ev agent.Event) {
 func (j *jsonWriter) result(sessionID, stopReason string, isError bool, errText string) result {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	r := result{Type: "result", SessionID: sessionID, Text: j.text.String(), StopReason: stopReason, IsError: isError, Error: errText}
+	r := result{Type: "result", SessionID: sessionID, Text: j.text.String(), StopReason: stopReason, IsError: isError, Error: errText, FinalOutput: j.final}
 	if j.usage != nil {
 		r.Usage = &usage{Used: j.usage.Used, Size: j.usage.Size}
 		r.CostUSD = j.usage.CostUSD
@@ -155,6 +184,9 @@ func updateOf(ev agent.Event) map[string]any {
 		u["content"] = blockJSON(*ev.Content)
 		if ev.MessageID != "" {
 			u["messageId"] = ev.MessageID
+		}
+		if len(ev.Meta) > 0 {
+			u["_meta"] = ev.Meta
 		}
 	case agent.EventToolCall, agent.EventToolCallState:
 		if ev.ToolCall == nil {
