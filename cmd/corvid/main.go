@@ -7,7 +7,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/alecthomas/kong"
 )
@@ -70,16 +69,22 @@ func main() {
 	}
 }
 
-// printModeArgs makes `corvid -p PROMPT …` mean `corvid run -p PROMPT …`:
-// a -p/--print met before any command word selects print mode.
+// printModeArgs makes `corvid [flags] -p PROMPT …` mean `corvid run -p
+// PROMPT …`: a -p/--print met before any command word selects print mode.
 func printModeArgs(args []string) []string {
 	for _, a := range args {
 		switch {
 		case a == "-p" || a == "--print":
 			return append([]string{"run"}, args...)
-		case !strings.HasPrefix(a, "-"):
-			return args // a command (or its argument) comes first
+		case commandWords[a]:
+			return args
 		}
 	}
 	return args
+}
+
+// commandWords are the command names and aliases of CLI.
+var commandWords = map[string]bool{
+	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
+	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true,
 }
