@@ -26,6 +26,7 @@ type runCmd struct {
 	Continue              bool         `name:"continue" short:"c" help:"Continue the newest stored session of this directory."`
 	Model                 string       `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model, as provider:model or provider/model."`
 	System                string       `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
+	Ask                   bool         `name:"ask" help:"Ask on the terminal (/dev/tty) before a tool call that needs approval, instead of refusing it."`
 	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply). Without it, a call that would ask is refused."`
 	Allow                 []string     `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
 	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
@@ -100,7 +101,15 @@ func (c *runCmd) Run() error {
 	stopSignals := watchPrintSignals(cancel)
 	defer stopSignals()
 
-	code := print.Run(ctx, print.Options{
+	var tty *os.File
+	if c.Ask {
+		if tty, err = os.OpenFile("/dev/tty", os.O_RDWR, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "corvid: --ask needs a terminal to ask on:", err)
+			os.Exit(print.ExitUsage)
+		}
+		defer tty.Close()
+	}
+	opts := print.Options{
 		Agent:    ag,
 		Prompt:   prompt,
 		Format:   c.Format,
@@ -110,7 +119,11 @@ func (c *runCmd) Run() error {
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
 		Progress: isTerminal(os.Stderr),
-	})
+	}
+	if tty != nil {
+		opts.TTY = tty
+	}
+	code := print.Run(ctx, opts)
 	if err := ag.Close(); err != nil {
 		logger.Error("close session store", "err", err)
 		if code == print.ExitOK {

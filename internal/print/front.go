@@ -15,6 +15,7 @@ type front struct {
 	out      writer
 	stderr   io.Writer
 	progress bool
+	ask      func(context.Context, agent.ToolCall) (agent.Answer, error) // --ask; nil refuses
 
 	mu     sync.Mutex
 	titles map[string]string // tool call id → title, for progress lines
@@ -40,9 +41,13 @@ func (f *front) Emit(ev agent.Event) {
 	}
 }
 
-// RequestPermission refuses: nobody is there to ask. The reason names the
-// flags and the config rule that would let this call run.
-func (f *front) RequestPermission(_ context.Context, call agent.ToolCall) (agent.Answer, error) {
+// RequestPermission asks on the terminal with --ask; otherwise it refuses,
+// since nobody is there to ask: the reason names the flags and the config
+// rule that would let this call run.
+func (f *front) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	if f.ask != nil {
+		return f.ask(ctx, call)
+	}
 	name := call.Name
 	if name == "" {
 		name = "TOOL"

@@ -46,6 +46,9 @@ type Options struct {
 	// Progress writes a line on Stderr for each tool call (when stderr is a
 	// terminal).
 	Progress bool
+	// TTY, if set (--ask in a terminal), is where permission questions are
+	// asked and answered; without it a call that would ask is refused.
+	TTY io.ReadWriter
 }
 
 // Run answers o.Prompt and returns the process exit code. ctx ending
@@ -60,6 +63,9 @@ func Run(ctx context.Context, o Options) int {
 		return ExitUsage
 	}
 	f := &front{out: out, stderr: o.Stderr, progress: o.Progress, titles: map[string]string{}}
+	if o.TTY != nil {
+		f.ask = ttyAsker(o.TTY)
+	}
 	s, err := openSession(ctx, o, f)
 	if err != nil {
 		return out.fail("", err, o.Stderr)
