@@ -345,3 +345,33 @@ func (w *firstWrite) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
+
+// A print-mode session is an ordinary stored session: an editor loads it over ACP.
+func TestPrintModeSessionLoadsInAnEditor(t *testing.T) {
+	env, home := testkit.IsolatedEnv(t)
+	p := newPrintEnv(t, text(printAnswer, 5))
+	p.env = env
+	out, errOut, code := p.run("", "run", "-p", "remember this", "-m", "script:"+p.script, "--format", "json")
+	var r printResult
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("exit %d, %s %s", code, out, errOut)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	e := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{
+		Args: []string{"acp", "-m", "script:" + p.script},
+		Env:  []string{"CORVID_HOME=" + filepath.Join(home, ".corvid")},
+		Dir:  p.workspace,
+	})
+	s := &session{Editor: e, ctx: ctx, workspace: p.workspace}
+	if _, rerr := s.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	replay := s.load(t, r.SessionID)
+	if got := testkit.TextOf(replay, "user_message_chunk"); !strings.Contains(got, "remember this") {
+		t.Errorf("replayed prompt %q", got)
+	}
+	if got := testkit.TextOf(replay, "agent_message_chunk"); got != printAnswer {
+		t.Errorf("replayed answer %q, want %q", got, printAnswer)
+	}
+}
