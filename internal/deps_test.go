@@ -64,6 +64,8 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
 		"internal/acpserver": {"internal/acp", "internal/agent", "internal/llm", "internal/tool", "internal/mcp", "internal/respond"},
+		"internal/print":     {"internal/agent", "internal/tool"},
+		"internal/profile":   {"internal/config"},
 	}
 	for name, ok := range allowed {
 		p, found := pkgs[name]

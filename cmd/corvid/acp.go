@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync"
 	"time"
@@ -28,16 +27,17 @@ import (
 )
 
 type acpCmd struct {
-	Model                 string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model for every session of this connection, as provider:model or provider/model (e.g. anthropic:claude-sonnet-4-6, script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
-	System                string   `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
-	LogFile               string   `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
-	LogLevel              string   `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
-	Yolo                  bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
-	Allow                 []string `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable; commas are part of the rule), e.g. --allow write or --allow 'shell(go test*)'."`
-	MaxLineBytes          int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
-	ClientTools           string   `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
-	NoProjectInstructions bool     `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
-	Login                 bool     `name:"login" help:"Log in interactively (store a provider's API key) and exit; what editors run for ACP terminal authentication."`
+	Model                 string       `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model for every session of this connection, as provider:model or provider/model (e.g. anthropic:claude-sonnet-4-6, script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
+	System                string       `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
+	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
+	LogLevel              string       `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
+	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
+	Allow                 []string     `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable; commas are part of the rule), e.g. --allow write or --allow 'shell(go test*)'."`
+	MaxLineBytes          int          `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
+	ClientTools           string       `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
+	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
+	Login                 bool         `name:"login" help:"Log in interactively (store a provider's API key) and exit; what editors run for ACP terminal authentication."`
+	Profile               profileFlags `embed:""`
 }
 
 func (c *acpCmd) Run() error {
@@ -68,6 +68,11 @@ func (c *acpCmd) Run() error {
 	for _, ign := range file.Ignored {
 		logger.Warn("project config is untrusted; run `corvid trust` to use it", "ignored", ign)
 	}
+	var profileCfg agent.Config
+	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(1)
+	}
 	model, noModel, err := c.openModel(env, file)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -96,21 +101,22 @@ func (c *acpCmd) Run() error {
 		OpenModel: func(id string) (llm.Model, error) {
 			return c.openModelID(env, file, id)
 		},
-		Logger: logger,
+		Logger:          logger,
+		MaxTurnRequests: profileCfg.MaxTurnRequests,
+		SessionContext:  profileCfg.SessionContext,
+		FinalOutput:     profileCfg.FinalOutput,
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		<-sigs
-		logger.Info("signal received; shutting down")
+	interrupt := make(chan struct{}, 1)
+	stopSignals := watchSignals(logger, interrupt, func() {
 		// Ending the input ends Serve the same way an editor closing
 		// stdin does: turns are cancelled and answered, then we exit.
 		_ = os.Stdin.Close()
 		cancel()
-	}()
+	})
+	defer stopSignals()
 
 	err = acpserver.Serve(ctx, os.Stdin, protoOut, acpserver.Options{
 		Agent:              ag,
@@ -125,6 +131,7 @@ func (c *acpCmd) Run() error {
 		Auth:               c.auth(env, file),
 		MCPConfigured:      len(file.MCPServers) > 0,
 		InteractionTimeout: file.InteractionTimeout,
+		Interrupt:          interrupt,
 	})
 	if err := ag.Close(); err != nil {
 		logger.Error("close session store", "err", err)

@@ -17,6 +17,8 @@ var version = "0.1.0-dev"
 // CLI is the command tree.
 type CLI struct {
 	ACP         acpCmd         `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
+	Agents      agentsCmd      `cmd:"" help:"List and show agent profiles (corvid TOML profiles and Leviath agent.leviath blueprints)."`
+	Run         runCmd         `cmd:"" help:"Print mode: answer one prompt on stdout and exit: corvid run -p PROMPT (also corvid -p PROMPT)."`
 	Auth        authCmd        `cmd:"" help:"Manage provider credentials (login, logout, status)."`
 	Models      modelsCmd      `cmd:"" help:"List the models usable with the credentials at hand."`
 	Trust       trustCmd       `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers)."`
@@ -43,6 +45,7 @@ func main() {
 			break
 		}
 	}
+	args = printModeArgs(args)
 	var cli CLI
 	parser, err := kong.New(&cli,
 		kong.Name("corvid"),
@@ -64,4 +67,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
+}
+
+// printModeArgs makes `corvid [flags] -p PROMPT …` mean `corvid run -p
+// PROMPT …`: a -p/--print met before any command word selects print mode.
+func printModeArgs(args []string) []string {
+	for _, a := range args {
+		switch {
+		case a == "-p" || a == "--print":
+			return append([]string{"run"}, args...)
+		case commandWords[a]:
+			return args
+		}
+	}
+	return args
+}
+
+// commandWords are the command names and aliases of CLI.
+var commandWords = map[string]bool{
+	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
+	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true,
 }

@@ -13,6 +13,7 @@ type ContentChunk struct {
 	SessionUpdate string       `json:"sessionUpdate"`
 	Content       ContentBlock `json:"content"`
 	MessageID     string       `json:"messageId,omitempty"`
+	Meta          Meta         `json:"_meta,omitempty"`
 }
 
 // ToolCallUpdate is tool_call (all of Title required) and tool_call_update

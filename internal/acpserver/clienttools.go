@@ -22,10 +22,13 @@ type clientFS struct {
 	read      bool // client serves fs/read_text_file
 	write     bool // client serves fs/write_text_file
 	local     tool.LocalFS
+	// useLocal, once true, sends everything to disk (a client that turned
+	// out never to answer; see gascity.go).
+	useLocal func() bool
 }
 
 func (c *clientFS) ReadTextFile(ctx context.Context, path string) (string, error) {
-	if !c.read {
+	if !c.read || c.useLocal() {
 		return c.local.ReadTextFile(ctx, path)
 	}
 	var resp acp.ReadTextFileResponse
@@ -45,7 +48,7 @@ func (c *clientFS) ReadTextFile(ctx context.Context, path string) (string, error
 }
 
 func (c *clientFS) WriteTextFile(ctx context.Context, path, content string) error {
-	if !c.write {
+	if !c.write || c.useLocal() {
 		return c.local.WriteTextFile(ctx, path, content)
 	}
 	if err := c.conn.Call(ctx, "fs/write_text_file", acp.WriteTextFileRequest{SessionID: c.sessionID, Path: path, Content: content}, nil); err != nil {
@@ -127,10 +130,10 @@ func (s *Server) toolBackends(sessionID string) (tool.FS, tool.Terminals) {
 		return fsys, terms
 	}
 	if caps.FS.ReadTextFile || caps.FS.WriteTextFile {
-		fsys = &clientFS{conn: s.conn, sessionID: sessionID, read: caps.FS.ReadTextFile, write: caps.FS.WriteTextFile}
+		fsys = &clientFS{conn: s.conn, sessionID: sessionID, read: caps.FS.ReadTextFile, write: caps.FS.WriteTextFile, useLocal: s.messagesHost.Load}
 	}
 	if caps.Terminal {
-		terms = &clientTerminals{conn: s.conn, sessionID: sessionID}
+		terms = &switchTerminals{client: &clientTerminals{conn: s.conn, sessionID: sessionID}, local: tool.NewLocalTerminals(), useLocal: s.messagesHost.Load, localIDs: map[string]bool{}}
 	}
 	return fsys, terms
 }

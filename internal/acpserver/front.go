@@ -20,7 +20,7 @@ func (ss *session) Emit(ev agent.Event) {
 		return // pushed with the response anyway
 	}
 	for _, u := range updatesFor(ev) {
-		_ = ss.srv.conn.Notify("session/update", acp.SessionNotification{SessionID: ss.id, Update: u})
+		_ = ss.srv.conn.Notify("session/update", ss.srv.notification(ss.id, u))
 	}
 }
 
@@ -33,7 +33,7 @@ func updatesFor(ev agent.Event) []any {
 		}
 		var out []any
 		for _, b := range contentBlocks(*ev.Content) {
-			out = append(out, acp.ContentChunk{SessionUpdate: string(ev.Kind), Content: b, MessageID: ev.MessageID})
+			out = append(out, acp.ContentChunk{SessionUpdate: string(ev.Kind), Content: b, MessageID: ev.MessageID, Meta: ev.Meta})
 		}
 		return out
 	case agent.EventToolCall, agent.EventToolCallState:
@@ -183,12 +183,9 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 // itself.
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
 	srv := ss.srv
-	srv.mu.Lock()
-	caps := srv.clientCaps
-	srv.mu.Unlock()
-	if caps == nil {
-		// A host that sent no clientCapabilities at all cannot answer
-		// requests (old Gas City): ask out of band instead.
+	if srv.cannotAnswer() {
+		// A host that sent no clientCapabilities at all, or prompts with
+		// messages, cannot answer requests (Gas City): ask out of band.
 		return ss.askOutOfBand(ctx, call)
 	}
 	u := toolCallUpdate(call)

@@ -121,13 +121,19 @@ func checkDirs(dirs []string) ([]string, error) {
 }
 
 func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error) {
-	var req acp.PromptRequest
+	var req promptParams
 	if err := decode(params, &req); err != nil {
 		return nil, err
 	}
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
 		return nil, err
+	}
+	if req.Prompt == nil && req.Messages != nil && string(req.Messages) != "null" {
+		if req.Prompt, err = blocksFromMessages(req.Messages); err != nil {
+			return nil, err
+		}
+		s.messagesHost.Store(true)
 	}
 	blocks, err := s.promptBlocks(req.Prompt)
 	if err != nil {
@@ -180,7 +186,7 @@ func (s *Server) turnError(err error) error {
 // promptBlocks validates and converts prompt content.
 func (s *Server) promptBlocks(in []acp.ContentBlock) ([]agent.Block, error) {
 	if in == nil {
-		return nil, acp.InvalidParams("Invalid params", "prompt is required (an array of content blocks)")
+		return nil, missingPrompt()
 	}
 	images := s.opts.Agent.Model() != nil && s.opts.Agent.Model().Info().Images
 	out := make([]agent.Block, 0, len(in))

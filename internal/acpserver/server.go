@@ -49,6 +49,9 @@ type Options struct {
 	// MCPConfigured says the agent starts configured MCP servers for every
 	// session (so session setup may take a while).
 	MCPConfigured bool
+	// Interrupt cancels every running turn each time it receives, and the
+	// connection keeps serving (SIGINT; see gascity.go).
+	Interrupt <-chan struct{}
 }
 
 // Server is one ACP connection's state.
@@ -65,6 +68,10 @@ type Server struct {
 	brokerOnce sync.Once
 	brk        *respond.Broker
 	brokerErr  error
+
+	// messagesHost is set once the client prompts with messages (Gas City;
+	// see gascity.go).
+	messagesHost atomic.Bool
 }
 
 // session is a live session on this connection.
@@ -93,6 +100,21 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 		<-s.conn.Gone()
 		s.closeAll()
 	}()
+	if opts.Interrupt != nil {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-s.conn.Gone():
+					return
+				case <-opts.Interrupt:
+					n := s.InterruptTurns()
+					s.log.Info("interrupt: running turns cancelled; still serving", "sessions", n)
+				}
+			}
+		}()
+	}
 	err := s.conn.Serve(ctx, shutdownGrace)
 	s.closeAll()
 	s.brokerOnce.Do(func() {}) // none opens after this

@@ -55,6 +55,14 @@ type Config struct {
 	MCPServers []mcp.Server
 	// Version is corvid's version, told to MCP servers.
 	Version string
+	// SessionContext, if set, is called once when a session starts (new or
+	// loaded) with its cwd: text is added to the session's system prompt (an
+	// agent profile's instructions and seed regions), and notices are told
+	// to the user after the start.
+	SessionContext func(cwd string) (text string, notices []string)
+	// FinalOutput, if set, offers the submit_output tool; a submission is
+	// sent as one more message when the turn ends.
+	FinalOutput *FinalOutput
 }
 
 // Agent creates sessions.
@@ -169,6 +177,9 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) 
 		model:   model,
 		thought: a.cfg.ThoughtLevel,
 		toolIDs: map[string]bool{},
+	}
+	if a.cfg.SessionContext != nil {
+		s.extra, s.notices = a.cfg.SessionContext(o.Cwd)
 	}
 	s.discover()
 	s.rebuildTools()

@@ -42,6 +42,9 @@ func (s *Session) discover() {
 		system = prompt.Build(prompt.Options{Base: cfg.System, Cwd: s.env.Cwd, Env: cfg.Env,
 			NoProjectInstructions: cfg.NoProjectInstructions, Skills: skills})
 	}
+	if s.extra != "" {
+		system += "\n\n" + s.extra
+	}
 	s.mu.Lock()
 	s.custom, s.skills, s.system = cmds, skills, system
 	s.mu.Unlock()

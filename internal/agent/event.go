@@ -96,4 +96,7 @@ type Event struct {
 	UpdatedAt string           `json:"updatedAt,omitempty"`
 	ModeID    string           `json:"modeId,omitempty"`
 	Commands  []CommandInfo    `json:"commands,omitempty"`
+	// Meta is extra data a front end passes on (ACP _meta), e.g. the
+	// FinalOutputMeta of a final output's chunk.
+	Meta map[string]any `json:"meta,omitempty"`
 }

@@ -283,6 +283,9 @@ func (t *Turn) permit(tl tool.Tool, pv tool.Preview, call ToolCall) (bool, strin
 	}
 	call.AlwaysLabel = permission.AlwaysLabel(tool.PermissionName(tl), pv)
 	ans, err := s.front.RequestPermission(t.ctx, call)
+	if r, ok := err.(*Refusal); ok {
+		return false, "permission refused: " + r.Reason
+	}
 	if err != nil {
 		return false, "permission request failed: the user could not be asked"
 	}

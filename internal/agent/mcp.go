@@ -52,6 +52,9 @@ func (s *Session) rebuildTools() {
 		defer s.mu.Unlock()
 		return s.skills
 	}))
+	if fo := s.agent.cfg.FinalOutput; fo != nil {
+		reg.Add(submitOutput{s: s, fo: *fo})
+	}
 	s.mu.Lock()
 	mgr := s.mcp
 	s.mu.Unlock()

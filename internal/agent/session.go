@@ -48,14 +48,16 @@ type Session struct {
 	cost       float64 // cumulative USD
 	lastUsed   int64   // tokens in context after the last response
 
-	system    string // the system prompt (base + project instructions + env)
-	custom    []commands.Command
-	skills    []commands.Skill
-	prompts   PromptSource
-	stopWatch func()
-	mcp       *mcp.Manager
-	notices   []string
-	toolIDs   map[string]bool // tool call ids used in this session
+	system      string // the system prompt (base + project instructions + env)
+	custom      []commands.Command
+	skills      []commands.Skill
+	prompts     PromptSource
+	stopWatch   func()
+	mcp         *mcp.Manager
+	notices     []string
+	extra       string          // Config.SessionContext's text, set once at start
+	finalOutput *string         // submit_output's submission in the running turn
+	toolIDs     map[string]bool // tool call ids used in this session
 }
 
 // Cwd is the session's working directory.
@@ -202,7 +204,11 @@ func (t *Turn) Run() (StopReason, error) {
 	s.mu.Unlock()
 	s.appendHistory(user)
 
+	s.takeFinalOutput() // a submission belongs to the turn that made it
 	stop, err = t.loop()
+	if err == nil && stop != StopCancelled && stop != StopRefusal {
+		t.emitFinalOutput()
+	}
 	if stop == StopRefusal {
 		// The refused prompt and everything after it leave the context.
 		s.resetHistory(func(h []llm.Message) []llm.Message { return h[:mark] })

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/profile"
+)
+
+// profileFlags are the agent-profile flags shared by acp and run (Leviath's
+// agent-client flags among them).
+type profileFlags struct {
+	Agent              string `name:"agent" placeholder:"NAME|PATH" help:"Agent profile: a name found in .corvid/agents/ (trusted projects) or the user's config agents/ folder, or the path to a profile TOML or a Leviath agent.leviath. Without it, a session whose cwd holds an agent.leviath uses that."`
+	MaxDepth           int    `name:"max-depth" placeholder:"N" help:"Override the profile's maximum sub-agent depth."`
+	NoSeedCommands     bool   `name:"no-seed-commands" help:"Refuse the profile's seed = { command = ... } regions (each says it was refused)."`
+	OutputFormat       string `name:"output-format" placeholder:"LABEL" help:"Ask for a final output in this shape (any label): the agent gets a submit_output tool, and what it submits is sent last, as a message of its own marked _meta corvid.dev/finalOutput."`
+	OutputInstructions string `name:"output-instructions" placeholder:"TEXT" help:"Guidance about the final output's shape (with --output-format)."`
+}
+
+// applyProfile resolves --agent and folds the profile into the launch:
+// model and system prompt (unless given on the command line), tool rules,
+// limits; it returns the agent's SessionContext hook, which also handles a
+// session cwd's agent.leviath when no --agent was given.
+func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, system *string, logger *slog.Logger, cfg *agent.Config) error {
+	switch {
+	case f.OutputFormat != "":
+		cfg.FinalOutput = &agent.FinalOutput{Format: f.OutputFormat, Instructions: f.OutputInstructions}
+	case f.OutputInstructions != "":
+		logger.Warn("--output-instructions is ignored without --output-format LABEL")
+	}
+	var launch *profile.Profile
+	if f.Agent != "" {
+		p, err := profile.Resolve(env, file, f.Agent)
+		if err != nil {
+			return err
+		}
+		launch = p
+		for _, w := range p.Warnings {
+			logger.Warn("agent profile", "agent", p.Name, "path", p.Path, "warning", w)
+		}
+		if *model == "" && p.Model != "" {
+			*model = p.Model
+		}
+		if *system == "" && p.System != "" {
+			*system = p.System
+		}
+		file.Permissions.Allow = append(file.Permissions.Allow, p.Allow...)
+		file.Permissions.Ask = append(file.Permissions.Ask, p.Ask...)
+		file.Permissions.Deny = append(file.Permissions.Deny, p.Deny...)
+		if p.InteractionTimeout > 0 {
+			file.InteractionTimeout = p.InteractionTimeout
+		} else if p.InteractionTimeout < 0 {
+			file.InteractionTimeout = 0
+		}
+		if p.MaxTurnRequests > 0 {
+			cfg.MaxTurnRequests = p.MaxTurnRequests
+		}
+		if f.MaxDepth > 0 {
+			p.MaxDepth = f.MaxDepth
+		}
+		logger.Info("agent profile", "agent", p.Name, "from", p.Path, "max_depth", p.MaxDepth)
+	}
+	noSeed := f.NoSeedCommands
+	cfg.SessionContext = func(cwd string) (string, []string) {
+		p := launch
+		var notices []string
+		if p == nil {
+			found, err := profile.InDir(cwd)
+			if err != nil {
+				logger.Warn("agent.leviath", "cwd", cwd, "err", err)
+				return "", []string{"the agent.leviath in this directory could not be read: " + err.Error()}
+			}
+			if found == nil {
+				return "", nil
+			}
+			p = found
+			for _, w := range p.Warnings {
+				logger.Warn("agent.leviath", "path", p.Path, "warning", w)
+			}
+			if len(p.Allow)+len(p.Ask)+len(p.Deny) > 0 || p.Model != "" || p.MaxTurnRequests > 0 || p.InteractionTimeout != 0 {
+				notices = append(notices, "the tool permissions, model and limits of a session's own agent.leviath are not applied; launch with --agent "+p.Path+" to apply them")
+			}
+		}
+		for _, w := range p.Warnings {
+			notices = append(notices, fmt.Sprintf("agent %s: %s", p.Name, w))
+		}
+		text := p.Context(cwd, noSeed)
+		if launch == nil && p.System != "" {
+			text = fmt.Sprintf("# Agent %s\n\n%s\n\n%s", p.Name, strings.TrimSpace(p.System), text)
+		}
+		return text, notices
+	}
+	return nil
+}
+
+// agentsCmd lists and shows agent profiles.
+type agentsCmd struct {
+	List agentsListCmd `cmd:"" default:"withargs" help:"List the agent profiles found, and where."`
+	Show agentsShowCmd `cmd:"" help:"Show what corvid makes of one profile (NAME or PATH)."`
+}
+
+type agentsListCmd struct {
+	JSON bool `name:"json" help:"Print JSON."`
+}
+
+func (c agentsListCmd) Run() error {
+	env := config.OSEnv{}
+	cwd, _ := os.Getwd()
+	file, err := config.Load(env, cwd)
+	if err != nil {
+		return err
+	}
+	return listAgents(os.Stdout, profile.List(env, file, cwd), c.JSON)
+}
+
+func listAgents(w io.Writer, ps []*profile.Profile, asJSON bool) error {
+	if asJSON {
+		type row struct {
+			Name, Description, Source, Format, Path string
+			Warnings                                []string `json:",omitempty"`
+		}
+		out := []row{}
+		for _, p := range ps {
+			out = append(out, row{p.Name, p.Description, p.Source, p.Format, p.Path, p.Warnings})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	if len(ps) == 0 {
+		fmt.Fprintln(w, "No agent profiles found. Put NAME.toml (or a Leviath NAME.leviath) in ~/.config/corvid/agents/ or a trusted project's .corvid/agents/.")
+		return nil
+	}
+	for _, p := range ps {
+		fmt.Fprintf(w, "%-20s %-8s %s\n", p.Name, p.Source, p.Path)
+		if p.Description != "" {
+			fmt.Fprintf(w, "%-20s %s\n", "", p.Description)
+		}
+	}
+	return nil
+}
+
+type agentsShowCmd struct {
+	Agent string `arg:"" help:"Profile name or path."`
+}
+
+func (c agentsShowCmd) Run() error {
+	env := config.OSEnv{}
+	cwd, _ := os.Getwd()
+	file, err := config.Load(env, cwd)
+	if err != nil {
+		return err
+	}
+	p, err := profile.Resolve(env, file, c.Agent)
+	if err != nil {
+		return err
+	}
+	w := os.Stdout
+	fmt.Fprintf(w, "name:         %s\nsource:       %s (%s)\nformat:       %s\n", p.Name, p.Source, p.Path, p.Format)
+	show := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%-13s %s\n", k+":", v)
+		}
+	}
+	show("description", p.Description)
+	show("model", p.Model)
+	show("allow", strings.Join(p.Allow, ", "))
+	show("ask", strings.Join(p.Ask, ", "))
+	show("deny", strings.Join(p.Deny, ", "))
+	if p.MaxDepth > 0 {
+		show("max depth", fmt.Sprint(p.MaxDepth))
+	}
+	if p.InteractionTimeout > 0 {
+		show("interaction", p.InteractionTimeout.String())
+	}
+	if p.MaxTurnRequests > 0 {
+		show("max requests", fmt.Sprint(p.MaxTurnRequests))
+	}
+	for _, s := range p.Seeds {
+		what := s.Command
+		kind := "command"
+		if s.File != "" {
+			kind, what = "file", s.File
+		} else if s.Command == "" {
+			kind, what = "text", fmt.Sprintf("%d bytes", len(s.Text))
+		}
+		fmt.Fprintf(w, "seed:         %s: %s %s\n", s.Region, kind, what)
+	}
+	if p.System != "" {
+		fmt.Fprintf(w, "system prompt:\n%s\n", indent(p.System))
+	}
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(w, "warning:      %s\n", warn)
+	}
+	return nil
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n    ")
+}

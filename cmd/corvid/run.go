@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/mcp"
+	"github.com/corvid-agent/corvid/internal/print"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// runCmd is print mode: `corvid run -p PROMPT` (also `corvid -p PROMPT`).
+type runCmd struct {
+	Print                 bool         `short:"p" name:"print" help:"Answer the prompt on stdout and exit (what run always does; accepted as in claude -p, gemini -p)."`
+	Prompt                []string     `arg:"" optional:"" help:"The prompt. Piped stdin is added after it (git diff | corvid run -p \"review this\")."`
+	Format                string       `name:"format" default:"text" enum:"text,json,stream-json" help:"text: the answer as it streams; json: one object at the end (text, stopReason, usage, costUsd, sessionId); stream-json: one JSON event a line, the result last."`
+	Resume                string       `name:"resume" short:"r" placeholder:"ID" help:"Continue the stored session ID."`
+	Continue              bool         `name:"continue" short:"c" help:"Continue the newest stored session of this directory."`
+	Model                 string       `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model, as provider:model or provider/model."`
+	System                string       `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
+	Ask                   bool         `name:"ask" help:"Ask on the terminal (/dev/tty) before a tool call that needs approval, instead of refusing it."`
+	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply). Without it, a call that would ask is refused."`
+	Allow                 []string     `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
+	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
+	LogLevel              string       `name:"log-level" default:"warn" enum:"debug,info,warn,error" help:"Log level."`
+	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
+	Profile               profileFlags `embed:""`
+}
+
+func (c *runCmd) Run() error {
+	prompt, err := c.promptText(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(print.ExitError)
+	}
+	if strings.TrimSpace(prompt) == "" {
+		fmt.Fprintln(os.Stderr, `corvid: run needs a prompt: corvid run -p "PROMPT" (or pipe it on stdin)`)
+		os.Exit(print.ExitUsage)
+	}
+	if c.Resume != "" && c.Continue {
+		fmt.Fprintln(os.Stderr, "corvid: --resume and --continue cannot be used together")
+		os.Exit(print.ExitUsage)
+	}
+	logger, closeLog, err := newLogger(c.LogFile, c.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+
+	env := config.OSEnv{}
+	cwd, _ := os.Getwd()
+	file, err := config.Load(env, cwd)
+	if err != nil {
+		return err
+	}
+	var profileCfg agent.Config
+	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(print.ExitError)
+	}
+	launch := &acpCmd{Model: c.Model, System: c.System, Yolo: c.Yolo, Allow: c.Allow}
+	model, noModel, err := launch.openModel(env, file)
+	if err != nil {
+		return err
+	}
+	if model == nil {
+		fmt.Fprintln(os.Stderr, "corvid:", noModel)
+		os.Exit(print.ExitError)
+	}
+	perms, err := launch.permissions(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(print.ExitUsage)
+	}
+	ag := agent.New(agent.Config{
+		Model:                 model,
+		Tools:                 tool.Builtins,
+		System:                c.System,
+		Env:                   env,
+		NoProjectInstructions: c.NoProjectInstructions,
+		Permissions:           perms,
+		StorePath:             filepath.Join(config.DataDir(env), "sessions.db"),
+		MCPServers:            mcp.FromConfig(file.MCPServers),
+		Version:               version,
+		Logger:                logger,
+		MaxTurnRequests:       profileCfg.MaxTurnRequests,
+		SessionContext:        profileCfg.SessionContext,
+		FinalOutput:           profileCfg.FinalOutput,
+	})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopSignals := watchPrintSignals(cancel)
+	defer stopSignals()
+
+	var tty *os.File
+	if c.Ask {
+		if tty, err = os.OpenFile("/dev/tty", os.O_RDWR, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "corvid: --ask needs a terminal to ask on:", err)
+			os.Exit(print.ExitUsage)
+		}
+		defer tty.Close()
+	}
+	opts := print.Options{
+		Agent:    ag,
+		Prompt:   prompt,
+		Format:   c.Format,
+		Cwd:      cwd,
+		Resume:   c.Resume,
+		Continue: c.Continue,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Progress: isTerminal(os.Stderr),
+	}
+	if tty != nil {
+		opts.TTY = tty
+	}
+	code := print.Run(ctx, opts)
+	if err := ag.Close(); err != nil {
+		logger.Error("close session store", "err", err)
+		if code == print.ExitOK {
+			code = print.ExitError
+		}
+	}
+	closeLog()
+	os.Exit(code)
+	return nil
+}
+
+// promptText joins the prompt argument and piped stdin.
+func (c *runCmd) promptText(stdin *os.File) (string, error) {
+	prompt := strings.Join(c.Prompt, " ")
+	if isTerminal(stdin) {
+		return prompt, nil
+	}
+	b, err := io.ReadAll(stdin)
+	if err != nil {
+		return "", fmt.Errorf("read stdin: %w", err)
+	}
+	piped := strings.TrimRight(string(b), "\n")
+	switch {
+	case piped == "":
+		return prompt, nil
+	case prompt == "":
+		return piped, nil
+	}
+	return prompt + "\n\n" + piped, nil
+}
+
+// isTerminal reports whether f is a character device (a terminal; also
+// /dev/null, which holds nothing to read or show anyway).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// watchPrintSignals: the first SIGINT or SIGTERM cancels the turn (exit
+// 130 once it has wound down); a second one exits at once.
+func watchPrintSignals(cancel func()) func() {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-sigs:
+			}
+			if n > 0 {
+				os.Exit(print.ExitInterrupted)
+			}
+			cancel()
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}

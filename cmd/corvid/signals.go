@@ -1,0 +1,54 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// interruptWindow is how soon a second SIGINT must follow the first to mean
+// "exit" rather than "cancel the running turns".
+const interruptWindow = 2 * time.Second
+
+// watchSignals gives `corvid acp` its signal semantics. SIGINT cancels the
+// running turns and the server keeps serving: Gas City's Interrupt sends
+// SIGINT to the agent's process group and expects the agent to stay up
+// (gastownhall/gascity internal/runtime/acp/acp.go, Provider.Interrupt:
+// syscall.Kill(-pid, SIGINT)). A second SIGINT within interruptWindow (a
+// person pressing Ctrl-C twice), or SIGTERM (Gas City's Stop), shuts down.
+// The returned func stops watching.
+func watchSignals(logger *slog.Logger, interrupt chan<- struct{}, shutdown func()) func() {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	done := make(chan struct{})
+	go func() {
+		var last time.Time
+		for {
+			var sig os.Signal
+			select {
+			case <-done:
+				return
+			case sig = <-sigs:
+			}
+			now := time.Now()
+			if sig == syscall.SIGINT && (last.IsZero() || now.Sub(last) > interruptWindow) {
+				last = now
+				logger.Info("interrupt: cancelling running turns; interrupt again within 2s, or send SIGTERM, to exit")
+				select {
+				case interrupt <- struct{}{}:
+				default: // one already pending does the same
+				}
+				continue
+			}
+			logger.Info("signal received; shutting down", "signal", sig.String())
+			shutdown()
+			return
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}

@@ -1,0 +1,209 @@
+package profile
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Leviath's blueprint (agent.leviath, the manifest `lev blueprint migrate`
+// converts; GEMISIS/leviath docs/content/blueprint-format.md, "Migrating
+// from agent.leviath") is a multi-stage graph run by Leviath's daemon.
+// corvid runs one agent loop, so it maps what has a meaning there:
+//
+//	[agent] name, description          → the profile's name, description
+//	entry stage (entry_stage or first) → system_prompt, model (first listed)
+//	[tool_permissions] tool = "…"      → allow/ask/deny rules (tool names mapped)
+//	[limits]                           → max_depth, interaction_timeout_secs, max_iterations
+//	[context.regions] seed = {…}       → seed regions (command, file(s), literal)
+//
+// and names everything else in a warning.
+
+// leviathTools maps Leviath's built-in tool names to corvid's.
+var leviathTools = map[string]string{
+	"read_file": "read", "write_file": "write", "edit_file": "edit", "shell": "shell",
+	"list_dir": "ls", "list_directory": "ls", "glob": "glob", "grep": "grep", "search": "grep",
+	"web_fetch": "fetch", "fetch": "fetch", "delete_file": "delete", "move_file": "move",
+}
+
+func parseLeviath(data []byte, dir string) (*Profile, error) {
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return nil, err
+	}
+	p := &Profile{Format: "leviath"}
+	warn := func(format string, a ...any) { p.Warnings = append(p.Warnings, fmt.Sprintf(format, a...)) }
+
+	agent, _ := raw["agent"].(map[string]any)
+	p.Name, _ = agent["name"].(string)
+	p.Description, _ = agent["description"].(string)
+	entry, _ := agent["entry_stage"].(string)
+	for k := range agent {
+		switch k {
+		case "name", "description", "version", "entry_stage":
+		default:
+			warn("[agent] %s is not used by corvid", k)
+		}
+	}
+
+	stages, _ := raw["stages"].(map[string]any)
+	names := sortedKeys(stages)
+	if entry == "" && len(names) > 0 {
+		// TOML tables keep no order once decoded; the entry stage is
+		// entry_stage, else a stage named like the usual first ones.
+		entry = names[0]
+		for _, n := range []string{"main", "default", "implement", "work", "run"} {
+			if _, ok := stages[n]; ok {
+				entry = n
+				break
+			}
+		}
+	}
+	if st, ok := stages[entry].(map[string]any); ok {
+		p.System, _ = st["system_prompt"].(string)
+		if m := firstModel(st["model"]); m != "" {
+			p.Model = m
+		}
+		if n, ok := st["max_iterations"].(int64); ok {
+			p.MaxTurnRequests = int(n)
+		}
+		for k := range st {
+			switch k {
+			case "system_prompt", "model", "max_iterations":
+			case "available_tools":
+				warn("stage %q available_tools is not applied: corvid offers its own tool set (use [tool_permissions] deny to withhold one)", entry)
+			case "transitions":
+				warn("stage %q transitions are not followed: corvid runs one stage", entry)
+			default:
+				warn("stage %q key %s is not used by corvid", entry, k)
+			}
+		}
+	}
+	for _, n := range names {
+		if n != entry {
+			warn("stage %q is not run: corvid runs only the entry stage %q", n, entry)
+		}
+	}
+
+	if perms, ok := raw["tool_permissions"].(map[string]any); ok {
+		for _, tool := range sortedKeys(perms) {
+			action, _ := perms[tool].(string)
+			name, known := leviathTools[tool]
+			if !known {
+				name = tool // corvid's own name, or an MCP tool
+			}
+			switch action {
+			case "allow":
+				p.Allow = append(p.Allow, name)
+			case "ask":
+				p.Ask = append(p.Ask, name)
+			case "deny":
+				p.Deny = append(p.Deny, name)
+			default:
+				warn("[tool_permissions] %s = %q is not allow, ask or deny; ignored", tool, action)
+			}
+		}
+	}
+
+	if limits, ok := raw["limits"].(map[string]any); ok {
+		for _, k := range sortedKeys(limits) {
+			n, isInt := limits[k].(int64)
+			switch {
+			case (k == "max_depth" || k == "max_child_depth") && isInt:
+				p.MaxDepth = int(n)
+			case k == "interaction_timeout_secs" && isInt:
+				p.InteractionTimeout = time.Duration(n) * time.Second
+				if n == 0 {
+					p.InteractionTimeout = -1 // wait forever
+				}
+			case k == "max_iterations" && isInt:
+				p.MaxTurnRequests = int(n)
+			default:
+				warn("[limits] %s is not used by corvid", k)
+			}
+		}
+	}
+
+	if ctx, ok := raw["context"].(map[string]any); ok {
+		regions, _ := ctx["regions"].(map[string]any)
+		var shapes []string
+		for _, name := range sortedKeys(regions) {
+			r, _ := regions[name].(map[string]any)
+			shapes = append(shapes, name)
+			p.addLeviathSeed(name, r["seed"], warn)
+		}
+		if len(shapes) > 0 {
+			warn("context regions (%s) are not laid out as regions: corvid keeps one conversation; seeds are placed in the system prompt", strings.Join(shapes, ", "))
+		}
+	}
+	for _, k := range sortedKeys(raw) {
+		switch k {
+		case "agent", "stages", "tool_permissions", "limits", "context":
+		default:
+			warn("[%s] is not used by corvid", k)
+		}
+	}
+	return p, nil
+}
+
+func (p *Profile) addLeviathSeed(region string, seed any, warn func(string, ...any)) {
+	switch s := seed.(type) {
+	case nil:
+	case string:
+		warn("region %q is seeded by the caller (seed = %q): corvid has no run inputs; put it in the prompt", region, s)
+	case map[string]any:
+		switch {
+		case s["command"] != nil:
+			cmd, _ := s["command"].(string)
+			p.Seeds = append(p.Seeds, Seed{Region: region, Command: cmd})
+		case s["file"] != nil || s["files"] != nil:
+			if f, ok := s["file"].(string); ok {
+				p.Seeds = append(p.Seeds, Seed{Region: region, File: f})
+			}
+			files, _ := s["files"].([]any)
+			for _, f := range files {
+				if fs, ok := f.(string); ok {
+					p.Seeds = append(p.Seeds, Seed{Region: region, File: fs})
+				}
+			}
+		case s["literal"] != nil:
+			text, _ := s["literal"].(string)
+			p.Seeds = append(p.Seeds, Seed{Region: region, Text: text})
+		default:
+			warn("region %q seed kind %v is not supported by corvid", region, sortedKeys(s))
+		}
+	default:
+		warn("region %q has a seed corvid cannot read", region)
+	}
+}
+
+// firstModel returns the first model of a Leviath model table as
+// provider:model (or the bare model).
+func firstModel(v any) string {
+	m, _ := v.(map[string]any)
+	models, _ := m["models"].([]any)
+	for _, e := range models {
+		mm, _ := e.(map[string]any)
+		model, _ := mm["model"].(string)
+		if model == "" {
+			continue
+		}
+		if prov, _ := mm["provider"].(string); prov != "" {
+			return prov + ":" + model
+		}
+		return model
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

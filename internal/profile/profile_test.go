@@ -1,0 +1,104 @@
+package profile
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLeviathBlueprintIsMappedAndTheRestWarned(t *testing.T) {
+	p, err := Load(write(t, "agent.leviath", `
+[agent]
+name = "coder"
+entry_stage = "plan"
+[stages.plan]
+system_prompt = "Plan it."
+model = { models = [{ provider = "openai", model = "gpt-5.5" }] }
+max_iterations = 7
+[stages.plan.transitions.build]
+hint = "planned"
+[stages.build]
+system_prompt = "Build it."
+[tool_permissions]
+read_file = "allow"
+shell = "ask"
+write_file = "deny"
+my_mcp_tool = "deny"
+[limits]
+interaction_timeout_secs = 0
+max_depth = 4
+max_cost = 3
+[context.regions]
+log = { kind = "pinned", seed = { command = "git log -3" } }
+[[mcp_servers]]
+name = "x"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Format != "leviath" || p.Name != "coder" || p.System != "Plan it." || p.Model != "openai:gpt-5.5" || p.MaxTurnRequests != 7 || p.MaxDepth != 4 {
+		t.Errorf("mapped %+v", p)
+	}
+	if p.InteractionTimeout >= 0 {
+		t.Errorf("interaction_timeout_secs = 0 (wait forever) mapped to %v", p.InteractionTimeout)
+	}
+	if !slices.Equal(p.Allow, []string{"read"}) || !slices.Equal(p.Ask, []string{"shell"}) || !slices.Equal(p.Deny, []string{"my_mcp_tool", "write"}) {
+		t.Errorf("rules allow %v ask %v deny %v", p.Allow, p.Ask, p.Deny)
+	}
+	if len(p.Seeds) != 1 || p.Seeds[0].Command != "git log -3" || p.Seeds[0].Region != "log" {
+		t.Errorf("seeds %+v", p.Seeds)
+	}
+	warnings := strings.Join(p.Warnings, "\n")
+	for _, want := range []string{`stage "build" is not run`, "transitions", "max_cost", "[mcp_servers]", "context regions (log)"} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("no warning about %q in:\n%s", want, warnings)
+		}
+	}
+}
+
+func TestCorvidProfileWarnsAboutUnknownKeys(t *testing.T) {
+	p, err := Load(write(t, "r.toml", `
+name = "r"
+instructions = "Be terse."
+colour = "blue"
+seeds = [{ file = "A.md" }, { text = "hello" }]
+[limits]
+interaction_timeout = "90s"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.InteractionTimeout != 90*time.Second || len(p.Seeds) != 2 || p.Seeds[1].Text != "hello" {
+		t.Errorf("parsed %+v", p)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "colour") {
+		t.Errorf("warnings %q, want one naming colour", p.Warnings)
+	}
+	ctx := p.Context(t.TempDir(), false)
+	if !strings.Contains(ctx, "Be terse.") || !strings.Contains(ctx, "could not read") || !strings.Contains(ctx, "hello") {
+		t.Errorf("context:\n%s", ctx)
+	}
+}
+
+func TestNoSeedCommandsRefusesOnlyCommands(t *testing.T) {
+	p := &Profile{Name: "x", Seeds: []Seed{{Region: "a", Command: "echo RAN-$((1+1))"}, {Region: "b", Text: "kept"}}}
+	ctx := p.Context(t.TempDir(), true)
+	if strings.Contains(ctx, "RAN-2") || !strings.Contains(ctx, "refused") || !strings.Contains(ctx, "kept") {
+		t.Errorf("context:\n%s", ctx)
+	}
+	if ran := p.Context(t.TempDir(), false); !strings.Contains(ran, "RAN-2") {
+		t.Errorf("command seed did not run:\n%s", ran)
+	}
+}
