@@ -21,6 +21,8 @@ func (s *Session) startMCP(editor []mcp.Server) {
 	mgr, fails := mcp.Start(context.Background(), servers, mcp.Options{
 		Logger:        s.agent.cfg.Logger.With("session", s.ID),
 		OnChange:      s.mcpChanged,
+		OnNotice:      s.mcpNotice,
+		Roots:         s.env.Roots,
 		Dir:           s.env.Cwd,
 		ClientName:    "corvid",
 		ClientVersion: s.agent.cfg.Version,
@@ -33,6 +35,28 @@ func (s *Session) startMCP(editor []mcp.Server) {
 	}
 	s.mu.Unlock()
 	s.rebuildTools()
+}
+
+// mcpNotice tells the user about an MCP server's life (a crash, a
+// restart, a late start): with the start notices until the editor took
+// them, in the conversation after.
+func (s *Session) mcpNotice(text string) {
+	s.mu.Lock()
+	if !s.noticesTaken {
+		s.notices = append(s.notices, text)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.Notify("[corvid] " + text)
+}
+
+// mcpInstructions is what the session's MCP servers ask the model to know.
+func (s *Session) mcpInstructions() string {
+	s.mu.Lock()
+	mgr := s.mcp
+	s.mu.Unlock()
+	return mgr.Instructions()
 }
 
 // mcpChanged follows a server's tool or prompt list.
@@ -78,7 +102,7 @@ func (s *Session) TakeNotices() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.notices
-	s.notices = nil
+	s.notices, s.noticesTaken = nil, true
 	return n
 }
 
@@ -97,20 +121,20 @@ func (p mcpPrompts) Commands() []CommandInfo {
 		for _, a := range pr.Arguments {
 			hint = append(hint, a.Name)
 		}
-		out = append(out, CommandInfo{Name: pr.Server + ":" + pr.Name, Description: orDefault(pr.Description, "MCP prompt "+pr.Name+" from "+pr.Server), Hint: strings.Join(hint, " ")})
+		out = append(out, CommandInfo{Name: mcp.CommandName(pr.Server, pr.Name), Description: orDefault(pr.Description, "MCP prompt "+pr.Name+" from "+pr.Server), Hint: strings.Join(hint, " ")})
 	}
 	return out
 }
 
 func (p mcpPrompts) Expand(ctx context.Context, name, args string) (string, bool, error) {
-	server, prompt, ok := strings.Cut(name, ":")
-	if !ok {
+	if !strings.Contains(name, ":") {
 		return "", false, nil
 	}
 	for _, pr := range p.m.Prompts() {
-		if pr.Server != server || pr.Name != prompt {
+		if mcp.CommandName(pr.Server, pr.Name) != name {
 			continue
 		}
+		server, prompt := pr.Server, pr.Name
 		vals := commands.SplitArgs(args)
 		m := map[string]string{}
 		for i, a := range pr.Arguments {

@@ -53,7 +53,10 @@ type Session struct {
 	stopWatch func()
 	mcp       *mcp.Manager
 	notices   []string
-	toolIDs   map[string]bool // tool call ids used in this session
+	// noticesTaken: the editor took the start notices; later ones go to
+	// the conversation.
+	noticesTaken bool
+	toolIDs      map[string]bool // tool call ids used in this session
 }
 
 // Cwd is the session's working directory.

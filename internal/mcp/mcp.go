@@ -53,6 +53,8 @@ type Server struct {
 	Env     []KV
 	URL     string
 	Headers []KV
+	// StartupTimeout bounds this server's start; 0: Options.StartTimeout.
+	StartupTimeout time.Duration
 }
 
 // KV is an environment variable or an HTTP header.
@@ -78,7 +80,7 @@ func FromConfig(m map[string]config.MCPServer) []Server {
 	for _, name := range names {
 		c := m[name]
 		s := Server{Name: name, Type: c.Type, Command: c.Command, Args: slices.Clone(c.Args), URL: c.URL,
-			Env: sortedKVs(c.Env), Headers: sortedKVs(c.Headers)}
+			Env: sortedKVs(c.Env), Headers: sortedKVs(c.Headers), StartupTimeout: c.StartupTimeout}
 		if s.Type == "" {
 			if c.Command == "" && c.URL != "" {
 				s.Type = TypeHTTP
@@ -124,18 +126,42 @@ func Merge(editor, configured []Server) []Server {
 // Options configure Start.
 type Options struct {
 	// StartTimeout bounds each server's start (process start or HTTP
-	// connection, and the MCP handshake). Default 10s.
+	// connection, and the MCP handshake) unless the server sets its own
+	// StartupTimeout. Default 60s: a cold `npx -y` start downloads first.
 	StartTimeout time.Duration
+	// ReadyWait is how long Start waits for the servers before it returns;
+	// the ones still starting keep connecting in the background and are
+	// reported through OnNotice when they are ready or failed. Default 5s.
+	ReadyWait time.Duration
 	// StopTimeout is how long Close lets a stdio server exit after its stdin
 	// closed before its process group gets SIGTERM, and again before SIGKILL.
 	// Default 1s.
 	StopTimeout time.Duration
+	// MaxRestarts bounds the restarts of a stdio server that exited (and
+	// the retries of an HTTP or SSE server unreachable at start); after a
+	// server ran for a minute its budget starts over. Default 5; negative:
+	// never restart.
+	MaxRestarts int
+	// RestartBackoff is the wait before the first restart; it doubles with
+	// each further attempt. Default 1s.
+	RestartBackoff time.Duration
 	// Logger receives stdio servers' stderr, line by line, and lifecycle
 	// events. nil: discard.
 	Logger *slog.Logger
 	// OnChange is called, from any goroutine, when Tools or Prompts changed:
-	// a server announced a new list, or a stdio server exited.
+	// a server announced a new list, joined late, exited or was restarted.
 	OnChange func()
+	// OnNotice is called, from any goroutine, with a sentence for the user
+	// about a server's life after Start returned: it crashed, was
+	// restarted, joined late or gave up.
+	OnNotice func(string)
+	// Roots, if set, makes corvid advertise the roots capability and answer
+	// roots/list with these directories (the session's cwd first). Call
+	// Manager.SetRoots when they change.
+	Roots []string
+	// Sample, if set, answers servers' sampling/createMessage requests
+	// (and corvid advertises sampling).
+	Sample Sampler
 	// Dir is the working directory of stdio servers ("" = corvid's own).
 	Dir string
 	// ClientName and ClientVersion identify corvid to the servers.
@@ -144,8 +170,11 @@ type Options struct {
 }
 
 const (
-	defaultStartTimeout = 10 * time.Second
-	defaultStopTimeout  = time.Second
+	defaultStartTimeout   = 60 * time.Second
+	defaultReadyWait      = 5 * time.Second
+	defaultStopTimeout    = time.Second
+	defaultMaxRestarts    = 5
+	defaultRestartBackoff = time.Second
 )
 
 // Failure is a server that could not start. Err's text is one sentence for
@@ -159,24 +188,40 @@ type Failure struct {
 type Manager struct {
 	opts  Options
 	log   *slog.Logger
-	conns []*conn // in the order the servers were given; only started ones
+	conns []*conn // in the order the servers were given
 
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup // background refreshes
+	mu       sync.Mutex
+	closed   bool
+	rootDirs []string
+	wg       sync.WaitGroup // background work: starts, restarts, refreshes
+	closeErr error
+	done     chan struct{} // closed when Close finished
 }
 
-// Start connects to every server in parallel, each bounded by
-// opts.StartTimeout (and by ctx). A server that fails does not fail the
-// others: it is reported in the returned Failures, in the order given, and
-// the Manager holds the rest. The servers live until Close, not until ctx
-// ends.
+// Start connects to every server in parallel, each bounded by its start
+// timeout, and waits at most opts.ReadyWait for them. A server that fails
+// does not fail the others: it is reported in the returned Failures, in
+// the order given. Servers still starting when Start returns keep going in
+// the background. The servers live until Close, not until ctx ends; ctx
+// only cuts the wait short.
 func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Failure) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = defaultStartTimeout
 	}
+	if opts.ReadyWait <= 0 {
+		opts.ReadyWait = defaultReadyWait
+	}
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = defaultStopTimeout
+	}
+	switch {
+	case opts.MaxRestarts == 0:
+		opts.MaxRestarts = defaultMaxRestarts
+	case opts.MaxRestarts < 0:
+		opts.MaxRestarts = 0
+	}
+	if opts.RestartBackoff <= 0 {
+		opts.RestartBackoff = defaultRestartBackoff
 	}
 	if opts.ClientName == "" {
 		opts.ClientName = "corvid"
@@ -184,15 +229,14 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = "dev"
 	}
-	m := &Manager{opts: opts, log: opts.Logger}
+	m := &Manager{opts: opts, log: opts.Logger, rootDirs: slices.Clone(opts.Roots), done: make(chan struct{})}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 
-	candidates := make([]*conn, len(servers))
 	errs := make([]error, len(servers))
+	byIndex := make([]*conn, len(servers))
 	seen := map[string]bool{}
-	var wg sync.WaitGroup
 	for i, s := range servers {
 		if err := validate(s, seen); err != nil {
 			errs[i] = err
@@ -200,19 +244,38 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 		}
 		seen[s.Name] = true
 		c := newConn(m, s)
-		candidates[i] = c
-		wg.Go(func() { errs[i] = c.start(ctx) })
+		byIndex[i] = c
+		m.conns = append(m.conns, c)
 	}
-	wg.Wait()
-
+	for _, c := range m.conns {
+		m.goBackground(c.run)
+	}
+	deadline := time.Now().Add(opts.ReadyWait)
 	var failures []Failure
 	for i, s := range servers {
+		c := byIndex[i]
+		if c != nil {
+			select {
+			case <-c.started:
+			case <-time.After(time.Until(deadline)):
+			case <-ctx.Done():
+			}
+			c.mu.Lock()
+			select {
+			case <-c.started:
+				errs[i] = c.startErr
+			default:
+				c.late = true
+			}
+			c.mu.Unlock()
+			if errs[i] != nil {
+				errs[i] = &userError{startFailed(s.Name, errs[i]).Error() + c.retryNote(0), errs[i]}
+			}
+		}
 		if errs[i] != nil {
 			failures = append(failures, Failure{Server: s.Name, Err: errs[i]})
 			m.log.Warn("mcp server failed to start", "server", s.Name, "error", errs[i])
-			continue
 		}
-		m.conns = append(m.conns, candidates[i])
 	}
 	return m, failures
 }
@@ -342,6 +405,13 @@ func (m *Manager) Prompts() []Prompt {
 	return out
 }
 
+// CommandName is the editor command of a server's prompt:
+// <server>:<prompt>, each sanitised like tool names (every character
+// outside [a-zA-Z0-9_-] becomes '_'), so it can be typed.
+func CommandName(server, prompt string) string {
+	return sanitize(server) + ":" + sanitize(prompt)
+}
+
 // GetPrompt expands a server's prompt with args and returns its messages
 // flattened to text for the model.
 func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) (string, error) {
@@ -367,7 +437,9 @@ func (m *Manager) conn(name string) *conn {
 // Close closes every session. A stdio server gets its stdin closed, then
 // (after StopTimeout each) SIGTERM and SIGKILL to its whole process group;
 // whatever is left of the group once the server exited is killed too, so
-// no descendant survives. Close is idempotent.
+// no descendant survives. Servers still starting are stopped the same way.
+// Close returns once every server process was reaped. It is idempotent,
+// and a second call waits for the first to finish.
 func (m *Manager) Close() error {
 	if m == nil {
 		return nil
@@ -375,7 +447,8 @@ func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return nil
+		<-m.done
+		return m.closeErr
 	}
 	m.closed = true
 	m.mu.Unlock()
@@ -387,7 +460,17 @@ func (m *Manager) Close() error {
 	}
 	wg.Wait()
 	m.wg.Wait()
-	return errors.Join(errs...)
+	// A start that was under way when close ran adopted nothing and
+	// stopped its own process; close again catches a session adopted in
+	// between.
+	for _, c := range m.conns {
+		if err := c.closeLate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.closeErr = errors.Join(errs...)
+	close(m.done)
+	return m.closeErr
 }
 
 // isClosed reports whether Close has begun.
@@ -414,17 +497,25 @@ func (m *Manager) changed() {
 	}
 }
 
-// PIDs returns the process ids of the stdio servers that were started,
-// whether or not they are still running.
+// notice tells the user about a server's life, unless closing.
+func (m *Manager) notice(text string) {
+	m.log.Info("mcp notice", "text", text)
+	if m.opts.OnNotice != nil && !m.isClosed() {
+		m.opts.OnNotice(text)
+	}
+}
+
+// PIDs returns the process ids of every stdio server process that was
+// started (restarts included), whether or not it is still running.
 func (m *Manager) PIDs() []int {
 	if m == nil {
 		return nil
 	}
 	var out []int
 	for _, c := range m.conns {
-		if pid := c.pid(); pid > 0 {
-			out = append(out, pid)
-		}
+		c.mu.Lock()
+		out = append(out, c.pids...)
+		c.mu.Unlock()
 	}
 	return out
 }

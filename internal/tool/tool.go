@@ -88,6 +88,10 @@ type Preview struct {
 	Paths     []string // absolute paths the call touches
 	Command   string   // shell command line, for execute
 	URL       string   // the address a network call reaches, for fetch
+	// DeclaredReadOnly: the tool itself says the call changes nothing (an
+	// MCP tool's readOnlyHint). An unverified claim: plan mode lets such a
+	// call through to the usual rules and questions, nothing more.
+	DeclaredReadOnly bool
 }
 
 // Result is the outcome of a call.
