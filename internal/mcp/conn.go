@@ -95,9 +95,8 @@ func newConn(m *Manager, s Server) *conn {
 // start is reported through Options.OnNotice.
 func (c *conn) run() {
 	attempt := 0
-	first := true
+	first, late := true, false
 	for {
-		late := false
 		began := time.Now()
 		err := c.startOnce()
 		if first {
@@ -105,16 +104,20 @@ func (c *conn) run() {
 			c.mu.Lock()
 			c.startErr = err
 			late = c.late
-			close(c.started) // under mu: Start sees either the outcome or sets late
+			// Under mu: Start sees either the outcome or sets late (and
+			// then no longer looks).
+			close(c.started)
 			c.mu.Unlock()
 			if late {
 				if err != nil {
 					c.m.notice(startFailed(c.srv.Name, err).Error() + c.retryNote(attempt))
 				} else {
+					c.m.changed() // the tools join before the notice says so
 					c.m.notice(fmt.Sprintf("MCP server %q is ready (%s).", c.srv.Name, c.summary()))
 				}
 			}
 		} else if err == nil {
+			c.m.changed()
 			c.m.notice(fmt.Sprintf("MCP server %q is running again (%s).", c.srv.Name, c.summary()))
 		} else if c.life.Err() == nil {
 			c.m.log.Warn("mcp server restart failed", "server", c.srv.Name, "error", err)
@@ -123,9 +126,6 @@ func (c *conn) run() {
 			return
 		}
 		if err == nil {
-			if c.everUp || late {
-				c.m.changed() // tools joined after Start returned
-			}
 			c.everUp = true
 			if c.srv.kind() != TypeStdio {
 				return // from here on, a lost HTTP session reconnects on the next call

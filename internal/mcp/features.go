@@ -114,10 +114,11 @@ func (m *Manager) SetRoots(dirs []string) {
 		}
 	}
 	// The go-sdk sends notifications/roots/list_changed to the live
-	// session when the set changes.
+	// session when the set changes; adding first means a server never
+	// sees an empty list in between.
 	for _, c := range m.conns {
-		c.sdk.RemoveRoots(gone...)
 		c.sdk.AddRoots(want...)
+		c.sdk.RemoveRoots(gone...)
 	}
 }
 

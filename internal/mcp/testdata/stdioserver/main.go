@@ -73,7 +73,10 @@ func main() {
 	// whenever the client says they changed.
 	var rootsMu sync.Mutex
 	var roots []string
+	var listing sync.Mutex // one listing at a time, so the last one wins
 	listRoots := func(ctx context.Context, ss *mcp.ServerSession) {
+		listing.Lock()
+		defer listing.Unlock()
 		res, err := ss.ListRoots(ctx, nil)
 		var uris []string
 		if err != nil {

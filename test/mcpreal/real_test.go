@@ -1,0 +1,324 @@
+package mcpreal
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+	"github.com/corvid-agent/corvid/internal/testkit/fakeanthropic"
+)
+
+// The everything server's echo over each transport: offered to the model,
+// run through the permission gate, its answer back to the model; its
+// instructions reach the system prompt, named by server.
+func TestEchoOverEveryTransport(t *testing.T) {
+	r := start(t, startOpts{})
+	for _, kind := range []string{"stdio", "http", "sse"} {
+		t.Run(kind, func(t *testing.T) {
+			r.t = t
+			sid := r.newSession(r.transports()[kind]("everything"))
+			res := r.callTool(sid, "everything__echo", `{"message":"over `+kind+`"}`)
+			if res.IsError || !strings.Contains(res.ResultText(), "Echo: over "+kind) {
+				t.Errorf("echo result = %s", res.Content)
+			}
+			reqs := r.api.Requests()
+			sys := reqs[len(reqs)-1].SystemText()
+			if !strings.Contains(sys, `## MCP server "everything"`) {
+				t.Errorf("the server's instructions are not in the system prompt:\n%.2000s", sys)
+			}
+		})
+	}
+}
+
+// A PNG read through the filesystem server reaches the model once, as an
+// image: never as base64 text (the server also sends it as structured
+// content).
+func TestImageIsNotFloodedAsText(t *testing.T) {
+	r := start(t, startOpts{})
+	png := bigPNG(t)
+	if err := os.WriteFile(filepath.Join(r.dir, "pic.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sid := r.newSession(stdio("fs", r.srv.node, r.srv.filesystem, r.dir))
+	res := r.callTool(sid, "fs__read_media_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(r.dir, "pic.png")))
+	var text, images int
+	for _, b := range res.ResultBlocks() {
+		switch b.Type {
+		case "text":
+			text += len(b.Text)
+		case "image":
+			images++
+			if b.Source == nil || b.Source.Data != base64.StdEncoding.EncodeToString(png) {
+				t.Errorf("the image block is not the file")
+			}
+		}
+	}
+	if images != 1 || text > 300 {
+		t.Errorf("the model got %d images and %d characters of text, want 1 image and a short note", images, text)
+	}
+	// The tool card shows the image, not a JSON dump of it.
+	for _, u := range testkit.OfKind(r.Updates(sid), "tool_call_update") {
+		for _, c := range u.ToolContent {
+			if c.Content.Type == "text" && len(c.Content.Text) > 1000 {
+				t.Errorf("the tool card has a %d-character text block", len(c.Content.Text))
+			}
+		}
+	}
+}
+
+// bigPNG is a valid 64 KB-ish PNG (a stored, uncompressed image).
+func bigPNG(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "pic.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A stdio server that dies while idle is reported to the user and
+// restarted; its tools work again.
+func TestIdleCrashIsReportedAndRestarted(t *testing.T) {
+	r := start(t, startOpts{})
+	sid := r.newSession(r.everythingStdio("everything"))
+	r.waitCommand(sid, "everything:simple-prompt")
+	pids := r.serverPIDs()
+	if len(pids) == 0 {
+		t.Fatal("no server process found")
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	r.waitText(sid, `[corvid] MCP server "everything" stopped (signal: killed); corvid restarts it in 1s (attempt 1 of 5).`, 30*time.Second)
+	r.waitText(sid, `[corvid] MCP server "everything" is running again (`, 90*time.Second)
+	res := r.callTool(sid, "everything__echo", `{"message":"back again"}`)
+	if res.IsError || !strings.Contains(res.ResultText(), "Echo: back again") {
+		t.Errorf("echo after the restart = %s", res.Content)
+	}
+}
+
+// A call that hits a crash says so in its tool card.
+func TestCrashDuringACallIsInTheToolCard(t *testing.T) {
+	r := start(t, startOpts{})
+	sid := r.newSession(r.everythingStdio("everything"))
+	r.waitCommand(sid, "everything:simple-prompt")
+	// The long-running operation gives time to kill the server mid-call.
+	r.api.Enqueue(
+		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("toolu_1", "everything__trigger-long-running-operation", `{"duration":30,"steps":30}`)}},
+		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("done")}},
+	)
+	p := r.CallAsync("session/prompt", testkit.TextPrompt(sid, "go"))
+	if _, err := r.WaitUpdate(r.ctx, func(u testkit.Update) bool {
+		return u.SessionID == sid && u.SessionUpdate == "tool_call_update" && u.Status == "in_progress"
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range r.serverPIDs() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if _, rerr := p.Wait(r.ctx); rerr != nil {
+		t.Fatal(rerr)
+	}
+	var card string
+	for _, u := range testkit.OfKind(r.Updates(sid), "tool_call_update") {
+		if u.Status == "failed" {
+			for _, c := range u.ToolContent {
+				card += c.Content.Text
+			}
+		}
+	}
+	if !strings.Contains(card, `MCP server "everything" stopped during the call to "trigger-long-running-operation" (signal: killed); corvid is restarting it`) {
+		t.Errorf("failed tool card = %q", card)
+	}
+	r.waitText(sid, `MCP server "everything" is running again`, 90*time.Second)
+}
+
+// A banner on stdout before the real server speaks is skipped.
+func TestBannerOnStdoutIsSkipped(t *testing.T) {
+	r := start(t, startOpts{})
+	script := fmt.Sprintf(`echo "Everything server, starting up (not JSON-RPC)"; exec %q %q stdio`, r.srv.node, r.srv.everything)
+	sid := r.newSession(stdio("everything", "sh", "-c", script))
+	res := r.callTool(sid, "everything__echo", `{"message":"after a banner"}`)
+	if res.IsError || !strings.Contains(res.ResultText(), "Echo: after a banner") {
+		t.Errorf("echo = %s\n%s", res.Content, r.Stderr())
+	}
+	if !strings.Contains(r.Stderr(), "not JSON-RPC; skipped") {
+		t.Errorf("the banner was not logged")
+	}
+}
+
+// startup_timeout from config bounds a server's start; a slow server does
+// not hold the session up and joins later, with a notice.
+func TestStartupTimeoutAndLateJoin(t *testing.T) {
+	srv := need(t)
+	slow := fmt.Sprintf(`sleep 7; exec %q %q stdio`, srv.node, srv.everything)
+	r := start(t, startOpts{config: fmt.Sprintf(`
+[mcp_servers.strict]
+command = "sh"
+args = ["-c", %q]
+startup_timeout = "500ms"
+
+[mcp_servers.slow]
+command = "sh"
+args = ["-c", %q]
+`, slow, slow)})
+	begin := time.Now()
+	sid := r.newSession()
+	if d := time.Since(begin); d > 6500*time.Millisecond {
+		t.Errorf("session/new took %s with a server that needs 7s", d)
+	}
+	r.waitText(sid, `[corvid] MCP server "strict" failed to start: no answer within 500ms (set startup_timeout to allow longer)`, 30*time.Second)
+	r.waitText(sid, `[corvid] MCP server "slow" is ready (`, 90*time.Second)
+	r.waitCommand(sid, "slow:simple-prompt")
+	res := r.callTool(sid, "slow__echo", `{"message":"late but here"}`)
+	if !strings.Contains(res.ResultText(), "Echo: late but here") {
+		t.Errorf("echo = %s", res.Content)
+	}
+}
+
+// stdin EOF and SIGTERM both leave no server process (nor a child of one)
+// running once corvid has exited.
+func TestShutdownLeavesNoServerProcess(t *testing.T) {
+	for _, how := range []string{"eof", "sigterm"} {
+		t.Run(how, func(t *testing.T) {
+			r := start(t, startOpts{})
+			// One server with a helper child in its group; one that
+			// ignores stdin EOF and SIGTERM.
+			withChild := fmt.Sprintf(`sleep 300 & exec %q %q stdio`, r.srv.node, r.srv.everything)
+			stubborn := fmt.Sprintf(`trap "" TERM; %q %q stdio; sleep 300`, r.srv.node, r.srv.everything)
+			sid := r.newSession(stdio("child", "sh", "-c", withChild), stdio("stubborn", "sh", "-c", stubborn), r.everythingStdio("plain"))
+			r.waitCommand(sid, "plain:simple-prompt")
+			r.waitCommand(sid, "stubborn:simple-prompt")
+			r.waitCommand(sid, "child:simple-prompt")
+			before := r.serverPIDs()
+			if len(before) < 5 {
+				t.Fatalf("server processes %v, want at least 5", before)
+			}
+			if how == "eof" {
+				r.Close()
+			} else {
+				_ = syscall.Kill(r.PID(), syscall.SIGTERM)
+				<-r.Exited()
+			}
+			if left := r.serverPIDs(); len(left) > 0 {
+				t.Errorf("after corvid exited, %d of %d server processes still run: %v", len(left), len(before), left)
+			}
+		})
+	}
+}
+
+// Progress from the everything server's long-running operation reaches the
+// tool card before the call ends.
+func TestProgressReachesTheToolCard(t *testing.T) {
+	r := start(t, startOpts{})
+	for _, kind := range []string{"stdio", "http", "sse"} {
+		t.Run(kind, func(t *testing.T) {
+			r.t = t
+			sid := r.newSession(r.transports()[kind]("everything"))
+			res := r.callTool(sid, "everything__trigger-long-running-operation", `{"duration":2,"steps":4}`)
+			if !strings.Contains(res.ResultText(), "Long running operation completed") {
+				t.Fatalf("result = %s", res.Content)
+			}
+			var seen []string
+			for _, u := range testkit.OfKind(r.Updates(sid), "tool_call_update") {
+				if u.Status != "" && u.Status != "in_progress" {
+					continue
+				}
+				for _, c := range u.ToolContent {
+					if strings.Contains(c.Content.Text, "%") {
+						seen = append(seen, c.Content.Text)
+					}
+				}
+			}
+			// The last notification may race the result (HTTP delivers them
+			// on separate streams); the ones before it must show.
+			if len(seen) < 2 || !slices.Contains(seen, "25% (1 of 4)") || !slices.Contains(seen, "50% (2 of 4)") {
+				t.Errorf("progress in the tool card: %q", seen)
+			}
+		})
+	}
+}
+
+// An HTTP or SSE server down when the session starts is retried; its tools
+// join once it is up.
+func TestRemoteServerDownAtStartIsRetried(t *testing.T) {
+	r := start(t, startOpts{})
+	for _, kind := range []string{"http", "sse"} {
+		t.Run(kind, func(t *testing.T) {
+			r.t = t
+			port := freePort(t)
+			path, mode := "/mcp", "streamableHttp"
+			if kind == "sse" {
+				path, mode = "/sse", "sse"
+			}
+			sid := r.newSession(map[string]any{"type": kind, "name": "later", "url": fmt.Sprintf("http://127.0.0.1:%d%s", port, path), "headers": []any{}})
+			r.waitText(sid, `[corvid] MCP server "later" failed to start: cannot connect to`, 30*time.Second)
+			r.waitText(sid, "corvid keeps retrying in the background", time.Second)
+			r.serveEverything(mode, port)
+			r.waitText(sid, `[corvid] MCP server "later" is running again (`, 90*time.Second)
+			res := r.callTool(sid, "later__echo", `{"message":"up now"}`)
+			if !strings.Contains(res.ResultText(), "Echo: up now") {
+				t.Errorf("echo = %s", res.Content)
+			}
+		})
+	}
+}
+
+// Plan mode runs a tool that declares readOnlyHint (after asking) and
+// refuses one that does not.
+func TestPlanModeRunsReadOnlyTools(t *testing.T) {
+	r := start(t, startOpts{})
+	sid := r.newSession(r.everythingStdio("everything"))
+	r.MustCall(r.ctx, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
+	res := r.callTool(sid, "everything__echo", `{"message":"planning"}`)
+	if res.IsError || !strings.Contains(res.ResultText(), "Echo: planning") {
+		t.Errorf("read-only echo in plan mode = %s", res.Content)
+	}
+	res = r.callTool(sid, "everything__toggle-simulated-logging", `{}`)
+	if !res.IsError || !strings.Contains(res.ResultText(), "plan mode") {
+		t.Errorf("a tool that may change things ran in plan mode: %s", res.Content)
+	}
+}
+
+// A server name that is not a typable command gets a sanitised command
+// name, and the command works.
+func TestCommandNamesAreSanitised(t *testing.T) {
+	r := start(t, startOpts{})
+	sid := r.newSession(r.everythingStdio("my server.v2"))
+	r.waitCommand(sid, "my_server_v2:simple-prompt")
+	r.prompt(sid, "/my_server_v2:simple-prompt", fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("ok")}})
+	reqs := r.api.Requests()
+	if !strings.Contains(string(reqs[len(reqs)-1].Raw), "This is a simple prompt without arguments.") {
+		t.Errorf("the prompt was not expanded: %s", reqs[len(reqs)-1].Raw)
+	}
+}
+
+// Roots: the filesystem server started without directories learns the
+// session's cwd from corvid's roots; the everything server lists them.
+func TestRootsAreTheSessionsDirectories(t *testing.T) {
+	r := start(t, startOpts{})
+	if err := os.WriteFile(filepath.Join(r.dir, "hello.txt"), []byte("hi from the workspace"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sid := r.newSession(stdio("fs", r.srv.node, r.srv.filesystem), r.everythingStdio("everything"))
+	res := r.callTool(sid, "fs__list_allowed_directories", `{}`)
+	dir, _ := filepath.EvalSymlinks(r.dir)
+	if !strings.Contains(res.ResultText(), dir) {
+		t.Errorf("allowed directories = %s, want the session's cwd %s", res.ResultText(), dir)
+	}
+	res = r.callTool(sid, "fs__read_text_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(dir, "hello.txt")))
+	if !strings.Contains(res.ResultText(), "hi from the workspace") {
+		t.Errorf("read through the roots = %s", res.Content)
+	}
+	res = r.callTool(sid, "everything__get-roots-list", `{}`)
+	if !strings.Contains(res.ResultText(), "file://"+dir) {
+		t.Errorf("everything's roots = %s", res.ResultText())
+	}
+}
