@@ -329,3 +329,23 @@ func TestCommandNamesAreSanitised(t *testing.T) {
 		t.Errorf("CommandName = %q", got)
 	}
 }
+
+// Resources: the mcp_resource tool lists a server's resources and reads
+// one.
+func TestResourcesAreListedAndRead(t *testing.T) {
+	t.Parallel()
+	m := startOK(t, []Server{stdioServer("local")}, Options{})
+	rt := findTool(t, m, ResourceToolName)
+	if res := run(t, rt, `{"server":"local"}`); !strings.Contains(res.Output, "- mem://note (note) [text/plain]: A note.") {
+		t.Errorf("list = %q", res.Output)
+	}
+	if res := run(t, rt, `{"server":"local","uri":"mem://note"}`); res.IsError || res.Output != "Resource mem://note:\nthe note's text" {
+		t.Errorf("read = %+v", res)
+	}
+	if res := run(t, rt, `{"server":"nobody"}`); !res.IsError || !strings.Contains(res.Output, "these do: local") {
+		t.Errorf("unknown server = %+v", res)
+	}
+	if res := run(t, rt, `{"server":"local","uri":"mem://missing"}`); !res.IsError {
+		t.Errorf("missing resource = %+v", res)
+	}
+}

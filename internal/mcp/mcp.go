@@ -355,18 +355,25 @@ func oneLine(s string) string {
 }
 
 // Tools returns the current tools of every live server, in server order,
-// each server's tools by name. Names are model-safe and unique.
+// each server's tools by name, then (if any live server has resources)
+// the mcp_resource tool. Names are model-safe and unique (a server tool is
+// always <server>__<tool>, so none is mcp_resource).
 func (m *Manager) Tools() []tool.Tool {
 	if m == nil {
 		return nil
 	}
 	var out []tool.Tool
 	namer := newToolNamer()
+	resources := false
 	for _, c := range m.conns {
 		defs := c.currentTools()
 		for _, d := range defs {
 			out = append(out, newTool(c, d, namer.name(c.srv.Name, d.Name)))
 		}
+		resources = resources || c.offersResources()
+	}
+	if resources {
+		out = append(out, resourceTool{m})
 	}
 	return out
 }

@@ -122,6 +122,16 @@ func looksBinary(s string) bool {
 	return true
 }
 
+// hasLinks reports whether r has resource_link content.
+func hasLinks(r *sdk.CallToolResult) bool {
+	for _, c := range r.Content {
+		if _, ok := c.(*sdk.ResourceLink); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // describeContent renders one content block as text, or as an image.
 func describeContent(c sdk.Content) (string, *tool.Content) {
 	switch c := c.(type) {

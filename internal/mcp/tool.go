@@ -174,7 +174,11 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, call tool.Call) (res t
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
 	}
-	return toResult(r, env != nil && env.Images), nil
+	res = toResult(r, env != nil && env.Images)
+	if hasLinks(r) && t.c.offersResources() {
+		res.Output += fmt.Sprintf("\n(read a resource link with the %s tool, server %q)", ResourceToolName, t.c.srv.Name)
+	}
+	return res, nil
 }
 
 // progressInterval bounds how often a call's progress reaches the

@@ -322,3 +322,27 @@ func TestRootsAreTheSessionsDirectories(t *testing.T) {
 		t.Errorf("everything's roots = %s", res.ResultText())
 	}
 }
+
+// Resources of the everything server: listed (with templates) and read
+// through mcp_resource; a resource_link a tool returned is readable the
+// same way.
+func TestResourcesAndResourceLinks(t *testing.T) {
+	r := start(t, startOpts{})
+	sid := r.newSession(r.everythingStdio("everything"))
+	list := r.callTool(sid, "mcp_resource", `{"server":"everything"}`).ResultText()
+	if !strings.Contains(list, "demo://resource/static/document/") || !strings.Contains(list, "demo://resource/dynamic/text/{resourceId}") {
+		t.Errorf("list = %.1500s", list)
+	}
+	links := r.callTool(sid, "everything__get-resource-links", `{"count":2}`).ResultText()
+	if !strings.Contains(links, "Resource link: Text Resource 2 <demo://resource/dynamic/text/2>") || !strings.Contains(links, `read a resource link with the mcp_resource tool, server "everything"`) {
+		t.Errorf("links = %s", links)
+	}
+	read := r.callTool(sid, "mcp_resource", `{"server":"everything","uri":"demo://resource/dynamic/text/2"}`)
+	if read.IsError || !strings.Contains(read.ResultText(), "Resource demo://resource/dynamic/text/2:") {
+		t.Errorf("read = %s", read.Content)
+	}
+	blob := r.callTool(sid, "mcp_resource", `{"server":"everything","uri":"demo://resource/dynamic/blob/1"}`)
+	if !strings.Contains(blob.ResultText(), "bytes of binary data, not shown]") {
+		t.Errorf("blob = %s", blob.Content)
+	}
+}
