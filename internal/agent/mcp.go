@@ -23,6 +23,7 @@ func (s *Session) startMCP(editor []mcp.Server) {
 		OnChange:      s.mcpChanged,
 		OnNotice:      s.mcpNotice,
 		Roots:         s.env.Roots,
+		Sample:        s.mcpSample,
 		Dir:           s.env.Cwd,
 		ClientName:    "corvid",
 		ClientVersion: s.agent.cfg.Version,

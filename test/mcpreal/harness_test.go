@@ -69,7 +69,8 @@ type run struct {
 }
 
 type startOpts struct {
-	config string // config.toml content ("" = none)
+	config     string                    // config.toml content ("" = none)
+	permission testkit.PermissionHandler // nil: allow once
 }
 
 func start(t *testing.T, o startOpts) *run {
@@ -93,6 +94,7 @@ func start(t *testing.T, o startOpts) *run {
 			"CORVID_HOME=" + home, "npm_config_update_notifier=false"},
 		Dir:         dir,
 		ExitTimeout: 30 * time.Second,
+		Permission:  o.permission,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)

@@ -1,6 +1,7 @@
 package mcpreal
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -344,5 +345,82 @@ func TestResourcesAndResourceLinks(t *testing.T) {
 	blob := r.callTool(sid, "mcp_resource", `{"server":"everything","uri":"demo://resource/dynamic/blob/1"}`)
 	if !strings.Contains(blob.ResultText(), "bytes of binary data, not shown]") {
 		t.Errorf("blob = %s", blob.Content)
+	}
+}
+
+// Sampling: the everything server asks corvid's model; the user is asked
+// first (server, prompt, token limit shown), the model answers, the cost
+// is counted. Declined, the server hears so.
+func TestSamplingAsksTheUserThenTheModel(t *testing.T) {
+	for _, allow := range []bool{true, false} {
+		t.Run(map[bool]string{true: "allowed", false: "declined"}[allow], func(t *testing.T) {
+			perm := func(ctx context.Context, req testkit.PermissionRequest) (testkit.PermissionOutcome, error) {
+				if strings.Contains(req.Title, "asks the model") && !allow {
+					return testkit.RejectOnce()(ctx, req)
+				}
+				return testkit.AllowOnce()(ctx, req)
+			}
+			r := start(t, startOpts{permission: perm})
+			sid := r.newSession(r.everythingStdio("everything"))
+			responses := []fakeanthropic.Response{
+				{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("toolu_s", "everything__trigger-sampling-request", `{"prompt":"say hi","maxTokens":50}`)}},
+			}
+			if allow {
+				responses = append(responses, fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("Hi from the sampled model")},
+					Usage: fakeanthropic.Usage{InputTokens: 100000, OutputTokens: 10000}})
+			}
+			responses = append(responses, fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("done")}})
+			r.prompt(sid, "sample", responses...)
+
+			var asked *testkit.PermissionCall
+			for _, p := range r.Permissions() {
+				if strings.Contains(p.Request.Title, "asks the model") {
+					asked = &p
+				}
+			}
+			if asked == nil {
+				t.Fatal("the user was not asked before sampling")
+			}
+			shown := string(asked.Request.ToolCall)
+			for _, want := range []string{"everything asks the model (up to 50 tokens)", "You are a helpful test server.", "Resource trigger-sampling-request context: say hi"} {
+				if !strings.Contains(shown, want) {
+					t.Errorf("the question lacks %q: %s", want, shown)
+				}
+			}
+			reqs := r.api.Requests()
+			last := reqs[len(reqs)-1].Body.Messages
+			result := ""
+			for _, b := range last[len(last)-1].Content {
+				if b.Type == "tool_result" {
+					result = b.ResultText()
+				}
+			}
+			if !allow {
+				if len(reqs) != 2 || !strings.Contains(result, "declined") {
+					t.Errorf("declined: %d model requests, tool result %q", len(reqs), result)
+				}
+				return
+			}
+			if len(reqs) != 3 {
+				t.Fatalf("%d model requests, want 3", len(reqs))
+			}
+			sampled := reqs[1]
+			if sampled.SystemText() != "You are a helpful test server." || sampled.Body.MaxTokens != 50 || len(sampled.Body.Tools) != 0 {
+				t.Errorf("the sampling request: system %q, max_tokens %d, %d tools", sampled.SystemText(), sampled.Body.MaxTokens, len(sampled.Body.Tools))
+			}
+			if !strings.Contains(result, "Hi from the sampled model") {
+				t.Errorf("the server did not get the model's answer: %s", result)
+			}
+			costs := 0
+			for _, u := range testkit.OfKind(r.Updates(sid), "usage_update") {
+				if strings.Contains(string(u.Raw), `"amount":0,`) || !strings.Contains(string(u.Raw), `"amount"`) {
+					continue
+				}
+				costs++
+			}
+			if costs == 0 {
+				t.Errorf("the sampling's usage was not counted in the session's cost")
+			}
+		})
 	}
 }
