@@ -1,22 +1,26 @@
 // Package mcp is corvid's MCP client manager: it starts the MCP servers a
 // session was given (the editor's mcpServers and the configured
-// mcp_servers), and offers their tools as tool.Tools and their prompts as
-// commands.
+// mcp_servers), and offers their tools as tool.Tools, their prompts as
+// commands, their resources through the mcp_resource tool and their
+// instructions for the system prompt.
 //
-// Start with Start, which connects to every server in parallel and returns a
-// Manager and the servers that failed (one sentence each, fit for the user).
-// Manager.Tools and Manager.Prompts always reflect the servers' current lists;
-// Options.OnChange says when they changed.
+// Start with Start, which connects to every server in parallel, waits at
+// most Options.ReadyWait, and returns a Manager and the servers that failed
+// (one sentence each, fit for the user); servers still starting join later.
+// Manager.Tools and Manager.Prompts always reflect the servers' current
+// lists; Options.OnChange says when they changed, Options.OnNotice tells the
+// user about a server's life (late start, crash, restart, giving up).
 //
-// Three transports: stdio (a child process in its own process group, its
-// stderr sent to the logger line by line, the whole group killed on Close),
-// streamable HTTP and SSE (reconnected once, on the next call, after the
-// connection dropped). A stdio server that exits is not restarted: its tools
-// leave Tools, and a call through a tool value held from before is a failed
-// tool result, never a Go error or a panic.
+// Three transports: stdio (a child process in its own process group that
+// corvid starts and reaps itself; its stderr sent to the logger line by
+// line; stdout lines that are not JSON skipped; restarted with backoff when
+// it exits; the whole group killed on Close), streamable HTTP and SSE
+// (retried in the background when down at start, reconnected on the next
+// call after the connection dropped). A call through a tool value held
+// from before a crash is a failed tool result, never a Go error or a panic.
 //
-// corvid advertises no MCP client capabilities (no roots, sampling or
-// elicitation), because it implements none.
+// Client capabilities: roots when Options.Roots is set, sampling when
+// Options.Sample is; no elicitation.
 package mcp
 
 import (
