@@ -265,13 +265,17 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 			case <-ctx.Done():
 			}
 			c.mu.Lock()
+			late := false
 			select {
 			case <-c.started:
 				errs[i] = c.startErr
 			default:
-				c.late = true
+				c.late, late = true, true
 			}
 			c.mu.Unlock()
+			if late {
+				m.notice(fmt.Sprintf("MCP server %q is still starting; its tools join when it is ready.", s.Name))
+			}
 			if errs[i] != nil {
 				errs[i] = &userError{startFailed(s.Name, errs[i]).Error() + c.retryNote(0), errs[i]}
 			}

@@ -201,8 +201,37 @@ func (r *run) prompt(sid, text string, responses ...fakeanthropic.Response) {
 }
 
 // callTool scripts the model to call one tool, then say done; it returns
-// the tool_result the model got back.
+// the tool_result the model got back. A server that was still starting
+// when the session began (slow on a loaded machine) joins later with a
+// notice: a call that found its tool unknown waits for that and tries again.
 func (r *run) callTool(sid, name, input string) fakeanthropic.ContentBlock {
+	r.t.Helper()
+	for attempt := 0; ; attempt++ {
+		ready := r.readyNotices(sid)
+		res := r.callToolOnce(sid, name, input)
+		if attempt == 3 || !strings.Contains(res.ResultText(), fmt.Sprintf("unknown tool %q", name)) {
+			return res
+		}
+		deadline := time.Now().Add(90 * time.Second)
+		for r.readyNotices(sid) == ready && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// readyNotices counts the notices of servers that joined late.
+func (r *run) readyNotices(sid string) int {
+	n := 0
+	for _, u := range r.Updates(sid) {
+		if u.SessionUpdate == "agent_message_chunk" && strings.HasPrefix(u.Content.Text, "[corvid] MCP server ") &&
+			(strings.Contains(u.Content.Text, " is ready (") || strings.Contains(u.Content.Text, " is running again (")) {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *run) callToolOnce(sid, name, input string) fakeanthropic.ContentBlock {
 	r.t.Helper()
 	before := len(r.api.Requests())
 	id := fmt.Sprintf("toolu_%d", before+1)

@@ -362,6 +362,7 @@ func TestSamplingAsksTheUserThenTheModel(t *testing.T) {
 			}
 			r := start(t, startOpts{permission: perm})
 			sid := r.newSession(r.everythingStdio("everything"))
+			r.waitCommand(sid, "everything:simple-prompt") // its tools are there
 			responses := []fakeanthropic.Response{
 				{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("toolu_s", "everything__trigger-sampling-request", `{"prompt":"say hi","maxTokens":50}`)}},
 			}
