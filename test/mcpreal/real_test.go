@@ -64,11 +64,16 @@ func TestImageIsNotFloodedAsText(t *testing.T) {
 	if images != 1 || text > 300 {
 		t.Errorf("the model got %d images and %d characters of text, want 1 image and a short note", images, text)
 	}
+	// The structured content (the same image again) is not added: the
+	// model reads one short note beside the image.
+	if texts := res.ResultText(); strings.Contains(texts, "mimeType") || strings.Contains(texts, "{") {
+		t.Errorf("the model got the structured content too: %.300q", texts)
+	}
 	// The tool card shows the image, not a JSON dump of it.
 	for _, u := range testkit.OfKind(r.Updates(sid), "tool_call_update") {
 		for _, c := range u.ToolContent {
-			if c.Content.Type == "text" && len(c.Content.Text) > 1000 {
-				t.Errorf("the tool card has a %d-character text block", len(c.Content.Text))
+			if c.Content.Type == "text" && (len(c.Content.Text) > 1000 || strings.Contains(c.Content.Text, "```json")) {
+				t.Errorf("the tool card has a %d-character text block: %.200q", len(c.Content.Text), c.Content.Text)
 			}
 		}
 	}
