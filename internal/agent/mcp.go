@@ -60,6 +60,22 @@ func (s *Session) mcpInstructions() string {
 	return mgr.Instructions()
 }
 
+// resolveMCPLink reads a mentioned resource from the MCP server that
+// offers it; a link no server claims stays a link.
+func (s *Session) resolveMCPLink(ctx context.Context, b Block) string {
+	s.mu.Lock()
+	mgr := s.mcp
+	s.mu.Unlock()
+	text, server, ok, err := mgr.ReadResource(ctx, b.URI)
+	switch {
+	case !ok:
+		return fmt.Sprintf("<resource_link uri=%q name=%q/>", b.URI, b.Name)
+	case err != nil:
+		return fmt.Sprintf("<resource_link uri=%q name=%q server=%q error=%q/>", b.URI, b.Name, server, err.Error())
+	}
+	return fmt.Sprintf("<resource uri=%q server=%q>\n%s\n</resource>", b.URI, server, text)
+}
+
 // mcpChanged follows a server's tool or prompt list.
 func (s *Session) mcpChanged() {
 	s.rebuildTools()

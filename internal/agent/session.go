@@ -247,7 +247,7 @@ const maxLinkBytes = 256 << 10
 func (s *Session) resolveLink(ctx context.Context, b Block) string {
 	path, ok := filePath(b.URI)
 	if !ok {
-		return fmt.Sprintf("<resource_link uri=%q name=%q/>", b.URI, b.Name)
+		return s.resolveMCPLink(ctx, b)
 	}
 	text, err := s.env.FS.ReadTextFile(ctx, path)
 	if err != nil {

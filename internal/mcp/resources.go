@@ -176,3 +176,53 @@ func resourceResult(r *sdk.ReadResourceResult, images bool) tool.Result {
 	}
 	return res
 }
+
+// ReadResource reads uri from the live server that lists it (or whose
+// resource template it fits), for an editor's mention of an MCP resource.
+// ok is false when no server claims the uri. The text is bounded; binary
+// contents are described, not included.
+func (m *Manager) ReadResource(ctx context.Context, uri string) (text, server string, ok bool, err error) {
+	if m == nil {
+		return "", "", false, nil
+	}
+	c := m.resourceOwner(uri)
+	if c == nil {
+		return "", "", false, nil
+	}
+	var res *sdk.ReadResourceResult
+	err = c.do(ctx, fmt.Sprintf("reading %s", uri), func(cs *sdk.ClientSession) (err error) {
+		res, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		return err
+	})
+	if err != nil {
+		return "", c.srv.Name, true, err
+	}
+	return resourceResult(res, false).Output, c.srv.Name, true, nil
+}
+
+// resourceOwner is the server listing uri, else one with a template whose
+// fixed prefix uri starts with (the longest such prefix wins).
+func (m *Manager) resourceOwner(uri string) *conn {
+	var best *conn
+	bestLen := 0
+	for _, c := range m.conns {
+		if !c.offersResources() {
+			continue
+		}
+		c.mu.Lock()
+		for _, r := range c.resources {
+			if r.URI == uri {
+				c.mu.Unlock()
+				return c
+			}
+		}
+		for _, t := range c.templates {
+			prefix, _, _ := strings.Cut(t.URITemplate, "{")
+			if prefix != "" && strings.HasPrefix(uri, prefix) && len(prefix) > bestLen {
+				best, bestLen = c, len(prefix)
+			}
+		}
+		c.mu.Unlock()
+	}
+	return best
+}

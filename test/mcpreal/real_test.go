@@ -430,3 +430,30 @@ func TestSamplingAsksTheUserThenTheModel(t *testing.T) {
 		})
 	}
 }
+
+// An editor's mention of an MCP resource (a resource_link in the prompt)
+// is read from the server that offers it, listed or by template.
+func TestMentionedResourcesAreRead(t *testing.T) {
+	r := start(t, startOpts{})
+	sid := r.newSession(r.everythingStdio("everything"))
+	r.waitCommand(sid, "everything:simple-prompt") // its resources are listed
+	r.api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("read them")}})
+	r.MustCall(r.ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{
+		map[string]any{"type": "text", "text": "look at these"},
+		map[string]any{"type": "resource_link", "uri": "demo://resource/static/document/architecture.md", "name": "architecture.md"},
+		map[string]any{"type": "resource_link", "uri": "demo://resource/dynamic/text/3", "name": "three"},
+		map[string]any{"type": "resource_link", "uri": "nobody://x", "name": "x"},
+	}}, nil)
+	reqs := r.api.Requests()
+	raw := string(reqs[len(reqs)-1].Raw)
+	for _, want := range []string{
+		`\u003cresource uri=\"demo://resource/static/document/architecture.md\" server=\"everything\"\u003e`,
+		"# Everything Server – Architecture",
+		`\u003cresource uri=\"demo://resource/dynamic/text/3\" server=\"everything\"\u003e`,
+		`\u003cresource_link uri=\"nobody://x\" name=\"x\"/\u003e`,
+	} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the model request lacks %s:\n%.3000s", want, raw)
+		}
+	}
+}
