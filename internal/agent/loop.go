@@ -34,6 +34,9 @@ func (t *Turn) loop() (StopReason, error) {
 		s.mu.Unlock()
 		info := model.Info()
 		system := s.systemPrompt()
+		if ins := s.mcpInstructions(); ins != "" {
+			system += "\n\n" + ins
+		}
 		if plan {
 			system += planModeNote
 		}

@@ -21,6 +21,9 @@ func (s *Session) startMCP(editor []mcp.Server) {
 	mgr, fails := mcp.Start(context.Background(), servers, mcp.Options{
 		Logger:        s.agent.cfg.Logger.With("session", s.ID),
 		OnChange:      s.mcpChanged,
+		OnNotice:      s.mcpNotice,
+		Roots:         s.env.Roots,
+		Sample:        s.mcpSample,
 		Dir:           s.env.Cwd,
 		ClientName:    "corvid",
 		ClientVersion: s.agent.cfg.Version,
@@ -33,6 +36,44 @@ func (s *Session) startMCP(editor []mcp.Server) {
 	}
 	s.mu.Unlock()
 	s.rebuildTools()
+}
+
+// mcpNotice tells the user about an MCP server's life (a crash, a
+// restart, a late start): with the start notices until the editor took
+// them, in the conversation after.
+func (s *Session) mcpNotice(text string) {
+	s.mu.Lock()
+	if !s.noticesTaken {
+		s.notices = append(s.notices, text)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.Notify("[corvid] " + text)
+}
+
+// mcpInstructions is what the session's MCP servers ask the model to know.
+func (s *Session) mcpInstructions() string {
+	s.mu.Lock()
+	mgr := s.mcp
+	s.mu.Unlock()
+	return mgr.Instructions()
+}
+
+// resolveMCPLink reads a mentioned resource from the MCP server that
+// offers it; a link no server claims stays a link.
+func (s *Session) resolveMCPLink(ctx context.Context, b Block) string {
+	s.mu.Lock()
+	mgr := s.mcp
+	s.mu.Unlock()
+	text, server, ok, err := mgr.ReadResource(ctx, b.URI)
+	switch {
+	case !ok:
+		return fmt.Sprintf("<resource_link uri=%q name=%q/>", b.URI, b.Name)
+	case err != nil:
+		return fmt.Sprintf("<resource_link uri=%q name=%q server=%q error=%q/>", b.URI, b.Name, server, err.Error())
+	}
+	return fmt.Sprintf("<resource uri=%q server=%q>\n%s\n</resource>", b.URI, server, text)
 }
 
 // mcpChanged follows a server's tool or prompt list.
@@ -81,7 +122,7 @@ func (s *Session) TakeNotices() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.notices
-	s.notices = nil
+	s.notices, s.noticesTaken = nil, true
 	return n
 }
 
@@ -100,20 +141,20 @@ func (p mcpPrompts) Commands() []CommandInfo {
 		for _, a := range pr.Arguments {
 			hint = append(hint, a.Name)
 		}
-		out = append(out, CommandInfo{Name: pr.Server + ":" + pr.Name, Description: orDefault(pr.Description, "MCP prompt "+pr.Name+" from "+pr.Server), Hint: strings.Join(hint, " ")})
+		out = append(out, CommandInfo{Name: mcp.CommandName(pr.Server, pr.Name), Description: orDefault(pr.Description, "MCP prompt "+pr.Name+" from "+pr.Server), Hint: strings.Join(hint, " ")})
 	}
 	return out
 }
 
 func (p mcpPrompts) Expand(ctx context.Context, name, args string) (string, bool, error) {
-	server, prompt, ok := strings.Cut(name, ":")
-	if !ok {
+	if !strings.Contains(name, ":") {
 		return "", false, nil
 	}
 	for _, pr := range p.m.Prompts() {
-		if pr.Server != server || pr.Name != prompt {
+		if mcp.CommandName(pr.Server, pr.Name) != name {
 			continue
 		}
+		server, prompt := pr.Server, pr.Name
 		vals := commands.SplitArgs(args)
 		m := map[string]string{}
 		for i, a := range pr.Arguments {

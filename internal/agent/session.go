@@ -55,9 +55,12 @@ type Session struct {
 	stopWatch   func()
 	mcp         *mcp.Manager
 	notices     []string
-	extra       string          // Config.SessionContext's text, set once at start
-	finalOutput *string         // submit_output's submission in the running turn
-	toolIDs     map[string]bool // tool call ids used in this session
+	extra       string  // Config.SessionContext's text, set once at start
+	finalOutput *string // submit_output's submission in the running turn
+	// noticesTaken: the editor took the start notices; later ones go to
+	// the conversation.
+	noticesTaken bool
+	toolIDs      map[string]bool // tool call ids used in this session
 }
 
 // Cwd is the session's working directory.
@@ -252,7 +255,7 @@ const maxLinkBytes = 256 << 10
 func (s *Session) resolveLink(ctx context.Context, b Block) string {
 	path, ok := filePath(b.URI)
 	if !ok {
-		return fmt.Sprintf("<resource_link uri=%q name=%q/>", b.URI, b.Name)
+		return s.resolveMCPLink(ctx, b)
 	}
 	// A link to a FIFO or device is refused before anything opens it; a
 	// large file is read only as far as the context takes.

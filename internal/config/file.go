@@ -55,6 +55,9 @@ type MCPServer struct {
 	// Type is "stdio", "http" or "sse"; empty means stdio for a command and
 	// http for a URL.
 	Type string `toml:"type"`
+	// StartupTimeout bounds the server's start (e.g. "90s"); 0: the
+	// default (60s).
+	StartupTimeout time.Duration `toml:"startup_timeout"`
 }
 
 // File is the merged configuration of the user and project files.

@@ -18,83 +18,235 @@ import (
 )
 
 // conn is one server: its client, its live session (nil while it is down)
-// and the tool and prompt lists last read from it.
+// and the lists last read from it.
 type conn struct {
-	m    *Manager
-	srv  Server
-	sdk  *sdk.Client
-	proc *process // stdio only; set before the Manager is returned
+	m   *Manager
+	srv Server
+	sdk *sdk.Client
 
 	// life bounds everything the connection does; cancelled by close.
 	life       context.Context
 	cancelLife context.CancelFunc
 
 	reconnect sync.Mutex // one reconnection at a time
+	lost      chan struct{}
 
-	mu         sync.Mutex
-	cs         *sdk.ClientSession
-	sessCancel context.CancelFunc // ends what cs's connection started
-	down       error              // why cs is nil
-	exit       string             // stdio: how the process ended, e.g. "exit status 3"
-	closed     bool
-	tools      []*sdk.Tool
-	prompts    []*sdk.Prompt
-	refreshing bool // a refresh loop is running
-	pending    bool // another refresh was asked for
+	// started is closed on the first outcome of the start (startErr).
+	started  chan struct{}
+	startErr error
+	everUp   bool // run: a start succeeded once
+
+	mu           sync.Mutex
+	cs           *sdk.ClientSession
+	proc         *process           // stdio: the process of cs
+	sessCancel   context.CancelFunc // ends what cs's connection started
+	down         error              // why cs is nil
+	exit         string             // stdio: how the last process ended, e.g. "exit status 3"
+	closed       bool
+	late         bool // Start returned before the first outcome: report it
+	restarting   bool // a stdio restart is pending
+	gaveUp       bool // no more restarts
+	pids         []int
+	tools        []*sdk.Tool
+	prompts      []*sdk.Prompt
+	resources    []*sdk.Resource
+	templates    []*sdk.ResourceTemplate
+	instructions string
+	refreshing   bool // a refresh loop is running
+	pending      bool // another refresh was asked for
+
+	progMu   sync.Mutex
+	progress map[string]func(*sdk.ProgressNotificationParams)
 }
 
 func newConn(m *Manager, s Server) *conn {
-	c := &conn{m: m, srv: s}
+	c := &conn{m: m, srv: s, started: make(chan struct{}), lost: make(chan struct{}, 1),
+		progress: map[string]func(*sdk.ProgressNotificationParams){}}
 	c.life, c.cancelLife = context.WithCancel(context.Background())
 	onList := func() { c.scheduleRefresh() }
-	c.sdk = sdk.NewClient(&sdk.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &sdk.ClientOptions{
-		Logger: m.log,
-		// Not nil: the go-sdk's default advertises roots, which corvid
-		// does not serve. No sampling or elicitation handlers either.
-		Capabilities:             &sdk.ClientCapabilities{},
-		ToolListChangedHandler:   func(context.Context, *sdk.ToolListChangedRequest) { onList() },
-		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { onList() },
-	})
+	opts := &sdk.ClientOptions{
+		Logger:                     m.log,
+		Capabilities:               &sdk.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { onList() },
+		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { onList() },
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { onList() },
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			c.onProgress(r.Params)
+		},
+	}
+	if m.opts.Roots != nil {
+		opts.Capabilities.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
+	}
+	if m.opts.Sample != nil {
+		opts.CreateMessageHandler = func(ctx context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			return c.sample(ctx, r)
+		}
+	}
+	c.sdk = sdk.NewClient(&sdk.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, opts)
+	if m.opts.Roots != nil {
+		c.sdk.AddRoots(rootsOf(m.roots())...)
+	}
 	return c
 }
 
-// start connects and reads the first tool and prompt lists. Its error is a
-// sentence for the user.
-func (c *conn) start(ctx context.Context) error {
-	deadline := time.Now().Add(c.m.opts.StartTimeout)
-	cs, cancel, err := c.connect(ctx, deadline)
+// run starts the server and keeps it up: a stdio server that exits is
+// restarted (bounded, with backoff); an HTTP or SSE server that cannot be
+// reached at first is retried the same way. Every crash, restart and late
+// start is reported through Options.OnNotice.
+func (c *conn) run() {
+	attempt := 0
+	first, late := true, false
+	for {
+		began := time.Now()
+		err := c.startOnce()
+		if first {
+			first = false
+			c.mu.Lock()
+			c.startErr = err
+			late = c.late
+			// Under mu: Start sees either the outcome or sets late (and
+			// then no longer looks).
+			close(c.started)
+			c.mu.Unlock()
+			if late {
+				if err != nil {
+					c.m.notice(startFailed(c.srv.Name, err).Error() + c.retryNote(attempt))
+				} else {
+					c.m.changed() // the tools join before the notice says so
+					c.m.notice(fmt.Sprintf("MCP server %q is ready (%s).", c.srv.Name, c.summary()))
+				}
+			}
+		} else if err == nil {
+			c.m.changed()
+			c.m.notice(fmt.Sprintf("MCP server %q is running again (%s).", c.srv.Name, c.summary()))
+		} else if c.life.Err() == nil {
+			c.m.log.Warn("mcp server restart failed", "server", c.srv.Name, "error", err)
+		}
+		if c.life.Err() != nil {
+			return
+		}
+		if err == nil {
+			c.everUp = true
+			if c.srv.kind() != TypeStdio {
+				return // from here on, a lost HTTP session reconnects on the next call
+			}
+			select {
+			case <-c.life.Done():
+				return
+			case <-c.lost:
+			}
+			if time.Since(began) > time.Minute {
+				attempt = 0 // it ran a good while: a fresh budget
+			}
+		} else if c.srv.kind() == TypeStdio && !c.everUp {
+			return // a command that cannot start at all is not retried
+		}
+		attempt++
+		if attempt > c.m.opts.MaxRestarts {
+			c.mu.Lock()
+			c.gaveUp, c.restarting = true, false
+			c.mu.Unlock()
+			if c.srv.kind() == TypeStdio {
+				c.m.notice(fmt.Sprintf("MCP server %q stopped%s; corvid gave up restarting it after %d attempts.", c.srv.Name, c.exitNote(), c.m.opts.MaxRestarts))
+			} else {
+				c.m.notice(fmt.Sprintf("MCP server %q is still unreachable; corvid stopped retrying (it tries again when one of its tools is called).", c.srv.Name))
+			}
+			return
+		}
+		wait := c.m.opts.RestartBackoff << (attempt - 1)
+		if c.srv.kind() == TypeStdio && err == nil {
+			c.m.notice(fmt.Sprintf("MCP server %q stopped%s; corvid restarts it in %s (attempt %d of %d).", c.srv.Name, c.exitNote(), wait, attempt, c.m.opts.MaxRestarts))
+		}
+		select {
+		case <-c.life.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (c *conn) retryNote(attempt int) string {
+	if c.srv.kind() == TypeStdio || c.m.opts.MaxRestarts <= attempt {
+		return ""
+	}
+	return "; corvid keeps retrying in the background"
+}
+
+func (c *conn) exitNote() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exit != "" {
+		return " (" + c.exit + ")"
+	}
+	return ""
+}
+
+// summary counts what the server offers, for a notice.
+func (c *conn) summary() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := fmt.Sprintf("%d tools", len(c.tools))
+	if len(c.prompts) > 0 {
+		s += fmt.Sprintf(", %d prompts", len(c.prompts))
+	}
+	return s
+}
+
+// startOnce connects and reads the first lists, bounded by the server's
+// start timeout.
+func (c *conn) startOnce() error {
+	deadline := time.Now().Add(c.timeout())
+	cs, cancel, proc, err := c.connect(c.life, deadline)
 	if err != nil {
-		return startFailed(c.srv.Name, err)
+		return err
 	}
 	// Adopted before the first listing, so that a list_changed arriving
 	// meanwhile is not lost.
-	c.adopt(cs, cancel)
-	lctx, lcancel := context.WithDeadline(ctx, deadline)
+	if !c.adopt(cs, cancel, proc) {
+		return errors.New("shut down")
+	}
+	lctx, lcancel := context.WithDeadline(c.life, deadline)
 	err = c.reload(lctx, cs)
 	lcancel()
 	if err != nil {
-		c.close()
-		return startFailed(c.srv.Name, err)
+		c.mu.Lock()
+		mine := c.cs == cs
+		c.mu.Unlock()
+		if mine {
+			c.drop(cs, err)
+			if proc != nil {
+				proc.signalGroup(syscall.SIGKILL)
+			}
+		}
+		return err
 	}
 	return nil
+}
+
+func (c *conn) timeout() time.Duration {
+	if c.srv.StartupTimeout > 0 {
+		return c.srv.StartupTimeout
+	}
+	return c.m.opts.StartTimeout
 }
 
 // connect makes one attempt to open a session, bounded by deadline and ctx.
 // The session itself outlives ctx. The error describes the cause in words
 // for the user, without the server's name.
-func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSession, context.CancelFunc, error) {
+func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSession, context.CancelFunc, *process, error) {
 	var tr sdk.Transport
 	var proc *process
 	switch c.srv.kind() {
 	case TypeStdio:
-		p, err := newProcess(c.srv, c.m.opts.Dir, c.m.log)
+		p, err := startProcess(c.srv, c.m.opts.Dir, c.m.log)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		proc = p
-		// The go-sdk's own SIGTERM (to the leader only) comes well after
-		// close has signalled the whole group.
-		tr = p.transport(10 * c.m.opts.StopTimeout)
+		c.mu.Lock()
+		c.pids = append(c.pids, p.pid())
+		c.mu.Unlock()
+		tr = p.transport()
 	case TypeHTTP:
 		tr = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: c.httpClient()}
 	case TypeSSE:
@@ -121,37 +273,32 @@ func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSess
 		err = errors.New("aborted")
 	}
 	if err == nil {
-		if proc != nil {
-			c.proc = proc
-		}
-		return cs, cancel, nil
+		return cs, cancel, proc, nil
 	}
 	abort()
+	exit := ""
 	if proc != nil {
-		proc.abandon()
+		exit = proc.waitExit(5 * time.Second)
 	}
 	switch {
 	case timedOut.Load():
-		return nil, nil, &userError{fmt.Sprintf("no answer within %s", c.m.opts.StartTimeout), err}
+		return nil, nil, nil, &userError{fmt.Sprintf("no answer within %s (set startup_timeout to allow longer)", c.timeout()), err}
 	case ctx.Err() != nil:
-		return nil, nil, ctx.Err()
+		return nil, nil, nil, ctx.Err()
 	}
 	var ee *exec.Error
 	var pe *fs.PathError
 	if errors.As(err, &ee) || errors.As(err, &pe) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if proc != nil && proc.pid() > 0 {
-		// The go-sdk reaped the process before Connect returned.
-		if st := proc.exitText(); st != "" {
-			msg := "it exited (" + st + ")"
-			if line := proc.lastStderr(500 * time.Millisecond); line != "" {
-				msg += ": " + line
-			}
-			return nil, nil, &userError{msg, err}
+	if exit != "" {
+		msg := "it exited (" + exit + ")"
+		if line := proc.lastStderr(500 * time.Millisecond); line != "" {
+			msg += ": " + line
 		}
+		return nil, nil, nil, &userError{msg, err}
 	}
-	return nil, nil, err
+	return nil, nil, nil, err
 }
 
 // httpClient sends the server's configured headers with every request.
@@ -181,22 +328,35 @@ func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // adopt makes cs the live session and watches for its end.
-func (c *conn) adopt(cs *sdk.ClientSession, cancel context.CancelFunc) bool {
+func (c *conn) adopt(cs *sdk.ClientSession, cancel context.CancelFunc, proc *process) bool {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		cs.Close()
 		cancel()
+		if proc != nil {
+			proc.stop(c.m.opts.StopTimeout)
+		}
 		return false
 	}
-	c.cs, c.sessCancel, c.down = cs, cancel, nil
+	c.cs, c.sessCancel, c.proc, c.down, c.restarting = cs, cancel, proc, nil, false
+	if ir := cs.InitializeResult(); ir != nil {
+		c.instructions = ir.Instructions
+	}
 	c.mu.Unlock()
 	c.m.goBackground(func() {
 		err := cs.Wait()
-		if c.proc != nil {
-			// The go-sdk reaps the process before the session ends.
+		if proc != nil {
+			// The connection ended; the process should follow. One that
+			// lingers with a broken connection is ended.
+			if proc.waitExit(time.Second) == "" {
+				proc.signalGroup(syscall.SIGKILL)
+				proc.waitExit(5 * time.Second)
+			}
 			c.mu.Lock()
-			c.exit = c.proc.exitText()
+			if c.proc == proc {
+				c.exit = proc.exitText()
+			}
 			c.mu.Unlock()
 		}
 		if err == nil {
@@ -208,7 +368,8 @@ func (c *conn) adopt(cs *sdk.ClientSession, cancel context.CancelFunc) bool {
 }
 
 // lose forgets cs if it is still the live session. A stdio server that is
-// gone takes its tools with it; an HTTP one keeps them, to reconnect.
+// gone takes its tools with it (until it is restarted); an HTTP one keeps
+// them, to reconnect.
 func (c *conn) lose(cs *sdk.ClientSession, why error) {
 	c.mu.Lock()
 	if c.cs != cs || c.closed {
@@ -216,68 +377,90 @@ func (c *conn) lose(cs *sdk.ClientSession, why error) {
 		return
 	}
 	c.cs, c.down = nil, why
+	if c.proc != nil {
+		if e := c.proc.exitText(); e != "" {
+			c.exit = e
+		}
+	}
 	cancel := c.sessCancel
 	c.sessCancel = nil
 	exit := c.exit
+	stdio := c.srv.kind() == TypeStdio
+	if stdio && !c.gaveUp && c.m.opts.MaxRestarts > 0 {
+		c.restarting = true
+	}
 	c.mu.Unlock()
 	cancel()
-	if c.srv.kind() == TypeStdio {
+	if stdio {
 		c.m.log.Warn("mcp server stopped", "server", c.srv.Name, "exit", exit, "error", why)
+		select {
+		case c.lost <- struct{}{}:
+		default:
+		}
 		c.m.changed()
 		return
 	}
 	c.m.log.Warn("mcp server connection lost; reconnecting on the next call", "server", c.srv.Name, "error", why)
 }
 
+// live is a session and, for stdio, its process.
+type live struct {
+	cs   *sdk.ClientSession
+	proc *process
+}
+
 // session returns the live session; for an HTTP or SSE server that is down
 // it makes one attempt to reconnect (fresh reports that it did).
-func (c *conn) session(ctx context.Context) (cs *sdk.ClientSession, fresh bool, err error) {
+func (c *conn) session(ctx context.Context) (l live, fresh bool, err error) {
 	c.mu.Lock()
-	cs, closed, exit := c.cs, c.closed, c.exit
+	l, closed, exit, restarting := live{c.cs, c.proc}, c.closed, c.exit, c.restarting
 	c.mu.Unlock()
 	switch {
 	case closed:
-		return nil, false, &userError{fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil}
-	case cs != nil:
-		return cs, false, nil
+		return live{}, false, &userError{fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil}
+	case l.cs != nil:
+		return l, false, nil
 	case c.srv.kind() == TypeStdio:
 		msg := fmt.Sprintf("MCP server %q is not running", c.srv.Name)
 		if exit != "" {
 			msg += " (it exited: " + exit + ")"
 		}
-		return nil, false, &userError{msg, nil}
+		if restarting {
+			msg += "; corvid is restarting it"
+		}
+		return live{}, false, &userError{msg, nil}
 	}
 
 	c.reconnect.Lock()
 	defer c.reconnect.Unlock()
 	c.mu.Lock()
-	cs = c.cs
+	cs := c.cs
 	c.mu.Unlock()
 	if cs != nil {
-		return cs, false, nil // reconnected by another call meanwhile
+		return live{cs: cs}, false, nil // reconnected by another call meanwhile
 	}
 	c.m.log.Info("mcp server reconnecting", "server", c.srv.Name)
-	cs, cancel, err := c.connect(ctx, time.Now().Add(c.m.opts.StartTimeout))
+	cs, cancel, _, err := c.connect(ctx, time.Now().Add(c.timeout()))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
+			return live{}, false, ctx.Err()
 		}
-		return nil, false, &userError{fmt.Sprintf("MCP server %q is unreachable: %s", c.srv.Name, describe(err)), err}
+		return live{}, false, &userError{fmt.Sprintf("MCP server %q is unreachable: %s", c.srv.Name, describe(err)), err}
 	}
-	if !c.adopt(cs, cancel) {
-		return nil, false, &userError{fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil}
+	if !c.adopt(cs, cancel, nil) {
+		return live{}, false, &userError{fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil}
 	}
 	c.scheduleRefresh() // the server may have changed while away
-	return cs, true, nil
+	return live{cs: cs}, true, nil
 }
 
-// reload reads the tool and prompt lists of cs.
+// reload reads the tool, prompt and resource lists of cs.
 func (c *conn) reload(ctx context.Context, cs *sdk.ClientSession) error {
 	var caps *sdk.ServerCapabilities
 	if ir := cs.InitializeResult(); ir != nil {
 		caps = ir.Capabilities
 	}
-	var tools []*sdk.Tool
+	tools := []*sdk.Tool{}
 	if caps != nil && caps.Tools != nil {
 		for t, err := range cs.Tools(ctx, nil) {
 			if err != nil {
@@ -303,15 +486,41 @@ func (c *conn) reload(ctx context.Context, cs *sdk.ClientSession) error {
 			}
 		}
 	}
+	var resources []*sdk.Resource
+	var templates []*sdk.ResourceTemplate
+	if caps != nil && caps.Resources != nil {
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				c.m.log.Warn("mcp server could not list its resources", "server", c.srv.Name, "error", err)
+				resources = nil
+				break
+			}
+			if r != nil && len(resources) < maxResourcesListed {
+				resources = append(resources, r)
+			}
+		}
+		for r, err := range cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				templates = nil
+				break
+			}
+			if r != nil {
+				templates = append(templates, r)
+			}
+		}
+	}
 	slices.SortStableFunc(tools, func(a, b *sdk.Tool) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(prompts, func(a, b *sdk.Prompt) int { return strings.Compare(a.Name, b.Name) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cs == cs || c.cs == nil {
-		c.tools, c.prompts = tools, prompts
+		c.tools, c.prompts, c.resources, c.templates = tools, prompts, resources, templates
 	}
 	return nil
 }
+
+// maxResourcesListed bounds the resources a server's list keeps.
+const maxResourcesListed = 500
 
 // scheduleRefresh rereads the lists in the background, coalescing bursts
 // of list_changed notifications, then reports the change.
@@ -342,7 +551,7 @@ func (c *conn) refreshLoop() {
 		}
 		c.pending = false
 		c.mu.Unlock()
-		ctx, cancel := context.WithTimeout(c.life, c.m.opts.StartTimeout)
+		ctx, cancel := context.WithTimeout(c.life, c.timeout())
 		err := c.reload(ctx, cs)
 		cancel()
 		if err != nil {
@@ -353,11 +562,16 @@ func (c *conn) refreshLoop() {
 	}
 }
 
+// up reports whether the server's lists may be offered now.
+func (c *conn) up() bool {
+	return !c.closed && (c.cs != nil || c.srv.kind() != TypeStdio)
+}
+
 // currentTools is what the model may call now.
 func (c *conn) currentTools() []*sdk.Tool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || (c.cs == nil && c.srv.kind() == TypeStdio) {
+	if !c.up() {
 		return nil
 	}
 	return c.tools
@@ -366,22 +580,16 @@ func (c *conn) currentTools() []*sdk.Tool {
 func (c *conn) currentPrompts() []*sdk.Prompt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || (c.cs == nil && c.srv.kind() == TypeStdio) {
+	if !c.up() {
 		return nil
 	}
 	return c.prompts
 }
 
-func (c *conn) pid() int {
-	if c.proc == nil {
-		return 0
-	}
-	return c.proc.pid()
-}
-
 // close ends the session. For a stdio server: stdin closes, then after
 // StopTimeout the group gets SIGTERM, after another SIGKILL; and once the
-// server is gone, anything left in its group is killed.
+// server is gone, anything left in its group is killed. It returns once
+// the process was reaped.
 func (c *conn) close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -389,7 +597,7 @@ func (c *conn) close() error {
 		return nil
 	}
 	c.closed = true
-	cs, cancel := c.cs, c.sessCancel
+	cs, cancel, proc := c.cs, c.sessCancel, c.proc
 	c.cs, c.sessCancel = nil, nil
 	c.mu.Unlock()
 
@@ -400,27 +608,35 @@ func (c *conn) close() error {
 		}
 		close(done)
 	}()
-	stop := c.m.opts.StopTimeout
 	var err error
-	if p := c.proc; p != nil {
-		if !waitFor(done, stop) {
-			p.signalGroup(syscall.SIGTERM)
-			if !waitFor(done, stop) {
-				p.signalGroup(syscall.SIGKILL)
-				if !waitFor(done, 5*time.Second) {
-					err = fmt.Errorf("MCP server %q (pid %d) did not exit after SIGKILL", c.srv.Name, p.pid())
-				}
-			}
+	if proc != nil {
+		if !proc.stop(c.m.opts.StopTimeout) {
+			err = fmt.Errorf("MCP server %q (pid %d) did not exit after SIGKILL", c.srv.Name, proc.pid())
 		}
-		p.signalGroup(syscall.SIGKILL)
-	} else {
-		waitFor(done, stop) // the HTTP session's DELETE, politely bounded
+		proc.signalGroup(syscall.SIGKILL)
 	}
+	waitFor(done, c.m.opts.StopTimeout) // the HTTP session's DELETE, politely bounded
 	if cancel != nil {
 		cancel()
 	}
 	c.cancelLife()
 	return err
+}
+
+// closeLate stops a session adopted after close ran (adopt refuses once
+// closed, so this only matters for one racing with it).
+func (c *conn) closeLate() error {
+	c.mu.Lock()
+	cs, proc := c.cs, c.proc
+	c.cs = nil
+	c.mu.Unlock()
+	if cs != nil {
+		go cs.Close()
+	}
+	if proc != nil && !proc.stop(c.m.opts.StopTimeout) {
+		return fmt.Errorf("MCP server %q (pid %d) did not exit after SIGKILL", c.srv.Name, proc.pid())
+	}
+	return nil
 }
 
 func waitFor(done <-chan struct{}, d time.Duration) bool {

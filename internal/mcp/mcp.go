@@ -1,22 +1,26 @@
 // Package mcp is corvid's MCP client manager: it starts the MCP servers a
 // session was given (the editor's mcpServers and the configured
-// mcp_servers), and offers their tools as tool.Tools and their prompts as
-// commands.
+// mcp_servers), and offers their tools as tool.Tools, their prompts as
+// commands, their resources through the mcp_resource tool and their
+// instructions for the system prompt.
 //
-// Start with Start, which connects to every server in parallel and returns a
-// Manager and the servers that failed (one sentence each, fit for the user).
-// Manager.Tools and Manager.Prompts always reflect the servers' current lists;
-// Options.OnChange says when they changed.
+// Start with Start, which connects to every server in parallel, waits at
+// most Options.ReadyWait, and returns a Manager and the servers that failed
+// (one sentence each, fit for the user); servers still starting join later.
+// Manager.Tools and Manager.Prompts always reflect the servers' current
+// lists; Options.OnChange says when they changed, Options.OnNotice tells the
+// user about a server's life (late start, crash, restart, giving up).
 //
-// Three transports: stdio (a child process in its own process group, its
-// stderr sent to the logger line by line, the whole group killed on Close),
-// streamable HTTP and SSE (reconnected once, on the next call, after the
-// connection dropped). A stdio server that exits is not restarted: its tools
-// leave Tools, and a call through a tool value held from before is a failed
-// tool result, never a Go error or a panic.
+// Three transports: stdio (a child process in its own process group that
+// corvid starts and reaps itself; its stderr sent to the logger line by
+// line; stdout lines that are not JSON skipped; restarted with backoff when
+// it exits; the whole group killed on Close), streamable HTTP and SSE
+// (retried in the background when down at start, reconnected on the next
+// call after the connection dropped). A call through a tool value held
+// from before a crash is a failed tool result, never a Go error or a panic.
 //
-// corvid advertises no MCP client capabilities (no roots, sampling or
-// elicitation), because it implements none.
+// Client capabilities: roots when Options.Roots is set, sampling when
+// Options.Sample is; no elicitation.
 package mcp
 
 import (
@@ -53,6 +57,8 @@ type Server struct {
 	Env     []KV
 	URL     string
 	Headers []KV
+	// StartupTimeout bounds this server's start; 0: Options.StartTimeout.
+	StartupTimeout time.Duration
 }
 
 // KV is an environment variable or an HTTP header.
@@ -78,7 +84,7 @@ func FromConfig(m map[string]config.MCPServer) []Server {
 	for _, name := range names {
 		c := m[name]
 		s := Server{Name: name, Type: c.Type, Command: c.Command, Args: slices.Clone(c.Args), URL: c.URL,
-			Env: sortedKVs(c.Env), Headers: sortedKVs(c.Headers)}
+			Env: sortedKVs(c.Env), Headers: sortedKVs(c.Headers), StartupTimeout: c.StartupTimeout}
 		if s.Type == "" {
 			if c.Command == "" && c.URL != "" {
 				s.Type = TypeHTTP
@@ -124,18 +130,42 @@ func Merge(editor, configured []Server) []Server {
 // Options configure Start.
 type Options struct {
 	// StartTimeout bounds each server's start (process start or HTTP
-	// connection, and the MCP handshake). Default 10s.
+	// connection, and the MCP handshake) unless the server sets its own
+	// StartupTimeout. Default 60s: a cold `npx -y` start downloads first.
 	StartTimeout time.Duration
+	// ReadyWait is how long Start waits for the servers before it returns;
+	// the ones still starting keep connecting in the background and are
+	// reported through OnNotice when they are ready or failed. Default 5s.
+	ReadyWait time.Duration
 	// StopTimeout is how long Close lets a stdio server exit after its stdin
 	// closed before its process group gets SIGTERM, and again before SIGKILL.
 	// Default 1s.
 	StopTimeout time.Duration
+	// MaxRestarts bounds the restarts of a stdio server that exited (and
+	// the retries of an HTTP or SSE server unreachable at start); after a
+	// server ran for a minute its budget starts over. Default 5; negative:
+	// never restart.
+	MaxRestarts int
+	// RestartBackoff is the wait before the first restart; it doubles with
+	// each further attempt. Default 1s.
+	RestartBackoff time.Duration
 	// Logger receives stdio servers' stderr, line by line, and lifecycle
 	// events. nil: discard.
 	Logger *slog.Logger
 	// OnChange is called, from any goroutine, when Tools or Prompts changed:
-	// a server announced a new list, or a stdio server exited.
+	// a server announced a new list, joined late, exited or was restarted.
 	OnChange func()
+	// OnNotice is called, from any goroutine, with a sentence for the user
+	// about a server's life after Start returned: it crashed, was
+	// restarted, joined late or gave up.
+	OnNotice func(string)
+	// Roots, if set, makes corvid advertise the roots capability and answer
+	// roots/list with these directories (the session's cwd first). Call
+	// Manager.SetRoots when they change.
+	Roots []string
+	// Sample, if set, answers servers' sampling/createMessage requests
+	// (and corvid advertises sampling).
+	Sample Sampler
 	// Dir is the working directory of stdio servers ("" = corvid's own).
 	Dir string
 	// ClientName and ClientVersion identify corvid to the servers.
@@ -144,8 +174,11 @@ type Options struct {
 }
 
 const (
-	defaultStartTimeout = 10 * time.Second
-	defaultStopTimeout  = time.Second
+	defaultStartTimeout   = 60 * time.Second
+	defaultReadyWait      = 5 * time.Second
+	defaultStopTimeout    = time.Second
+	defaultMaxRestarts    = 5
+	defaultRestartBackoff = time.Second
 )
 
 // Failure is a server that could not start. Err's text is one sentence for
@@ -159,24 +192,40 @@ type Failure struct {
 type Manager struct {
 	opts  Options
 	log   *slog.Logger
-	conns []*conn // in the order the servers were given; only started ones
+	conns []*conn // in the order the servers were given
 
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup // background refreshes
+	mu       sync.Mutex
+	closed   bool
+	rootDirs []string
+	wg       sync.WaitGroup // background work: starts, restarts, refreshes
+	closeErr error
+	done     chan struct{} // closed when Close finished
 }
 
-// Start connects to every server in parallel, each bounded by
-// opts.StartTimeout (and by ctx). A server that fails does not fail the
-// others: it is reported in the returned Failures, in the order given, and
-// the Manager holds the rest. The servers live until Close, not until ctx
-// ends.
+// Start connects to every server in parallel, each bounded by its start
+// timeout, and waits at most opts.ReadyWait for them. A server that fails
+// does not fail the others: it is reported in the returned Failures, in
+// the order given. Servers still starting when Start returns keep going in
+// the background. The servers live until Close, not until ctx ends; ctx
+// only cuts the wait short.
 func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Failure) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = defaultStartTimeout
 	}
+	if opts.ReadyWait <= 0 {
+		opts.ReadyWait = defaultReadyWait
+	}
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = defaultStopTimeout
+	}
+	switch {
+	case opts.MaxRestarts == 0:
+		opts.MaxRestarts = defaultMaxRestarts
+	case opts.MaxRestarts < 0:
+		opts.MaxRestarts = 0
+	}
+	if opts.RestartBackoff <= 0 {
+		opts.RestartBackoff = defaultRestartBackoff
 	}
 	if opts.ClientName == "" {
 		opts.ClientName = "corvid"
@@ -184,15 +233,14 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = "dev"
 	}
-	m := &Manager{opts: opts, log: opts.Logger}
+	m := &Manager{opts: opts, log: opts.Logger, rootDirs: slices.Clone(opts.Roots), done: make(chan struct{})}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 
-	candidates := make([]*conn, len(servers))
 	errs := make([]error, len(servers))
+	byIndex := make([]*conn, len(servers))
 	seen := map[string]bool{}
-	var wg sync.WaitGroup
 	for i, s := range servers {
 		if err := validate(s, seen); err != nil {
 			errs[i] = err
@@ -200,19 +248,42 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 		}
 		seen[s.Name] = true
 		c := newConn(m, s)
-		candidates[i] = c
-		wg.Go(func() { errs[i] = c.start(ctx) })
+		byIndex[i] = c
+		m.conns = append(m.conns, c)
 	}
-	wg.Wait()
-
+	for _, c := range m.conns {
+		m.goBackground(c.run)
+	}
+	deadline := time.Now().Add(opts.ReadyWait)
 	var failures []Failure
 	for i, s := range servers {
+		c := byIndex[i]
+		if c != nil {
+			select {
+			case <-c.started:
+			case <-time.After(time.Until(deadline)):
+			case <-ctx.Done():
+			}
+			c.mu.Lock()
+			late := false
+			select {
+			case <-c.started:
+				errs[i] = c.startErr
+			default:
+				c.late, late = true, true
+			}
+			c.mu.Unlock()
+			if late {
+				m.notice(fmt.Sprintf("MCP server %q is still starting; its tools join when it is ready.", s.Name))
+			}
+			if errs[i] != nil {
+				errs[i] = &userError{startFailed(s.Name, errs[i]).Error() + c.retryNote(0), errs[i]}
+			}
+		}
 		if errs[i] != nil {
 			failures = append(failures, Failure{Server: s.Name, Err: errs[i]})
 			m.log.Warn("mcp server failed to start", "server", s.Name, "error", errs[i])
-			continue
 		}
-		m.conns = append(m.conns, candidates[i])
 	}
 	return m, failures
 }
@@ -292,18 +363,25 @@ func oneLine(s string) string {
 }
 
 // Tools returns the current tools of every live server, in server order,
-// each server's tools by name. Names are model-safe and unique.
+// each server's tools by name, then (if any live server has resources)
+// the mcp_resource tool. Names are model-safe and unique (a server tool is
+// always <server>__<tool>, so none is mcp_resource).
 func (m *Manager) Tools() []tool.Tool {
 	if m == nil {
 		return nil
 	}
 	var out []tool.Tool
 	namer := newToolNamer()
+	resources := false
 	for _, c := range m.conns {
 		defs := c.currentTools()
 		for _, d := range defs {
 			out = append(out, newTool(c, d, namer.name(c.srv.Name, d.Name)))
 		}
+		resources = resources || c.offersResources()
+	}
+	if resources {
+		out = append(out, resourceTool{m})
 	}
 	return out
 }
@@ -342,6 +420,13 @@ func (m *Manager) Prompts() []Prompt {
 	return out
 }
 
+// CommandName is the editor command of a server's prompt:
+// <server>:<prompt>, each sanitised like tool names (every character
+// outside [a-zA-Z0-9_-] becomes '_'), so it can be typed.
+func CommandName(server, prompt string) string {
+	return sanitize(server) + ":" + sanitize(prompt)
+}
+
 // GetPrompt expands a server's prompt with args and returns its messages
 // flattened to text for the model.
 func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) (string, error) {
@@ -367,7 +452,9 @@ func (m *Manager) conn(name string) *conn {
 // Close closes every session. A stdio server gets its stdin closed, then
 // (after StopTimeout each) SIGTERM and SIGKILL to its whole process group;
 // whatever is left of the group once the server exited is killed too, so
-// no descendant survives. Close is idempotent.
+// no descendant survives. Servers still starting are stopped the same way.
+// Close returns once every server process was reaped. It is idempotent,
+// and a second call waits for the first to finish.
 func (m *Manager) Close() error {
 	if m == nil {
 		return nil
@@ -375,7 +462,8 @@ func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return nil
+		<-m.done
+		return m.closeErr
 	}
 	m.closed = true
 	m.mu.Unlock()
@@ -387,7 +475,17 @@ func (m *Manager) Close() error {
 	}
 	wg.Wait()
 	m.wg.Wait()
-	return errors.Join(errs...)
+	// A start that was under way when close ran adopted nothing and
+	// stopped its own process; close again catches a session adopted in
+	// between.
+	for _, c := range m.conns {
+		if err := c.closeLate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.closeErr = errors.Join(errs...)
+	close(m.done)
+	return m.closeErr
 }
 
 // isClosed reports whether Close has begun.
@@ -414,17 +512,25 @@ func (m *Manager) changed() {
 	}
 }
 
-// PIDs returns the process ids of the stdio servers that were started,
-// whether or not they are still running.
+// notice tells the user about a server's life, unless closing.
+func (m *Manager) notice(text string) {
+	m.log.Info("mcp notice", "text", text)
+	if m.opts.OnNotice != nil && !m.isClosed() {
+		m.opts.OnNotice(text)
+	}
+}
+
+// PIDs returns the process ids of every stdio server process that was
+// started (restarts included), whether or not it is still running.
 func (m *Manager) PIDs() []int {
 	if m == nil {
 		return nil
 	}
 	var out []int
 	for _, c := range m.conns {
-		if pid := c.pid(); pid > 0 {
-			out = append(out, pid)
-		}
+		c.mu.Lock()
+		out = append(out, c.pids...)
+		c.mu.Unlock()
 	}
 	return out
 }

@@ -12,10 +12,18 @@ import (
 )
 
 // callTool calls a tool. Its error is ctx's, or a sentence for the model.
-func (c *conn) callTool(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
+// progress, if set, receives the server's notifications/progress for the
+// call.
+func (c *conn) callTool(ctx context.Context, name string, args map[string]any, progress func(*sdk.ProgressNotificationParams)) (*sdk.CallToolResult, error) {
 	var res *sdk.CallToolResult
 	err := c.do(ctx, fmt.Sprintf("the call to %q", name), func(cs *sdk.ClientSession) (err error) {
-		res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		p := &sdk.CallToolParams{Name: name, Arguments: args}
+		if progress != nil {
+			token := c.watchProgress(progress)
+			defer c.unwatchProgress(token)
+			p.SetProgressToken(token)
+		}
+		res, err = cs.CallTool(ctx, p)
 		return err
 	})
 	return res, err
@@ -42,10 +50,11 @@ func (c *conn) getPrompt(ctx context.Context, name string, args map[string]strin
 // "echo"`).
 func (c *conn) do(ctx context.Context, what string, request func(*sdk.ClientSession) error) error {
 	for retried := false; ; retried = true {
-		cs, fresh, err := c.session(ctx)
+		l, fresh, err := c.session(ctx)
 		if err != nil {
 			return err
 		}
+		cs := l.cs
 		err = request(cs)
 		if err == nil {
 			return nil
@@ -59,7 +68,7 @@ func (c *conn) do(ctx context.Context, what string, request func(*sdk.ClientSess
 			return &userError{fmt.Sprintf("MCP server %q refused %s: %s", c.srv.Name, what, oneLine(werr.Message)), err}
 		}
 		if c.srv.kind() == TypeStdio {
-			return c.stdioLost(cs, what, err)
+			return c.stdioLost(l, what, err)
 		}
 		c.drop(cs, err)
 		// A rejected request never left corvid; a missing session means
@@ -90,24 +99,38 @@ func (c *conn) drop(cs *sdk.ClientSession, why error) {
 }
 
 // stdioLost handles a transport failure of a stdio session: usually the
-// process died. It waits a moment for the go-sdk to notice and reap it, so
-// the message can say how it ended.
-func (c *conn) stdioLost(cs *sdk.ClientSession, what string, why error) error {
-	done := make(chan struct{})
-	go func() { cs.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Second):
+// process died. It waits a moment for the process to end, so the message
+// can say how it ended, and whether corvid restarts it.
+func (c *conn) stdioLost(l live, what string, why error) error {
+	exit := ""
+	if l.proc != nil {
+		exit = l.proc.waitExit(time.Second)
+	}
+	if exit == "" {
 		// The process lives but its connection is broken: end it.
-		c.lose(cs, why)
-		if !c.m.goBackground(func() { cs.Close() }) {
-			go cs.Close()
+		c.lose(l.cs, why)
+		if !c.m.goBackground(func() { l.cs.Close() }) {
+			go l.cs.Close()
 		}
-		c.proc.signalGroup(syscall.SIGKILL)
+		if l.proc != nil {
+			l.proc.signalGroup(syscall.SIGKILL)
+		}
+	} else {
+		// Let the session's watcher record the end before the answer.
+		done := make(chan struct{})
+		go func() { l.cs.Wait(); close(done) }()
+		waitFor(done, time.Second)
+		c.lose(l.cs, why)
 	}
 	msg := fmt.Sprintf("MCP server %q stopped during %s", c.srv.Name, what)
-	if exit := c.proc.exitTextAfter(done); exit != "" {
+	if exit != "" {
 		msg += " (" + exit + ")"
+	}
+	c.mu.Lock()
+	restarting := c.restarting
+	c.mu.Unlock()
+	if restarting {
+		return &userError{msg + "; corvid is restarting it, so its tools come back shortly", why}
 	}
 	return &userError{msg + "; its tools are unavailable until corvid restarts it with the next session", why}
 }

@@ -19,8 +19,9 @@ const maxOutput = 100 << 10
 // toResult turns a CallToolResult into what the model reads (Output,
 // Images) and what the user sees (Content). Text stays text; images are
 // images; embedded resources, links and audio become text; structured
-// content becomes JSON text when the server sent no text beside it (the
-// spec asks servers to send both, and the model needs it only once).
+// content becomes JSON text only when the server sent no content blocks
+// (the spec asks servers to send both, and the model needs it only once),
+// with binary payloads left out.
 func toResult(r *sdk.CallToolResult, images bool) tool.Result {
 	var res tool.Result
 	var out strings.Builder
@@ -31,11 +32,7 @@ func toResult(r *sdk.CallToolResult, images bool) tool.Result {
 		out.WriteString(model)
 		res.Content = append(res.Content, tool.Content{Type: tool.ContentText, Text: clip(user)})
 	}
-	hasText := false
 	for _, c := range r.Content {
-		if _, ok := c.(*sdk.TextContent); ok {
-			hasText = true
-		}
 		text, img := describeContent(c)
 		if img != nil {
 			res.Images = append(res.Images, llm.Part{Type: llm.PartImage, MimeType: img.MimeType, Data: img.Data})
@@ -52,8 +49,11 @@ func toResult(r *sdk.CallToolResult, images bool) tool.Result {
 		}
 		add(text, text)
 	}
-	if r.StructuredContent != nil && !hasText {
-		if b, err := json.MarshalIndent(r.StructuredContent, "", "  "); err == nil {
+	// Structured content is added only when the server sent no content
+	// blocks: beside them it repeats what they say (an image's bytes
+	// again, as base64). Binary-looking strings in it are never shown.
+	if r.StructuredContent != nil && len(r.Content) == 0 {
+		if b, err := json.MarshalIndent(hideBinary(r.StructuredContent), "", "  "); err == nil {
 			add(string(b), "```json\n"+string(b)+"\n```")
 		}
 	}
@@ -67,6 +67,69 @@ func toResult(r *sdk.CallToolResult, images bool) tool.Result {
 		res.Content = append(res.Content, tool.Content{Type: tool.ContentText, Text: res.Output})
 	}
 	return res
+}
+
+// minBinary is the length from which a base64-looking string in
+// structured content counts as a binary payload.
+const minBinary = 256
+
+// hideBinary returns v (decoded JSON) with every long base64-looking
+// string replaced by a short note.
+func hideBinary(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var x any
+	if json.Unmarshal(b, &x) != nil {
+		return v
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				v[k] = walk(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = walk(e)
+			}
+		case string:
+			if looksBinary(v) {
+				return fmt.Sprintf("[binary data, %d base64 characters, not shown]", len(v))
+			}
+		}
+		return v
+	}
+	return walk(x)
+}
+
+func looksBinary(s string) bool {
+	s = strings.TrimPrefix(s, "data:")
+	if i := strings.Index(s, ";base64,"); i >= 0 && i < 100 {
+		s = s[i+len(";base64,"):]
+	}
+	if len(s) < minBinary {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' || c == '\n' || c == '\r') {
+			return false
+		}
+	}
+	return true
+}
+
+// hasLinks reports whether r has resource_link content.
+func hasLinks(r *sdk.CallToolResult) bool {
+	for _, c := range r.Content {
+		if _, ok := c.(*sdk.ResourceLink); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // describeContent renders one content block as text, or as an image.

@@ -2,7 +2,8 @@ package mcp
 
 import (
 	"bufio"
-	"context"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -15,30 +16,41 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxStderrLine bounds one logged line of a server's stderr.
+// maxStderrLine bounds one logged line of a server's stderr (and of a
+// stdout line that is not a JSON-RPC message).
 const maxStderrLine = 16 << 10
+
+// maxMessage bounds one JSON-RPC message read from a server's stdout, as
+// the go-sdk's own transport does.
+const maxMessage = sdk.DefaultMaxLineLength
 
 // process is a stdio server's child process. It runs in its own process
 // group, so that Close can end it together with anything it started.
 //
-// The go-sdk's CommandTransport starts the command and reaps it (its
-// connection's Close waits for the process), so process never calls Wait;
-// it reads cmd.ProcessState only once the session is known to be over.
+// corvid starts and reaps the process itself (not the go-sdk's
+// CommandTransport): it learns at once when the server dies, even while
+// idle, and it reads stdout through a filter that drops lines which are
+// not JSON-RPC messages (a start-up banner) instead of failing the session.
 type process struct {
 	server string
 	cmd    *exec.Cmd
 	log    *slog.Logger
 
-	stderrR, stderrW *os.File
-	stderrDone       chan struct{}
+	stdin  *os.File // the write end of the server's stdin
+	stdout *os.File // the read end of the server's stdout
 
-	mu        sync.Mutex
-	connected bool // the transport tried to start the command
-	pidValue  int
-	lastLine  string // the last non-empty stderr line, for failure messages
+	exited     chan struct{} // closed once the process was reaped
+	stderrDone chan struct{}
+
+	mu       sync.Mutex
+	state    *os.ProcessState
+	lastLine string // the last non-empty stderr line, for failure messages
 }
 
-func newProcess(s Server, dir string, log *slog.Logger) (*process, error) {
+// startProcess starts s's command. Its stdio are plain pipes handed to the
+// child as they are: no copying goroutine that Wait would wait for while a
+// grandchild holds one open.
+func startProcess(s Server, dir string, log *slog.Logger) (*process, error) {
 	cmd := exec.Command(s.Command, s.Args...)
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
@@ -46,67 +58,127 @@ func newProcess(s Server, dir string, log *slog.Logger) (*process, error) {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	r, w, err := os.Pipe()
-	if err != nil {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err1 := pipe()
+	outR, outW, err2 := pipe()
+	errR, errW, err3 := pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		closeAll()
 		return nil, err
 	}
-	// An *os.File is handed to the child as is: no copying goroutine that
-	// Wait would have to wait for while a grandchild holds stderr open.
-	cmd.Stderr = w
-	return &process{server: s.Name, cmd: cmd, log: log, stderrR: r, stderrW: w, stderrDone: make(chan struct{})}, nil
-}
-
-// transport wraps the go-sdk's CommandTransport to learn the pid as soon as
-// the process started and to begin reading its stderr.
-func (p *process) transport(terminate time.Duration) sdk.Transport {
-	return &stdioTransport{inner: &sdk.CommandTransport{Command: p.cmd, TerminateDuration: terminate}, p: p}
-}
-
-type stdioTransport struct {
-	inner *sdk.CommandTransport
-	p     *process
-}
-
-func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	t.p.started()
-	return c, err
-}
-
-// started runs once the command was started (or failed to start).
-func (p *process) started() {
-	p.mu.Lock()
-	p.connected = true
-	p.mu.Unlock()
-	p.stderrW.Close() // the child holds its own copy
-	if p.cmd.Process == nil {
-		p.stderrR.Close()
-		close(p.stderrDone)
-		return
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, err
 	}
-	p.mu.Lock()
-	p.pidValue = p.cmd.Process.Pid
-	p.mu.Unlock()
-	go p.readStderr()
+	// The child holds its own copies.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	p := &process{server: s.Name, cmd: cmd, log: log, stdin: inW, stdout: outR,
+		exited: make(chan struct{}), stderrDone: make(chan struct{})}
+	go p.readStderr(errR)
+	go p.wait()
+	return p, nil
 }
 
-// abandon releases the pipe if the transport was never connected.
-func (p *process) abandon() {
+// wait reaps the process; then whatever it left in its group is killed,
+// which also ends its stdout for the reader.
+func (p *process) wait() {
+	_ = p.cmd.Wait()
 	p.mu.Lock()
-	connected := p.connected
-	p.connected = true
+	p.state = p.cmd.ProcessState
 	p.mu.Unlock()
-	if !connected {
-		p.stderrW.Close()
-		p.stderrR.Close()
-		close(p.stderrDone)
+	close(p.exited)
+	p.signalGroup(syscall.SIGKILL)
+}
+
+// transport is the go-sdk's newline-delimited transport over the filtered
+// pipes. Closing the connection closes the server's stdin (and our end of
+// its stdout); the process itself is ended by conn.close.
+func (p *process) transport() sdk.Transport {
+	return &sdk.IOTransport{
+		Reader:        &jsonLines{r: bufio.NewReaderSize(p.stdout, 64<<10), under: p.stdout, log: p.log, server: p.server},
+		Writer:        p.stdin,
+		MaxLineLength: maxMessage,
 	}
 }
 
-func (p *process) readStderr() {
+// jsonLines passes on only the lines of a server's stdout that are JSON
+// values; any other line (a banner, a stray print) is logged and skipped,
+// as the reference client does.
+type jsonLines struct {
+	r      *bufio.Reader
+	under  io.Closer
+	log    *slog.Logger
+	server string
+	buf    []byte // the rest of the current line, to hand out
+	err    error
+}
+
+func (j *jsonLines) Read(p []byte) (int, error) {
+	for len(j.buf) == 0 {
+		if j.err != nil {
+			return 0, j.err
+		}
+		line, tooLong, err := readFullLine(j.r, maxMessage+1)
+		j.err = err
+		trimmed := bytes.TrimSpace(line)
+		switch {
+		case len(trimmed) == 0:
+		case tooLong:
+			j.log.Warn("mcp server wrote an over-long line on stdout; skipped", "server", j.server, "bytes", len(line))
+		case json.Valid(trimmed):
+			j.buf = append(trimmed, '\n')
+		default:
+			j.log.Warn("mcp server wrote a line on stdout that is not JSON-RPC; skipped", "server", j.server,
+				"line", string(trimmed[:min(len(trimmed), 500)]))
+		}
+	}
+	n := copy(p, j.buf)
+	j.buf = j.buf[n:]
+	return n, nil
+}
+
+func (j *jsonLines) Close() error { return j.under.Close() }
+
+// readFullLine reads one line, keeping at most max bytes (tooLong says
+// that more were dropped). A last line without a newline is returned with
+// a nil error; EOF comes on the next call.
+func readFullLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) <= max {
+			line = append(line, chunk...)
+		} else {
+			tooLong = true
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == io.EOF && len(line) > 0 {
+			err = nil
+		}
+		return line, tooLong, err
+	}
+}
+
+func (p *process) readStderr(r *os.File) {
 	defer close(p.stderrDone)
-	defer p.stderrR.Close()
-	br := bufio.NewReaderSize(p.stderrR, 4096)
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 4096)
 	for {
 		line, err := readLine(br, maxStderrLine)
 		if line != "" {
@@ -143,11 +215,7 @@ func readLine(br *bufio.Reader, max int) (string, error) {
 	}
 }
 
-func (p *process) pid() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.pidValue
-}
+func (p *process) pid() int { return p.cmd.Process.Pid }
 
 // lastStderr waits briefly for the stderr reader to drain (the process
 // has exited or been killed) and returns the last line it saw.
@@ -168,21 +236,38 @@ func (p *process) signalGroup(sig syscall.Signal) {
 	}
 }
 
-// exitText describes how the process ended, e.g. "exit status 3". Only
-// call it once the session is over, when the go-sdk has reaped the process.
+// exitText describes how the process ended, e.g. "exit status 3"; "" while
+// it runs.
 func (p *process) exitText() string {
-	if st := p.cmd.ProcessState; st != nil {
-		return st.String()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state != nil {
+		return p.state.String()
 	}
 	return ""
 }
 
-// exitTextAfter is exitText if done (the session's end) is closed, else "".
-func (p *process) exitTextAfter(done <-chan struct{}) string {
+// waitExit waits up to d for the process to end and says how it ended.
+func (p *process) waitExit(d time.Duration) string {
 	select {
-	case <-done:
-		return p.exitText()
-	default:
-		return ""
+	case <-p.exited:
+	case <-time.After(d):
 	}
+	return p.exitText()
+}
+
+// stop ends the process: stdin is closed already; after grace the group
+// gets SIGTERM, after another grace SIGKILL. It returns once the process
+// was reaped (or gave up 5 s after SIGKILL: false).
+func (p *process) stop(grace time.Duration) bool {
+	p.stdin.Close()
+	if waitFor(p.exited, grace) {
+		return true
+	}
+	p.signalGroup(syscall.SIGTERM)
+	if waitFor(p.exited, grace) {
+		return true
+	}
+	p.signalGroup(syscall.SIGKILL)
+	return waitFor(p.exited, 5*time.Second)
 }

@@ -183,7 +183,7 @@ func TestServerThatNeverAnswersTimesOutAndIsKilled(t *testing.T) {
 	rec := &logRecorder{}
 	begin := time.Now()
 	_, failures := start(t, []Server{stdioServer("slow", "-hang")}, Options{StartTimeout: 300 * time.Millisecond, Logger: slog.New(rec)})
-	if len(failures) != 1 || failures[0].Err.Error() != `MCP server "slow" failed to start: no answer within 300ms` {
+	if len(failures) != 1 || failures[0].Err.Error() != `MCP server "slow" failed to start: no answer within 300ms (set startup_timeout to allow longer)` {
 		t.Fatalf("failures = %+v", failures)
 	}
 	if d := time.Since(begin); d > 5*time.Second {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,6 +88,9 @@ func (t *mcpTool) Describe(env *tool.Env, input json.RawMessage) tool.Preview {
 		Kind:   inferKind(t.def),
 		Title:  t.c.srv.Name + ": " + cmp.Or(title, t.def.Name),
 		Access: tool.AccessExecute,
+		// Plan mode runs (subject to rules and questions) a tool that
+		// declares it changes nothing; it still asks like any MCP tool.
+		DeclaredReadOnly: t.def.Annotations != nil && t.def.Annotations.ReadOnlyHint,
 	}
 }
 
@@ -156,14 +161,47 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, call tool.Call) (res t
 			args = map[string]any{}
 		}
 	}
-	r, err := t.c.callTool(ctx, t.def.Name, args)
+	var progress func(*sdk.ProgressNotificationParams)
+	if call.Progress != nil {
+		progress = throttle(func(p *sdk.ProgressNotificationParams) {
+			call.Progress([]tool.Content{{Type: tool.ContentText, Text: progressText(p)}})
+		})
+	}
+	r, err := t.c.callTool(ctx, t.def.Name, args, progress)
 	if ctx.Err() != nil {
 		return tool.Result{}, ctx.Err()
 	}
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
 	}
-	return toResult(r, env != nil && env.Images), nil
+	res = toResult(r, env != nil && env.Images)
+	if hasLinks(r) && t.c.offersResources() {
+		res.Output += fmt.Sprintf("\n(read a resource link with the %s tool, server %q)", ResourceToolName, t.c.srv.Name)
+	}
+	return res, nil
+}
+
+// progressInterval bounds how often a call's progress reaches the
+// editor; the last report before the end always does.
+const progressInterval = 250 * time.Millisecond
+
+// throttle passes on at most one progress report per progressInterval,
+// and always one that completes the total.
+func throttle(f func(*sdk.ProgressNotificationParams)) func(*sdk.ProgressNotificationParams) {
+	var mu sync.Mutex
+	var last time.Time
+	return func(p *sdk.ProgressNotificationParams) {
+		mu.Lock()
+		now := time.Now()
+		final := p.Total > 0 && p.Progress >= p.Total
+		if !final && now.Sub(last) < progressInterval {
+			mu.Unlock()
+			return
+		}
+		last = now
+		f(p)
+		mu.Unlock()
+	}
 }
 
 // toolNamer gives each tool a model-safe name, unique in one list.

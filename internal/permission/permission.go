@@ -72,6 +72,8 @@ type Input struct {
 //  1. a deny rule → Deny
 //  2. a "reject always" answer → Deny
 //  3. plan mode and the call writes, executes or uses the network → Deny
+//     (except a call to a tool that declares itself read-only, e.g. an
+//     MCP tool's readOnlyHint: it goes on to the rules below, and asks)
 //  4. the call needs no access (e.g. the todo list) → Allow
 //  5. ask mode → Ask
 //  6. yolo (flag or mode) → Allow; otherwise a change to a protected path
@@ -95,7 +97,7 @@ func Decide(in Input) Decision {
 	if mode == "" {
 		mode = ModeDefault
 	}
-	if mode == ModePlan {
+	if mode == ModePlan && !(pv.DeclaredReadOnly && pv.Access == tool.AccessExecute) {
 		switch pv.Access {
 		case tool.AccessWrite, tool.AccessExecute, tool.AccessNetwork:
 			return Decision{Deny, fmt.Sprintf("plan mode: %s calls are not allowed while planning", pv.Access)}

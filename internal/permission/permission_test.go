@@ -391,3 +391,24 @@ func TestParseRules(t *testing.T) {
 	in.Rules = rules(t, []string{"Bash(npm test)"}, nil, nil)
 	want(t, in, Allow)
 }
+
+// Plan mode lets an MCP tool that declares itself read-only reach the
+// rules (and ask); one that does not is refused; rules still apply.
+func TestPlanModeAndDeclaredReadOnlyTools(t *testing.T) {
+	f := newFixture(t)
+	ro := tool.Preview{Access: tool.AccessExecute, DeclaredReadOnly: true}
+	in := f.in("mcp:everything/echo", ro)
+	in.Mode = ModePlan
+	want(t, in, Ask)
+	in.Rules = rules(t, []string{"mcp:everything/echo"}, nil, nil)
+	want(t, in, Allow)
+	in.Rules = rules(t, nil, nil, []string{"mcp:everything/*"})
+	want(t, in, Deny)
+	in = f.in("mcp:everything/write", tool.Preview{Access: tool.AccessExecute})
+	in.Mode = ModePlan
+	want(t, in, Deny)
+	// A declared read-only claim never widens other access in plan mode.
+	in = f.in("x", tool.Preview{Access: tool.AccessWrite, DeclaredReadOnly: true, Paths: []string{filepath.Join(f.root, "a")}})
+	in.Mode = ModePlan
+	want(t, in, Deny)
+}

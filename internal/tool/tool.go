@@ -92,6 +92,10 @@ type Preview struct {
 	// was described; the tool refuses to write if they lead elsewhere by
 	// the time it runs.
 	Targets []Target
+	// DeclaredReadOnly: the tool itself says the call changes nothing (an
+	// MCP tool's readOnlyHint). An unverified claim: plan mode lets such a
+	// call through to the usual rules and questions, nothing more.
+	DeclaredReadOnly bool
 }
 
 // Result is the outcome of a call.

@@ -6,21 +6,29 @@
 // sleeps, and returns its pid), rich (text, an image and an embedded
 // resource), structured (structured content only), fail (a
 // result with isError), wait (until cancelled), env (the value of
-// MCP_TEST_VAR). Prompt: greet, with a required argument name.
+// MCP_TEST_VAR), progress (reports steps), roots (the client's roots),
+// image_structured (an image and the same bytes as structured content).
+// Prompt: greet, with a required argument name. Resource: mem://note.
 //
 // Flags change how it starts and ends: -fail writes a line to stderr and
 // exits 1; -hang never answers; -linger ignores SIGTERM and stays after its
-// stdin closed; -sleep only sleeps (the child of spawn).
+// stdin closed; -sleep only sleeps (the child of spawn); -banner writes a
+// line that is not JSON-RPC to stdout first; -instructions sets the
+// server's instructions.
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -35,7 +43,12 @@ func main() {
 	hang := flag.Bool("hang", false, "never answer")
 	linger := flag.Bool("linger", false, "ignore SIGTERM and stay after stdin closes")
 	sleep := flag.Bool("sleep", false, "only sleep")
+	banner := flag.Bool("banner", false, "write a line that is not JSON-RPC to stdout first")
+	instructions := flag.String("instructions", "", "the server's instructions")
+	protocol := flag.String("protocol", "", "the only protocol version to speak (e.g. 2025-11-25, which has roots/list)")
+	delay := flag.Duration("delay", 0, "wait this long before serving")
 	flag.Parse()
+	time.Sleep(*delay)
 
 	switch {
 	case *sleep:
@@ -52,8 +65,79 @@ func main() {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	fmt.Fprintln(os.Stderr, "stdioserver: ready")
+	if *banner {
+		fmt.Println("stdioserver 1.0 starting (this line is not JSON-RPC)")
+	}
 
-	s := mcp.NewServer(&mcp.Implementation{Name: "stdioserver", Version: "1"}, nil)
+	// The client's roots, as last listed: when the session began and
+	// whenever the client says they changed.
+	var rootsMu sync.Mutex
+	var roots []string
+	var listing sync.Mutex // one listing at a time, so the last one wins
+	listRoots := func(ctx context.Context, ss *mcp.ServerSession) {
+		listing.Lock()
+		defer listing.Unlock()
+		res, err := ss.ListRoots(ctx, nil)
+		var uris []string
+		if err != nil {
+			uris = []string{"error: " + err.Error()}
+		} else {
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+		}
+		rootsMu.Lock()
+		roots = uris
+		rootsMu.Unlock()
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "stdioserver", Version: "1"}, &mcp.ServerOptions{
+		Instructions:              *instructions,
+		SupportedProtocolVersions: versions(*protocol),
+		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			if caps := req.Session.InitializeParams().Capabilities; caps == nil || caps.RootsV2 == nil {
+				rootsMu.Lock()
+				roots = []string{"the client has no roots capability"}
+				rootsMu.Unlock()
+				return
+			}
+			go listRoots(context.Background(), req.Session)
+		},
+		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
+			go listRoots(context.Background(), req.Session)
+		},
+	})
+	type progressIn struct {
+		Steps int `json:"steps"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Report progress in steps."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
+			token := req.Params.GetProgressToken()
+			for i := 1; i <= in.Steps && token != nil; i++ {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i)})
+				time.Sleep(300 * time.Millisecond)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done; token %v", token)}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "The client's roots as last listed.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			rootsMu.Lock()
+			defer rootsMu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(roots, " ")}}}, nil, nil
+		})
+	type imageOut struct {
+		Data     string `json:"data"`
+		MIMEType string `json:"mimeType"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "image_structured", Description: "An image, and the same as structured content."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, imageOut, error) {
+			big := bytes.Repeat(pixel, 100)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: big}}},
+				imageOut{Data: base64.StdEncoding.EncodeToString(big), MIMEType: "image/png"}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "mem://note", Name: "note", MIMEType: "text/plain", Description: "A note."},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "mem://note", MIMEType: "text/plain", Text: "the note's text"}}}, nil
+		})
 	type echoIn struct {
 		Text string `json:"text"`
 	}
@@ -138,4 +222,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "stdioserver:", err)
 		os.Exit(1)
 	}
+}
+
+func versions(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return []string{v}
 }
