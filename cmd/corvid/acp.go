@@ -44,6 +44,7 @@ func (c *acpCmd) Run() error {
 	if c.Login {
 		return c.login()
 	}
+	survivePipes()
 	// stdout belongs to the protocol. Keep the real stdout for frames and
 	// point both os.Stdout and fd 1 at stderr before anything else runs, so
 	// a stray print (ours, a library's or a child's) cannot corrupt it.
@@ -130,6 +131,21 @@ func (c *acpCmd) Run() error {
 		logger.Warn("connection ended", "err", err)
 	}
 	return nil
+}
+
+// survivePipes keeps a closed stderr (or log pipe) from killing corvid.
+// Go's runtime dies of SIGPIPE when a write to fd 1 or 2 fails with EPIPE
+// unless the program asks for the signal; then the write returns EPIPE,
+// which the logger drops. Notify (not Ignore) is used on purpose: an ignored
+// signal stays ignored across exec, and shell children must keep the
+// default SIGPIPE behaviour (`yes | head` must end).
+func survivePipes() {
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	go func() {
+		for range pipes {
+		}
+	}()
 }
 
 // claimStdout duplicates fd 1 for the protocol and points fd 1 and
