@@ -59,7 +59,10 @@ func (c *acpCmd) Run() error {
 	defer closeLog()
 	slog.SetDefault(logger)
 
-	env := config.OSEnv{}
+	// corvid reads its environment through a snapshot; the process
+	// environment, which every child inherits, loses the provider keys and
+	// CORVID_* settings (unless pass_env lists them).
+	env := config.SnapshotEnv()
 	cwd, _ := os.Getwd()
 	file, err := config.Load(env, cwd)
 	if err != nil {
@@ -67,8 +70,9 @@ func (c *acpCmd) Run() error {
 		os.Exit(1)
 	}
 	for _, ign := range file.Ignored {
-		logger.Warn("project config is untrusted; run `corvid trust` to use it", "ignored", ign)
+		logger.Warn("project config setting ignored", "ignored", ign)
 	}
+	secrets := append(config.ScrubEnvironment(file.AllProviders(), file.PassEnv), config.StoredKeys(env)...)
 	model, noModel, err := c.openModel(env, file)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -94,7 +98,8 @@ func (c *acpCmd) Run() error {
 		OpenModel: func(id string) (llm.Model, error) {
 			return c.openModelID(env, file, id)
 		},
-		Logger: logger,
+		Logger:  logger,
+		Secrets: secrets,
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())

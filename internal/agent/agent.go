@@ -55,12 +55,16 @@ type Config struct {
 	MCPServers []mcp.Server
 	// Version is corvid's version, told to MCP servers.
 	Version string
+	// Secrets are values (provider keys) replaced in tool output before it
+	// reaches a frame, the store or the model.
+	Secrets []string
 }
 
 // Agent creates sessions.
 type Agent struct {
 	cfg   Config
 	owner string // this process's identity for store leases
+	redact redactor
 
 	modelMu sync.RWMutex
 
@@ -80,7 +84,7 @@ func New(cfg Config) *Agent {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Agent{cfg: cfg, owner: processOwner()}
+	return &Agent{cfg: cfg, owner: processOwner(), redact: newRedactor(cfg.Secrets)}
 }
 
 // Model returns the configured model (nil if none).

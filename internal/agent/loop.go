@@ -212,6 +212,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 		return result(msg, true, nil)
 	}
 	pv := tl.Describe(&s.env, c.Input)
+	pv.Content = s.agent.redact.content(pv.Content)
 	call := ToolCall{ID: id, Name: c.ToolName, Title: pv.Title, Kind: pv.Kind, Status: ToolPending, Content: pv.Content, Locations: pv.Locations, RawInput: c.Input}
 	if call.Kind == "" {
 		call.Kind = tool.KindOther
@@ -233,7 +234,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	}
 	s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Status: ToolInProgress}})
 	res, err := tl.Run(t.ctx, &s.env, tool.Call{ID: id, Input: c.Input, Progress: func(content []tool.Content) {
-		s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Content: content}})
+		s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Content: s.agent.redact.content(content)}})
 	}})
 	if err != nil {
 		if t.ctx.Err() != nil {
@@ -242,6 +243,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 		s.agent.cfg.Logger.Error("tool failed", "tool", c.ToolName, "err", err)
 		return fail(fmt.Sprintf("%s failed: %v", c.ToolName, err))
 	}
+	res.Output, res.Content = s.agent.redact.text(res.Output), s.agent.redact.content(res.Content)
 	status := ToolCompleted
 	if res.IsError {
 		status = ToolFailed

@@ -64,6 +64,9 @@ type File struct {
 	Custom             map[string]CustomProvider `toml:"custom"`
 	Permissions        Permissions               `toml:"permissions"`
 	MCPServers         map[string]MCPServer      `toml:"mcp_servers"`
+	// PassEnv names variables children inherit although corvid withholds
+	// them by default (provider keys, CORVID_*); user config only.
+	PassEnv []string `toml:"pass_env"`
 
 	// UserPath and ProjectPath are the files that were read ("" = none).
 	UserPath    string `toml:"-"`
@@ -170,6 +173,13 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 	}
 	if o.InteractionTimeout > 0 {
 		f.InteractionTimeout = o.InteractionTimeout
+	}
+	if len(o.PassEnv) > 0 {
+		if from == "" {
+			f.PassEnv = append(f.PassEnv, o.PassEnv...)
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("pass_env %q in %s (pass_env is read from the user config only)", o.PassEnv, from))
+		}
 	}
 	f.Permissions.Ask = append(f.Permissions.Ask, o.Permissions.Ask...)
 	f.Permissions.Deny = append(f.Permissions.Deny, o.Permissions.Deny...)

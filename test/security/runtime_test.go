@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
 )
 
 // Finding 12: with stderr closed, a log line must not kill corvid (SIGPIPE),
@@ -81,5 +83,78 @@ func TestClosedStderrNeitherKillsCorvidNorOrphansShellChildren(t *testing.T) {
 			t.Fatalf("shell child %d outlived corvid", pid)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// Finding 13: shell and MCP stdio children inherit no provider keys and no
+// CORVID_* settings, and a key value that reaches tool output anyway is
+// redacted before any frame, the store or the model sees it.
+func TestProviderKeysStayOutOfChildrenFramesAndStore(t *testing.T) {
+	const key = "sk-ant-api03-SECRETVALUE-0123456789abcdef"
+	const openaiKey = "sk-proj-OTHERSECRET-9876543210"
+	ws := t.TempDir()
+	keyFile := filepath.Join(t.TempDir(), "leaked.txt")
+	if err := os.WriteFile(keyFile, []byte("token="+openaiKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mcpDump := filepath.Join(t.TempDir(), "mcp.env")
+	script := rtScript(t,
+		rtTool("shell", map[string]any{"command": "printenv ANTHROPIC_API_KEY; printenv OPENAI_API_KEY; printenv CORVID_PROBE; echo probe-done"}),
+		rtTool("shell", map[string]any{"command": "cat " + keyFile}),
+		rtText("done"))
+	c := rtStart(t, script, testkit.Options{Dir: ws, Env: []string{"ANTHROPIC_API_KEY=" + key, "OPENAI_API_KEY=" + openaiKey, "CORVID_PROBE=corvid-setting"}}, "--yolo")
+	var sn struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.MustCall(c.ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{map[string]any{
+		"name": "dump", "command": "/bin/sh", "args": []any{"-c", "env > " + mcpDump + "; exit 1"}, "env": []any{}}}}, &sn)
+	if stop, rerr := c.Prompt(c.ctx, sn.SessionID, "go"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	frames := c.TranscriptString()
+	if !strings.Contains(frames, "probe-done") {
+		t.Fatalf("the shell command did not run:\n%s", c.toolOutput(sn.SessionID))
+	}
+	for _, leak := range []string{key, openaiKey, "corvid-setting"} {
+		if strings.Contains(frames, leak) {
+			t.Errorf("frames contain %q", leak)
+		}
+	}
+	if !strings.Contains(frames, "token=[REDACTED]") {
+		t.Errorf("the key read from a file was not redacted in the frames")
+	}
+	dump, err := os.ReadFile(mcpDump)
+	if err != nil {
+		t.Fatalf("MCP stdio child did not start: %v", err)
+	}
+	for _, leak := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CORVID_"} {
+		if strings.Contains(string(dump), leak) {
+			t.Errorf("MCP stdio child inherited %s", leak)
+		}
+	}
+	if !strings.Contains(string(dump), "PATH=") {
+		t.Errorf("MCP stdio child lost its ordinary environment:\n%s", dump)
+	}
+	if code, _ := c.Close(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	// Nothing of either key is in the session store.
+	err = filepath.WalkDir(c.Home(), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		for _, leak := range []string{key, openaiKey} {
+			if strings.Contains(string(b), leak) {
+				t.Errorf("%s holds a provider key", p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
