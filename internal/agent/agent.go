@@ -62,8 +62,8 @@ type Config struct {
 
 // Agent creates sessions.
 type Agent struct {
-	cfg   Config
-	owner string // this process's identity for store leases
+	cfg    Config
+	owner  string // this process's identity for store leases
 	redact redactor
 
 	modelMu sync.RWMutex
