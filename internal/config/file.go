@@ -108,12 +108,22 @@ func Load(env Env, cwd string) (*File, error) {
 	if projPath == "" || projPath == userPath {
 		return f, nil
 	}
-	proj, err := readFile(projPath)
+	// One read serves both the trust check and the parse, so the content
+	// that is trusted is the content that is used.
+	b, err := os.ReadFile(projPath)
+	if err != nil {
+		return nil, err
+	}
+	proj, err := parseFile(b, projPath)
 	if err != nil {
 		return nil, err
 	}
 	f.ProjectPath, f.ProjectDir = projPath, dir
-	f.ProjectTrusted = IsTrusted(env, dir)
+	state := TrustOf(env, dir, b)
+	f.ProjectTrusted = state == Trusted
+	if state == Changed {
+		f.Ignored = append(f.Ignored, fmt.Sprintf("%s changed since `corvid trust` was run for it: its allow rules, custom providers and MCP servers are ignored until you review it and run `corvid trust` in %s again", projPath, dir))
+	}
 	if err := f.merge(proj, f.ProjectTrusted, projPath); err != nil {
 		return nil, fmt.Errorf("%s: %w", projPath, err)
 	}
@@ -125,6 +135,10 @@ func readFile(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseFile(b, path)
+}
+
+func parseFile(b []byte, path string) (*File, error) {
 	var f File
 	md, err := toml.Decode(string(b), &f)
 	if err != nil {

@@ -214,3 +214,45 @@ func TestResolveModelOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestChangedProjectConfigLosesTrustUntilTrustedAgain(t *testing.T) {
+	env, proj, cwd := layout(t, userTOML, projectTOML)
+	if err := Trust(env, proj); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(proj, ProjectConfigName)
+	if err := os.WriteFile(path, []byte(projectTOML+"\n# edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(env, cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ProjectTrusted || slices.Contains(f.Permissions.Allow, "bash") {
+		t.Fatalf("a changed file kept its trust: allow %q", f.Permissions.Allow)
+	}
+	if len(f.Ignored) == 0 || !strings.Contains(f.Ignored[0], "changed since `corvid trust`") {
+		t.Errorf("Ignored = %q, want the change named first", f.Ignored)
+	}
+	if err := Trust(env, proj); err != nil {
+		t.Fatal(err)
+	}
+	if !IsTrusted(env, proj) {
+		t.Error("trusting again did not restore trust")
+	}
+}
+
+func TestTrustListOfOlderVersionTrustsNothing(t *testing.T) {
+	env, proj, _ := layout(t, userTOML, projectTOML)
+	d, _ := canonicalDir(proj)
+	if err := os.MkdirAll(DataDir(env), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(trustedFile(env), []byte(`{"dirs":["`+d+`"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(proj, ProjectConfigName))
+	if got := TrustOf(env, proj, b); got != Changed {
+		t.Errorf("legacy entry: %v, want Changed", got)
+	}
+}
