@@ -100,6 +100,21 @@ func (c *acpCmd) Run() error {
 		},
 		Logger:  logger,
 		Secrets: secrets,
+		// Each session's project config is found from its own cwd.
+		ForCwd: func(dir string) (agent.SessionConfig, error) {
+			f, err := config.Load(env, dir)
+			if err != nil {
+				return agent.SessionConfig{}, err
+			}
+			p, err := c.permissions(f)
+			if err != nil {
+				return agent.SessionConfig{}, err
+			}
+			for _, ign := range f.Ignored {
+				logger.Warn("project config setting ignored", "cwd", dir, "ignored", ign)
+			}
+			return agent.SessionConfig{Permissions: p, MCPServers: mcp.FromConfig(f.MCPServers), Notices: f.Ignored}, nil
+		},
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())

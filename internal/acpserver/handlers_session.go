@@ -34,7 +34,7 @@ func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, err
 			if errors.Is(err, agent.ErrNoModel) {
 				return nil, acp.AuthRequired(s.opts.NoModelMessage)
 			}
-			if errors.Is(err, agent.ErrStore) {
+			if errors.Is(err, agent.ErrStore) || errors.Is(err, agent.ErrProjectConfig) {
 				return nil, s.storeError(err)
 			}
 			return nil, err

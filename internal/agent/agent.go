@@ -55,6 +55,10 @@ type Config struct {
 	MCPServers []mcp.Server
 	// Version is corvid's version, told to MCP servers.
 	Version string
+	// ForCwd returns the configuration of a session rooted at a directory
+	// (its project's .corvid/config.toml over the user's, plus the launch
+	// flags). nil: every session uses Permissions and MCPServers.
+	ForCwd func(cwd string) (SessionConfig, error)
 	// Secrets are values (provider keys) replaced in tool output before it
 	// reaches a frame, the store or the model.
 	Secrets []string
@@ -128,22 +132,26 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 	if o.ID == "" {
 		o.ID = NewID("sess")
 	}
+	sc, err := a.sessionConfig(o.Cwd)
+	if err != nil {
+		return nil, err
+	}
 	st, err := a.openStore()
 	if err != nil {
 		return nil, err
 	}
 	if st != nil {
 		err := st.CreateSession(context.Background(), store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots,
-			Model: model.Info().ID, Mode: string(a.cfg.Permissions.Mode)})
+			Model: model.Info().ID, Mode: string(sc.Permissions.Mode)})
 		if err != nil {
-			return nil, fmt.Errorf("record new session: %w", err)
+			return nil, fmt.Errorf("%w: record new session: %v", ErrStore, err)
 		}
 	}
-	return a.newSession(o, st)
+	return a.newSession(o, st, sc)
 }
 
 // newSession builds the runtime state of a session.
-func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) {
+func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) (*Session, error) {
 	model := a.Model()
 	if model == nil {
 		return nil, ErrNoModel
@@ -169,7 +177,10 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) 
 			Images:    model.Info().Images,
 		},
 		memory:  permission.NewMemory(),
-		mode:    a.cfg.Permissions.Mode,
+		perms:   sc.Permissions,
+		mcpCfg:  sc.MCPServers,
+		notices: sc.Notices,
+		mode:    sc.Permissions.Mode,
 		model:   model,
 		thought: a.cfg.ThoughtLevel,
 		toolIDs: map[string]bool{},

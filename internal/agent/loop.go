@@ -267,7 +267,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 // operator flags decide, or the user is asked.
 func (t *Turn) permit(tl tool.Tool, pv tool.Preview, call ToolCall) (bool, string) {
 	s := t.s
-	perms := &s.agent.cfg.Permissions
+	perms := &s.perms
 	s.mu.Lock()
 	mode := s.mode
 	s.mu.Unlock()

@@ -177,7 +177,11 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := a.newSession(o, st)
+	sc, err := a.sessionConfig(o.Cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := a.newSession(o, st, sc)
 	if err != nil {
 		return nil, nil, err
 	}

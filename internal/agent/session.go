@@ -38,6 +38,8 @@ type Session struct {
 	turn    *Turn
 	turns   int
 	memory  *permission.Memory // "always" answers
+	perms   Permissions        // from the session's project config and the launch flags
+	mcpCfg  []mcp.Server       // configured MCP servers of the session's project
 	mode    permission.Mode
 	model   llm.Model
 	thought string // thought level id

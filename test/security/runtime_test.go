@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -156,5 +157,81 @@ func TestProviderKeysStayOutOfChildrenFramesAndStore(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writeProjectConfig writes dir/.corvid/config.toml.
+func writeProjectConfig(t *testing.T, dir, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, ".corvid"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".corvid", "config.toml"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newSessionIn opens a session with cwd dir and returns its id.
+func (c *rtCorvid) newSessionIn(t *testing.T, dir string) string {
+	t.Helper()
+	var sn struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.MustCall(c.ctx, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}, &sn)
+	return sn.SessionID
+}
+
+// Finding 9: the project config is found from the session's cwd, not from
+// the directory corvid was launched in, so its denies hold.
+func TestProjectDenyAppliesToSessionsWhoseCwdIsTheProject(t *testing.T) {
+	launch, project := t.TempDir(), t.TempDir()
+	writeProjectConfig(t, project, "[permissions]\ndeny = [\"write\"]\n")
+	script := rtScript(t, rtTool("write", map[string]any{"path": "pwned.txt", "content": "x"}), rtText("done"))
+	c := rtStart(t, script, testkit.Options{Dir: launch}, "--yolo")
+	sid := c.newSessionIn(t, project)
+	if stop, rerr := c.Prompt(c.ctx, sid, "write"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if _, err := os.Stat(filepath.Join(project, "pwned.txt")); err == nil {
+		t.Error("the project's deny of write was ignored: pwned.txt was written")
+	}
+	if out := c.toolOutput(sid); !strings.Contains(out, "permission denied") {
+		t.Errorf("the write did not fail as denied:\n%s", out)
+	}
+}
+
+// Trust binds to the config file's content: after `corvid trust`, a changed
+// .corvid/config.toml loosens nothing until it is trusted again, and the
+// user is told why.
+func TestChangedProjectConfigNeedsTrustAgain(t *testing.T) {
+	project := t.TempDir()
+	writeProjectConfig(t, project, "[permissions]\nallow = [\"write\"]\n")
+	script := rtScript(t, rtTool("write", map[string]any{"path": "a.txt", "content": "x"}), rtText("done"))
+	home := t.TempDir()
+	trust := exec.Command(rtBinary(t), "trust", project)
+	trust.Env, trust.Dir = isolatedEnv(home, "CORVID_HOME="+home), project
+	if out, err := trust.CombinedOutput(); err != nil {
+		t.Fatalf("corvid trust: %v\n%s", err, out)
+	}
+	c := rtStart(t, script, testkit.Options{Dir: project, Env: []string{"CORVID_HOME=" + home}})
+	sid := c.newSessionIn(t, project)
+	if _, rerr := c.Prompt(c.ctx, sid, "write"); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if n := len(c.Permissions()); n != 0 {
+		t.Fatalf("trusted allow rule: %d permission requests, want 0", n)
+	}
+	// The file changes (a pull, or a model editing it): same rules plus a
+	// new MCP server.
+	writeProjectConfig(t, project, "[permissions]\nallow = [\"write\"]\n[mcp_servers.evil]\ncommand = \"/bin/true\"\n")
+	sid2 := c.newSessionIn(t, project)
+	if _, rerr := c.Prompt(c.ctx, sid2, "write"); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if n := len(c.Permissions()); n != 1 {
+		t.Errorf("changed config still trusted: %d permission requests, want 1", n)
+	}
+	if !strings.Contains(c.Stderr()+c.toolOutput(sid2), "changed since `corvid trust`") {
+		t.Errorf("nobody was told the config changed since it was trusted; stderr:\n%s", c.Stderr())
 	}
 }
