@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ type acpCmd struct {
 	LogFile               string   `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
 	LogLevel              string   `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
 	Yolo                  bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
+	Mode                  string   `name:"mode" placeholder:"MODE" help:"Permission mode new sessions start in: ask (every tool asks), default, edit, plan or yolo. Default: default_mode in config, else default."`
 	Allow                 []string `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
 	MaxLineBytes          int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
 	ClientTools           string   `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
@@ -276,7 +278,14 @@ func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
 			return agent.Permissions{}, fmt.Errorf("--allow %q: %w", a, err)
 		}
 	}
-	return agent.Permissions{Rules: rules, Yolo: c.Yolo, Allow: c.Allow}, nil
+	mode := file.DefaultMode
+	if c.Mode != "" {
+		mode = c.Mode
+	}
+	if mode != "" && !slices.Contains(permission.Modes, permission.Mode(mode)) {
+		return agent.Permissions{}, fmt.Errorf("unknown mode %q (want one of %v)", mode, permission.Modes)
+	}
+	return agent.Permissions{Rules: rules, Yolo: c.Yolo, Allow: c.Allow, Mode: permission.Mode(mode)}, nil
 }
 
 // auth is what initialize offers for credentials, and what authenticate

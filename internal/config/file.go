@@ -64,6 +64,9 @@ type File struct {
 	Custom             map[string]CustomProvider `toml:"custom"`
 	Permissions        Permissions               `toml:"permissions"`
 	MCPServers         map[string]MCPServer      `toml:"mcp_servers"`
+	// DefaultMode is the permission mode new sessions start in ("" =
+	// default). An untrusted project may only pick a stricter one.
+	DefaultMode string `toml:"default_mode"`
 	// PassEnv names variables children inherit although corvid withholds
 	// them by default (provider keys, CORVID_*); user config only.
 	PassEnv []string `toml:"pass_env"`
@@ -188,6 +191,13 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 	if o.InteractionTimeout > 0 {
 		f.InteractionTimeout = o.InteractionTimeout
 	}
+	if o.DefaultMode != "" {
+		if trusted || !loosensMode(o.DefaultMode) {
+			f.DefaultMode = o.DefaultMode
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("default_mode %q in %s (run `corvid trust` in the project to allow it)", o.DefaultMode, from))
+		}
+	}
 	if len(o.PassEnv) > 0 {
 		if from == "" {
 			f.PassEnv = append(f.PassEnv, o.PassEnv...)
@@ -237,6 +247,10 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 	}
 	return nil
 }
+
+// loosensMode reports whether a default mode runs more without asking than
+// the default mode does (so an untrusted project may not choose it).
+func loosensMode(m string) bool { return m != "ask" && m != "plan" && m != "default" }
 
 func validateCustom(name string, c *CustomProvider) error {
 	if _, ok := LookupProvider(name); ok {

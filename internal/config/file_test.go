@@ -256,3 +256,16 @@ func TestTrustListOfOlderVersionTrustsNothing(t *testing.T) {
 		t.Errorf("legacy entry: %v, want Changed", got)
 	}
 }
+
+func TestUntrustedProjectMayOnlyTightenTheDefaultMode(t *testing.T) {
+	for mode, kept := range map[string]bool{"ask": true, "plan": true, "edit": false, "yolo": false} {
+		env, _, cwd := layout(t, "", "default_mode = \""+mode+"\"\n")
+		f, err := Load(env, cwd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.DefaultMode == mode; got != kept {
+			t.Errorf("untrusted default_mode %q applied = %v, want %v", mode, got, kept)
+		}
+	}
+}

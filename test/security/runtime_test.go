@@ -235,3 +235,59 @@ func TestChangedProjectConfigNeedsTrustAgain(t *testing.T) {
 		t.Errorf("nobody was told the config changed since it was trusted; stderr:\n%s", c.Stderr())
 	}
 }
+
+// A default mode you can set: default_mode in the user config and --mode at
+// launch (the flag wins); in ask mode even a read inside the workspace asks.
+func TestDefaultModeFromConfigAndFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		args         []string
+		wantAsks     int
+		wantMode     string
+	}{
+		{"flag", "", []string{"--mode", "ask"}, 1, "ask"},
+		{"config", "default_mode = \"ask\"\n", nil, 1, "ask"},
+		{"flag over config", "default_mode = \"ask\"\n", []string{"--mode", "default"}, 0, "default"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home, ws := t.TempDir(), t.TempDir()
+			if tc.config != "" {
+				if err := os.MkdirAll(filepath.Join(home, "config"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(home, "config", "config.toml"), []byte(tc.config), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("hello\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			script := rtScript(t, rtTool("read", map[string]any{"path": "notes.txt"}), rtText("done"))
+			c := rtStart(t, script, testkit.Options{Dir: ws, Env: []string{"CORVID_HOME=" + home}}, tc.args...)
+			var sn struct {
+				SessionID string `json:"sessionId"`
+				Modes     struct {
+					CurrentModeID string `json:"currentModeId"`
+				} `json:"modes"`
+			}
+			c.MustCall(c.ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}, &sn)
+			if sn.Modes.CurrentModeID != tc.wantMode {
+				t.Errorf("currentModeId %q, want %q", sn.Modes.CurrentModeID, tc.wantMode)
+			}
+			if _, rerr := c.Prompt(c.ctx, sn.SessionID, "read"); rerr != nil {
+				t.Fatal(rerr)
+			}
+			if n := len(c.Permissions()); n != tc.wantAsks {
+				t.Errorf("%d permission requests for a read inside the workspace, want %d", n, tc.wantAsks)
+			}
+		})
+	}
+}
+
+// An unknown mode is a launch error naming the choices.
+func TestUnknownModeIsALaunchError(t *testing.T) {
+	out, err := exec.Command(rtBinary(t), "acp", "-m", "script:"+rtScript(t, rtText("x")), "--mode", "sudo").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `unknown mode "sudo"`) {
+		t.Errorf("--mode sudo: %v\n%s", err, out)
+	}
+}
