@@ -44,8 +44,9 @@ type Options struct {
 	Logger       *slog.Logger // default slog.Default()
 	// BeforeWrite, if set, runs before each write of queued frames: the
 	// agent makes what they report durable first (kill -9 then loses
-	// nothing the client saw).
-	BeforeWrite func()
+	// nothing the client saw). If it fails, the batch's notifications are
+	// dropped (they may report what was not stored); responses still go.
+	BeforeWrite func() error
 }
 
 // ErrClosed is returned when the connection is gone.
@@ -687,6 +688,7 @@ func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
 	var batch bytes.Buffer
+	var frames [][]byte // the frames of batch, for dropping notifications
 	broken := false
 	stop := false
 	for !stop {
@@ -696,6 +698,7 @@ func (c *Conn) writeLoop() {
 		}
 		batch.Reset()
 		batch.Write(b)
+		frames = append(frames[:0], b)
 		// Take whatever else is queued, so one barrier and one write serve
 		// many frames.
 	drain:
@@ -707,6 +710,7 @@ func (c *Conn) writeLoop() {
 					break drain
 				}
 				batch.Write(more)
+				frames = append(frames, more)
 			default:
 				break drain
 			}
@@ -715,13 +719,34 @@ func (c *Conn) writeLoop() {
 			continue
 		}
 		if c.opts.BeforeWrite != nil {
-			c.opts.BeforeWrite()
+			if err := c.opts.BeforeWrite(); err != nil {
+				dropNotifications(&batch, frames)
+				c.log.Warn("notifications not sent: what they report could not be stored", "err", err)
+			}
+		}
+		if batch.Len() == 0 {
+			continue
 		}
 		if _, err := c.w.Write(batch.Bytes()); err != nil {
 			broken = true
 			c.log.Warn("output broken; the client is gone", "err", err)
 			c.markGone()
 		}
+	}
+}
+
+// dropNotifications rewrites batch with only the frames of frames that are
+// not notifications (responses and requests carry an id).
+func dropNotifications(batch *bytes.Buffer, frames [][]byte) {
+	batch.Reset()
+	for _, f := range frames {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(f, &m) == nil && len(m.ID) == 0 {
+			continue
+		}
+		batch.Write(f)
 	}
 }
 

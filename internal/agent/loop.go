@@ -18,6 +18,9 @@ func (t *Turn) loop() (StopReason, error) {
 		if req >= cfg.MaxTurnRequests {
 			return StopMaxTurnRequests, nil
 		}
+		if err := t.storeFault(); err != nil {
+			return "", err
+		}
 		if s.needsCompaction() {
 			if err := t.compact("", false); err != nil {
 				if t.ctx.Err() != nil {
@@ -113,6 +116,10 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 		}
 		if t.ctx.Err() != nil {
 			streamErr = t.ctx.Err()
+			break
+		}
+		if err := t.storeFault(); err != nil {
+			streamErr = err
 			break
 		}
 		switch ev.Type {

@@ -107,7 +107,10 @@ func (s *Session) acquire() (func(), error) {
 	if errors.Is(err, store.ErrBusy) {
 		return nil, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
 	}
-	return release, err
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot take the session's turn lease: %v", ErrStore, err)
+	}
+	return release, nil
 }
 
 func (s *Session) flush() {
@@ -413,16 +416,39 @@ func processOwner() string { return fmt.Sprintf("pid%d-%s", os.Getpid(), NewID("
 // Sync makes every event recorded so far durable. The ACP writer calls it
 // before frames leave, so what a client has seen survives a kill -9; group
 // commit keeps it cheap (one commit serves every frame queued meanwhile).
-func (a *Agent) Sync() {
+//
+// An error means some event recorded since the last Sync is not stored: the
+// caller must not send what reports it (the client would see what a reload
+// cannot show).
+func (a *Agent) Sync() error {
 	a.stMu.Lock()
 	st := a.st
 	a.stMu.Unlock()
 	if st == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := st.Flush(ctx); err != nil {
 		a.cfg.Logger.Error("session store commit", "err", err)
+		return fmt.Errorf("%w: %v", ErrStore, err)
 	}
+	return nil
+}
+
+// storeFailures counts the store's failed commits (0 without a store).
+func (s *Session) storeFailures() uint64 {
+	if s.store == nil {
+		return 0
+	}
+	return s.store.CommitFailures()
+}
+
+// storeFault returns an error once a commit failed after the turn began:
+// the turn stops rather than go on with events nobody can reload.
+func (t *Turn) storeFault() error {
+	if t.s.storeFailures() == t.storeMark {
+		return nil
+	}
+	return fmt.Errorf("%w: events of this turn could not be saved (is the disk full?), so the turn was stopped; see the log for the database error", ErrStore)
 }

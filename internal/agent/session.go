@@ -71,6 +71,7 @@ type Turn struct {
 	blocks    []Block
 	cancelled bool   // guarded by s.mu
 	release   func() // the store lease held while the turn runs
+	storeMark uint64 // the store's failed commits when the turn began
 }
 
 // StartTurn registers a turn for blocks. It is quick and must be called in
@@ -181,6 +182,7 @@ func (t *Turn) Run() (StopReason, error) {
 	if t.release, err = s.acquire(); err != nil {
 		return "", err
 	}
+	t.storeMark = s.storeFailures()
 	s.recordPrompt(t.blocks)
 	s.mu.Lock()
 	s.turns++
@@ -203,6 +205,13 @@ func (t *Turn) Run() (StopReason, error) {
 	s.appendHistory(user)
 
 	stop, err = t.loop()
+	if err == nil {
+		// The answer goes out only once the turn's events are stored.
+		s.flush()
+		if ferr := t.storeFault(); ferr != nil {
+			stop, err = "", ferr
+		}
+	}
 	if stop == StopRefusal {
 		// The refused prompt and everything after it leave the context.
 		s.resetHistory(func(h []llm.Message) []llm.Message { return h[:mark] })

@@ -47,7 +47,8 @@ type writer struct {
 	committed uint64         // every ticket ≤ this has been committed (or failed)
 	notify    chan struct{}  // closed and replaced after each commit
 	lastBySID map[string]uint64
-	failed    error // first write error not yet reported by Flush
+	failed    error  // first write error not yet reported by Flush
+	failures  uint64 // commits that failed since the Store opened
 	closing   bool
 
 	wake chan struct{} // the queue became non-empty
@@ -132,6 +133,16 @@ func (s *Store) Flush(ctx context.Context) error {
 	w.failed = nil
 	w.mu.Unlock()
 	return err
+}
+
+// CommitFailures counts the commits that failed since the Store opened
+// (each lost its events). Unlike Flush's error, which one caller consumes,
+// every caller can compare counts taken before and after its work.
+func (s *Store) CommitFailures() uint64 {
+	w := s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failures
 }
 
 // flushSession waits until every event appended so far to sessionID has been
@@ -246,8 +257,11 @@ func (w *writer) drain() {
 		w.mu.Lock()
 		last := batch[len(batch)-1].ticket
 		w.committed = last
-		if err != nil && w.failed == nil {
-			w.failed = err
+		if err != nil {
+			w.failures++
+			if w.failed == nil {
+				w.failed = err
+			}
 		}
 		for _, ev := range batch {
 			if t, ok := w.lastBySID[ev.sessionID]; ok && t <= last {

@@ -8,11 +8,13 @@ package security
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -289,5 +291,105 @@ func TestUnknownModeIsALaunchError(t *testing.T) {
 	out, err := exec.Command(rtBinary(t), "acp", "-m", "script:"+rtScript(t, rtText("x")), "--mode", "sudo").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `unknown mode "sudo"`) {
 		t.Errorf("--mode sudo: %v\n%s", err, out)
+	}
+}
+
+// mountSmallFS mounts a tmpfs of size bytes under a temp dir and returns
+// it; the test skips where mounting is not permitted (not root).
+func mountSmallFS(t *testing.T, size int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "small")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+strconv.Itoa(size)); err != nil {
+		t.Skipf("cannot mount a small tmpfs to fill (needs root): %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+// fill writes a file until the file system is full and returns its path.
+func fill(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "filler")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("fill: %v", err)
+			}
+			return p
+		}
+	}
+}
+
+// Finding 10 (store part): on a full disk a turn ends with a JSON-RPC error
+// that says its events could not be saved, no client saw text that a reload
+// cannot show, session/new says what failed, and once space is back the
+// session runs again at once (its own lease does not block it).
+func TestFullDiskEndsTheTurnWithAnErrorAndSendsOnlyWhatIsStored(t *testing.T) {
+	small := mountSmallFS(t, 3<<20)
+	home := filepath.Join(small, "home")
+	ws := t.TempDir()
+	// About 4 s of text, so the disk fills while the turn streams.
+	big := map[string]any{"chunkSize": 200, "delayMs": 2, "parts": []any{map[string]any{"type": "text", "text": "lorem ipsum dolor sit amet ", "repeat": 15000}}}
+	script := rtScript(t, big, rtText("space is back"))
+	c := rtStart(t, script, testkit.Options{Dir: ws, Env: []string{"CORVID_HOME=" + home}})
+	sid := c.newSessionIn(t, ws)
+	turn := c.CallAsync("session/prompt", testkit.TextPrompt(sid, "stream a lot"))
+	if _, err := c.WaitUpdate(c.ctx, func(u testkit.Update) bool { return u.SessionUpdate == "agent_message_chunk" }); err != nil {
+		t.Fatal(err)
+	}
+	filler := fill(t, small)
+	raw, rerr := turn.Wait(c.ctx)
+	stop := string(raw)
+	if rerr == nil {
+		t.Errorf("turn on a full disk ended %q without an error", stop)
+	} else if !strings.Contains(rerr.Message, "could not be saved") {
+		t.Errorf("turn error %q does not say the events could not be saved", rerr.Message)
+	}
+	var live strings.Builder
+	for _, u := range c.Updates(sid) {
+		if u.SessionUpdate == "agent_message_chunk" {
+			live.WriteString(u.Content.Text)
+		}
+	}
+
+	_, nerr := c.Call(c.ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})
+	if nerr == nil {
+		t.Error("session/new on a full disk succeeded")
+	} else if (nerr.Code != -32603 && nerr.Code != -32000) || !strings.Contains(nerr.Message, "store") || !strings.Contains(nerr.Message, "full") {
+		t.Errorf("session/new on a full disk: %d %q, want -32603/-32000 naming the store and the full disk", nerr.Code, nerr.Message)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	stop, rerr = c.Prompt(c.ctx, sid, "again")
+	if rerr != nil || stop != "end_turn" {
+		t.Errorf("prompt once space is back: %q %v", stop, rerr)
+	}
+	if code, _ := c.Close(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+
+	// A fresh process replays the session: it must hold every chunk the
+	// client saw live.
+	c2 := rtStart(t, script, testkit.Options{Dir: ws, Env: []string{"CORVID_HOME=" + home}})
+	c2.MustCall(c2.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	var replay strings.Builder
+	for _, u := range c2.Updates(sid) {
+		if u.SessionUpdate == "agent_message_chunk" {
+			replay.WriteString(u.Content.Text)
+		}
+	}
+	if !strings.HasPrefix(replay.String(), live.String()) {
+		t.Errorf("the client saw %d bytes of text live that the store does not hold (replay %d bytes)", live.Len(), replay.Len())
 	}
 }
