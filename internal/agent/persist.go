@@ -192,6 +192,9 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	replay, history, turns := rebuild(events, s.toolIDs)
 	s.history = repairHistory(history)
 	s.turns = turns
+	if n := len(events); n > 0 {
+		s.knownSeq = events[n-1].Seq
+	}
 	// The context meter carries over, so a full session compacts on its
 	// next turn.
 	for i := len(replay) - 1; i >= 0; i-- {

@@ -56,6 +56,7 @@ type Session struct {
 	mcp       *mcp.Manager
 	notices   []string
 	toolIDs   map[string]bool // tool call ids used in this session
+	knownSeq  int64           // the stored log's last seq as this process last saw it
 }
 
 // Cwd is the session's working directory.
@@ -160,10 +161,11 @@ func (t *Turn) Run() (StopReason, error) {
 	s := t.s
 	defer func() {
 		t.cancel()
+		s.flush()
 		if t.release != nil {
+			s.noteStoreSeq()
 			t.release()
 		}
-		s.flush()
 		close(t.done)
 	}()
 	if t.prev != nil {
@@ -183,6 +185,9 @@ func (t *Turn) Run() (StopReason, error) {
 		return "", err
 	}
 	t.storeMark = s.storeFailures()
+	if err := s.syncWithStore(); err != nil {
+		return "", err
+	}
 	s.recordPrompt(t.blocks)
 	s.mu.Lock()
 	s.turns++

@@ -357,6 +357,23 @@ func (w *writer) commit(batch []pendingEvent) error {
 	return errors.Join(missing...)
 }
 
+// LastSeq returns the seq of a session's last event (0 for none), after
+// committing any events this Store still holds for it. Another process
+// appending to the session moves it.
+func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
+	if err := s.flushSession(ctx, sessionID); err != nil {
+		return 0, fmt.Errorf("last event of session %s: %w", sessionID, err)
+	}
+	var seq int64
+	err := retryBusy(ctx, func() error {
+		return s.readDB.QueryRowContext(ctx, `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`, sessionID).Scan(&seq)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("last event of session %s: %w", sessionID, err)
+	}
+	return seq, nil
+}
+
 // Events returns every event of a session in order, after committing any
 // events this Store still holds in memory for it. An unknown session yields
 // [ErrNotFound].

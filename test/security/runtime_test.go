@@ -393,3 +393,61 @@ func TestFullDiskEndsTheTurnWithAnErrorAndSendsOnlyWhatIsStored(t *testing.T) {
 		t.Errorf("the client saw %d bytes of text live that the store does not hold (replay %d bytes)", live.Len(), replay.Len())
 	}
 }
+
+// lastAgentText is the text of sid's last agent message so far.
+func (c *rtCorvid) lastAgentText(sid string) string {
+	var id, text string
+	for _, u := range c.Updates(sid) {
+		if u.SessionUpdate != "agent_message_chunk" {
+			continue
+		}
+		if u.MessageID != id {
+			id, text = u.MessageID, ""
+		}
+		text += u.Content.Text
+	}
+	return text
+}
+
+// Finding 11: the same session loaded in two processes never runs a turn on
+// stale memory. The scripted model answers the N-th model call of a
+// conversation with reply-N (N counts the assistant messages it is sent),
+// so the reply names how much of the conversation the model request held.
+func TestSessionLoadedInTwoProcessesRunsEachTurnOnTheStoredHistory(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	script := rtScript(t, rtText("reply-0"), rtText("reply-1"), rtText("reply-2"), rtText("reply-3"))
+	opts := testkit.Options{Dir: ws, Env: []string{"CORVID_HOME=" + home}}
+	a := rtStart(t, script, opts)
+	sid := a.newSessionIn(t, ws)
+	if _, rerr := a.Prompt(a.ctx, sid, "one"); rerr != nil {
+		t.Fatal(rerr)
+	}
+	b := rtStart(t, script, opts)
+	b.MustCall(b.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+
+	if _, rerr := a.Prompt(a.ctx, sid, "two"); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if got := a.lastAgentText(sid); got != "reply-1" {
+		t.Fatalf("process A's second turn answered %q, want reply-1", got)
+	}
+	// B loaded the session before A's second turn.
+	stop, rerr := b.Prompt(b.ctx, sid, "three")
+	if rerr != nil {
+		// Refusing with a clear error is the other acceptable answer.
+		if !strings.Contains(rerr.Message+string(rerr.Data), "another corvid process") {
+			t.Fatalf("B's turn refused unclearly: %v", rerr)
+		}
+		return
+	}
+	if got := b.lastAgentText(sid); got != "reply-2" {
+		t.Errorf("process B's turn (%s) answered %q: its model request did not hold A's second turn (want reply-2)", stop, got)
+	}
+	// And back in A: it must see B's turn.
+	if _, rerr := a.Prompt(a.ctx, sid, "four"); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if got := a.lastAgentText(sid); got != "reply-3" {
+		t.Errorf("process A's third turn answered %q, want reply-3", got)
+	}
+}
