@@ -35,6 +35,8 @@ type acpCmd struct {
 	LogLevel              string   `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
 	Yolo                  bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
 	Mode                  string   `name:"mode" placeholder:"MODE" help:"Permission mode new sessions start in: ask (every tool asks), default, edit, plan or yolo. Default: default_mode in config, else default."`
+	Sandbox               string   `name:"sandbox" placeholder:"MODE" help:"Confine shell commands with Landlock (Linux): off, workspace-write (writes only in the session's directories and the temp dir) or read-only. Default: sandbox in config, else off."`
+	SandboxNetwork        bool     `name:"sandbox-network" help:"Let sandboxed shell commands use the network (TCP); off by default."`
 	Allow                 []string `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
 	MaxLineBytes          int      `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
 	ClientTools           string   `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
@@ -81,6 +83,9 @@ func (c *acpCmd) Run() error {
 		os.Exit(1)
 	}
 	perms, err := c.permissions(file)
+	if err == nil {
+		_, err = c.sandbox(file)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
@@ -115,7 +120,11 @@ func (c *acpCmd) Run() error {
 			for _, ign := range f.Ignored {
 				logger.Warn("project config setting ignored", "cwd", dir, "ignored", ign)
 			}
-			return agent.SessionConfig{Permissions: p, MCPServers: mcp.FromConfig(f.MCPServers), Notices: f.Ignored}, nil
+			sb, err := c.sandbox(f)
+			if err != nil {
+				return agent.SessionConfig{}, err
+			}
+			return agent.SessionConfig{Permissions: p, MCPServers: mcp.FromConfig(f.MCPServers), Sandbox: sb, Notices: f.Ignored}, nil
 		},
 	})
 
@@ -286,6 +295,30 @@ func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
 		return agent.Permissions{}, fmt.Errorf("unknown mode %q (want one of %v)", mode, permission.Modes)
 	}
 	return agent.Permissions{Rules: rules, Yolo: c.Yolo, Allow: c.Allow, Mode: permission.Mode(mode)}, nil
+}
+
+// sandbox is the shell sandbox of a session: the --sandbox flag over the
+// config's sandbox; network only when a flag or the config allows it.
+func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
+	mode := file.Sandbox
+	if c.Sandbox != "" {
+		mode = c.Sandbox
+	}
+	if mode == "" {
+		mode = tool.SandboxOff
+	}
+	if !slices.Contains(tool.SandboxModes, mode) {
+		return tool.Sandbox{}, fmt.Errorf("unknown sandbox %q (want one of %v)", mode, tool.SandboxModes)
+	}
+	sb := tool.Sandbox{Mode: mode, Network: c.SandboxNetwork || file.SandboxNetwork}
+	if sb.On() {
+		exe, err := os.Executable()
+		if err != nil {
+			return tool.Sandbox{}, fmt.Errorf("sandbox: cannot find the corvid binary: %w", err)
+		}
+		sb.Exe = exe
+	}
+	return sb, nil
 }
 
 // auth is what initialize offers for credentials, and what authenticate

@@ -164,6 +164,11 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 	if terms == nil {
 		terms = tool.NewLocalTerminals()
 	}
+	var sandbox *tool.Sandbox
+	if sc.Sandbox.On() {
+		sb := sc.Sandbox
+		sandbox = &sb
+	}
 	s := &Session{
 		ID:    o.ID,
 		agent: a,
@@ -175,6 +180,7 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 			FS:        fs,
 			Terminals: terms,
 			Images:    model.Info().Images,
+			Sandbox:   sandbox,
 		},
 		memory:  permission.NewMemory(),
 		perms:   sc.Permissions,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/corvid-agent/corvid/internal/mcp"
+	"github.com/corvid-agent/corvid/internal/tool"
 )
 
 // SessionConfig is what a session's project decides: the configuration
@@ -13,6 +14,8 @@ import (
 type SessionConfig struct {
 	Permissions Permissions
 	MCPServers  []mcp.Server
+	// Sandbox confines the session's shell commands (zero: unconfined).
+	Sandbox tool.Sandbox
 	// Notices are told to the user when the session starts (ignored
 	// settings of an untrusted or changed project file).
 	Notices []string

@@ -67,6 +67,11 @@ type File struct {
 	// DefaultMode is the permission mode new sessions start in ("" =
 	// default). An untrusted project may only pick a stricter one.
 	DefaultMode string `toml:"default_mode"`
+	// Sandbox confines shell commands: "off", "workspace-write" or
+	// "read-only" ("" = off). SandboxNetwork lets sandboxed commands use TCP.
+	// An untrusted project may only make the sandbox stricter.
+	Sandbox        string `toml:"sandbox"`
+	SandboxNetwork bool   `toml:"sandbox_network"`
 	// PassEnv names variables children inherit although corvid withholds
 	// them by default (provider keys, CORVID_*); user config only.
 	PassEnv []string `toml:"pass_env"`
@@ -198,6 +203,24 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 			f.Ignored = append(f.Ignored, fmt.Sprintf("default_mode %q in %s (run `corvid trust` in the project to allow it)", o.DefaultMode, from))
 		}
 	}
+	if o.Sandbox != "" {
+		r, ok := sandboxRank[o.Sandbox]
+		switch {
+		case !ok:
+			return fmt.Errorf("sandbox must be \"off\", \"workspace-write\" or \"read-only\", not %q", o.Sandbox)
+		case trusted || r >= sandboxRank[f.Sandbox]:
+			f.Sandbox = o.Sandbox
+		default:
+			f.Ignored = append(f.Ignored, fmt.Sprintf("sandbox %q in %s (run `corvid trust` in the project to allow it)", o.Sandbox, from))
+		}
+	}
+	if o.SandboxNetwork {
+		if trusted {
+			f.SandboxNetwork = true
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("sandbox_network in %s (run `corvid trust` in the project to allow it)", from))
+		}
+	}
 	if len(o.PassEnv) > 0 {
 		if from == "" {
 			f.PassEnv = append(f.PassEnv, o.PassEnv...)
@@ -247,6 +270,9 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 	}
 	return nil
 }
+
+// sandboxRank orders sandbox modes from loosest to strictest.
+var sandboxRank = map[string]int{"": 0, "off": 0, "workspace-write": 1, "read-only": 2}
 
 // loosensMode reports whether a default mode runs more without asking than
 // the default mode does (so an untrusted project may not choose it).

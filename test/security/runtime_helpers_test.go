@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -228,5 +229,26 @@ func waitFile(ctx context.Context, t *testing.T, path string) string {
 			t.Fatalf("%s never appeared", path)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// landlockABI is the kernel's Landlock ABI version (0: none).
+func landlockABI() int {
+	const createRulesetVersion = 1                                  // LANDLOCK_CREATE_RULESET_VERSION
+	v, _, errno := syscall.Syscall(444, 0, 0, createRulesetVersion) // landlock_create_ruleset
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+// needLandlock skips where the kernel cannot enforce the sandbox.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the shell sandbox is Landlock, Linux only")
+	}
+	if abi := landlockABI(); abi < 4 {
+		t.Skipf("this kernel has Landlock ABI %d; the sandbox with network rules needs ABI 4 (Linux 6.7+)", abi)
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -449,5 +451,84 @@ func TestSessionLoadedInTwoProcessesRunsEachTurnOnTheStoredHistory(t *testing.T)
 	}
 	if got := a.lastAgentText(sid); got != "reply-3" {
 		t.Errorf("process A's third turn answered %q, want reply-3", got)
+	}
+}
+
+// An OS sandbox for shell commands: under --sandbox workspace-write a
+// command writes inside the session's directory but not outside it, TCP is
+// refused unless allowed, and the permission question says so.
+func TestShellSandboxConfinesWritesAndNetwork(t *testing.T) {
+	needLandlock(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			conn.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	base := t.TempDir()
+	ws, outside, tmp := filepath.Join(base, "ws"), filepath.Join(base, "outside"), filepath.Join(base, "tmp")
+	for _, d := range []string{ws, outside, tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := "echo in > inside.txt; echo out > " + outside + "/escaped.txt; echo t > $TMPDIR/t.txt; " +
+		"(exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo con\"\"nected); echo fin\"\"ished"
+	script := rtScript(t, rtTool("shell", map[string]any{"command": cmd}), rtText("done"))
+
+	for _, tc := range []struct {
+		name        string
+		args        []string
+		wantInside  bool
+		wantConnect bool
+		wantLabel   string
+	}{
+		{"workspace-write", []string{"--sandbox", "workspace-write"}, true, false, "sandbox: workspace-write, no network"},
+		{"read-only", []string{"--sandbox", "read-only"}, false, false, "sandbox: read-only, no network"},
+		{"network allowed", []string{"--sandbox", "workspace-write", "--sandbox-network"}, true, true, "sandbox: workspace-write, network allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, p := range []string{filepath.Join(ws, "inside.txt"), filepath.Join(outside, "escaped.txt")} {
+				os.Remove(p)
+			}
+			before := accepted.Load()
+			c := rtStart(t, script, testkit.Options{Dir: ws, Env: []string{"TMPDIR=" + tmp}}, tc.args...)
+			sid := c.newSessionIn(t, ws)
+			if _, rerr := c.Prompt(c.ctx, sid, "run"); rerr != nil {
+				t.Fatal(rerr)
+			}
+			out := c.toolOutput(sid)
+			if !strings.Contains(out, "finished") {
+				t.Fatalf("the command did not run to its end:\n%s", out)
+			}
+			if _, err := os.Stat(filepath.Join(outside, "escaped.txt")); err == nil {
+				t.Error("a sandboxed command wrote outside the workspace")
+			}
+			if _, err := os.Stat(filepath.Join(ws, "inside.txt")); (err == nil) != tc.wantInside {
+				t.Errorf("write inside the workspace: exists=%v, want %v", err == nil, tc.wantInside)
+			}
+			if got := strings.Contains(out, "connected"); got != tc.wantConnect || (accepted.Load() > before) != tc.wantConnect {
+				t.Errorf("TCP connect succeeded=%v (accepted %d), want %v", got, accepted.Load()-before, tc.wantConnect)
+			}
+			perms := c.Permissions()
+			if len(perms) != 1 || !strings.Contains(perms[0].Request.Title, tc.wantLabel) {
+				var title string
+				if len(perms) > 0 {
+					title = perms[0].Request.Title
+				}
+				t.Errorf("permission question %q does not say %q", title, tc.wantLabel)
+			}
+		})
 	}
 }
