@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -203,7 +204,7 @@ func (c *Conn) readLoop(ctx context.Context) error {
 			c.sendError(nil, NewError(CodeInvalidRequest, "Request too large",
 				fmt.Sprintf("a line of at least %d bytes exceeds the %d-byte frame limit", tooLong, c.opts.MaxLineBytes)))
 		} else if len(line) > 0 {
-			c.handleLine(ctx, line)
+			c.handleFrames(ctx, line)
 		}
 		if err != nil {
 			return err
@@ -245,6 +246,22 @@ func (c *Conn) readLine(br *bufio.Reader) (line []byte, tooLong int, err error) 
 			return nil, len(content), err
 		}
 		return bytes.TrimSpace(buf), 0, err
+	}
+}
+
+// handleFrames handles one line. A line that is not JSON but holds bare
+// CRs is several frames from a peer that ends lines with "\r" alone: each
+// part is handled on its own rather than lost together. (A CR may also be
+// JSON whitespace, so a line that parses whole stays one frame.)
+func (c *Conn) handleFrames(ctx context.Context, line []byte) {
+	if bytes.IndexByte(line, '\r') < 0 || json.Valid(line) {
+		c.handleLine(ctx, line)
+		return
+	}
+	for part := range bytes.SplitSeq(line, []byte("\r")) {
+		if part = bytes.TrimSpace(part); len(part) > 0 {
+			c.handleLine(ctx, part)
+		}
 	}
 }
 
@@ -308,7 +325,7 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 	msg := &wireMessage{}
 	if id, ok := fields["id"]; ok {
 		if !validID(id) {
-			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, an integer or null")
+			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, a whole number within int64, or null")
 		}
 		msg.ID, msg.hasID = echoableID(id), true
 	}
@@ -355,8 +372,14 @@ func validID(id json.RawMessage) bool {
 	case 'n':
 		return string(id) == "null"
 	default:
-		_, err := strconv.ParseInt(string(id), 10, 64)
-		return err == nil
+		// The schema's RequestId is an int64 "integer", which in its JSON
+		// Schema 2020-12 includes 1.0 and 1e2: any number whose value is a
+		// whole int64 is valid, and it is echoed byte for byte.
+		if id[0] != '-' && (id[0] < '0' || id[0] > '9') || !json.Valid(id) {
+			return false
+		}
+		r, ok := new(big.Rat).SetString(string(id))
+		return ok && r.IsInt() && r.Num().IsInt64()
 	}
 }
 

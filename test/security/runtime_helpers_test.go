@@ -190,6 +190,27 @@ func (a *rawAgent) waitID(ctx context.Context, id string, seen func(string)) (ma
 	}
 }
 
+// nextResponse returns the next response line, whatever its id.
+func (a *rawAgent) nextResponse(ctx context.Context) (map[string]json.RawMessage, error) {
+	for {
+		select {
+		case line, ok := <-a.lines:
+			if !ok {
+				return nil, fmt.Errorf("corvid closed stdout")
+			}
+			var m map[string]json.RawMessage
+			if json.Unmarshal([]byte(line), &m) != nil {
+				return nil, fmt.Errorf("not JSON: %q", line)
+			}
+			if _, isReq := m["method"]; !isReq {
+				return m, nil
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // isolatedEnv is a minimal environment with HOME and CORVID_HOME under home.
 func isolatedEnv(home string, extra ...string) []string {
 	env := []string{

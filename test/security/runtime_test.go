@@ -532,3 +532,53 @@ func TestShellSandboxConfinesWritesAndNetwork(t *testing.T) {
 		})
 	}
 }
+
+// Low items: ids 1e2 and 1.0 (integers to JSON-RPC and to the ACP schema)
+// are answered with the same id; a bare CR between two frames does not
+// lose both; session/new refuses a cwd that does not exist or holds NUL.
+func TestEnvelopeEdgeCases(t *testing.T) {
+	rtBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	home, ws := t.TempDir(), t.TempDir()
+	a := startRaw(t, isolatedEnv(home), ws, nil, "acp", "-m", "script:"+rtScript(t, rtText("hi")))
+
+	for _, id := range []string{"1e2", "1.0"} {
+		a.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":{"protocolVersion":1}}`)
+		res, err := a.nextResponse(ctx)
+		if err != nil {
+			t.Fatalf("id %s: %v", id, err)
+		}
+		if string(res["id"]) != id || res["error"] != nil || res["result"] == nil {
+			t.Errorf("id %s: answered id %s with error %s, want a result with the same id", id, res["id"], res["error"])
+		}
+	}
+
+	a.send(`{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}` + "\r" + `{"jsonrpc":"2.0","id":4,"method":"session/list","params":{}}`)
+	for _, id := range []string{"3", "4"} {
+		res, err := a.nextResponse(ctx)
+		if err != nil {
+			t.Fatalf("frames joined by a bare CR: %v", err)
+		}
+		if string(res["id"]) != id || res["error"] != nil {
+			t.Errorf("frames joined by a bare CR: answered id %s with error %s, want a result for id %s", res["id"], res["error"], id)
+		}
+	}
+
+	for _, cwd := range []string{filepath.Join(ws, "no", "such", "dir"), ws + "\x00/etc"} {
+		res, err := a.call(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Code int `json:"code"`
+			Data struct {
+				Details string `json:"details"`
+			} `json:"data"`
+		}
+		_ = json.Unmarshal(res["error"], &e)
+		if e.Code != -32602 || e.Data.Details == "" {
+			t.Errorf("session/new cwd %q: %s, want -32602 with details", cwd, res["error"])
+		}
+	}
+}
