@@ -25,9 +25,7 @@ func (s *Session) syncWithStore() error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStore, err)
 	}
-	s.mu.Lock()
-	known := s.knownSeq
-	s.mu.Unlock()
+	known := s.knownSeq.Load()
 	if last == known {
 		return nil
 	}
@@ -46,7 +44,7 @@ func (s *Session) syncWithStore() error {
 		}
 	}
 	if n := len(events); n > 0 {
-		s.knownSeq = events[n-1].Seq
+		s.knownSeq.Store(events[n-1].Seq)
 	}
 	s.mu.Unlock()
 	if known != 0 {
@@ -55,17 +53,6 @@ func (s *Session) syncWithStore() error {
 	return nil
 }
 
-// noteStoreSeq remembers how far the stored log goes after this process
-// wrote to it (end of a turn).
-func (s *Session) noteStoreSeq() {
-	if s.store == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if last, err := s.store.LastSeq(ctx, s.ID); err == nil {
-		s.mu.Lock()
-		s.knownSeq = last
-		s.mu.Unlock()
-	}
-}
+// appended counts one event this process stored for the session: the
+// stored log then ends one seq further, unless another process wrote too.
+func (s *Session) appended() { s.knownSeq.Add(1) }

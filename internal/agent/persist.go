@@ -42,6 +42,9 @@ func (s *Session) record(ev Event) {
 	if err == nil {
 		err = s.store.Append(s.ID, string(ev.Kind), b)
 	}
+	if err == nil {
+		s.appended()
+	}
 	if err != nil {
 		s.agent.cfg.Logger.Error("record event", "session", s.ID, "err", err)
 	}
@@ -54,6 +57,9 @@ func (s *Session) recordRaw(kind string, v any) {
 	b, err := json.Marshal(v)
 	if err == nil {
 		err = s.store.Append(s.ID, kind, b)
+	}
+	if err == nil {
+		s.appended()
 	}
 	if err != nil {
 		s.agent.cfg.Logger.Error("record", "session", s.ID, "kind", kind, "err", err)
@@ -193,7 +199,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	s.history = repairHistory(history)
 	s.turns = turns
 	if n := len(events); n > 0 {
-		s.knownSeq = events[n-1].Seq
+		s.knownSeq.Store(events[n-1].Seq)
 	}
 	// The context meter carries over, so a full session compacts on its
 	// next turn.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/commands"
@@ -56,7 +57,7 @@ type Session struct {
 	mcp       *mcp.Manager
 	notices   []string
 	toolIDs   map[string]bool // tool call ids used in this session
-	knownSeq  int64           // the stored log's last seq as this process last saw it
+	knownSeq  atomic.Int64    // the stored log's last seq, as far as this process knows
 }
 
 // Cwd is the session's working directory.
@@ -163,7 +164,6 @@ func (t *Turn) Run() (StopReason, error) {
 		t.cancel()
 		s.flush()
 		if t.release != nil {
-			s.noteStoreSeq()
 			t.release()
 		}
 		close(t.done)

@@ -366,7 +366,9 @@ func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 	}
 	var seq int64
 	err := retryBusy(ctx, func() error {
-		return s.readDB.QueryRowContext(ctx, `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`, sessionID).Scan(&seq)
+		// On the write connection (a plain read takes no lock): it is
+		// open anyway, so a per-turn check opens no extra file handles.
+		return s.writeDB.QueryRowContext(ctx, `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`, sessionID).Scan(&seq)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("last event of session %s: %w", sessionID, err)
