@@ -40,7 +40,7 @@ func (c *sandboxExecCmd) Run() error {
 	}
 	if err := restrictSelf(c.Mode, c.Write, c.Net); err != nil {
 		fmt.Fprintf(os.Stderr, "corvid: the command was not run: the shell sandbox (%s) cannot be set up: %v.\n"+
-			"It needs Landlock: Linux 5.19 or later for file rules, 6.7 or later for network rules, with landlock in the kernel's lsm= list.\n"+
+			"It needs Landlock: Linux 6.2 or later (ABI 3) with the network allowed, 6.7 or later (ABI 4) with it off, and landlock in the kernel's lsm= list.\n"+
 			"Run corvid with --sandbox off (or sandbox = \"off\" in config) to run shell commands unconfined.\n", c.Mode, err)
 		os.Exit(sandboxFailed)
 	}

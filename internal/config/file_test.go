@@ -269,3 +269,27 @@ func TestUntrustedProjectMayOnlyTightenTheDefaultMode(t *testing.T) {
 		}
 	}
 }
+
+func TestUntrustedProjectMayOnlyTightenTheSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		user, project, want string
+		net                 bool
+	}{
+		{"", "sandbox = \"read-only\"\n", "read-only", false},
+		{"sandbox = \"read-only\"\n", "sandbox = \"off\"\n", "read-only", false},
+		{"sandbox = \"workspace-write\"\n", "sandbox_network = true\n", "workspace-write", false},
+	} {
+		env, _, cwd := layout(t, tc.user, tc.project)
+		f, err := Load(env, cwd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Sandbox != tc.want || f.SandboxNetwork != tc.net {
+			t.Errorf("user %q project %q: sandbox %q network %v, want %q %v", tc.user, tc.project, f.Sandbox, f.SandboxNetwork, tc.want, tc.net)
+		}
+	}
+	env, _, cwd := layout(t, "", "sandbox = \"strict\"\n")
+	if _, err := Load(env, cwd); err == nil {
+		t.Error("an unknown sandbox mode was accepted")
+	}
+}
