@@ -582,3 +582,27 @@ func TestEnvelopeEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+// pass_env in the user config passes a withheld variable on to children.
+func TestPassEnvPassesANamedVariableOn(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config", "config.toml"), []byte("pass_env = [\"CORVID_PROBE\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := rtScript(t, rtTool("shell", map[string]any{"command": "printenv CORVID_PROBE; printenv OTHER_API_KEY; echo end"}), rtText("done"))
+	c := rtStart(t, script, testkit.Options{Dir: ws, Env: []string{"CORVID_HOME=" + home, "CORVID_PROBE=passed-on", "OTHER_API_KEY=withheld-value"}}, "--yolo")
+	sid := c.newSessionIn(t, ws)
+	if _, rerr := c.Prompt(c.ctx, sid, "go"); rerr != nil {
+		t.Fatal(rerr)
+	}
+	out := c.toolOutput(sid)
+	if !strings.Contains(out, `passed-on\nend`) {
+		t.Errorf("CORVID_PROBE listed in pass_env did not reach the shell:\n%s", out)
+	}
+	if strings.Contains(out, "withheld-value") {
+		t.Error("OTHER_API_KEY, not in pass_env, reached the shell")
+	}
+}
