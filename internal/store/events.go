@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,8 +48,8 @@ type writer struct {
 	committed uint64         // every ticket ≤ this has been committed (or failed)
 	notify    chan struct{}  // closed and replaced after each commit
 	lastBySID map[string]uint64
-	failed    error  // first write error not yet reported by Flush
-	failures  uint64 // commits that failed since the Store opened
+	failed    error         // first write error not yet reported by Flush
+	failures  atomic.Uint64 // commits that failed since the Store opened (read without mu)
 	closing   bool
 
 	wake chan struct{} // the queue became non-empty
@@ -139,10 +140,7 @@ func (s *Store) Flush(ctx context.Context) error {
 // (each lost its events). Unlike Flush's error, which one caller consumes,
 // every caller can compare counts taken before and after its work.
 func (s *Store) CommitFailures() uint64 {
-	w := s.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.failures
+	return s.w.failures.Load()
 }
 
 // flushSession waits until every event appended so far to sessionID has been
@@ -258,7 +256,7 @@ func (w *writer) drain() {
 		last := batch[len(batch)-1].ticket
 		w.committed = last
 		if err != nil {
-			w.failures++
+			w.failures.Add(1)
 			if w.failed == nil {
 				w.failed = err
 			}
