@@ -18,6 +18,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/store"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
@@ -71,6 +72,9 @@ type Agent struct {
 	redact redactor
 
 	modelMu sync.RWMutex
+
+	// syncedFailures is the store's failed-commit count at the last Sync.
+	syncedFailures atomic.Uint64
 
 	stMu     sync.Mutex
 	st       *store.Store

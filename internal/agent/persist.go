@@ -438,8 +438,19 @@ func (a *Agent) Sync() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := st.Flush(ctx); err != nil {
+	err := st.Flush(ctx)
+	if err != nil {
 		a.cfg.Logger.Error("session store commit", "err", err)
+	}
+	// Flush's error goes to whichever caller flushes first (a turn ending
+	// may take it); the failure count tells every caller.
+	if n := st.CommitFailures(); n != a.syncedFailures.Swap(n) {
+		if err == nil {
+			err = errors.New("a commit failed")
+		}
+		return fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStore, err)
 	}
 	return nil
