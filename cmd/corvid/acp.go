@@ -83,12 +83,16 @@ func (c *acpCmd) Run() error {
 		os.Exit(1)
 	}
 	perms, err := c.permissions(file)
+	var sb tool.Sandbox
 	if err == nil {
-		_, err = c.sandbox(file)
+		sb, err = c.sandbox(file)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
+	}
+	if why := sandboxUnavailable(sb); why != "" {
+		logger.Warn(why)
 	}
 	ag := agent.New(agent.Config{
 		Model:                 model,

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
 
 	"github.com/corvid-agent/corvid/internal/tool"
 )
@@ -70,4 +71,28 @@ func restrictSelf(mode string, write []string, net bool) error {
 	}
 	// ABI 4: file rules plus TCP connect/bind (no rule = none allowed).
 	return landlock.V4.Restrict(rules...)
+}
+
+// landlockABI is the kernel's Landlock ABI version; 0 when it has none.
+func landlockABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+// sandboxUnavailable says why this kernel cannot enforce sb ("" if it can).
+func sandboxUnavailable(sb tool.Sandbox) string {
+	if !sb.On() {
+		return ""
+	}
+	need := 4
+	if sb.Network {
+		need = 3
+	}
+	if abi := landlockABI(); abi < need {
+		return fmt.Sprintf("the shell sandbox (%s) needs Landlock ABI %d; this kernel offers %d, so shell commands will fail until corvid runs with --sandbox off", sb.Mode, need, abi)
+	}
+	return ""
 }
