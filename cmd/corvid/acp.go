@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +33,9 @@ type acpCmd struct {
 	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
 	LogLevel              string       `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
 	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
+	Mode                  string       `name:"mode" placeholder:"MODE" help:"Permission mode new sessions start in: ask (every tool asks), default, edit, plan or yolo. Default: default_mode in config, else default."`
+	Sandbox               string       `name:"sandbox" placeholder:"MODE" help:"Confine shell commands with Landlock (Linux): off, workspace-write (writes only in the session's directories and the temp dir) or read-only. Default: sandbox in config, else off."`
+	SandboxNetwork        bool         `name:"sandbox-network" help:"Let sandboxed shell commands use the network (TCP); off by default."`
 	Allow                 []string     `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable; commas are part of the rule), e.g. --allow write or --allow 'shell(go test*)'."`
 	MaxLineBytes          int          `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
 	ClientTools           string       `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
@@ -44,6 +48,7 @@ func (c *acpCmd) Run() error {
 	if c.Login {
 		return c.login()
 	}
+	survivePipes()
 	// stdout belongs to the protocol. Keep the real stdout for frames and
 	// point both os.Stdout and fd 1 at stderr before anything else runs, so
 	// a stray print (ours, a library's or a child's) cannot corrupt it.
@@ -58,7 +63,10 @@ func (c *acpCmd) Run() error {
 	defer closeLog()
 	slog.SetDefault(logger)
 
-	env := config.OSEnv{}
+	// corvid reads its environment through a snapshot; the process
+	// environment, which every child inherits, loses the provider keys and
+	// CORVID_* settings (unless pass_env lists them).
+	env := config.SnapshotEnv()
 	cwd, _ := os.Getwd()
 	file, err := config.Load(env, cwd)
 	if err != nil {
@@ -66,25 +74,33 @@ func (c *acpCmd) Run() error {
 		os.Exit(1)
 	}
 	for _, ign := range file.Ignored {
-		logger.Warn("project config is untrusted; run `corvid trust` to use it", "ignored", ign)
+		logger.Warn("project config setting ignored", "ignored", ign)
 	}
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
+	secrets := append(config.ScrubEnvironment(file.AllProviders(), file.PassEnv), config.StoredKeys(env)...)
 	model, noModel, err := c.openModel(env, file)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
 	perms, err := c.permissions(file)
+	var sb tool.Sandbox
+	if err == nil {
+		sb, err = c.sandbox(file)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
 	for _, w := range unknownToolRules(perms) {
 		logger.Warn("permission rule names no known tool; it will never match", "rule", w)
+	}
+	if why := sandboxUnavailable(sb); why != "" {
+		logger.Warn(why)
 	}
 	ag := agent.New(agent.Config{
 		Model:                 model,
@@ -105,6 +121,26 @@ func (c *acpCmd) Run() error {
 		MaxTurnRequests: profileCfg.MaxTurnRequests,
 		SessionContext:  profileCfg.SessionContext,
 		FinalOutput:     profileCfg.FinalOutput,
+		Secrets:         secrets,
+		// Each session's project config is found from its own cwd.
+		ForCwd: func(dir string) (agent.SessionConfig, error) {
+			f, err := config.Load(env, dir)
+			if err != nil {
+				return agent.SessionConfig{}, err
+			}
+			p, err := c.permissions(f)
+			if err != nil {
+				return agent.SessionConfig{}, err
+			}
+			for _, ign := range f.Ignored {
+				logger.Warn("project config setting ignored", "cwd", dir, "ignored", ign)
+			}
+			sb, err := c.sandbox(f)
+			if err != nil {
+				return agent.SessionConfig{}, err
+			}
+			return agent.SessionConfig{Permissions: p, MCPServers: mcp.FromConfig(f.MCPServers), Sandbox: sb, Notices: f.Ignored}, nil
+		},
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -250,7 +286,38 @@ func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
 			return agent.Permissions{}, fmt.Errorf("--allow %q: %w", a, err)
 		}
 	}
-	return agent.Permissions{Rules: rules, Yolo: c.Yolo, Allow: c.Allow}, nil
+	mode := file.DefaultMode
+	if c.Mode != "" {
+		mode = c.Mode
+	}
+	if mode != "" && !slices.Contains(permission.Modes, permission.Mode(mode)) {
+		return agent.Permissions{}, fmt.Errorf("unknown mode %q (want one of %v)", mode, permission.Modes)
+	}
+	return agent.Permissions{Rules: rules, Yolo: c.Yolo, Allow: c.Allow, Mode: permission.Mode(mode)}, nil
+}
+
+// sandbox is the shell sandbox of a session: the --sandbox flag over the
+// config's sandbox; network only when a flag or the config allows it.
+func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
+	mode := file.Sandbox
+	if c.Sandbox != "" {
+		mode = c.Sandbox
+	}
+	if mode == "" {
+		mode = tool.SandboxOff
+	}
+	if !slices.Contains(tool.SandboxModes, mode) {
+		return tool.Sandbox{}, fmt.Errorf("unknown sandbox %q (want one of %v)", mode, tool.SandboxModes)
+	}
+	sb := tool.Sandbox{Mode: mode, Network: c.SandboxNetwork || file.SandboxNetwork}
+	if sb.On() {
+		exe, err := os.Executable()
+		if err != nil {
+			return tool.Sandbox{}, fmt.Errorf("sandbox: cannot find the corvid binary: %w", err)
+		}
+		sb.Exe = exe
+	}
+	return sb, nil
 }
 
 // unknownToolRules lists the configured and --allow rules whose tool name

@@ -204,6 +204,6 @@ func runTrust(env config.Env, cwd, dir string, stdout io.Writer) error {
 	if err := config.Trust(env, dir); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Trusted %s: its .corvid/config.toml may now allow tools, add providers and start MCP servers.\n", dir)
+	fmt.Fprintf(stdout, "Trusted %s: its .corvid/config.toml, as it is now, may allow tools, add providers and start MCP servers. If the file changes, run `corvid trust` again.\n", dir)
 	return nil
 }

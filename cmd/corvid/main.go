@@ -27,6 +27,7 @@ type CLI struct {
 	Conformance conformanceCmd `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`
 	Doctor      doctorCmd      `cmd:"" help:"Check config, credentials (sources only), the session store, the keyring, and run the conformance kit against corvid."`
 	Version     versionCmd     `cmd:"" help:"Print corvid's version."`
+	SandboxExec sandboxExecCmd `cmd:"" name:"sandbox-exec" hidden:"" help:"Run a command confined by the shell sandbox (what the shell tool runs)."`
 }
 
 type versionCmd struct{}

@@ -52,3 +52,18 @@ func watchSignals(logger *slog.Logger, interrupt chan<- struct{}, shutdown func(
 		close(done)
 	}
 }
+
+// survivePipes keeps a closed stderr (or log pipe) from killing corvid.
+// Go's runtime dies of SIGPIPE when a write to fd 1 or 2 fails with EPIPE
+// unless the program asks for the signal; then the write returns EPIPE,
+// which the logger drops. Notify (not Ignore) is used on purpose: an ignored
+// signal stays ignored across exec, and shell children must keep the
+// default SIGPIPE behaviour (`yes | head` must end).
+func survivePipes() {
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	go func() {
+		for range pipes {
+		}
+	}()
+}

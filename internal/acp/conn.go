@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -44,8 +45,9 @@ type Options struct {
 	Logger       *slog.Logger // default slog.Default()
 	// BeforeWrite, if set, runs before each write of queued frames: the
 	// agent makes what they report durable first (kill -9 then loses
-	// nothing the client saw).
-	BeforeWrite func()
+	// nothing the client saw). If it fails, the batch's notifications are
+	// dropped (they may report what was not stored); responses still go.
+	BeforeWrite func() error
 }
 
 // ErrClosed is returned when the connection is gone.
@@ -202,7 +204,7 @@ func (c *Conn) readLoop(ctx context.Context) error {
 			c.sendError(nil, NewError(CodeInvalidRequest, "Request too large",
 				fmt.Sprintf("a line of at least %d bytes exceeds the %d-byte frame limit", tooLong, c.opts.MaxLineBytes)))
 		} else if len(line) > 0 {
-			c.handleLine(ctx, line)
+			c.handleFrames(ctx, line)
 		}
 		if err != nil {
 			return err
@@ -244,6 +246,22 @@ func (c *Conn) readLine(br *bufio.Reader) (line []byte, tooLong int, err error) 
 			return nil, len(content), err
 		}
 		return bytes.TrimSpace(buf), 0, err
+	}
+}
+
+// handleFrames handles one line. A line that is not JSON but holds bare
+// CRs is several frames from a peer that ends lines with "\r" alone: each
+// part is handled on its own rather than lost together. (A CR may also be
+// JSON whitespace, so a line that parses whole stays one frame.)
+func (c *Conn) handleFrames(ctx context.Context, line []byte) {
+	if bytes.IndexByte(line, '\r') < 0 || json.Valid(line) {
+		c.handleLine(ctx, line)
+		return
+	}
+	for part := range bytes.SplitSeq(line, []byte("\r")) {
+		if part = bytes.TrimSpace(part); len(part) > 0 {
+			c.handleLine(ctx, part)
+		}
 	}
 }
 
@@ -307,7 +325,7 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 	msg := &wireMessage{}
 	if id, ok := fields["id"]; ok {
 		if !validID(id) {
-			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, an integer or null")
+			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, a whole number within int64, or null")
 		}
 		msg.ID, msg.hasID = echoableID(id), true
 	}
@@ -354,8 +372,14 @@ func validID(id json.RawMessage) bool {
 	case 'n':
 		return string(id) == "null"
 	default:
-		_, err := strconv.ParseInt(string(id), 10, 64)
-		return err == nil
+		// The schema's RequestId is an int64 "integer", which in its JSON
+		// Schema 2020-12 includes 1.0 and 1e2: any number whose value is a
+		// whole int64 is valid, and it is echoed byte for byte.
+		if id[0] != '-' && (id[0] < '0' || id[0] > '9') || !json.Valid(id) {
+			return false
+		}
+		r, ok := new(big.Rat).SetString(string(id))
+		return ok && r.IsInt() && r.Num().IsInt64()
 	}
 }
 
@@ -687,6 +711,7 @@ func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
 	var batch bytes.Buffer
+	var frames [][]byte // the frames of batch, for dropping notifications
 	broken := false
 	stop := false
 	for !stop {
@@ -696,6 +721,7 @@ func (c *Conn) writeLoop() {
 		}
 		batch.Reset()
 		batch.Write(b)
+		frames = append(frames[:0], b)
 		// Take whatever else is queued, so one barrier and one write serve
 		// many frames.
 	drain:
@@ -707,6 +733,7 @@ func (c *Conn) writeLoop() {
 					break drain
 				}
 				batch.Write(more)
+				frames = append(frames, more)
 			default:
 				break drain
 			}
@@ -715,13 +742,34 @@ func (c *Conn) writeLoop() {
 			continue
 		}
 		if c.opts.BeforeWrite != nil {
-			c.opts.BeforeWrite()
+			if err := c.opts.BeforeWrite(); err != nil {
+				dropNotifications(&batch, frames)
+				c.log.Warn("notifications not sent: what they report could not be stored", "err", err)
+			}
+		}
+		if batch.Len() == 0 {
+			continue
 		}
 		if _, err := c.w.Write(batch.Bytes()); err != nil {
 			broken = true
 			c.log.Warn("output broken; the client is gone", "err", err)
 			c.markGone()
 		}
+	}
+}
+
+// dropNotifications rewrites batch with only the frames of frames that are
+// not notifications (responses and requests carry an id).
+func dropNotifications(batch *bytes.Buffer, frames [][]byte) {
+	batch.Reset()
+	for _, f := range frames {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(f, &m) == nil && len(m.ID) == 0 {
+			continue
+		}
+		batch.Write(f)
 	}
 }
 

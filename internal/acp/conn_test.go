@@ -308,7 +308,6 @@ func TestMalformedEnvelopeIsInvalidRequest(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7,"method":["echo"]}`, "7"},
 		{`{"jsonrpc":"2.0","id":8,"method":""}`, "8"},
 		{`{"jsonrpc":"2.0","id":1.5,"method":"echo"}`, "null"},
-		{`{"jsonrpc":"2.0","id":1e3,"method":"echo"}`, "null"},
 		{`{"jsonrpc":"2.0","id":9223372036854775808,"method":"echo"}`, "null"},
 		{`{"jsonrpc":"2.0","id":{},"method":"echo"}`, "null"},
 		{`{"jsonrpc":"2.0","id":true,"method":"echo"}`, "null"},
@@ -454,5 +453,30 @@ func TestFinalLineWithoutNewlineIsHandled(t *testing.T) {
 	rest := p.rest()
 	if len(rest) != 1 || rest[0].id() != "1" || rest[0].code(t) != 0 {
 		t.Fatalf("got %v, want the result for id 1", rest)
+	}
+}
+
+func TestWholeNumberIdsAreAnsweredWithTheSameId(t *testing.T) {
+	p := startConn(t, echoHandler(), Options{})
+	for _, id := range []string{"1e2", "1.0", "-3", "1E1"} {
+		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"echo"}`)
+		if f := p.recv(); f.id() != id || f["result"] == nil {
+			t.Errorf("id %s: got %v, want a result with id %s", id, f, id)
+		}
+	}
+}
+
+func TestBareCRSeparatesTwoFrames(t *testing.T) {
+	p := startConn(t, echoHandler(), Options{})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"echo"}` + "\r" + `{"jsonrpc":"2.0","id":2,"method":"echo"}`)
+	for _, id := range []string{"1", "2"} {
+		if f := p.recv(); f.id() != id || f["result"] == nil {
+			t.Errorf("got %v, want a result for id %s", f, id)
+		}
+	}
+	// A CR that is JSON whitespace keeps its frame whole.
+	p.send("{\"jsonrpc\":\"2.0\",\r\"id\":3,\"method\":\"echo\"}")
+	if f := p.recv(); f.id() != "3" || f["result"] == nil {
+		t.Errorf("got %v, want a result for id 3", f)
 	}
 }

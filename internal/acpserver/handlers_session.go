@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/corvid-agent/corvid/internal/acp"
 	"github.com/corvid-agent/corvid/internal/agent"
@@ -34,7 +35,7 @@ func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, err
 			if errors.Is(err, agent.ErrNoModel) {
 				return nil, acp.AuthRequired(s.opts.NoModelMessage)
 			}
-			if errors.Is(err, agent.ErrStore) {
+			if errors.Is(err, agent.ErrStore) || errors.Is(err, agent.ErrProjectConfig) {
 				return nil, s.storeError(err)
 			}
 			return nil, err
@@ -88,6 +89,11 @@ func (s *Server) sessionPlace(cwd string, dirs []string) (string, []string, erro
 	if err != nil {
 		return "", nil, err
 	}
+	for _, d := range append([]string{cwd}, clean...) {
+		if err := existingDir(d); err != nil {
+			return "", nil, err
+		}
+	}
 	if s.opts.Agent.Model() == nil {
 		return "", nil, acp.AuthRequired(s.opts.NoModelMessage)
 	}
@@ -103,15 +109,34 @@ func (s *Server) checkCwd(cwd string) (string, error) {
 			cwd, _ = os.Getwd()
 		}
 	}
+	if strings.ContainsRune(cwd, 0) {
+		return "", acp.InvalidParams("cwd must not contain a NUL character", fmt.Sprintf("got %q", cwd))
+	}
 	if !filepath.IsAbs(cwd) {
 		return "", acp.InvalidParams("cwd must be an absolute path", fmt.Sprintf("got %q", cwd))
 	}
 	return filepath.Clean(cwd), nil
 }
 
+// existingDir refuses a session directory that is not there: every tool
+// would fail in it.
+func existingDir(d string) error {
+	st, err := os.Stat(d)
+	switch {
+	case err != nil:
+		return acp.InvalidParams("The session directory does not exist", fmt.Sprintf("%q: %v", d, errors.Unwrap(err)))
+	case !st.IsDir():
+		return acp.InvalidParams("The session directory is not a directory", fmt.Sprintf("%q", d))
+	}
+	return nil
+}
+
 func checkDirs(dirs []string) ([]string, error) {
 	out := make([]string, 0, len(dirs))
 	for _, d := range dirs {
+		if strings.ContainsRune(d, 0) {
+			return nil, acp.InvalidParams("additionalDirectories must not contain a NUL character", fmt.Sprintf("got %q", d))
+		}
 		if !filepath.IsAbs(d) {
 			return nil, acp.InvalidParams("additionalDirectories must be absolute paths", fmt.Sprintf("got %q", d))
 		}

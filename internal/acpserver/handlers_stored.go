@@ -67,6 +67,10 @@ func (s *Server) restore(ctx context.Context, params json.RawMessage, replay boo
 }
 
 func (s *Server) storeError(err error) error {
+	if errors.Is(err, agent.ErrProjectConfig) {
+		s.log.Error("project config", "err", err)
+		return &acp.Error{Code: acp.CodeInternalError, Message: "The project configuration cannot be used: " + err.Error()}
+	}
 	s.log.Error("session store", "err", err)
 	return &acp.Error{Code: acp.CodeInternalError, Message: "The session store failed: " + err.Error()}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/store"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
@@ -63,14 +64,25 @@ type Config struct {
 	// FinalOutput, if set, offers the submit_output tool; a submission is
 	// sent as one more message when the turn ends.
 	FinalOutput *FinalOutput
+	// ForCwd returns the configuration of a session rooted at a directory
+	// (its project's .corvid/config.toml over the user's, plus the launch
+	// flags). nil: every session uses Permissions and MCPServers.
+	ForCwd func(cwd string) (SessionConfig, error)
+	// Secrets are values (provider keys) replaced in tool output before it
+	// reaches a frame, the store or the model.
+	Secrets []string
 }
 
 // Agent creates sessions.
 type Agent struct {
-	cfg   Config
-	owner string // this process's identity for store leases
+	cfg    Config
+	owner  string // this process's identity for store leases
+	redact redactor
 
 	modelMu sync.RWMutex
+
+	// syncedFailures is the store's failed-commit count at the last Sync.
+	syncedFailures atomic.Uint64
 
 	stMu     sync.Mutex
 	st       *store.Store
@@ -88,7 +100,7 @@ func New(cfg Config) *Agent {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Agent{cfg: cfg, owner: processOwner()}
+	return &Agent{cfg: cfg, owner: processOwner(), redact: newRedactor(cfg.Secrets)}
 }
 
 // Model returns the configured model (nil if none).
@@ -132,22 +144,26 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 	if o.ID == "" {
 		o.ID = NewID("sess")
 	}
+	sc, err := a.sessionConfig(o.Cwd)
+	if err != nil {
+		return nil, err
+	}
 	st, err := a.openStore()
 	if err != nil {
 		return nil, err
 	}
 	if st != nil {
 		err := st.CreateSession(context.Background(), store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots,
-			Model: model.Info().ID, Mode: string(a.cfg.Permissions.Mode)})
+			Model: model.Info().ID, Mode: string(sc.Permissions.Mode)})
 		if err != nil {
-			return nil, fmt.Errorf("record new session: %w", err)
+			return nil, fmt.Errorf("%w: record new session: %v", ErrStore, err)
 		}
 	}
-	return a.newSession(o, st)
+	return a.newSession(o, st, sc)
 }
 
 // newSession builds the runtime state of a session.
-func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) {
+func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) (*Session, error) {
 	model := a.Model()
 	if model == nil {
 		return nil, ErrNoModel
@@ -160,6 +176,11 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) 
 	if terms == nil {
 		terms = tool.NewLocalTerminals()
 	}
+	var sandbox *tool.Sandbox
+	if sc.Sandbox.On() {
+		sb := sc.Sandbox
+		sandbox = &sb
+	}
 	s := &Session{
 		ID:    o.ID,
 		agent: a,
@@ -171,9 +192,13 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store) (*Session, error) 
 			FS:        fs,
 			Terminals: terms,
 			Images:    model.Info().Images,
+			Sandbox:   sandbox,
 		},
 		memory:  permission.NewMemory(),
-		mode:    a.cfg.Permissions.Mode,
+		perms:   sc.Permissions,
+		mcpCfg:  sc.MCPServers,
+		notices: sc.Notices,
+		mode:    sc.Permissions.Mode,
 		model:   model,
 		thought: a.cfg.ThoughtLevel,
 		toolIDs: map[string]bool{},

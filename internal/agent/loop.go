@@ -18,6 +18,9 @@ func (t *Turn) loop() (StopReason, error) {
 		if req >= cfg.MaxTurnRequests {
 			return StopMaxTurnRequests, nil
 		}
+		if err := t.storeFault(); err != nil {
+			return "", err
+		}
 		if s.needsCompaction() {
 			if err := t.compact("", false); err != nil {
 				if t.ctx.Err() != nil {
@@ -118,6 +121,10 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 			streamErr = t.ctx.Err()
 			break
 		}
+		if err := t.storeFault(); err != nil {
+			streamErr = err
+			break
+		}
 		switch ev.Type {
 		case llm.EventTextDelta:
 			if thinking.Len() > 0 || signature != "" {
@@ -215,6 +222,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 		return result(msg, true, nil)
 	}
 	pv := tl.Describe(&s.env, c.Input)
+	pv.Content = s.agent.redact.content(pv.Content)
 	call := ToolCall{ID: id, Name: c.ToolName, Title: pv.Title, Kind: pv.Kind, Status: ToolPending, Content: pv.Content, Locations: pv.Locations, RawInput: c.Input}
 	if call.Kind == "" {
 		call.Kind = tool.KindOther
@@ -236,7 +244,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	}
 	s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Status: ToolInProgress}})
 	res, err := tl.Run(t.ctx, &s.env, tool.Call{ID: id, Input: c.Input, Preview: &pv, Progress: func(content []tool.Content) {
-		s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Content: content}})
+		s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Content: s.agent.redact.content(content)}})
 	}})
 	if err != nil {
 		if t.ctx.Err() != nil {
@@ -245,6 +253,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 		s.agent.cfg.Logger.Error("tool failed", "tool", c.ToolName, "err", err)
 		return fail(fmt.Sprintf("%s failed: %v", c.ToolName, err))
 	}
+	res.Output, res.Content = s.agent.redact.text(res.Output), s.agent.redact.content(res.Content)
 	status := ToolCompleted
 	if res.IsError {
 		status = ToolFailed
@@ -268,7 +277,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 // operator flags decide, or the user is asked.
 func (t *Turn) permit(tl tool.Tool, pv tool.Preview, call ToolCall) (bool, string) {
 	s := t.s
-	perms := &s.agent.cfg.Permissions
+	perms := &s.perms
 	s.mu.Lock()
 	mode := s.mode
 	s.mu.Unlock()

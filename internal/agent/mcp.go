@@ -14,7 +14,7 @@ import (
 // the configured one; the editor wins on names). A server that fails does
 // not fail the session: its failure becomes a notice for the user.
 func (s *Session) startMCP(editor []mcp.Server) {
-	servers := mcp.Merge(editor, s.agent.cfg.MCPServers)
+	servers := mcp.Merge(editor, s.mcpCfg)
 	if len(servers) == 0 {
 		return
 	}

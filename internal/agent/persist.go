@@ -42,6 +42,9 @@ func (s *Session) record(ev Event) {
 	if err == nil {
 		err = s.store.Append(s.ID, string(ev.Kind), b)
 	}
+	if err == nil {
+		s.appended()
+	}
 	if err != nil {
 		s.agent.cfg.Logger.Error("record event", "session", s.ID, "err", err)
 	}
@@ -54,6 +57,9 @@ func (s *Session) recordRaw(kind string, v any) {
 	b, err := json.Marshal(v)
 	if err == nil {
 		err = s.store.Append(s.ID, kind, b)
+	}
+	if err == nil {
+		s.appended()
 	}
 	if err != nil {
 		s.agent.cfg.Logger.Error("record", "session", s.ID, "kind", kind, "err", err)
@@ -107,7 +113,10 @@ func (s *Session) acquire() (func(), error) {
 	if errors.Is(err, store.ErrBusy) {
 		return nil, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
 	}
-	return release, err
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot take the session's turn lease: %v", ErrStore, err)
+	}
+	return release, nil
 }
 
 func (s *Session) flush() {
@@ -177,7 +186,11 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := a.newSession(o, st)
+	sc, err := a.sessionConfig(o.Cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := a.newSession(o, st, sc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -185,6 +198,9 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	replay, history, turns := rebuild(events, s.toolIDs)
 	s.history = repairHistory(history)
 	s.turns = turns
+	if n := len(events); n > 0 {
+		s.knownSeq.Store(events[n-1].Seq)
+	}
 	// The context meter carries over, so a full session compacts on its
 	// next turn.
 	for i := len(replay) - 1; i >= 0; i-- {
@@ -409,16 +425,50 @@ func processOwner() string { return fmt.Sprintf("pid%d-%s", os.Getpid(), NewID("
 // Sync makes every event recorded so far durable. The ACP writer calls it
 // before frames leave, so what a client has seen survives a kill -9; group
 // commit keeps it cheap (one commit serves every frame queued meanwhile).
-func (a *Agent) Sync() {
+//
+// An error means some event recorded since the last Sync is not stored: the
+// caller must not send what reports it (the client would see what a reload
+// cannot show).
+func (a *Agent) Sync() error {
 	a.stMu.Lock()
 	st := a.st
 	a.stMu.Unlock()
 	if st == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := st.Flush(ctx); err != nil {
+	err := st.Flush(ctx)
+	if err != nil {
 		a.cfg.Logger.Error("session store commit", "err", err)
 	}
+	// Flush's error goes to whichever caller flushes first (a turn ending
+	// may take it); the failure count tells every caller.
+	if n := st.CommitFailures(); n != a.syncedFailures.Swap(n) {
+		if err == nil {
+			err = errors.New("a commit failed")
+		}
+		return fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	return nil
+}
+
+// storeFailures counts the store's failed commits (0 without a store).
+func (s *Session) storeFailures() uint64 {
+	if s.store == nil {
+		return 0
+	}
+	return s.store.CommitFailures()
+}
+
+// storeFault returns an error once a commit failed after the turn began:
+// the turn stops rather than go on with events nobody can reload.
+func (t *Turn) storeFault() error {
+	if t.s.storeFailures() == t.storeMark {
+		return nil
+	}
+	return fmt.Errorf("%w: events of this turn could not be saved (is the disk full?), so the turn was stopped; see the log for the database error", ErrStore)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/commands"
@@ -40,6 +41,8 @@ type Session struct {
 	turn    *Turn
 	turns   int
 	memory  *permission.Memory // "always" answers
+	perms   Permissions        // from the session's project config and the launch flags
+	mcpCfg  []mcp.Server       // configured MCP servers of the session's project
 	mode    permission.Mode
 	model   llm.Model
 	thought string // thought level id
@@ -61,6 +64,7 @@ type Session struct {
 	// the conversation.
 	noticesTaken bool
 	toolIDs      map[string]bool // tool call ids used in this session
+	knownSeq     atomic.Int64    // the stored log's last seq, as far as this process knows
 }
 
 // Cwd is the session's working directory.
@@ -76,6 +80,7 @@ type Turn struct {
 	blocks    []Block
 	cancelled bool   // guarded by s.mu
 	release   func() // the store lease held while the turn runs
+	storeMark uint64 // the store's failed commits when the turn began
 }
 
 // StartTurn registers a turn for blocks. It is quick and must be called in
@@ -164,10 +169,10 @@ func (t *Turn) Run() (StopReason, error) {
 	s := t.s
 	defer func() {
 		t.cancel()
+		s.flush()
 		if t.release != nil {
 			t.release()
 		}
-		s.flush()
 		close(t.done)
 	}()
 	if t.prev != nil {
@@ -184,6 +189,10 @@ func (t *Turn) Run() (StopReason, error) {
 	}
 	var err error
 	if t.release, err = s.acquire(); err != nil {
+		return "", err
+	}
+	t.storeMark = s.storeFailures()
+	if err := s.syncWithStore(); err != nil {
 		return "", err
 	}
 	s.recordPrompt(t.blocks)
@@ -211,6 +220,13 @@ func (t *Turn) Run() (StopReason, error) {
 	stop, err = t.loop()
 	if err == nil && stop != StopCancelled && stop != StopRefusal {
 		t.emitFinalOutput()
+	}
+	if err == nil {
+		// The answer goes out only once the turn's events are stored.
+		s.flush()
+		if ferr := t.storeFault(); ferr != nil {
+			stop, err = "", ferr
+		}
 	}
 	if stop == StopRefusal {
 		// The refused prompt and everything after it leave the context.

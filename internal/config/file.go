@@ -67,6 +67,17 @@ type File struct {
 	Custom             map[string]CustomProvider `toml:"custom"`
 	Permissions        Permissions               `toml:"permissions"`
 	MCPServers         map[string]MCPServer      `toml:"mcp_servers"`
+	// DefaultMode is the permission mode new sessions start in ("" =
+	// default). An untrusted project may only pick a stricter one.
+	DefaultMode string `toml:"default_mode"`
+	// Sandbox confines shell commands: "off", "workspace-write" or
+	// "read-only" ("" = off). SandboxNetwork lets sandboxed commands use TCP.
+	// An untrusted project may only make the sandbox stricter.
+	Sandbox        string `toml:"sandbox"`
+	SandboxNetwork bool   `toml:"sandbox_network"`
+	// PassEnv names variables children inherit although corvid withholds
+	// them by default (provider keys, CORVID_*); user config only.
+	PassEnv []string `toml:"pass_env"`
 
 	// UserPath and ProjectPath are the files that were read ("" = none).
 	UserPath    string `toml:"-"`
@@ -108,12 +119,22 @@ func Load(env Env, cwd string) (*File, error) {
 	if projPath == "" || projPath == userPath {
 		return f, nil
 	}
-	proj, err := readFile(projPath)
+	// One read serves both the trust check and the parse, so the content
+	// that is trusted is the content that is used.
+	b, err := os.ReadFile(projPath)
+	if err != nil {
+		return nil, err
+	}
+	proj, err := parseFile(b, projPath)
 	if err != nil {
 		return nil, err
 	}
 	f.ProjectPath, f.ProjectDir = projPath, dir
-	f.ProjectTrusted = IsTrusted(env, dir)
+	state := TrustOf(env, dir, b)
+	f.ProjectTrusted = state == Trusted
+	if state == Changed {
+		f.Ignored = append(f.Ignored, fmt.Sprintf("%s changed since `corvid trust` was run for it: its allow rules, custom providers and MCP servers are ignored until you review it and run `corvid trust` in %s again", projPath, dir))
+	}
 	if err := f.merge(proj, f.ProjectTrusted, projPath); err != nil {
 		return nil, fmt.Errorf("%s: %w", projPath, err)
 	}
@@ -125,6 +146,10 @@ func readFile(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseFile(b, path)
+}
+
+func parseFile(b []byte, path string) (*File, error) {
 	var f File
 	md, err := toml.Decode(string(b), &f)
 	if err != nil {
@@ -174,6 +199,38 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 	if o.InteractionTimeout > 0 {
 		f.InteractionTimeout = o.InteractionTimeout
 	}
+	if o.DefaultMode != "" {
+		if trusted || !loosensMode(o.DefaultMode) {
+			f.DefaultMode = o.DefaultMode
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("default_mode %q in %s (run `corvid trust` in the project to allow it)", o.DefaultMode, from))
+		}
+	}
+	if o.Sandbox != "" {
+		r, ok := sandboxRank[o.Sandbox]
+		switch {
+		case !ok:
+			return fmt.Errorf("sandbox must be \"off\", \"workspace-write\" or \"read-only\", not %q", o.Sandbox)
+		case trusted || r >= sandboxRank[f.Sandbox]:
+			f.Sandbox = o.Sandbox
+		default:
+			f.Ignored = append(f.Ignored, fmt.Sprintf("sandbox %q in %s (run `corvid trust` in the project to allow it)", o.Sandbox, from))
+		}
+	}
+	if o.SandboxNetwork {
+		if trusted {
+			f.SandboxNetwork = true
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("sandbox_network in %s (run `corvid trust` in the project to allow it)", from))
+		}
+	}
+	if len(o.PassEnv) > 0 {
+		if from == "" {
+			f.PassEnv = append(f.PassEnv, o.PassEnv...)
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("pass_env %q in %s (pass_env is read from the user config only)", o.PassEnv, from))
+		}
+	}
 	f.Permissions.Ask = append(f.Permissions.Ask, o.Permissions.Ask...)
 	f.Permissions.Deny = append(f.Permissions.Deny, o.Permissions.Deny...)
 	ignore := func(what string) {
@@ -216,6 +273,13 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 	}
 	return nil
 }
+
+// sandboxRank orders sandbox modes from loosest to strictest.
+var sandboxRank = map[string]int{"": 0, "off": 0, "workspace-write": 1, "read-only": 2}
+
+// loosensMode reports whether a default mode runs more without asking than
+// the default mode does (so an untrusted project may not choose it).
+func loosensMode(m string) bool { return m != "ask" && m != "plan" && m != "default" }
 
 func validateCustom(name string, c *CustomProvider) error {
 	if _, ok := LookupProvider(name); ok {

@@ -214,3 +214,82 @@ func TestResolveModelOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestChangedProjectConfigLosesTrustUntilTrustedAgain(t *testing.T) {
+	env, proj, cwd := layout(t, userTOML, projectTOML)
+	if err := Trust(env, proj); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(proj, ProjectConfigName)
+	if err := os.WriteFile(path, []byte(projectTOML+"\n# edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(env, cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ProjectTrusted || slices.Contains(f.Permissions.Allow, "bash") {
+		t.Fatalf("a changed file kept its trust: allow %q", f.Permissions.Allow)
+	}
+	if len(f.Ignored) == 0 || !strings.Contains(f.Ignored[0], "changed since `corvid trust`") {
+		t.Errorf("Ignored = %q, want the change named first", f.Ignored)
+	}
+	if err := Trust(env, proj); err != nil {
+		t.Fatal(err)
+	}
+	if !IsTrusted(env, proj) {
+		t.Error("trusting again did not restore trust")
+	}
+}
+
+func TestTrustListOfOlderVersionTrustsNothing(t *testing.T) {
+	env, proj, _ := layout(t, userTOML, projectTOML)
+	d, _ := canonicalDir(proj)
+	if err := os.MkdirAll(DataDir(env), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(trustedFile(env), []byte(`{"dirs":["`+d+`"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(proj, ProjectConfigName))
+	if got := TrustOf(env, proj, b); got != Changed {
+		t.Errorf("legacy entry: %v, want Changed", got)
+	}
+}
+
+func TestUntrustedProjectMayOnlyTightenTheDefaultMode(t *testing.T) {
+	for mode, kept := range map[string]bool{"ask": true, "plan": true, "edit": false, "yolo": false} {
+		env, _, cwd := layout(t, "", "default_mode = \""+mode+"\"\n")
+		f, err := Load(env, cwd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.DefaultMode == mode; got != kept {
+			t.Errorf("untrusted default_mode %q applied = %v, want %v", mode, got, kept)
+		}
+	}
+}
+
+func TestUntrustedProjectMayOnlyTightenTheSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		user, project, want string
+		net                 bool
+	}{
+		{"", "sandbox = \"read-only\"\n", "read-only", false},
+		{"sandbox = \"read-only\"\n", "sandbox = \"off\"\n", "read-only", false},
+		{"sandbox = \"workspace-write\"\n", "sandbox_network = true\n", "workspace-write", false},
+	} {
+		env, _, cwd := layout(t, tc.user, tc.project)
+		f, err := Load(env, cwd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Sandbox != tc.want || f.SandboxNetwork != tc.net {
+			t.Errorf("user %q project %q: sandbox %q network %v, want %q %v", tc.user, tc.project, f.Sandbox, f.SandboxNetwork, tc.want, tc.net)
+		}
+	}
+	env, _, cwd := layout(t, "", "sandbox = \"strict\"\n")
+	if _, err := Load(env, cwd); err == nil {
+		t.Error("an unknown sandbox mode was accepted")
+	}
+}

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,13 +13,33 @@ import (
 )
 
 // trustedFile lists the project directories whose .corvid/config.toml the
-// user has accepted with `corvid trust`. It lives under the data dir, not in
-// the project, so a repository cannot trust itself.
+// user has accepted with `corvid trust`, each with the SHA-256 of the file
+// as it was accepted. It lives under the data dir, not in the project, so a
+// repository cannot trust itself; and trust binds to the file's content, so
+// a config that changes after `corvid trust` (a pull, or a model editing
+// it) loosens nothing until the user trusts it again.
 func trustedFile(env Env) string { return filepath.Join(DataDir(env), "trusted.json") }
 
 type trustList struct {
-	Dirs []string `json:"dirs"`
+	// Dirs is the list older corvid versions wrote (no content binding).
+	// Such entries no longer trust anything; `corvid trust` replaces them.
+	Dirs     []string       `json:"dirs,omitempty"`
+	Projects []trustedEntry `json:"projects,omitempty"`
 }
+
+type trustedEntry struct {
+	Dir    string `json:"dir"`
+	SHA256 string `json:"sha256"`
+}
+
+// TrustState is how a project's config file stands with the trust list.
+type TrustState int
+
+const (
+	Untrusted TrustState = iota // never trusted
+	Trusted                     // trusted with exactly this content
+	Changed                     // trusted once, but the file differs now (or was trusted by an older corvid)
+)
 
 func readTrust(env Env) (trustList, error) {
 	var t trustList
@@ -47,21 +69,40 @@ func canonicalDir(dir string) (string, error) {
 	return filepath.Clean(abs), nil
 }
 
-// Trust records dir as a trusted project directory.
+func contentHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Trust records dir as trusted with the current content of its
+// .corvid/config.toml (an absent file trusts nothing that appears later).
 func Trust(env Env, dir string) error {
 	d, err := canonicalDir(dir)
 	if err != nil {
+		return err
+	}
+	content, err := os.ReadFile(filepath.Join(d, ProjectConfigName))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	t, err := readTrust(env)
 	if err != nil {
 		return err
 	}
-	if slices.Contains(t.Dirs, d) {
-		return nil
+	t.Dirs = slices.DeleteFunc(t.Dirs, func(x string) bool { return x == d })
+	t.Projects = slices.DeleteFunc(t.Projects, func(e trustedEntry) bool { return e.Dir == d })
+	if content != nil {
+		t.Projects = append(t.Projects, trustedEntry{Dir: d, SHA256: contentHash(content)})
 	}
-	t.Dirs = append(t.Dirs, d)
-	slices.Sort(t.Dirs)
+	slices.SortFunc(t.Projects, func(a, b trustedEntry) int {
+		switch {
+		case a.Dir < b.Dir:
+			return -1
+		case a.Dir > b.Dir:
+			return 1
+		}
+		return 0
+	})
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return err
@@ -77,16 +118,37 @@ func Trust(env Env, dir string) error {
 	return os.Rename(tmp, path)
 }
 
-// IsTrusted reports whether dir was recorded by Trust. An unreadable list
-// trusts nothing.
-func IsTrusted(env Env, dir string) bool {
+// TrustOf says whether dir's config file, whose content is given, is
+// trusted. An unreadable list trusts nothing.
+func TrustOf(env Env, dir string, content []byte) TrustState {
 	d, err := canonicalDir(dir)
 	if err != nil {
-		return false
+		return Untrusted
 	}
 	t, err := readTrust(env)
 	if err != nil {
+		return Untrusted
+	}
+	for _, e := range t.Projects {
+		if e.Dir == d {
+			if e.SHA256 == contentHash(content) {
+				return Trusted
+			}
+			return Changed
+		}
+	}
+	if slices.Contains(t.Dirs, d) {
+		return Changed
+	}
+	return Untrusted
+}
+
+// IsTrusted reports whether dir's .corvid/config.toml is trusted as it is
+// now.
+func IsTrusted(env Env, dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, ProjectConfigName))
+	if err != nil {
 		return false
 	}
-	return slices.Contains(t.Dirs, d)
+	return TrustOf(env, dir, b) == Trusted
 }

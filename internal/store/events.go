@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,7 +48,8 @@ type writer struct {
 	committed uint64         // every ticket ≤ this has been committed (or failed)
 	notify    chan struct{}  // closed and replaced after each commit
 	lastBySID map[string]uint64
-	failed    error // first write error not yet reported by Flush
+	failed    error         // first write error not yet reported by Flush
+	failures  atomic.Uint64 // commits that failed since the Store opened (read without mu)
 	closing   bool
 
 	wake chan struct{} // the queue became non-empty
@@ -132,6 +134,13 @@ func (s *Store) Flush(ctx context.Context) error {
 	w.failed = nil
 	w.mu.Unlock()
 	return err
+}
+
+// CommitFailures counts the commits that failed since the Store opened
+// (each lost its events). Unlike Flush's error, which one caller consumes,
+// every caller can compare counts taken before and after its work.
+func (s *Store) CommitFailures() uint64 {
+	return s.w.failures.Load()
 }
 
 // flushSession waits until every event appended so far to sessionID has been
@@ -246,8 +255,11 @@ func (w *writer) drain() {
 		w.mu.Lock()
 		last := batch[len(batch)-1].ticket
 		w.committed = last
-		if err != nil && w.failed == nil {
-			w.failed = err
+		if err != nil {
+			w.failures.Add(1)
+			if w.failed == nil {
+				w.failed = err
+			}
 		}
 		for _, ev := range batch {
 			if t, ok := w.lastBySID[ev.sessionID]; ok && t <= last {
@@ -341,6 +353,25 @@ func (w *writer) commit(batch []pendingEvent) error {
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}
 	return errors.Join(missing...)
+}
+
+// LastSeq returns the seq of a session's last event (0 for none), after
+// committing any events this Store still holds for it. Another process
+// appending to the session moves it.
+func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
+	if err := s.flushSession(ctx, sessionID); err != nil {
+		return 0, fmt.Errorf("last event of session %s: %w", sessionID, err)
+	}
+	var seq int64
+	err := retryBusy(ctx, func() error {
+		// On the write connection (a plain read takes no lock): it is
+		// open anyway, so a per-turn check opens no extra file handles.
+		return s.writeDB.QueryRowContext(ctx, `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`, sessionID).Scan(&seq)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("last event of session %s: %w", sessionID, err)
+	}
+	return seq, nil
 }
 
 // Events returns every event of a session in order, after committing any

@@ -207,3 +207,26 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 		t.Errorf("List from a = %d sessions, %v; want 2", len(list), err)
 	}
 }
+
+func TestLastSeqFollowsAppendsOfAnotherStore(t *testing.T) {
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	ctx := context.Background()
+	if err := a.CreateSession(ctx, Session{ID: "s", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.LastSeq(ctx, "s"); err != nil || n != 0 {
+		t.Fatalf("empty session: %d %v", n, err)
+	}
+	for range 3 {
+		if err := a.Append("s", "k", []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.LastSeq(ctx, "s"); err != nil || n != 3 {
+		t.Errorf("after 3 appends elsewhere: %d %v, want 3", n, err)
+	}
+}

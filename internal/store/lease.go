@@ -100,6 +100,9 @@ func (s *Store) Acquire(ctx context.Context, sessionID, owner string) (release f
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return err
+		case holder == l.holder:
+			// Ours, yet not held: a release whose delete failed (a full
+			// disk). It must not lock the session out for leaseTTL.
 		default:
 			cur.SessionID = sessionID
 			cur.Heartbeat = time.Unix(0, hb)

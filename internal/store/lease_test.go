@@ -154,3 +154,21 @@ func TestCloseReleasesLeases(t *testing.T) {
 	}
 	release()
 }
+
+func TestLeaseRowLeftByAFailedReleaseDoesNotLockOutItsOwnStore(t *testing.T) {
+	s := openStore(t, tempDBPath(t))
+	ctx := context.Background()
+	if _, err := s.Acquire(ctx, "s", "corvid acp"); err != nil {
+		t.Fatal(err)
+	}
+	// What a release leaves when its DELETE fails (disk full): the row
+	// stays, the Store no longer holds the lease.
+	s.lease.mu.Lock()
+	delete(s.lease.held, "s")
+	s.lease.mu.Unlock()
+	release, err := s.Acquire(ctx, "s", "corvid acp")
+	if err != nil {
+		t.Fatalf("own leftover lease blocked the session: %v", err)
+	}
+	release()
+}

@@ -56,6 +56,9 @@ func (Shell) Describe(env *Env, raw json.RawMessage) Preview {
 	if in.Background {
 		title += " in the background"
 	}
+	if env.Sandbox.On() {
+		title += " (" + env.Sandbox.Label() + ")"
+	}
 	return Preview{Kind: KindExecute, Title: title, Access: AccessExecute, Command: in.Command,
 		Paths: []string{env.Cwd}, Content: []Content{commandContent(in.Command)}}
 }
@@ -73,8 +76,9 @@ func (Shell) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 		timeout = min(time.Duration(in.Timeout)*time.Second, maxShellTimeout)
 	}
 	terms := env.terminals()
+	prog, args := env.shellArgv(in.Command)
 	id, err := terms.Create(ctx, TerminalRequest{
-		Command: "bash", Args: []string{"-c", in.Command}, Cwd: env.Cwd,
+		Command: prog, Args: args, Cwd: env.Cwd,
 		Env: shellEnv, OutputByteLimit: shellBufferLimit,
 	})
 	if err != nil {

@@ -147,6 +147,8 @@ type Env struct {
 	Terminals Terminals
 	// HTTPClient is used by fetch. nil: a client with fetch's own timeout.
 	HTTPClient *http.Client
+	// Sandbox confines shell commands; nil runs them unconfined.
+	Sandbox *Sandbox
 }
 
 func (env *Env) fs() FS {

@@ -1,0 +1,76 @@
+package config
+
+import (
+	"os"
+	"slices"
+	"strings"
+)
+
+// Children (shell commands, MCP stdio servers, anything corvid starts) must
+// not inherit the provider keys corvid was launched with, nor corvid's own
+// CORVID_* settings: a model that runs `printenv` would otherwise read the
+// key into the conversation. corvid itself keeps reading them through a
+// snapshot taken before they are removed from the process environment.
+
+// SnapshotEnv copies the process environment into an Env, so that corvid
+// can still read what ScrubEnvironment removes.
+func SnapshotEnv() MapEnv {
+	m := MapEnv{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// Withheld reports whether a child must not inherit variable name: a key
+// variable of a known provider, any *_API_KEY or *_AUTH_TOKEN, or a
+// CORVID_* setting. pass lists names the user passes on anyway (pass_env in
+// the user config).
+func Withheld(name string, providers []Provider, pass []string) bool {
+	if slices.Contains(pass, name) {
+		return false
+	}
+	if strings.HasPrefix(name, "CORVID_") || strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_AUTH_TOKEN") {
+		return true
+	}
+	for _, p := range providers {
+		if slices.Contains(p.KeyVars, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ScrubEnvironment removes the withheld variables from the process
+// environment, so every child corvid starts from now on goes without them.
+// It returns the values removed that look like secrets (for redaction).
+func ScrubEnvironment(providers []Provider, pass []string) (secrets []string) {
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if !Withheld(k, providers, pass) {
+			continue
+		}
+		_ = os.Unsetenv(k)
+		if !strings.HasPrefix(k, "CORVID_") {
+			secrets = append(secrets, v)
+		}
+	}
+	return secrets
+}
+
+// StoredKeys returns the API keys saved in auth.json (not the keyring,
+// whose lookups may block), for redaction.
+func StoredKeys(env Env) []string {
+	f, err := readAuthFile(AuthFile(env))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range f {
+		if k := strings.TrimSpace(e.Key); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
