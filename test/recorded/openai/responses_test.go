@@ -201,3 +201,59 @@ func checkReasoningEcho(t *testing.T, reqNo int, got, rec map[string]any) {
 	}
 }
 
+// TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent
+// replays a real gpt-5.6 response whose reasoning item has no summary
+// (summary: [], as gpt-5 models often send) but encrypted content, then a
+// function call. The follow-up must carry that reasoning item with
+// "summary": [] (ReasoningItem.required is [id, summary, type]; the API
+// refuses the item without it) and the encrypted_content of
+// response.output_item.done, byte for byte.
+func TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent(t *testing.T) {
+	first := chatreplay.Fixture(t, "programmatic-tool-calling.1.chunks.txt")
+	// The answer to the follow-up: the text response that closes the other
+	// recorded loop (the follow-up request is what this test is about).
+	text := chatreplay.Split(chatreplay.Fixture(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
+	srv := chatreplay.Start(t, chatreplay.Response{Chunks: first}, chatreplay.Response{Chunks: text})
+	c := chatreplay.Run(t, withModel(openaiProvider, "openai:gpt-5.6-sol"), srv)
+	stop, rerr := c.Prompt(c.Ctx, c.SID, "How many of each item are in the inventory?")
+	if rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
+	}
+	var recReasoning, recCall map[string]any
+	for _, it := range doneItems(t, first) {
+		switch it["type"] {
+		case "reasoning":
+			recReasoning = it
+		case "function_call":
+			recCall = it
+		}
+	}
+	if s := js(recReasoning["summary"]); s != "[]" {
+		t.Fatalf("the recording's reasoning summary is %s; this test needs an empty one", s)
+	}
+	items := inputItems(t, reqs[1])
+	rs := ofType(items, "reasoning")
+	if len(rs) != 1 {
+		t.Fatalf("follow-up has %d reasoning items, want 1 (the recorded %v): %s", len(rs), recReasoning["id"], reqs[1].Body)
+	}
+	checkReasoningEcho(t, 2, rs[0], recReasoning)
+	calls := ofType(items, "function_call")
+	if len(calls) != 1 || calls[0]["call_id"] != recCall["call_id"] || calls[0]["name"] != recCall["name"] || calls[0]["arguments"] != recCall["arguments"] {
+		t.Errorf("follow-up function calls %s, want the recorded %s", js(calls), js(recCall))
+	}
+	// The reasoning item must come before the call it led to, as the API
+	// returned them.
+	for i, it := range items {
+		if it["type"] == "function_call" {
+			if i == 0 || items[i-1]["type"] != "reasoning" {
+				t.Errorf("follow-up item before the function call is %v, want the reasoning item", items[max(i-1, 0)]["type"])
+			}
+			break
+		}
+	}
+	validateInput(t, 2, items)
+}
