@@ -21,8 +21,9 @@ import (
 // Tool results, which corvid keeps in user messages, become role "tool"
 // messages right after the assistant message that called them, as the API
 // requires; their images follow in a user message (tool messages carry text
-// only). Thinking parts are not sent back: compatible servers reject or
-// ignore them.
+// only). Thinking parts are not sent back, except as reasoning_content on
+// assistant messages with tool calls for the providers whose API requires
+// it (echoReasoning); other servers reject or ignore the field.
 func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 	var msgs []sdk.ChatCompletionMessageParamUnion
 	if req.System != "" {
@@ -35,7 +36,7 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleAssistant:
-			if a, ok := chatAssistant(msg); ok {
+			if a, ok := chatAssistant(msg, echoReasoning[m.p.Name]); ok {
 				msgs = append(msgs, a)
 			}
 		default:
@@ -67,11 +68,21 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 	return p
 }
 
-func chatAssistant(msg llm.Message) (sdk.ChatCompletionMessageParamUnion, bool) {
-	var text strings.Builder
+// echoReasoning lists the presets whose API wants an assistant message's
+// reasoning back as reasoning_content when that message carries tool calls.
+// DeepSeek: in thinking mode with tools (deepseek-reasoner, V3.2) the next
+// request of the tool loop is refused without it. No other preset documents
+// the field in requests: OpenRouter, Groq, Mistral, xAI, Together,
+// Fireworks, Cerebras and the local servers are sent none.
+var echoReasoning = map[string]bool{"deepseek": true}
+
+func chatAssistant(msg llm.Message, withReasoning bool) (sdk.ChatCompletionMessageParamUnion, bool) {
+	var text, reasoning strings.Builder
 	a := sdk.ChatCompletionAssistantMessageParam{}
 	for _, part := range msg.Parts {
 		switch part.Type {
+		case llm.PartThinking:
+			reasoning.WriteString(part.Text)
 		case llm.PartText:
 			text.WriteString(part.Text)
 		case llm.PartToolUse:
@@ -92,6 +103,9 @@ func chatAssistant(msg llm.Message) (sdk.ChatCompletionMessageParamUnion, bool) 
 	}
 	if text.Len() > 0 {
 		a.Content.OfString = param.NewOpt(text.String())
+	}
+	if withReasoning && len(a.ToolCalls) > 0 && reasoning.Len() > 0 {
+		a.SetExtraFields(map[string]any{"reasoning_content": reasoning.String()})
 	}
 	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
 }

@@ -1,24 +1,10 @@
 package openai
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
-	"github.com/corvid-agent/corvid/internal/jsonschema"
+	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
 )
-
-// openAPI is testdata/openapi-extract.json compiled: the request item
-// schemas of OpenAI's published OpenAPI document (see SOURCES-openai.md).
-var openAPI = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	b, err := os.ReadFile(filepath.Join("testdata", "openapi-extract.json"))
-	if err != nil {
-		return nil, err
-	}
-	return jsonschema.Compile(b)
-})
 
 // itemSchema names the OpenAPI schema an input item of each type must
 // satisfy.
@@ -33,10 +19,6 @@ var itemSchema = map[string]string{
 // published schema of its type.
 func validateInput(t *testing.T, reqNo int, items []map[string]any) {
 	t.Helper()
-	s, err := openAPI()
-	if err != nil {
-		t.Fatalf("compile the OpenAPI extract: %v", err)
-	}
 	for i, it := range items {
 		typ, _ := it["type"].(string)
 		if typ == "" && it["role"] != nil {
@@ -47,9 +29,8 @@ func validateInput(t *testing.T, reqNo int, items []map[string]any) {
 			t.Errorf("request %d input item %d has type %q, which corvid is not expected to send", reqNo, i, typ)
 			continue
 		}
-		b, _ := json.Marshal(it)
-		if err := s.Validate(def, b); err != nil {
-			t.Errorf("request %d input item %d is not a valid %s per OpenAI's OpenAPI schema: %v\n%s", reqNo, i, def, err, b)
+		if err := chatreplay.Validate(t, def, it); err != nil {
+			t.Errorf("request %d input item %d is not a valid %s per OpenAI's OpenAPI schema: %v\n%s", reqNo, i, def, err, js(it))
 		}
 	}
 }
