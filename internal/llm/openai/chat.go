@@ -263,12 +263,52 @@ func reasoningDelta(d sdk.ChatCompletionChunkChoiceDelta) string {
 	return ""
 }
 
+// contentPart is one element of a delta.content list, as Mistral's
+// reasoning models (magistral) stream it: {"type":"text","text":…} or
+// {"type":"thinking","thinking":[{"type":"text","text":…}]}.
+type contentPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Thinking []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"thinking"`
+}
+
+// contentParts reads a delta.content that is a list of typed parts; ok is
+// false when it is not a list (the usual string).
+func contentParts(d sdk.ChatCompletionChunkChoiceDelta) (parts []contentPart, ok bool) {
+	raw := strings.TrimSpace(d.JSON.Content.Raw())
+	if !strings.HasPrefix(raw, "[") {
+		return nil, false
+	}
+	if json.Unmarshal([]byte(raw), &parts) != nil {
+		return nil, false
+	}
+	return parts, true
+}
+
 func (s *chatState) delta(d sdk.ChatCompletionChunkChoiceDelta) []llm.Event {
 	var evs []llm.Event
 	if r := reasoningDelta(d); r != "" {
 		evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.block("thinking"), Text: r})
 	}
-	if d.Content != "" {
+	if parts, ok := contentParts(d); ok {
+		for _, p := range parts {
+			switch p.Type {
+			case "text":
+				if p.Text != "" {
+					evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.block("text"), Text: p.Text})
+				}
+			case "thinking":
+				for _, th := range p.Thinking {
+					if th.Text != "" {
+						evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.block("thinking"), Text: th.Text})
+					}
+				}
+			}
+		}
+	} else if d.Content != "" {
 		evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.block("text"), Text: d.Content})
 	}
 	if d.Refusal != "" {

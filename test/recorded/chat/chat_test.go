@@ -182,3 +182,59 @@ func TestDeepSeekReasonerToolLoopSendsReasoningContentBack(t *testing.T) {
 	}
 	validateMessages(t, reqs[1])
 }
+
+// TestMistralMagistralContentArraysBecomeThoughtsAndText replays a real
+// magistral-medium stream whose delta.content is a list of typed parts:
+// "thinking" parts (themselves lists of text parts) and "text" parts. The
+// editor must get the thinking as thought chunks and the text as message
+// chunks, never the parts' JSON.
+func TestMistralMagistralContentArraysBecomeThoughtsAndText(t *testing.T) {
+	rec := chatreplay.Fixture(t, "mistral-reasoning.chunks.txt")
+	srv := chatreplay.Start(t, chatreplay.Response{Chunks: rec, Done: true})
+	c := chatreplay.Run(t, preset("mistral", "magistral-medium-2507"), srv)
+	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is 2+2?")
+	if rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
+	}
+	want := readRecording(t, rec)
+	if want.reasoning == "" || want.text == "" {
+		t.Fatalf("the recording has reasoning %q and text %q; this test needs both", want.reasoning, want.text)
+	}
+	ups := c.Updates(c.SID)
+	if got := testkit.TextOf(ups, "agent_message_chunk"); got != want.text {
+		t.Errorf("message %q, want the recorded text parts %q", got, want.text)
+	}
+	if got := testkit.TextOf(ups, "agent_thought_chunk"); got != want.reasoning {
+		t.Errorf("thought chunks %q, want the recorded thinking parts %q", got, want.reasoning)
+	}
+	if used, _ := c.Used(t); used != int64(want.usage["total_tokens"].(float64)) {
+		t.Errorf("usage_update used %d, want the recorded total_tokens %v", used, want.usage["total_tokens"])
+	}
+}
+
+// TestMistralToolCallWithoutIndexRunsAndItsResultGoesBack replays a real
+// mistral-small stream that sends a whole tool call in one chunk, without
+// the "index" field OpenAI sends; the call must run and the follow-up carry
+// it with its result.
+func TestMistralToolCallWithoutIndexRunsAndItsResultGoesBack(t *testing.T) {
+	first := chatreplay.Fixture(t, "mistral-tool-call.chunks.txt")
+	second := chatreplay.Fixture(t, "mistral-text.chunks.txt")
+	srv := chatreplay.Start(t, chatreplay.Response{Chunks: first, Done: true}, chatreplay.Response{Chunks: second, Done: true})
+	c := chatreplay.Run(t, preset("mistral", "mistral-small-latest"), srv)
+	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is the weather in San Francisco?")
+	if rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
+	}
+	a := checkToolFollowUp(t, reqs[1], readRecording(t, first))
+	if _, ok := a["reasoning_content"]; ok {
+		t.Errorf("Mistral got reasoning_content, a field its API does not document: %s", js(a))
+	}
+	validateMessages(t, reqs[1])
+	if got, want := testkit.TextOf(c.Updates(c.SID), "agent_message_chunk"), readRecording(t, second).text; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}
