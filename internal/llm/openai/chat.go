@@ -55,9 +55,7 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
 		}
 	}
-	if e := effort(req.ThinkingBudget); e != "" && m.official {
-		p.ReasoningEffort = shared.ReasoningEffort(e)
-	}
+	m.chatThinking(&p, req)
 	for _, t := range req.Tools {
 		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema(t.InputSchema)}
 		if t.Description != "" {
