@@ -198,7 +198,7 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 				cached, written := chunk.Usage.PromptTokensDetails.CachedTokens, chunk.Usage.PromptTokensDetails.CacheWriteTokens
 				st.usage = llm.Usage{
 					InputTokens:      max(0, chunk.Usage.PromptTokens-cached-written),
-					OutputTokens:     chunk.Usage.CompletionTokens,
+					OutputTokens:     outputTokens(chunk.Usage),
 					CacheReadTokens:  cached,
 					CacheWriteTokens: written,
 				}
@@ -240,6 +240,18 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 			}
 		}
 	}
+}
+
+// outputTokens is what the response generated. OpenAI counts reasoning
+// tokens inside completion_tokens; xAI leaves them out (completion 1,
+// reasoning 290, total 303 for 12 prompt tokens) but bills them as output.
+// They are added when total_tokens shows they were left out.
+func outputTokens(u sdk.CompletionUsage) int64 {
+	out, r := u.CompletionTokens, u.CompletionTokensDetails.ReasoningTokens
+	if r > 0 && u.TotalTokens >= u.PromptTokens+out+r {
+		out += r
+	}
+	return out
 }
 
 // reasoningDelta reads the non-standard reasoning fields servers add to a
