@@ -33,11 +33,17 @@ type Provider struct {
 // MODEL` (e.g. --log-level debug), initializes and opens a session.
 func Run(t *testing.T, p Provider, s *Server, extraArgs ...string) *Corvid {
 	t.Helper()
+	return RunEnv(t, p, s, nil, extraArgs...)
+}
+
+// RunEnv is Run with extra KEY=VALUE environment entries.
+func RunEnv(t *testing.T, p Provider, s *Server, extraEnv []string, extraArgs ...string) *Corvid {
+	t.Helper()
 	bin := testkit.BuildCorvid(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	ws := t.TempDir()
-	env := []string{"CORVID_KEYRING=off", p.KeyVar + "=" + Key, p.BaseVar + "=" + s.URL + p.Suffix}
+	env := append([]string{"CORVID_KEYRING=off", p.KeyVar + "=" + Key, p.BaseVar + "=" + s.URL + p.Suffix}, extraEnv...)
 	args := append([]string{"acp", "-m", p.Model}, extraArgs...)
 	e := testkit.Start(t, bin, testkit.Options{Args: args, Env: env, Dir: ws})
 	if _, rerr := e.Initialize(ctx, testkit.Minimal()); rerr != nil {
