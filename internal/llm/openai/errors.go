@@ -221,9 +221,10 @@ func (m *model) redact(s string) string {
 func (m *model) httpError(status int, body []byte, after time.Duration) error {
 	code, text := parseErrorBody(body)
 	e := &llm.Error{
-		Provider:  m.p.Name,
-		Status:    status,
-		Retryable: status == 408 || status == 409 || status == 429 || status >= 500 || retryableCode(code),
+		Provider: m.p.Name,
+		Status:   status,
+		// OpenAI answers a spent quota with 429 too; waiting does not help.
+		Retryable: code != "insufficient_quota" && (status == 408 || status == 409 || status == 429 || status >= 500 || retryableCode(code)),
 		Message:   m.message(status, code, text),
 	}
 	if e.Retryable {

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Response is one recorded answer.
@@ -45,6 +46,7 @@ type Request struct {
 	Method, Path string
 	Header       http.Header
 	Body         []byte
+	At           time.Time // when it arrived
 }
 
 // JSON decodes the body into a generic value.
@@ -87,7 +89,7 @@ func (s *Server) Requests() []Request {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()})
 	var res Response
 	ok := len(s.queue) > 0
 	if ok {

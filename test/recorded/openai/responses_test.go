@@ -257,3 +257,7 @@ func TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent(t *test
 	}
 	validateInput(t, 2, items)
 }
+
+func textOf(c *chatreplay.Corvid) string {
+	return testkit.TextOf(c.Updates(c.SID), "agent_message_chunk")
+}
