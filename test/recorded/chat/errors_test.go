@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
 	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
@@ -90,4 +91,38 @@ func TestErrorInsideA200StreamEndsTheTurnWithItsMessage(t *testing.T) {
 	if n := len(srv.Requests()); n != 1 {
 		t.Errorf("%d requests: a failure after streamed output must not be retried", n)
 	}
+}
+
+// TestGroqRateLimitWaitsForRetryAfterThenReplaysTheRecordedAnswer: Groq
+// answers a rate limit with 429, a retry-after header in seconds and an
+// OpenAI-style error body (code rate_limit_exceeded), per its documented
+// rate-limit answer; the values here are ours. corvid must wait at least
+// retry-after (the backoff alone is 10 ms here), then run the recorded tool
+// call and deliver the follow-up.
+func TestGroqRateLimitWaitsForRetryAfterThenReplaysTheRecordedAnswer(t *testing.T) {
+	const rateLimited = `{"error":{"message":"Rate limit reached for model ` + "`llama-3.3-70b-versatile`" + ` in organization ` + "`org_replay`" + ` service tier ` + "`on_demand`" + ` on tokens per minute (TPM): Limit 12000, Used 11950, Requested 420. Please try again in 1s.","type":"tokens","code":"rate_limit_exceeded"}}`
+	h := http.Header{}
+	h.Set("retry-after", "1")
+	first := chatreplay.Fixture(t, "groq-tool-call.chunks.txt")
+	srv := chatreplay.Start(t,
+		chatreplay.Response{Status: http.StatusTooManyRequests, Header: h, Body: []byte(rateLimited)},
+		chatreplay.Response{Chunks: first, Done: true},
+		chatreplay.Response{Chunks: chatreplay.Fixture(t, "mistral-text.chunks.txt"), Done: true})
+	c := chatreplay.RunEnv(t, preset("groq", "llama-3.3-70b-versatile"), srv, []string{"CORVID_RETRY_BASE_DELAY=10ms"})
+	if stop, rerr := c.Prompt(c.Ctx, c.SID, "What is the weather?"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: stop %q, error %v", stop, rerr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3 (the 429, its retry, the tool follow-up)", len(reqs))
+	}
+	// A lower bound only: retrying early is the defect; late is scheduling.
+	if gap := reqs[1].At.Sub(reqs[0].At); gap < time.Second {
+		t.Errorf("the retry came %v after the 429; retry-after asked for 1s", gap)
+	}
+	if string(reqs[1].Body) != string(reqs[0].Body) {
+		t.Error("the retry's body differs from the first attempt's")
+	}
+	checkToolFollowUp(t, reqs[2], readRecording(t, first))
+	validateMessages(t, reqs[2])
 }

@@ -124,7 +124,10 @@ func TestReasoningToolLoopReplaysAndEachFollowUpCarriesTheRecordedItems(t *testi
 	if got := testkit.TextOf(ups, "agent_thought_chunk"); got != summary {
 		t.Errorf("thought chunks %q, want the recorded summary %q", got, summary)
 	}
-	last, _ := completedOutput(t, segs[3])
+	last, lastUsage := completedOutput(t, segs[3])
+	if used, _ := c.Used(t); used != int64(lastUsage["total_tokens"].(float64)) {
+		t.Errorf("usage_update used %d, want the last recorded response's total_tokens %v", used, lastUsage["total_tokens"])
+	}
 	want := last[0]["content"].([]any)[0].(map[string]any)["text"].(string)
 	if got := testkit.TextOf(ups, "agent_message_chunk"); got != want {
 		t.Errorf("message text %q, want the recorded %q", got, want)
