@@ -9,6 +9,7 @@ package chat
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -237,4 +238,40 @@ func TestMistralToolCallWithoutIndexRunsAndItsResultGoesBack(t *testing.T) {
 	if got, want := testkit.TextOf(c.Updates(c.SID), "agent_message_chunk"), readRecording(t, second).text; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
+}
+
+// TestGatewayToolCallAtASparseIndexRunsAndGoesBack replays a live trace of
+// Claude behind an OpenAI-compatible gateway (already SSE-framed): text,
+// then a tool call whose first and only index is 1, with an empty
+// arguments piece. The call must reach the editor with its reassembled
+// input and go back with its id in the follow-up.
+func TestGatewayToolCallAtASparseIndexRunsAndGoesBack(t *testing.T) {
+	sse := chatreplay.Fixture(t, "anthropic-fallback-tool-call.sse")
+	h := http.Header{}
+	h.Set("Content-Type", "text/event-stream")
+	srv := chatreplay.Start(t,
+		chatreplay.Response{Header: h, Body: sse},
+		chatreplay.Response{Chunks: chatreplay.Fixture(t, "mistral-text.chunks.txt"), Done: true})
+	c := chatreplay.Run(t, preset("openrouter", "anthropic/claude-haiku-4.5"), srv)
+	stop, rerr := c.Prompt(c.Ctx, c.SID, "Read a.txt")
+	if rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
+	}
+	calls := testkit.OfKind(c.Updates(c.SID), "tool_call")
+	if len(calls) != 1 || calls[0].ToolCallID != "toolu_sanitized" {
+		t.Fatalf("tool_call updates %+v, want one for toolu_sanitized", calls)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(calls[0].RawInput, &in); err != nil || in["path"] != "a.txt" {
+		t.Errorf("tool call input %s, want path a.txt reassembled from the pieces", calls[0].RawInput)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
+	}
+	a := checkToolFollowUp(t, reqs[1], recorded{calls: []recCall{{id: "toolu_sanitized", name: "read_file", args: `{"path": "a.txt"}`}}})
+	if a["content"] != "Reading it." {
+		t.Errorf("follow-up assistant content %v, want the streamed text \"Reading it.\"", a["content"])
+	}
+	validateMessages(t, reqs[1])
 }
