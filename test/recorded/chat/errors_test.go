@@ -24,8 +24,9 @@ const (
 
 // TestOpenRouterErrorSaysTheStatusOnceAndKeepsTheUpstreamCause: the editor
 // gets one line that names OpenRouter and gives the status once (not
-// "returned 429 429"); a refusal, which is shown as it is, keeps the
-// upstream provider's name and message from error.metadata.
+// "returned 429 429") and keeps the upstream provider's name and message
+// from error.metadata: as it is for a refusal, and in the "after N
+// attempts" summary of a rate limit.
 func TestOpenRouterErrorSaysTheStatusOnceAndKeepsTheUpstreamCause(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -33,7 +34,7 @@ func TestOpenRouterErrorSaysTheStatusOnceAndKeepsTheUpstreamCause(t *testing.T) 
 		body   string
 		wants  []string
 	}{
-		{"429", http.StatusTooManyRequests, openRouterRateLimited, nil},
+		{"429", http.StatusTooManyRequests, openRouterRateLimited, []string{"after 1 attempt", "Anthropic", "would exceed the rate limit for your organization"}},
 		{"400", http.StatusBadRequest, openRouterRefused, []string{"Provider returned error", "Anthropic", "messages.1.content.0.thinking.signature: Field required"}},
 	}
 	for _, tc := range cases {
