@@ -2,8 +2,9 @@
 // byte-identical in testdata/, sources in test/recorded/SOURCES-openai.md)
 // to the built corvid over ACP, and checks both what the editor sees and
 // the follow-up requests corvid sends: against the items the real API
-// returned, and against OpenAI's published OpenAPI schema (the extract in
-// testdata/openapi-extract.json).
+// returned, and against the required fields and enums of OpenAI's published
+// OpenAPI schemas (written out, with their schema names, in
+// test/recorded/chatreplay/schema.go).
 //
 //	go test ./test/recorded/openai/
 package openai
