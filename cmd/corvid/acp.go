@@ -31,7 +31,7 @@ type acpCmd struct {
 	Model                 string       `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model for every session of this connection, as provider:model or provider/model (e.g. anthropic:claude-sonnet-4-6, script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
 	System                string       `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
 	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
-	LogLevel              string       `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn or error."`
+	LogLevel              string       `name:"log-level" default:"info" enum:"trace,debug,info,warn,error" help:"Log level: trace (also whole model requests), debug (each model request, its sizes and end), info, warn or error."`
 	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
 	Mode                  string       `name:"mode" placeholder:"MODE" help:"Permission mode new sessions start in: ask (every tool asks), default, edit, plan or yolo. Default: default_mode in config, else default."`
 	Sandbox               string       `name:"sandbox" placeholder:"MODE" help:"Confine shell commands with Landlock (Linux): off, workspace-write (writes only in the session's directories and the temp dir) or read-only. Default: sandbox in config, else off."`
@@ -195,7 +195,11 @@ func claimStdout() (*os.File, error) {
 
 func newLogger(path, level string) (*slog.Logger, func(), error) {
 	var lv slog.Level
-	_ = lv.UnmarshalText([]byte(level))
+	if level == "trace" {
+		lv = llm.LevelTrace
+	} else {
+		_ = lv.UnmarshalText([]byte(level))
+	}
 	var w io.Writer = os.Stderr
 	closeFn := func() {}
 	if path != "" {
@@ -231,7 +235,7 @@ func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string
 	if err != nil {
 		return nil, "", err
 	}
-	return llm.WithRetry(model, retryPolicy(env)), "", nil
+	return llm.WithRetry(llm.WithLog(model, slog.Default()), retryPolicy(env)), "", nil
 }
 
 const noCredentialsMessage = "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the editor's environment for corvid, or run `corvid auth login`, then restart the agent; or launch with -m script:FILE for the offline scripted model."
@@ -271,7 +275,7 @@ func (c *acpCmd) openModelID(env config.Env, file *config.File, id string) (llm.
 	if err != nil {
 		return nil, err
 	}
-	return llm.WithRetry(m, retryPolicy(env)), nil
+	return llm.WithRetry(llm.WithLog(m, slog.Default()), retryPolicy(env)), nil
 }
 
 // permissions combines the configured rules with the launch flags. A bad

@@ -58,7 +58,8 @@ func (e *retryAfterError) RetryAfter() time.Duration { return e.after }
 //
 // When the attempts or the time run out, the error is an *Error whose
 // Message summarises the last failure in one sentence, e.g.
-// "Anthropic returned 429 rate_limit_error after 4 attempts; retry later".
+// "Anthropic returned 429 rate_limit_error after 4 attempts: Number of
+// requests has exceeded your rate limit; retry later".
 // Cancelling ctx ends a backoff wait at once with ctx.Err().
 func WithRetry(m Model, p RetryPolicy) Model {
 	if p.MaxAttempts <= 0 {
@@ -144,23 +145,31 @@ func backoff(p RetryPolicy, attempt int) time.Duration {
 }
 
 // exhausted turns the last failure into the one sentence the user sees.
-// Provider messages follow the convention "summary: detail"; the summary
-// is kept and the detail, which was true of one attempt only, is dropped.
+// Provider messages follow the convention "summary: cause; hint"; the
+// summary and the cause are kept (the cause says why: the upstream error,
+// connection refused, …), and the per-attempt hint gives way to "retry
+// later".
 func exhausted(last *Error, attempts int) *Error {
-	summary, _, _ := strings.Cut(last.Message, ": ")
+	summary, cause, _ := strings.Cut(last.Message, ": ")
 	summary = strings.TrimRight(summary, ". ")
 	if summary == "" {
 		summary = fmt.Sprintf("%s request failed", last.Provider)
 	}
+	cause, _, _ = strings.Cut(cause, "; ")
+	cause = strings.TrimRight(strings.TrimSpace(cause), ". ")
 	noun := "attempts"
 	if attempts == 1 {
 		noun = "attempt"
+	}
+	msg := fmt.Sprintf("%s after %d %s", summary, attempts, noun)
+	if cause != "" {
+		msg += ": " + cause
 	}
 	return &Error{
 		Provider:  last.Provider,
 		Status:    last.Status,
 		Retryable: true,
-		Message:   fmt.Sprintf("%s after %d %s; retry later", summary, attempts, noun),
+		Message:   msg + "; retry later",
 	}
 }
 

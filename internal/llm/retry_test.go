@@ -136,7 +136,7 @@ func TestRetryExhaustedSaysOneSentence(t *testing.T) {
 	if !errors.As(err, &e) {
 		t.Fatalf("err = %v, want *Error", err)
 	}
-	const want = "Anthropic returned 429 rate_limit_error after 4 attempts; retry later"
+	const want = "Anthropic returned 429 rate_limit_error after 4 attempts: Number of requests has exceeded your rate limit; retry later"
 	if e.Message != want || e.Status != 429 || e.Provider != "anthropic" {
 		t.Fatalf("err = %+v, want message %q", e, want)
 	}
@@ -153,7 +153,7 @@ func TestRetryStopsAtMaxElapsed(t *testing.T) {
 	m := WithRetry(inner, RetryPolicy{MaxElapsed: 30 * time.Second, Sleep: rec.Sleep})
 	_, err := collect(t, m, t.Context())
 	var e *Error
-	if !errors.As(err, &e) || e.Message != "Anthropic returned 429 rate_limit_error after 1 attempt; retry later" {
+	if !errors.As(err, &e) || e.Message != "Anthropic returned 429 rate_limit_error after 1 attempt: Number of requests has exceeded your rate limit; retry later" {
 		t.Fatalf("err = %v, want exhaustion after the first attempt", err)
 	}
 	if len(rec.delays) != 0 {

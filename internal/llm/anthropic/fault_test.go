@@ -181,7 +181,7 @@ func TestRateLimitExhaustedSaysRetryLater(t *testing.T) {
 	m := llm.WithRetry(newTestModel(t, fake, 0), llm.RetryPolicy{Sleep: rec.sleep})
 	_, err := collect(t.Context(), m, hi())
 	e := asLLMError(t, err)
-	if e.Message != "Anthropic returned 429 rate_limit_error after 4 attempts; retry later" {
+	if e.Message != "Anthropic returned 429 rate_limit_error after 4 attempts: Number of request tokens has exceeded your per-minute rate limit; retry later" {
 		t.Fatalf("message = %q", e.Message)
 	}
 }

@@ -21,8 +21,9 @@ import (
 // Tool results, which corvid keeps in user messages, become role "tool"
 // messages right after the assistant message that called them, as the API
 // requires; their images follow in a user message (tool messages carry text
-// only). Thinking parts are not sent back: compatible servers reject or
-// ignore them.
+// only). Thinking parts are not sent back, except as reasoning_content on
+// assistant messages with tool calls for the providers whose API requires
+// it (echoReasoning); other servers reject or ignore the field.
 func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 	var msgs []sdk.ChatCompletionMessageParamUnion
 	if req.System != "" {
@@ -35,7 +36,7 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleAssistant:
-			if a, ok := chatAssistant(msg); ok {
+			if a, ok := chatAssistant(msg, echoReasoning[m.p.Name]); ok {
 				msgs = append(msgs, a)
 			}
 		default:
@@ -54,9 +55,7 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
 		}
 	}
-	if e := effort(req.ThinkingBudget); e != "" && m.official {
-		p.ReasoningEffort = shared.ReasoningEffort(e)
-	}
+	m.chatThinking(&p, req)
 	for _, t := range req.Tools {
 		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema(t.InputSchema)}
 		if t.Description != "" {
@@ -67,11 +66,21 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 	return p
 }
 
-func chatAssistant(msg llm.Message) (sdk.ChatCompletionMessageParamUnion, bool) {
-	var text strings.Builder
+// echoReasoning lists the presets whose API wants an assistant message's
+// reasoning back as reasoning_content when that message carries tool calls.
+// DeepSeek: in thinking mode with tools (deepseek-reasoner, V3.2) the next
+// request of the tool loop is refused without it. No other preset documents
+// the field in requests: OpenRouter, Groq, Mistral, xAI, Together,
+// Fireworks, Cerebras and the local servers are sent none.
+var echoReasoning = map[string]bool{"deepseek": true}
+
+func chatAssistant(msg llm.Message, withReasoning bool) (sdk.ChatCompletionMessageParamUnion, bool) {
+	var text, reasoning strings.Builder
 	a := sdk.ChatCompletionAssistantMessageParam{}
 	for _, part := range msg.Parts {
 		switch part.Type {
+		case llm.PartThinking:
+			reasoning.WriteString(part.Text)
 		case llm.PartText:
 			text.WriteString(part.Text)
 		case llm.PartToolUse:
@@ -92,6 +101,9 @@ func chatAssistant(msg llm.Message) (sdk.ChatCompletionMessageParamUnion, bool) 
 	}
 	if text.Len() > 0 {
 		a.Content.OfString = param.NewOpt(text.String())
+	}
+	if withReasoning && len(a.ToolCalls) > 0 && reasoning.Len() > 0 {
+		a.SetExtraFields(map[string]any{"reasoning_content": reasoning.String()})
 	}
 	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
 }
@@ -186,7 +198,7 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 				cached, written := chunk.Usage.PromptTokensDetails.CachedTokens, chunk.Usage.PromptTokensDetails.CacheWriteTokens
 				st.usage = llm.Usage{
 					InputTokens:      max(0, chunk.Usage.PromptTokens-cached-written),
-					OutputTokens:     chunk.Usage.CompletionTokens,
+					OutputTokens:     outputTokens(chunk.Usage),
 					CacheReadTokens:  cached,
 					CacheWriteTokens: written,
 				}
@@ -230,6 +242,18 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 	}
 }
 
+// outputTokens is what the response generated. OpenAI counts reasoning
+// tokens inside completion_tokens; xAI leaves them out (completion 1,
+// reasoning 290, total 303 for 12 prompt tokens) but bills them as output.
+// They are added when total_tokens shows they were left out.
+func outputTokens(u sdk.CompletionUsage) int64 {
+	out, r := u.CompletionTokens, u.CompletionTokensDetails.ReasoningTokens
+	if r > 0 && u.TotalTokens >= u.PromptTokens+out+r {
+		out += r
+	}
+	return out
+}
+
 // reasoningDelta reads the non-standard reasoning fields servers add to a
 // delta: reasoning_content (DeepSeek, vLLM, llama.cpp, LM Studio) and
 // reasoning (OpenRouter, Ollama, Groq).
@@ -249,12 +273,52 @@ func reasoningDelta(d sdk.ChatCompletionChunkChoiceDelta) string {
 	return ""
 }
 
+// contentPart is one element of a delta.content list, as Mistral's
+// reasoning models (magistral) stream it: {"type":"text","text":…} or
+// {"type":"thinking","thinking":[{"type":"text","text":…}]}.
+type contentPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Thinking []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"thinking"`
+}
+
+// contentParts reads a delta.content that is a list of typed parts; ok is
+// false when it is not a list (the usual string).
+func contentParts(d sdk.ChatCompletionChunkChoiceDelta) (parts []contentPart, ok bool) {
+	raw := strings.TrimSpace(d.JSON.Content.Raw())
+	if !strings.HasPrefix(raw, "[") {
+		return nil, false
+	}
+	if json.Unmarshal([]byte(raw), &parts) != nil {
+		return nil, false
+	}
+	return parts, true
+}
+
 func (s *chatState) delta(d sdk.ChatCompletionChunkChoiceDelta) []llm.Event {
 	var evs []llm.Event
 	if r := reasoningDelta(d); r != "" {
 		evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.block("thinking"), Text: r})
 	}
-	if d.Content != "" {
+	if parts, ok := contentParts(d); ok {
+		for _, p := range parts {
+			switch p.Type {
+			case "text":
+				if p.Text != "" {
+					evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.block("text"), Text: p.Text})
+				}
+			case "thinking":
+				for _, th := range p.Thinking {
+					if th.Text != "" {
+						evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.block("thinking"), Text: th.Text})
+					}
+				}
+			}
+		}
+	} else if d.Content != "" {
 		evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.block("text"), Text: d.Content})
 	}
 	if d.Refusal != "" {

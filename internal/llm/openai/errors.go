@@ -78,6 +78,41 @@ type apiError struct {
 	Message string          `json:"message"`
 	Type    string          `json:"type"`
 	Code    json.RawMessage `json:"code"`
+	// Metadata is OpenRouter's: the upstream provider's name and its raw
+	// error (often that provider's JSON error body, as a string).
+	Metadata struct {
+		ProviderName string          `json:"provider_name"`
+		Raw          json.RawMessage `json:"raw"`
+	} `json:"metadata"`
+}
+
+// upstream is what error.metadata says the upstream provider answered, as
+// "Provider: message", or "".
+func (e apiError) upstream() string {
+	raw := e.Metadata.Raw
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		raw = json.RawMessage(s)
+	}
+	msg := strings.TrimSpace(string(raw))
+	if len(raw) > 0 && (raw[0] == '{' || raw[0] == '"') {
+		// A JSON error body: the first message it has, at any usual place.
+		if _, m := parseErrorBody(raw); m != "" {
+			msg = m
+		}
+	}
+	if msg == "null" || strings.HasPrefix(msg, "<") {
+		msg = ""
+	}
+	switch {
+	case msg == "" && e.Metadata.ProviderName == "":
+		return ""
+	case msg == "":
+		return e.Metadata.ProviderName
+	case e.Metadata.ProviderName == "":
+		return msg
+	}
+	return e.Metadata.ProviderName + ": " + msg
 }
 
 func (e apiError) code() string {
@@ -102,7 +137,11 @@ func parseErrorBody(body []byte) (code, msg string) {
 	if json.Unmarshal(body, &env) == nil {
 		var e apiError
 		if len(env.Error) > 0 && json.Unmarshal(env.Error, &e) == nil && (e.Message != "" || len(e.Code) > 0 || e.Type != "") {
-			return e.code(), e.Message
+			msg := e.Message
+			if up := e.upstream(); up != "" {
+				msg = strings.TrimRight(msg, ". ") + " (" + up + ")"
+			}
+			return e.code(), msg
 		}
 		var s string
 		if len(env.Error) > 0 && json.Unmarshal(env.Error, &s) == nil {
@@ -140,6 +179,9 @@ func (m *model) message(status int, code, text string) string {
 		fmt.Fprintf(&b, " returned %d", status)
 	} else {
 		b.WriteString(" reported an error")
+	}
+	if code == strconv.Itoa(status) {
+		code = "" // OpenRouter's error.code is the status again
 	}
 	if code != "" {
 		b.WriteString(" " + code)
@@ -179,9 +221,10 @@ func (m *model) redact(s string) string {
 func (m *model) httpError(status int, body []byte, after time.Duration) error {
 	code, text := parseErrorBody(body)
 	e := &llm.Error{
-		Provider:  m.p.Name,
-		Status:    status,
-		Retryable: status == 408 || status == 409 || status == 429 || status >= 500 || retryableCode(code),
+		Provider: m.p.Name,
+		Status:   status,
+		// OpenAI answers a spent quota with 429 too; waiting does not help.
+		Retryable: code != "insufficient_quota" && (status == 408 || status == 409 || status == 429 || status >= 500 || retryableCode(code)),
 		Message:   m.message(status, code, text),
 	}
 	if e.Retryable {

@@ -177,14 +177,16 @@ func toolResultText(p llm.Part) string {
 	return p.Text
 }
 
-// effort maps a thinking budget to OpenAI's reasoning effort.
+// effort maps a thinking budget to OpenAI's reasoning effort. The bounds
+// are the budgets of corvid's thought levels (low 2048, medium 8192, high
+// 16384, max 32000), so each level names its own effort.
 func effort(budget int) string {
 	switch {
 	case budget <= 0:
 		return ""
 	case budget <= 2048:
 		return "low"
-	case budget <= 16384:
+	case budget <= 8192:
 		return "medium"
 	default:
 		return "high"

@@ -118,7 +118,9 @@ func responsesAssistant(msg llm.Message) []responses.ResponseInputItemUnionParam
 				continue // not ours, or nothing the API could use without store
 			}
 			flush()
-			var summary []responses.ResponseReasoningItemSummaryParam
+			// summary is required even when empty (ReasoningItem.required
+			// is [id, summary, type]): a non-nil empty list sends [].
+			summary := []responses.ResponseReasoningItemSummaryParam{}
 			if part.Text != "" {
 				summary = append(summary, responses.ResponseReasoningItemSummaryParam{Text: part.Text})
 			}
