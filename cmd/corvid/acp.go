@@ -128,6 +128,7 @@ func (c *acpCmd) Run() error {
 			if err != nil {
 				return agent.SessionConfig{}, err
 			}
+			c.Profile.fold(f)
 			p, err := c.permissions(f)
 			if err != nil {
 				return agent.SessionConfig{}, err

@@ -21,6 +21,26 @@ type profileFlags struct {
 	NoSeedCommands     bool   `name:"no-seed-commands" help:"Refuse the profile's seed = { command = ... } regions (each says it was refused)."`
 	OutputFormat       string `name:"output-format" placeholder:"LABEL" help:"Ask for a final output in this shape (any label): the agent gets a submit_output tool, and what it submits is sent last, as a message of its own marked _meta corvid.dev/finalOutput."`
 	OutputInstructions string `name:"output-instructions" placeholder:"TEXT" help:"Guidance about the final output's shape (with --output-format)."`
+
+	launch *profile.Profile // the --agent profile, once resolved
+}
+
+// fold adds the --agent profile's tool rules and interaction timeout to a
+// loaded configuration: the launch file, and each session's own (found
+// from its cwd), so a profile's deny holds in every session.
+func (f *profileFlags) fold(file *config.File) {
+	p := f.launch
+	if p == nil {
+		return
+	}
+	file.Permissions.Allow = append(file.Permissions.Allow, p.Allow...)
+	file.Permissions.Ask = append(file.Permissions.Ask, p.Ask...)
+	file.Permissions.Deny = append(file.Permissions.Deny, p.Deny...)
+	if p.InteractionTimeout > 0 {
+		file.InteractionTimeout = p.InteractionTimeout
+	} else if p.InteractionTimeout < 0 {
+		file.InteractionTimeout = 0
+	}
 }
 
 // applyProfile resolves --agent and folds the profile into the launch:
@@ -50,14 +70,8 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 		if *system == "" && p.System != "" {
 			*system = p.System
 		}
-		file.Permissions.Allow = append(file.Permissions.Allow, p.Allow...)
-		file.Permissions.Ask = append(file.Permissions.Ask, p.Ask...)
-		file.Permissions.Deny = append(file.Permissions.Deny, p.Deny...)
-		if p.InteractionTimeout > 0 {
-			file.InteractionTimeout = p.InteractionTimeout
-		} else if p.InteractionTimeout < 0 {
-			file.InteractionTimeout = 0
-		}
+		f.launch = p
+		f.fold(file)
 		if p.MaxTurnRequests > 0 {
 			cfg.MaxTurnRequests = p.MaxTurnRequests
 		}
