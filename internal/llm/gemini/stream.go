@@ -180,6 +180,15 @@ func (s *streamState) block(kind string) int {
 	return s.curIdx
 }
 
+// blockFor is block(kind), except that a signed part always starts a new
+// block.
+func (s *streamState) blockFor(kind, sig string) int {
+	if sig != "" {
+		s.cur = ""
+	}
+	return s.block(kind)
+}
+
 func (s *streamState) chunk(resp *generateResponse) []llm.Event {
 	var evs []llm.Event
 	if resp.UsageMetadata != nil {
@@ -224,18 +233,20 @@ func (s *streamState) chunk(resp *generateResponse) []llm.Event {
 			evs = append(evs, llm.Event{Type: llm.EventToolUseEnd, Index: idx, ToolUseID: id, ToolName: p.FunctionCall.Name, Input: input})
 			continue
 		case p.Thought:
-			idx = s.block("thinking")
-			if p.Text != "" {
+			idx = s.blockFor("thinking", sig)
+			if p.Text != "" || sig != "" {
 				evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: idx, Text: p.Text})
 			}
 		case p.Text != "" || sig != "":
-			idx = s.block("text")
-			if p.Text != "" {
-				evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: idx, Text: p.Text})
-			}
+			// A signed part is a block of its own, even with no text: its
+			// signature must go back on that very part, never merged
+			// with the text around it.
+			idx = s.blockFor("text", sig)
+			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: idx, Text: p.Text})
 		}
 		if idx >= 0 && sig != "" {
 			evs = append(evs, llm.Event{Type: llm.EventSignature, Index: idx, Text: sig})
+			s.cur = "" // what follows is a new block
 		}
 	}
 	return evs

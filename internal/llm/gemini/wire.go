@@ -114,3 +114,17 @@ const (
 	finishOther                 = "OTHER"
 	finishMalformedFunctionCall = "MALFORMED_FUNCTION_CALL"
 )
+
+// MarshalJSON writes the part; a signed part with no data is a text part
+// with empty text, as Gemini sent it (the signature must go back on a
+// part of the same kind).
+func (p part) MarshalJSON() ([]byte, error) {
+	type plain part
+	if p.Text != "" || p.ThoughtSignature == "" || p.InlineData != nil || p.FunctionCall != nil || p.FunctionResponse != nil {
+		return json.Marshal(plain(p))
+	}
+	return json.Marshal(struct {
+		Text string `json:"text"`
+		plain
+	}{"", plain(p)})
+}
