@@ -79,7 +79,7 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 				return
 			}
 			if e := chunk.Error; e != nil {
-				fail(m.apiError(e.Code, e.Status, e.Message, 0))
+				fail(m.apiError(e.Code, e.Status, e.Message, e.retryDelay()))
 				return
 			}
 			if evs := st.chunk(&chunk); len(evs) > 0 {
@@ -153,7 +153,7 @@ func (m *model) notSSE(line []byte) error {
 		Error *apiError `json:"error"`
 	}
 	if json.Unmarshal(line, &body) == nil && body.Error != nil {
-		return m.apiError(body.Error.Code, body.Error.Status, body.Error.Message, 0)
+		return m.apiError(body.Error.Code, body.Error.Status, body.Error.Message, body.Error.retryDelay())
 	}
 	return m.malformed()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
 	"github.com/corvid-agent/corvid/test/recorded/replay"
@@ -269,5 +270,51 @@ func TestThoughtsStreamAsThoughtChunks(t *testing.T) {
 	b := decode(t, r.Server.Requests()[0].Body)
 	if b.GenerationConfig == nil || b.GenerationConfig.ThinkingConfig["includeThoughts"] != true {
 		t.Errorf("generationConfig %+v, want includeThoughts", b.GenerationConfig)
+	}
+}
+
+// Defect 9: Gemini 3 takes thinkingLevel; thinkingBudget is the Gemini
+// 2.5 control.
+func TestGemini3GetsThinkingLevel(t *testing.T) {
+	t.Parallel()
+	r := start(t, "gemini-3-pro-preview", chunks(t, "google-reasoning-gemini3.chunks.txt"))
+	sid := r.Ready(t)
+	r.SetOption(t, sid, "thought_level", "high")
+	r.MustPrompt(t, sid, "How many r's are in strawberry?", "end_turn")
+	b := decode(t, r.Server.Requests()[0].Body)
+	if b.GenerationConfig == nil {
+		t.Fatal("no generationConfig")
+	}
+	tc := b.GenerationConfig.ThinkingConfig
+	if _, ok := tc["thinkingBudget"]; ok || tc["thinkingLevel"] != "high" {
+		t.Errorf("thinkingConfig %v, want thinkingLevel high and no thinkingBudget", tc)
+	}
+}
+
+// Defect 8: a 429 whose body carries RetryInfo.retryDelay (here the
+// recorded "34.4s") is retried after that delay, not after the default
+// backoff of about a second. The retry is logged with its delay at debug
+// level; the test reads that, checks nothing was sent early, and cancels.
+func TestRateLimitHonoursRetryInfoDelay(t *testing.T) {
+	t.Parallel()
+	s := replay.New(t, replay.JSONError(429, replay.Read(t, "google-429-retry-info.json")), chunks(t, "google-text.chunks.txt"))
+	r := replay.StartArgs(t, s, "GEMINI_BASE_URL", []string{"acp", "--log-level", "debug", "-m", "gemini:gemini-2.5-flash"})
+	sid := r.Ready(t)
+	p := r.CallAsync("session/prompt", testkit.TextPrompt(sid, "hello"))
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(r.Stderr(), "retrying") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	logs := r.Stderr()
+	if !strings.Contains(logs, "delay=34.4s") {
+		t.Errorf("no retry with delay=34.4s logged:\n%s", logs)
+	}
+	if n := len(s.Requests()); n != 1 {
+		t.Errorf("%d requests before the recorded retry delay passed, want 1", n)
+	}
+	r.Cancel(sid)
+	raw, rerr := p.Wait(r.Ctx)
+	if rerr != nil || !strings.Contains(string(raw), "cancelled") {
+		t.Errorf("prompt after cancel: %s %v", raw, rerr)
 	}
 }
