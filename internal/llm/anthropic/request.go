@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -36,7 +38,13 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 		maxTokens = m.info.MaxOutput
 	}
 	p := anthropic.MessageNewParams{Model: modelID}
-	if req.ThinkingBudget > 0 {
+	switch {
+	case req.ThinkingBudget > 0 && adaptive(modelID):
+		// Claude 4.6 and later: the model decides how much to think, at
+		// an effort; budget_tokens is deprecated there (removed from 4.7).
+		p.Thinking = anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}
+		p.OutputConfig = anthropic.OutputConfigParam{Effort: effort(modelID, req.ThinkingBudget)}
+	case req.ThinkingBudget > 0:
 		budget := max(req.ThinkingBudget, minThinkingBudget)
 		if maxTokens <= budget {
 			maxTokens = budget + answerReserve
@@ -69,6 +77,41 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// version is a Claude model id's version: "claude-opus-4-6" → [4 6],
+// "claude-sonnet-4-5-20250929" → [4 5], "claude-3-7-sonnet-latest" → [3 7].
+func version(model string) []int {
+	var v []int
+	for _, seg := range strings.Split(model, "-") {
+		if len(seg) >= 8 { // a date
+			continue
+		}
+		if n, err := strconv.Atoi(seg); err == nil {
+			v = append(v, n)
+		}
+	}
+	return v
+}
+
+// adaptive reports a model that takes thinking {type: adaptive}: Claude 4.6
+// and later.
+func adaptive(model string) bool {
+	return slices.Compare(version(model), []int{4, 6}) >= 0
+}
+
+// effort maps corvid's thinking budget (its thought levels are 2048, 8192,
+// 16384 and 32000 tokens) onto the effort levels; max exists on Opus only.
+func effort(model string, budget int) anthropic.OutputConfigEffort {
+	switch {
+	case budget <= 2048:
+		return anthropic.OutputConfigEffortLow
+	case budget <= 8192:
+		return anthropic.OutputConfigEffortMedium
+	case budget <= 16384 || !strings.Contains(model, "opus"):
+		return anthropic.OutputConfigEffortHigh
+	}
+	return anthropic.OutputConfigEffortMax
 }
 
 // toolParam describes t to the API. The input schema is sent exactly as

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
@@ -128,5 +129,55 @@ func TestToolLoopSendsTheRecordedCallAndItsResult(t *testing.T) {
 	}
 	if len(second.Tools) == 0 {
 		t.Error("the follow-up request dropped the tools")
+	}
+}
+
+// Defect 7: Claude 4.6 models get adaptive thinking with an effort, the
+// shape the real API accepted for claude-opus-4-6 (recorded), not the
+// deprecated {type: enabled, budget_tokens}.
+func TestClaude46GetsAdaptiveThinkingWithEffort(t *testing.T) {
+	t.Parallel()
+	acc := decode(t, replay.Cassette(t, replay.Read(t, "test_anthropic_opus_46_adaptive_thinking_accepts_tool_output_unified.yaml"))[0].RequestBody)
+	if acc.Thinking["type"] != "adaptive" || acc.Output["effort"] != "high" {
+		t.Fatalf("accepted request: thinking %v, output_config %v", acc.Thinking, acc.Output)
+	}
+	for _, model := range []string{"claude-opus-4-6", "claude-sonnet-4-6"} {
+		t.Run(model, func(t *testing.T) {
+			t.Parallel()
+			r := start(t, model, chunks(t, "anthropic-text.chunks.txt"))
+			sid := r.Ready(t)
+			r.SetOption(t, sid, "thought_level", "high")
+			r.MustPrompt(t, sid, "Hello", "end_turn")
+			got := decode(t, r.Server.Requests()[0].Body)
+			if len(got.Thinking) != len(acc.Thinking) || got.Thinking["type"] != acc.Thinking["type"] || got.Output["effort"] != acc.Output["effort"] {
+				t.Errorf("thinking %v, output_config %v; the accepted request had %v, %v", got.Thinking, got.Output, acc.Thinking, acc.Output)
+			}
+		})
+	}
+}
+
+// Defect 7: an id newer than the catalog, of a known family, gets the
+// family's current defaults: thinking (adaptive, as the family's newest
+// model) and its max_tokens, not 8192 without thinking.
+func TestUnknownIDOfAKnownFamilyGetsTheFamilyDefaults(t *testing.T) {
+	t.Parallel()
+	r := start(t, "claude-opus-4-7", chunks(t, "anthropic-text.chunks.txt"))
+	sid := r.Ready(t)
+	var res struct {
+		ConfigOptions []struct {
+			ID string `json:"id"`
+		} `json:"configOptions"`
+	}
+	r.MustCall(r.Ctx, "session/set_config_option", map[string]any{"sessionId": sid, "configId": "thought_level", "value": "medium"}, &res)
+	r.MustPrompt(t, sid, "Hello", "end_turn")
+	got := decode(t, r.Server.Requests()[0].Body)
+	if got.Thinking["type"] != "adaptive" || got.Output["effort"] != "medium" {
+		t.Errorf("thinking %v, output_config %v, want adaptive with effort medium", got.Thinking, got.Output)
+	}
+	if got.MaxTokens != 128000 {
+		t.Errorf("max_tokens %d, want claude-opus-4-6's 128000", got.MaxTokens)
+	}
+	if strings.Contains(string(r.Server.Requests()[0].Body), "budget_tokens") {
+		t.Error("budget_tokens sent to a model that accepts only adaptive thinking")
 	}
 }
