@@ -31,6 +31,7 @@ func (t *Turn) loop() (StopReason, error) {
 		msgs := append([]llm.Message(nil), s.history...)
 		model := s.model
 		window := s.window()
+		tier := s.windowTier
 		plan := s.modeOrDefault() == permission.ModePlan
 		s.mu.Unlock()
 		info := model.Info()
@@ -45,6 +46,7 @@ func (t *Turn) loop() (StopReason, error) {
 			Tools:          s.registry().Specs(),
 			MaxTokens:      cfg.MaxTokens,
 			ThinkingBudget: s.thinkingBudget(),
+			ContextWindow:  tier,
 		}
 		resp, err := t.stream(model, r, info, window)
 		// Keep whatever was streamed, even on failure or cancel.
@@ -186,7 +188,8 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 		// used is what the context holds now (this response's input plus
 		// its output), not a running sum; cost is the session's total.
 		used := usage.InputTokens + usage.CacheReadTokens + usage.CacheWriteTokens + usage.OutputTokens
-		u := &Usage{Used: used, Size: window}
+		tokens := usage
+		u := &Usage{Used: used, Size: window, Tokens: &tokens}
 		s.mu.Lock()
 		s.lastUsed = used
 		s.mu.Unlock()

@@ -36,6 +36,10 @@ import (
 // so set it before building a model.
 var DefaultIdleTimeout = 60 * time.Second
 
+// longContextBeta is the anthropic-beta value that opens the 1M-token
+// context window.
+const longContextBeta = "context-1m-2025-08-07"
+
 // Defaults for ModelInfo fields the catalog left at zero.
 const (
 	defaultContextWindow = 200_000
@@ -120,7 +124,12 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		watch := llm.NewIdleWatch(m.idle, cancel)
 		defer watch.Stop()
 
-		stream := m.client.Messages.NewStreaming(attemptCtx, params, option.WithMiddleware(idleMiddleware(watch)))
+		opts := []option.RequestOption{option.WithMiddleware(idleMiddleware(watch))}
+		if req.ContextWindow > defaultContextWindow {
+			// The 1M-token window is a beta the request must ask for.
+			opts = append(opts, option.WithHeaderAdd("anthropic-beta", longContextBeta))
+		}
+		stream := m.client.Messages.NewStreaming(attemptCtx, params, opts...)
 		defer stream.Close()
 
 		var tr translator

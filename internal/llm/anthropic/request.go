@@ -52,8 +52,11 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 		p.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(budget))
 	}
 	p.MaxTokens = int64(maxTokens)
+	// Prompt caching: breakpoints after the system prompt, after the
+	// tools and at the end of the conversation (3 of the 4 allowed), so
+	// each turn reads the prefix the previous one wrote.
 	if req.System != "" {
-		p.System = []anthropic.TextBlockParam{{Text: req.System}}
+		p.System = []anthropic.TextBlockParam{{Text: req.System, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
 	}
 	for _, t := range req.Tools {
 		tool, err := toolParam(t)
@@ -61,6 +64,9 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 			return p, err
 		}
 		p.Tools = append(p.Tools, tool)
+	}
+	if n := len(p.Tools); n > 0 && p.Tools[n-1].OfTool != nil {
+		p.Tools[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
 	}
 	for _, msg := range req.Messages {
 		blocks := contentBlocks(msg.Parts)
@@ -76,7 +82,37 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 			return p, fmt.Errorf("anthropic: message role %q is neither user nor assistant", msg.Role)
 		}
 	}
+	if n := len(p.Messages); n > 0 {
+		switch last := p.Messages[n-1]; {
+		case last.OfUser != nil:
+			markCache(last.OfUser.Content)
+		case last.OfAssistant != nil:
+			markCache(last.OfAssistant.Content)
+		}
+	}
 	return p, nil
+}
+
+// markCache puts a cache breakpoint on the last block of blocks that can
+// carry one (thinking blocks cannot).
+func markCache(blocks []anthropic.ContentBlockParamUnion) {
+	cc := anthropic.NewCacheControlEphemeralParam()
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := &blocks[i]
+		switch {
+		case b.OfText != nil:
+			b.OfText.CacheControl = cc
+		case b.OfToolResult != nil:
+			b.OfToolResult.CacheControl = cc
+		case b.OfToolUse != nil:
+			b.OfToolUse.CacheControl = cc
+		case b.OfImage != nil:
+			b.OfImage.CacheControl = cc
+		default:
+			continue
+		}
+		return
+	}
 }
 
 // version is a Claude model id's version: "claude-opus-4-6" → [4 6],

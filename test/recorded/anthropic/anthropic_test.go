@@ -1,6 +1,8 @@
 package anthropic
 
 import (
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -179,5 +181,106 @@ func TestUnknownIDOfAKnownFamilyGetsTheFamilyDefaults(t *testing.T) {
 	}
 	if strings.Contains(string(r.Server.Requests()[0].Body), "budget_tokens") {
 		t.Error("budget_tokens sent to a model that accepts only adaptive thinking")
+	}
+}
+
+// Prompt caching: the system prompt, the tools and the conversation so far
+// are marked as cache breakpoints (cache_control ephemeral, at most four
+// per request as documented), and the cache reads and writes a recorded
+// response reports reach the editor: in used, in the cost (priced at the
+// cache rates) and in the usage_update's _meta.
+func TestPromptCachingMarksThePrefixAndReportsCacheUsage(t *testing.T) {
+	t.Parallel()
+	// Recorded usage (message_delta): input 6, cache write 3337, cache
+	// read 6289, output 198. The recording's server tool blocks are not
+	// corvid's and are ignored.
+	r := start(t, "claude-sonnet-4-6", chunks(t, "anthropic-code-execution-20260120-prompt-cache.1.chunks.txt"))
+	sid := r.Ready(t)
+	r.MustPrompt(t, sid, "Sum the squares of 1 to 12", "end_turn")
+	ups := r.Updates(sid)
+	used, _, cost := replay.UsedOfLastUsage(t, ups)
+	if used != 6+3337+6289+198 {
+		t.Errorf("used %d, want input + cache write + cache read + output = %d", used, 6+3337+6289+198)
+	}
+	// Sonnet 4.6: $3 input, $15 output, $0.30 cache read, $3.75 cache write per MTok.
+	want := (6*3 + 198*15 + 6289*0.30 + 3337*3.75) / 1e6
+	if cost == nil || math.Abs(*cost-want) > 1e-9 {
+		t.Errorf("cost %v, want %.8f", cost, want)
+	}
+	us := testkit.OfKind(ups, "usage_update")
+	var meta struct {
+		Meta struct {
+			Corvid struct {
+				InputTokens      int64 `json:"inputTokens"`
+				OutputTokens     int64 `json:"outputTokens"`
+				CacheReadTokens  int64 `json:"cacheReadTokens"`
+				CacheWriteTokens int64 `json:"cacheWriteTokens"`
+			} `json:"corvid"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(us[len(us)-1].Raw, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.Meta.Corvid; c.InputTokens != 6 || c.OutputTokens != 198 || c.CacheReadTokens != 6289 || c.CacheWriteTokens != 3337 {
+		t.Errorf("usage_update _meta.corvid %+v, want the recorded 6/198/6289/3337", c)
+	}
+
+	var body struct {
+		System   []map[string]any `json:"system"`
+		Tools    []map[string]any `json:"tools"`
+		Messages []struct {
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	raw := r.Server.Requests()[0].Body
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	ephemeral := func(m map[string]any) bool {
+		cc, _ := m["cache_control"].(map[string]any)
+		return cc["type"] == "ephemeral"
+	}
+	if len(body.System) == 0 || !ephemeral(body.System[len(body.System)-1]) {
+		t.Errorf("system prompt not cached: %v", body.System)
+	}
+	if len(body.Tools) == 0 || !ephemeral(body.Tools[len(body.Tools)-1]) {
+		t.Error("tools not cached: no cache_control on the last tool")
+	}
+	last := body.Messages[len(body.Messages)-1].Content
+	if !ephemeral(last[len(last)-1]) {
+		t.Errorf("conversation not cached: last block %v", last[len(last)-1])
+	}
+	if n := strings.Count(string(raw), `"cache_control"`); n > 4 {
+		t.Errorf("%d cache breakpoints; the API allows 4", n)
+	}
+}
+
+// The 1M context tier changes the request, not only corvid's accounting:
+// Anthropic's long-context beta header goes with it. The choice survives
+// session/load and session/resume in the same process.
+func TestLongContextTierSendsTheBetaHeaderAndSurvivesLoadAndResume(t *testing.T) {
+	t.Parallel()
+	text := chunks(t, "anthropic-text.chunks.txt")
+	r := start(t, "claude-sonnet-4-6", text, text, text, text)
+	sid := r.Ready(t)
+	r.MustPrompt(t, sid, "Hello", "end_turn")
+	r.SetOption(t, sid, "context_window", "1000000")
+	r.MustPrompt(t, sid, "Hello again", "end_turn")
+	r.MustCall(r.Ctx, "session/load", map[string]any{"sessionId": sid, "cwd": r.Workspace, "mcpServers": []any{}}, nil)
+	r.MustPrompt(t, sid, "After load", "end_turn")
+	r.MustCall(r.Ctx, "session/resume", map[string]any{"sessionId": sid, "cwd": r.Workspace}, nil)
+	r.MustPrompt(t, sid, "After resume", "end_turn")
+	reqs := r.Server.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
+	}
+	for i, want := range []bool{false, true, true, true} {
+		got := strings.Contains(reqs[i].Header.Get("Anthropic-Beta"), "context-1m-2025-08-07")
+		if got != want {
+			t.Errorf("request %d: long-context beta %v, want %v (anthropic-beta %q)", i+1, got, want, reqs[i].Header.Get("Anthropic-Beta"))
+		}
+	}
+	if _, size, _ := replay.UsedOfLastUsage(t, r.Updates(sid)); size != 1000000 {
+		t.Errorf("usage size after load and resume %d, want the chosen 1000000", size)
 	}
 }

@@ -21,6 +21,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // fixtures are the recordings in testdata and their sha256: they stay
 // byte-identical to their sources.
 var fixtures = map[string]string{
+	"anthropic-code-execution-20260120-prompt-cache.1.chunks.txt":               "54fd160c9ef4754f95977585ebc8f77438ff13a1734ab246d7ec3592d3e9b3c4",
 	"anthropic-clear-thinking.1.chunks.txt":                                     "6399830f9a6aa97a14dd4ac44e6f73cf92268eb54c745821c064245effdd2973",
 	"anthropic-text.chunks.txt":                                                 "12798adc987ad4bed12408a64c37f9816be3182ebe48c7355f0bf36b29f40095",
 	"anthropic-tool-no-args.chunks.txt":                                         "3a9c4fc34c0e6c9afc2bd648ae9d6553da7817c936b7a469f281bdf9688a3433",
