@@ -110,6 +110,14 @@ func New(cfg llm.ProviderConfig) (llm.Model, error) {
 
 func (m *model) Info() llm.ModelInfo { return m.info }
 
+// baseURL is where requests go, for messages.
+func (m *model) baseURL() string {
+	if m.cfg.BaseURL != "" {
+		return m.cfg.BaseURL
+	}
+	return "https://api.anthropic.com"
+}
+
 // Stream runs one Messages API call with stream:true. See the package doc
 // for what it guarantees.
 func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
@@ -154,7 +162,7 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		case watch.Fired():
 			yield(llm.Event{}, stallError(m.idle))
 		case err != nil:
-			yield(llm.Event{}, m.scrub(classify(err)))
+			yield(llm.Event{}, m.scrub(classify(err, m.baseURL())))
 		default:
 			// The body ended cleanly. A stream that told us why it stopped is
 			// complete even without message_stop; anything else was cut.

@@ -1,0 +1,53 @@
+package anthropic
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/test/recorded/replay"
+)
+
+// A refused key is -32000 (auth required), so the editor offers login
+// again; not -32603. The body is Anthropic's documented 401 shape.
+func TestUnauthorizedIsAuthRequired(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`)
+	r := start(t, "claude-sonnet-4-5", replay.JSONError(401, body))
+	sid := r.Ready(t)
+	_, rerr := r.Prompt(r.Ctx, sid, "Hello")
+	if rerr == nil || rerr.Code != -32000 || !strings.Contains(rerr.Message, "invalid x-api-key") {
+		t.Fatalf("prompt error %v, want -32000 naming the refused key", rerr)
+	}
+	if n := len(r.Server.Requests()); n != 1 {
+		t.Errorf("%d requests: a 401 must not be retried", n)
+	}
+}
+
+// An unreachable Anthropic base URL says why at once ("connection
+// refused"), instead of "connection failed after 4 attempts" after seconds
+// of backoff without the cause.
+func TestRefusedConnectionKeepsItsCause(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	// The replay server gets no request; ANTHROPIC_BASE_URL names the
+	// closed port.
+	s := replay.New(t)
+	r := replay.StartArgs(t, s, "CORVID_UNUSED_BASE_URL", []string{"acp", "-m", "anthropic:claude-sonnet-4-5"}, "ANTHROPIC_BASE_URL=http://"+addr)
+	sid := r.Ready(t)
+	start := time.Now()
+	_, rerr := r.Prompt(r.Ctx, sid, "Hello")
+	if rerr == nil || !strings.Contains(rerr.Message, "connection refused") || !strings.Contains(rerr.Message, addr) {
+		t.Fatalf("prompt error %v, want the cause (connection refused) and the address", rerr)
+	}
+	if strings.Contains(rerr.Message, "attempts") {
+		t.Errorf("a refused connection was retried: %q", rerr.Message)
+	}
+	t.Logf("refused connection reported after %v", time.Since(start))
+}
