@@ -115,6 +115,9 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 	// only) an unsigned reasoning text continued under a new index.
 	open := func(kind llm.PartType, idx int) {
 		switch {
+		case blk.kind == "" && blk.has(idx):
+			blk.kind = kind // a signature came first; its content follows
+			return
 		case blk.kind == kind && blk.has(idx):
 			return
 		case blk.kind == kind && kind == llm.PartThinking && blk.signature == "":
@@ -152,15 +155,17 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 			// index; one that comes alone is a block of its own (e.g. a
 			// redacted thinking block).
 			switch i, done := partAt[ev.Index]; {
-			case blk.kind != "" && blk.has(ev.Index):
+			case blk.has(ev.Index):
 				blk.signature += ev.Text
 			case inTool[ev.Index]:
 				toolSig[ev.Index] += ev.Text
 			case done:
 				resp.parts[i].Signature += ev.Text
 			default:
-				open(llm.PartThinking, ev.Index)
-				blk.signature += ev.Text
+				// A new block: its kind is that of the content that
+				// follows under this index, else thinking.
+				flush()
+				blk = block{indexes: []int{ev.Index}, signature: ev.Text}
 			}
 		case llm.EventToolUseStart:
 			flush()
@@ -211,7 +216,7 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 // block is the text or thinking block a stream is filling: its kind, the
 // stream indexes it came under, its text and its signature.
 type block struct {
-	kind      llm.PartType // "" when there is none
+	kind      llm.PartType // "" until known (or when there is no block)
 	indexes   []int
 	text      strings.Builder
 	signature string
@@ -222,12 +227,17 @@ func (b *block) has(idx int) bool {
 }
 
 // part is the block as a message part; an empty text without a signature
-// is none.
+// is none, and a signature with no content is a thinking part (e.g. a
+// redacted thinking block).
 func (b *block) part() (llm.Part, bool) {
-	if b.kind == "" || (b.text.Len() == 0 && b.signature == "") {
+	if b.text.Len() == 0 && b.signature == "" {
 		return llm.Part{}, false
 	}
-	return llm.Part{Type: b.kind, Text: b.text.String(), Signature: b.signature}, true
+	kind := b.kind
+	if kind == "" {
+		kind = llm.PartThinking
+	}
+	return llm.Part{Type: kind, Text: b.text.String(), Signature: b.signature}, true
 }
 
 const planModeNote = "\n\nYou are in plan mode: the session is read-only. Investigate with read and search tools and answer with a plan; do not try to write files or run commands (such calls are refused)."

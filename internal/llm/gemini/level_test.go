@@ -2,8 +2,11 @@ package gemini
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/llm"
 )
 
 func TestThinkingLevelOnlyForGemini3(t *testing.T) {
@@ -39,5 +42,38 @@ func TestRetryDelayReadsRetryInfo(t *testing.T) {
 	}
 	if got := (&apiError{}).retryDelay(); got != 0 {
 		t.Errorf("no RetryInfo: %v", got)
+	}
+}
+
+// A signed part is a block of its own, announced by its signature, so
+// that the signature goes back on that part and is never merged with the
+// unsigned parts before it.
+func TestSignedPartIsABlockOfItsOwn(t *testing.T) {
+	var resp generateResponse
+	raw := `{"candidates":[{"content":{"role":"model","parts":[` +
+		`{"text":"a","thought":true},{"text":"b","thought":true,"thoughtSignature":"c2ln"},` +
+		`{"text":"x"},{"text":"","thoughtSignature":"c2ln"},{"text":"y"}]}}]}`
+	if err := json.Unmarshal([]byte(raw), &resp); err != nil {
+		t.Fatal(err)
+	}
+	evs := (&streamState{}).chunk(&resp)
+	type ev struct {
+		typ  llm.EventType
+		idx  int
+		text string
+	}
+	var got []ev
+	for _, e := range evs {
+		got = append(got, ev{e.Type, e.Index, e.Text})
+	}
+	want := []ev{
+		{llm.EventThinkingDelta, 0, "a"},
+		{llm.EventSignature, 1, "c2ln"}, {llm.EventThinkingDelta, 1, "b"},
+		{llm.EventTextDelta, 2, "x"},
+		{llm.EventSignature, 3, "c2ln"}, {llm.EventTextDelta, 3, ""},
+		{llm.EventTextDelta, 4, "y"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("events\n got %v\nwant %v", got, want)
 	}
 }

@@ -180,6 +180,19 @@ func (s *streamState) block(kind string) int {
 	return s.curIdx
 }
 
+// appendSigned appends the events of one text or thought part: its
+// signature first (so that the consumer starts a block of its own for it),
+// then its text, which may be empty when the part is signed.
+func appendSigned(evs []llm.Event, typ llm.EventType, idx int, text, sig string) []llm.Event {
+	if sig != "" {
+		evs = append(evs, llm.Event{Type: llm.EventSignature, Index: idx, Text: sig})
+	}
+	if text != "" || sig != "" {
+		evs = append(evs, llm.Event{Type: typ, Index: idx, Text: text})
+	}
+	return evs
+}
+
 // blockFor is block(kind), except that a signed part always starts a new
 // block.
 func (s *streamState) blockFor(kind, sig string) int {
@@ -234,18 +247,15 @@ func (s *streamState) chunk(resp *generateResponse) []llm.Event {
 			continue
 		case p.Thought:
 			idx = s.blockFor("thinking", sig)
-			if p.Text != "" || sig != "" {
-				evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: idx, Text: p.Text})
-			}
+			evs = appendSigned(evs, llm.EventThinkingDelta, idx, p.Text, sig)
 		case p.Text != "" || sig != "":
 			// A signed part is a block of its own, even with no text: its
 			// signature must go back on that very part, never merged
 			// with the text around it.
 			idx = s.blockFor("text", sig)
-			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: idx, Text: p.Text})
+			evs = appendSigned(evs, llm.EventTextDelta, idx, p.Text, sig)
 		}
-		if idx >= 0 && sig != "" {
-			evs = append(evs, llm.Event{Type: llm.EventSignature, Index: idx, Text: sig})
+		if sig != "" {
 			s.cur = "" // what follows is a new block
 		}
 	}
