@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
@@ -50,4 +51,30 @@ func TestRefusedConnectionKeepsItsCause(t *testing.T) {
 		t.Errorf("a refused connection was retried: %q", rerr.Message)
 	}
 	t.Logf("refused connection reported after %v", time.Since(start))
+}
+
+// An error event inside a 200 stream, after text was streamed: the
+// recorded text stream cut after its fourth text delta, then Anthropic's
+// documented overloaded error event. The text shown so far stays, the
+// prompt ends with one sentence naming the error, and nothing is retried
+// (the output was already streamed).
+func TestErrorEventInsideTheStreamEndsThePrompt(t *testing.T) {
+	t.Parallel()
+	const overloaded = "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n"
+	// Events: message_start, content_block_start, ping, then text deltas.
+	cut := replay.CutAfter(chunks(t, "anthropic-text.chunks.txt"), 5, overloaded)
+	r := start(t, "claude-sonnet-4-5", cut, chunks(t, "anthropic-text.chunks.txt"))
+	sid := r.Ready(t)
+	_, rerr := r.Prompt(r.Ctx, sid, "Hello")
+	if rerr == nil || rerr.Code != -32603 || !strings.Contains(rerr.Message, "overloaded_error") || !strings.Contains(rerr.Message, "Overloaded") {
+		t.Fatalf("prompt error %v, want -32603 naming overloaded_error", rerr)
+	}
+	if got := testkit.TextOf(r.Updates(sid), "agent_message_chunk"); got != "Hello! I" {
+		t.Errorf("text before the error %q, want the recorded first deltas \"Hello! I\"", got)
+	}
+	if n := len(r.Server.Requests()); n != 1 {
+		t.Errorf("%d requests: a failure after streamed output must not be retried", n)
+	}
+	// The session goes on.
+	r.MustPrompt(t, sid, "Again", "end_turn")
 }

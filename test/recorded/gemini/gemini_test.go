@@ -318,3 +318,28 @@ func TestRateLimitHonoursRetryInfoDelay(t *testing.T) {
 		t.Errorf("prompt after cancel: %s %v", raw, rerr)
 	}
 }
+
+// An error chunk inside a 200 stream, after text was streamed: the
+// recorded text stream cut after its first chunk, then an error object in
+// Google's documented error shape. The text shown so far stays, the
+// prompt ends with one sentence naming the error, nothing is retried, and
+// the session goes on.
+func TestErrorChunkInsideTheStreamEndsThePrompt(t *testing.T) {
+	t.Parallel()
+	const internal = "data: {\"error\": {\"code\": 500, \"message\": \"An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting\", \"status\": \"INTERNAL\"}}\n\n"
+	rec := readChunks(t, replay.Read(t, "google-text.chunks.txt"))
+	cut := replay.CutAfter(chunks(t, "google-text.chunks.txt"), 1, internal)
+	r := start(t, "gemini-3-pro-preview", cut, chunks(t, "google-text.chunks.txt"))
+	sid := r.Ready(t)
+	_, rerr := r.Prompt(r.Ctx, sid, "How many r's are in strawberry?")
+	if rerr == nil || rerr.Code != -32603 || !strings.Contains(rerr.Message, "INTERNAL") {
+		t.Fatalf("prompt error %v, want -32603 naming INTERNAL", rerr)
+	}
+	if got := testkit.TextOf(r.Updates(sid), "agent_message_chunk"); got == "" || !strings.HasPrefix(rec.text, got) || got == rec.text {
+		t.Errorf("text before the error %q, want the start of the recorded text", got)
+	}
+	if n := len(r.Server.Requests()); n != 1 {
+		t.Errorf("%d requests: a failure after streamed output must not be retried", n)
+	}
+	r.MustPrompt(t, sid, "Again", "end_turn")
+}

@@ -364,3 +364,15 @@ func UsedOfLastUsage(t *testing.T, ups []testkit.Update) (used, size int64, cost
 	}
 	return u.Used, u.Size, cost
 }
+
+// CutAfter keeps the first n events of a framed event stream and appends
+// tail (one more event, framed by the caller): a recorded stream that
+// fails part way, as the API's documented in-stream error event does.
+func CutAfter(r Response, n int, tail string) Response {
+	events := bytes.SplitAfter(r.Body, []byte("\n\n"))
+	if n > len(events) {
+		n = len(events)
+	}
+	body := append(bytes.Join(events[:n], nil), tail...)
+	return Response{Status: r.Status, Header: r.Header, Body: body}
+}
