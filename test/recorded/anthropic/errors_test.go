@@ -78,3 +78,25 @@ func TestErrorEventInsideTheStreamEndsThePrompt(t *testing.T) {
 	// The session goes on.
 	r.MustPrompt(t, sid, "Again", "end_turn")
 }
+
+// Anthropic's retry-delay shape: a 429 with a retry-after header (in
+// seconds) and its documented rate_limit_error body. The retry waits what
+// the header says (logged at debug level with its delay), then the
+// recorded answer streams.
+func TestRateLimitHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)
+	s := replay.New(t, replay.JSONError(429, body, "retry-after: 2"), chunks(t, "anthropic-text.chunks.txt"))
+	r := replay.StartArgs(t, s, "ANTHROPIC_BASE_URL", []string{"acp", "--log-level", "debug", "-m", "anthropic:claude-sonnet-4-5"})
+	sid := r.Ready(t)
+	r.MustPrompt(t, sid, "Hello", "end_turn")
+	if !strings.Contains(r.Stderr(), "delay=2s") {
+		t.Errorf("no retry logged with delay=2s:\n%s", r.Stderr())
+	}
+	if n := len(s.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2 (one retry)", n)
+	}
+	if got := testkit.TextOf(r.Updates(sid), "agent_message_chunk"); !strings.HasPrefix(got, "Hello! I") {
+		t.Errorf("text %q", got)
+	}
+}
