@@ -145,6 +145,7 @@ func TestGemini3SignatureOnEmptyTextPartGoesBackOnThatPart(t *testing.T) {
 // request the real API accepted carries the functionCall part with its
 // thoughtSignature on it; corvid's must too, part for part.
 func TestGemini3ToolLoopSendsSignatureOnTheFunctionCall(t *testing.T) {
+	dropped(t, "test_google_streaming_tool_call_thought_signature.yaml")
 	t.Parallel()
 	cas := replay.Cassette(t, replay.Read(t, "test_google_streaming_tool_call_thought_signature.yaml"))
 	r := start(t, "gemini-3-pro-preview", replay.Responses(cas)...)
@@ -232,6 +233,7 @@ func jsonEqual(a, b json.RawMessage) bool {
 // A recorded tool loop of three requests (two function calls, then the
 // answer): each follow-up matches the one the real API accepted.
 func TestToolLoopOfThreeRequestsMatchesTheAcceptedRequests(t *testing.T) {
+	dropped(t, "test_google_model_iter_stream.yaml")
 	t.Parallel()
 	cas := replay.Cassette(t, replay.Read(t, "test_google_model_iter_stream.yaml"))
 	r := start(t, "gemini-2.0-flash", replay.Responses(cas)...)
@@ -253,6 +255,7 @@ func TestToolLoopOfThreeRequestsMatchesTheAcceptedRequests(t *testing.T) {
 // Gemini 2.5 streams thought summaries as parts marked thought: true;
 // they reach the editor as agent_thought_chunk, apart from the answer.
 func TestThoughtsStreamAsThoughtChunks(t *testing.T) {
+	dropped(t, "test_google_model_thinking_part_iter.yaml")
 	t.Parallel()
 	cas := replay.Cassette(t, replay.Read(t, "test_google_model_thinking_part_iter.yaml"))
 	r := start(t, "gemini-2.5-pro", replay.Responses(cas)...)
@@ -291,13 +294,19 @@ func TestGemini3GetsThinkingLevel(t *testing.T) {
 	}
 }
 
-// Defect 8: a 429 whose body carries RetryInfo.retryDelay (here the
-// recorded "34.4s") is retried after that delay, not after the default
-// backoff of about a second. The retry is logged with its delay at debug
-// level; the test reads that, checks nothing was sent early, and cancels.
+// rateLimited is a 429 body built from Google's documented error shape (no
+// recording): a google.rpc.Status as JSON, status RESOURCE_EXHAUSTED, with
+// a google.rpc.RetryInfo detail whose retryDelay is a protobuf Duration in
+// its JSON form (seconds with an "s" suffix).
+const rateLimited = `{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.4s"}]}}`
+
+// Defect 8: a 429 whose body carries RetryInfo.retryDelay (here "34.4s")
+// is retried after that delay, not after the default backoff of about a
+// second. The retry is logged with its delay at debug level; the test
+// reads that, checks nothing was sent early, and cancels.
 func TestRateLimitHonoursRetryInfoDelay(t *testing.T) {
 	t.Parallel()
-	s := replay.New(t, replay.JSONError(429, replay.Read(t, "google-429-retry-info.json")), chunks(t, "google-text.chunks.txt"))
+	s := replay.New(t, replay.JSONError(429, []byte(rateLimited)), chunks(t, "google-text.chunks.txt"))
 	r := replay.StartArgs(t, s, "GEMINI_BASE_URL", []string{"acp", "--log-level", "debug", "-m", "gemini:gemini-2.5-flash"})
 	sid := r.Ready(t)
 	p := r.CallAsync("session/prompt", testkit.TextPrompt(sid, "hello"))
