@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -375,4 +376,108 @@ func CutAfter(r Response, n int, tail string) Response {
 	}
 	body := append(bytes.Join(events[:n], nil), tail...)
 	return Response{Status: r.Status, Header: r.Header, Body: body}
+}
+
+// goVCR is the go-vcr cassette layout (version 1) the Anthropic Go SDK
+// ships: bodies as strings, the status code as a number.
+type goVCR struct {
+	Interactions []struct {
+		Request struct {
+			Body   string `yaml:"body"`
+			URL    string `yaml:"url"`
+			Method string `yaml:"method"`
+		} `yaml:"request"`
+		Response struct {
+			Body    string              `yaml:"body"`
+			Headers map[string][]string `yaml:"headers"`
+			Code    int                 `yaml:"code"`
+		} `yaml:"response"`
+	} `yaml:"interactions"`
+}
+
+// GoVCR reads a go-vcr cassette: each interaction's request body (the
+// request the real API accepted) and its response, served as recorded.
+func GoVCR(t testing.TB, raw []byte) []Interaction {
+	t.Helper()
+	var c goVCR
+	if err := yaml.Unmarshal(raw, &c); err != nil {
+		t.Fatalf("go-vcr cassette: %v", err)
+	}
+	var out []Interaction
+	for _, in := range c.Interactions {
+		it := Interaction{Method: in.Request.Method, URI: in.Request.URL}
+		if in.Request.Body != "" {
+			if !json.Valid([]byte(in.Request.Body)) {
+				t.Fatalf("go-vcr cassette: request body is not JSON: %.200s", in.Request.Body)
+			}
+			it.RequestBody = json.RawMessage(in.Request.Body)
+		}
+		h := http.Header{}
+		for k, vs := range in.Response.Headers {
+			if strings.EqualFold(k, "content-length") || strings.EqualFold(k, "transfer-encoding") || strings.EqualFold(k, "content-encoding") {
+				continue
+			}
+			for _, v := range vs {
+				h.Add(k, v)
+			}
+		}
+		it.Response = Response{Status: in.Response.Code, Header: h, Body: []byte(in.Response.Body)}
+		out = append(out, it)
+	}
+	return out
+}
+
+// ModuleFile returns the bytes of file rel inside the module cache copy of
+// module (the version go.mod requires), after checking its sha256. The
+// test is skipped when the module's directory cannot be found (module not
+// downloaded, no go command); a wrong digest fails it.
+func ModuleFile(t testing.TB, module, rel, sha string) []byte {
+	t.Helper()
+	dir := moduleDir(t, module)
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		t.Skipf("%s: %s not readable in the module cache (%v)", module, rel, err)
+	}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != sha {
+		t.Fatalf("%s/%s: sha256 %s, want %s; the recording is not the one this test was written against", module, rel, got, sha)
+	}
+	return b
+}
+
+var (
+	modDirsMu sync.Mutex
+	modDirs   = map[string]string{}
+)
+
+// moduleDir is `go list -m -f {{.Dir}} module`, run in the test's package
+// directory (inside this module), falling back to GOMODCACHE/module@version.
+func moduleDir(t testing.TB, module string) string {
+	t.Helper()
+	modDirsMu.Lock()
+	defer modDirsMu.Unlock()
+	if d, ok := modDirs[module]; ok {
+		if d == "" {
+			t.Skipf("module %s is not in the module cache (run `go mod download %s`)", module, module)
+		}
+		return d
+	}
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}\t{{.Version}}", module).Output()
+	dir, version, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	if err == nil && dir == "" && version != "" {
+		if cache, cerr := exec.Command("go", "env", "GOMODCACHE").Output(); cerr == nil {
+			d := filepath.Join(strings.TrimSpace(string(cache)), filepath.FromSlash(module)+"@"+version)
+			if st, serr := os.Stat(d); serr == nil && st.IsDir() {
+				dir = d
+			}
+		}
+	}
+	if err != nil {
+		dir = ""
+	}
+	modDirs[module] = dir
+	if dir == "" {
+		t.Skipf("module %s is not in the module cache (run `go mod download %s`): %v", module, module, err)
+	}
+	return dir
 }
