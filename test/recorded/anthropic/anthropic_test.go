@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -61,41 +62,54 @@ func TestThinkingStreamsAndGoesBackUnmodified(t *testing.T) {
 	}
 }
 
-// Defect 2: two consecutive redacted_thinking blocks (recorded with
-// Anthropic's documented trigger string) go back as two blocks, in order,
-// each with its data unmodified, as the real API accepted them.
+// Defect 2: consecutive redacted_thinking blocks (recorded with Anthropic's
+// documented trigger string: two in one recording, nineteen in the other)
+// go back in the next request as separate blocks, in recorded order, each
+// exactly {type, data} with its data unmodified (the documented shape; the
+// newer recordings hold no follow-up request, see SOURCES.md).
 func TestConsecutiveRedactedThinkingBlocksGoBackUnmodified(t *testing.T) {
-	dropped(t, "test_anthropic_model_thinking_part_redacted_stream.yaml")
 	t.Parallel()
-	cas := replay.Cassette(t, replay.Read(t, "test_anthropic_model_thinking_part_redacted_stream.yaml"))
-	rec := blocks(t, sseEvents(cas[0].Response.Body))
-	if len(rec) != 3 || rec[0].Type != "redacted_thinking" || rec[1].Type != "redacted_thinking" {
-		t.Fatalf("recording: %+v", rec)
-	}
-	r := start(t, "claude-sonnet-4-5", cas[0].Response, chunks(t, "anthropic-text.chunks.txt"))
-	sid := r.Ready(t)
-	r.SetOption(t, sid, "thought_level", "low")
-	r.MustPrompt(t, sid, "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB", "end_turn")
-	if got := testkit.TextOf(r.Updates(sid), "agent_message_chunk"); got != rec[2].Text {
-		t.Errorf("text %q, recorded %q", got, rec[2].Text)
-	}
-	r.MustPrompt(t, sid, "What was that?", "end_turn")
-	second := decode(t, r.Server.Requests()[1].Body)
-	if len(second.Messages) != 3 || second.Messages[1].Role != "assistant" {
-		t.Fatalf("second request messages: %+v", second.Messages)
-	}
-	got := second.Messages[1].Content
-	if len(got) != len(rec) {
-		t.Fatalf("assistant turn went back as %d blocks, recorded %d: %v", len(got), len(rec), got)
-	}
-	for i, b := range rec {
-		sameBlock(t, "assistant block "+string(rune('0'+i)), got[i], b)
-	}
-	// The real API accepted exactly this shape: {type, data} blocks first,
-	// then the text (the non-streamed recording's second request).
-	acc := decode(t, replay.Cassette(t, replay.Read(t, "test_anthropic_model_thinking_part_redacted.yaml"))[1].RequestBody)
-	if a := acc.Messages[1].Content; len(a) != 2 || a[0]["type"] != "redacted_thinking" || len(a[0]) != 2 || a[1]["type"] != "text" {
-		t.Errorf("accepted request's assistant turn: %v", a)
+	for _, tc := range []struct {
+		cassette string
+		redacted int
+	}{
+		{"test_anthropic_model_thinking_part_redacted_stream.yaml", 2},
+		{"test_anthropic_model_thinking_part_redacted.yaml", 19},
+	} {
+		t.Run(tc.cassette, func(t *testing.T) {
+			t.Parallel()
+			cas := replay.Cassette(t, replay.Read(t, tc.cassette))
+			rec := blocks(t, sseEvents(cas[0].Response.Body))
+			if len(rec) != tc.redacted+1 || rec[tc.redacted].Type != "text" || rec[tc.redacted].Text == "" {
+				t.Fatalf("recording: %+v", rec)
+			}
+			seen := map[string]bool{}
+			for _, b := range rec[:tc.redacted] {
+				if b.Type != "redacted_thinking" || b.Data == "" || seen[b.Data] {
+					t.Fatalf("recording: block %+v is not a new redacted_thinking block", b)
+				}
+				seen[b.Data] = true
+			}
+			r := start(t, "claude-sonnet-4-5", cas[0].Response, chunks(t, "anthropic-text.chunks.txt"))
+			sid := r.Ready(t)
+			r.SetOption(t, sid, "thought_level", "low")
+			r.MustPrompt(t, sid, "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB", "end_turn")
+			if got := testkit.TextOf(r.Updates(sid), "agent_message_chunk"); got != rec[tc.redacted].Text {
+				t.Errorf("text %q, recorded %q", got, rec[tc.redacted].Text)
+			}
+			r.MustPrompt(t, sid, "What was that?", "end_turn")
+			second := decode(t, r.Server.Requests()[1].Body)
+			if len(second.Messages) != 3 || second.Messages[1].Role != "assistant" {
+				t.Fatalf("second request messages: %+v", second.Messages)
+			}
+			got := second.Messages[1].Content
+			if len(got) != len(rec) {
+				t.Fatalf("assistant turn went back as %d blocks, recorded %d: %v", len(got), len(rec), got)
+			}
+			for i, b := range rec {
+				sameBlock(t, fmt.Sprintf("assistant block %d", i), got[i], b)
+			}
+		})
 	}
 }
 

@@ -26,18 +26,11 @@ var fixtures = map[string]string{
 	"anthropic-text.chunks.txt":                                                 "12798adc987ad4bed12408a64c37f9816be3182ebe48c7355f0bf36b29f40095",
 	"anthropic-tool-no-args.chunks.txt":                                         "3a9c4fc34c0e6c9afc2bd648ae9d6553da7817c936b7a469f281bdf9688a3433",
 	"test_anthropic_opus_46_adaptive_thinking_accepts_tool_output_unified.yaml": "1b2324637e35eea3ff9574f056d61a54fd139e9643e592bd2e39d21c7b58bb96",
+	"test_anthropic_model_thinking_part_redacted.yaml":                          "6cc6b2010967b98c5f0d526da91ea612ab41b748fb65412a6fb46401decdc8b2",
+	"test_anthropic_model_thinking_part_redacted_stream.yaml":                   "f002985847488425d8604efaf9c79e9f910761e3f08f32457537b04241846a84",
 }
 
 func TestFixturesAreByteIdentical(t *testing.T) { replay.CheckFixtures(t, fixtures) }
-
-// dropped skips a test whose recording is not in testdata: the public code
-// index holds only a different version of it, so no byte-identical copy of
-// the one the test was written against can be committed (SOURCES.md,
-// "Dropped").
-func dropped(t *testing.T, name string) {
-	t.Helper()
-	t.Skipf("recording %s is not in testdata: the public code index has only a different version of it (test/recorded/SOURCES.md, Dropped)", name)
-}
 
 func start(t *testing.T, model string, responses ...replay.Response) *replay.Run {
 	t.Helper()

@@ -20,21 +20,15 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // fixtures are the recordings in testdata and their sha256: they stay
 // byte-identical to their sources.
 var fixtures = map[string]string{
-	"google-reasoning-gemini3.chunks.txt": "0923098ac70dc58b7bb790d5a0b9f90084469dd519df0a0d7a464af3ad538dc4",
-	"google-text.chunks.txt":              "9269d63d64c886e9eb99e7e63eb67ba917023821b41751c7b4b5410777710b36",
-	"google-tool-call-gemini3.chunks.txt": "9405258bca42dcfc8f7b1156c3262a34989bd48a40141322859d4e5a4b602d79",
+	"google-reasoning-gemini3.chunks.txt":                    "0923098ac70dc58b7bb790d5a0b9f90084469dd519df0a0d7a464af3ad538dc4",
+	"google-text.chunks.txt":                                 "9269d63d64c886e9eb99e7e63eb67ba917023821b41751c7b4b5410777710b36",
+	"google-tool-call-gemini3.chunks.txt":                    "9405258bca42dcfc8f7b1156c3262a34989bd48a40141322859d4e5a4b602d79",
+	"test_google_model_iter_stream.yaml":                     "701fd748253b419121a83e060e4114ac69561fa79f48e9384212fe14dd3624ec",
+	"test_google_model_thinking_part_iter.yaml":              "c40a472d336fa4569a104ccc9ebde420bfcffe1792589af92a1045176c1fe77d",
+	"test_google_streaming_tool_call_thought_signature.yaml": "a45fa53add3160088422a0480ef4c78c2d23eb8a3e579043da89b96ab0eab801",
 }
 
 func TestFixturesAreByteIdentical(t *testing.T) { replay.CheckFixtures(t, fixtures) }
-
-// dropped skips a test whose recording is not in testdata: the public code
-// index holds only a different version of it, so no byte-identical copy of
-// the one the test was written against can be committed (SOURCES.md,
-// "Dropped").
-func dropped(t *testing.T, name string) {
-	t.Helper()
-	t.Skipf("recording %s is not in testdata: the public code index has only a different version of it (test/recorded/SOURCES.md, Dropped)", name)
-}
 
 func start(t *testing.T, model string, responses ...replay.Response) *replay.Run {
 	t.Helper()

@@ -160,27 +160,36 @@ type Interaction struct {
 type cassette struct {
 	Interactions []struct {
 		Request struct {
-			Method     string         `yaml:"method"`
-			URI        string         `yaml:"uri"`
-			ParsedBody any            `yaml:"parsed_body"`
-			Body       any            `yaml:"body"`
-			Headers    map[string]any `yaml:"headers"`
+			Method     string `yaml:"method"`
+			URI        string `yaml:"uri"`
+			ParsedBody any    `yaml:"parsed_body"`
+			Body       any    `yaml:"body"`
 		} `yaml:"request"`
 		Response struct {
-			Body struct {
-				String string `yaml:"string"`
-			} `yaml:"body"`
+			Body       any                 `yaml:"body"`
 			ParsedBody any                 `yaml:"parsed_body"`
 			Headers    map[string][]string `yaml:"headers"`
-			Status     struct {
-				Code int `yaml:"code"`
-			} `yaml:"status"`
+			Status     any                 `yaml:"status"`
 		} `yaml:"response"`
 	} `yaml:"interactions"`
 }
 
-// Cassette reads a VCR cassette (pydantic-ai's layout: parsed_body for JSON
-// bodies, body.string for streams).
+// typedBody is the newer pydantic-ai layout of a body: {type: json|text,
+// content: ...}.
+func typedBody(v any) (kind string, content any, ok bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		return "", nil, false
+	}
+	kind, _ = m["type"].(string)
+	content, ok = m["content"]
+	return kind, content, ok && kind != ""
+}
+
+// Cassette reads a VCR cassette in either of pydantic-ai's layouts: the
+// older one (parsed_body for JSON bodies, body.string for streams, status
+// {code}) and the newer one (body {type: json|text, content}, status as a
+// number).
 func Cassette(t testing.TB, raw []byte) []Interaction {
 	t.Helper()
 	var c cassette
@@ -190,8 +199,12 @@ func Cassette(t testing.TB, raw []byte) []Interaction {
 	var out []Interaction
 	for _, in := range c.Interactions {
 		it := Interaction{Method: in.Request.Method, URI: in.Request.URI}
-		if in.Request.ParsedBody != nil {
-			b, err := json.Marshal(in.Request.ParsedBody)
+		reqBody := in.Request.ParsedBody
+		if kind, content, ok := typedBody(in.Request.Body); ok && kind == "json" {
+			reqBody = content
+		}
+		if reqBody != nil {
+			b, err := json.Marshal(reqBody)
 			if err != nil {
 				t.Fatalf("cassette request body: %v", err)
 			}
@@ -206,15 +219,33 @@ func Cassette(t testing.TB, raw []byte) []Interaction {
 				h.Add(k, v)
 			}
 		}
-		body := []byte(in.Response.Body.String)
-		if in.Response.ParsedBody != nil {
-			b, err := json.Marshal(in.Response.ParsedBody)
+		var body []byte
+		respJSON := in.Response.ParsedBody
+		if kind, content, ok := typedBody(in.Response.Body); ok {
+			if kind == "json" {
+				respJSON = content
+			} else if s, isStr := content.(string); isStr {
+				body = []byte(s)
+			}
+		} else if m, isMap := in.Response.Body.(map[string]any); isMap {
+			s, _ := m["string"].(string)
+			body = []byte(s)
+		}
+		if respJSON != nil {
+			b, err := json.Marshal(respJSON)
 			if err != nil {
 				t.Fatalf("cassette response body: %v", err)
 			}
 			body = b
 		}
-		it.Response = Response{Status: in.Response.Status.Code, Header: h, Body: body}
+		status := 0
+		switch st := in.Response.Status.(type) {
+		case int:
+			status = st
+		case map[string]any:
+			status, _ = st["code"].(int)
+		}
+		it.Response = Response{Status: status, Header: h, Body: body}
 		out = append(out, it)
 	}
 	return out
