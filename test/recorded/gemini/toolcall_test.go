@@ -16,8 +16,8 @@ import (
 // part it came on; corvid's follow-up carries the model turn with that
 // functionCall, its arguments and the same signature bytes, no signature
 // on any other part, then a functionResponse for weather. (No accepted
-// follow-up is recorded here: the pydantic-ai cassette that had one was
-// dropped, SOURCES.md.)
+// follow-up is recorded here; TestGemini3ToolLoopSendsSignatureOnTheFunctionCall
+// checks one against pydantic-ai's cassette.)
 func TestGemini3FunctionCallSignatureGoesBackOnTheCall(t *testing.T) {
 	t.Parallel()
 	raw := replay.Read(t, "google-tool-call-gemini3.chunks.txt")
