@@ -399,5 +399,8 @@ func (c *acpCmd) login() error {
 // retryPolicy is the model retry policy, tunable by environment.
 func retryPolicy(env config.Env) llm.RetryPolicy {
 	r := config.RetrySettings(env)
-	return llm.RetryPolicy{MaxAttempts: r.MaxAttempts, BaseDelay: r.BaseDelay}
+	return llm.RetryPolicy{MaxAttempts: r.MaxAttempts, BaseDelay: r.BaseDelay,
+		OnRetry: func(attempt int, delay time.Duration, err error) {
+			slog.Debug("model request failed; retrying", "attempt", attempt, "delay", delay, "cause", err.Error())
+		}}
 }

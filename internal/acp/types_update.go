@@ -61,6 +61,7 @@ type UsageUpdate struct {
 	Used          int64  `json:"used"`
 	Size          int64  `json:"size"`
 	Cost          *Cost  `json:"cost,omitempty"`
+	Meta          any    `json:"_meta,omitempty"`
 }
 
 // Cost is an amount of money.

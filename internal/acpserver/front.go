@@ -57,6 +57,11 @@ func updatesFor(ev agent.Event) []any {
 		if ev.Usage.CostUSD != nil {
 			u.Cost = &acp.Cost{Amount: *ev.Usage.CostUSD, Currency: "USD"}
 		}
+		if t := ev.Usage.Tokens; t != nil {
+			// The split the schema has no field for: cache reads and
+			// writes, in corvid's _meta.
+			u.Meta = map[string]any{"corvid": t}
+		}
 		return []any{u}
 	case agent.EventInfo:
 		return []any{acp.SessionInfoUpdate{SessionUpdate: "session_info_update", Title: ev.Title, UpdatedAt: ev.UpdatedAt}}

@@ -194,6 +194,11 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 func (s *Server) turnError(err error) error {
 	var le *llm.Error
 	if errors.As(err, &le) {
+		if le.Status == 401 {
+			// The key was refused: -32000 tells the editor to offer
+			// authentication again.
+			return acp.AuthRequired(le.Message)
+		}
 		return &acp.Error{Code: acp.CodeInternalError, Message: le.Message}
 	}
 	if errors.Is(err, agent.ErrBusy) {

@@ -87,6 +87,11 @@ type Agent struct {
 	stMu     sync.Mutex
 	st       *store.Store
 	stClosed bool
+
+	// windows remembers each session's chosen context tier (session id →
+	// int64) for this process, so session/load and session/resume keep
+	// it; a new process starts at the model's default window.
+	windows sync.Map
 }
 
 // New returns an agent.

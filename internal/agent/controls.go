@@ -177,6 +177,7 @@ func (s *Session) SetModel(id string) error {
 	s.windowTier = 0 // tiers belong to a model
 	s.env.Images = m.Info().Images
 	s.mu.Unlock()
+	s.agent.windows.Delete(s.ID)
 	s.saveControls()
 	return nil
 }
@@ -220,6 +221,7 @@ func (s *Session) SetContextWindow(value string) error {
 	s.mu.Lock()
 	s.windowTier = n
 	s.mu.Unlock()
+	s.agent.windows.Store(s.ID, n)
 	return nil
 }
 
@@ -260,6 +262,9 @@ func (s *Session) restoreControls(meta store.Session) {
 			s.model = m
 			s.env.Images = m.Info().Images
 		}
+	}
+	if v, ok := s.agent.windows.Load(s.ID); ok && slices.Contains(s.tiers(), v.(int64)) {
+		s.windowTier = v.(int64)
 	}
 }
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 
+	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -82,6 +83,9 @@ type Usage struct {
 	Used    int64    `json:"used"`
 	Size    int64    `json:"size"`
 	CostUSD *float64 `json:"costUsd,omitempty"`
+	// Tokens is the last response's usage as the provider reported it
+	// (input without cache, output, cache reads and writes).
+	Tokens *llm.Usage `json:"tokens,omitempty"`
 }
 
 // Event is one thing that happened in a session, in order.

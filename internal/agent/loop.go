@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/corvid-agent/corvid/internal/llm"
@@ -33,6 +34,7 @@ func (t *Turn) loop() (StopReason, error) {
 		msgs := append([]llm.Message(nil), s.history...)
 		model := s.model
 		window := s.window()
+		tier := s.windowTier
 		plan := s.modeOrDefault() == permission.ModePlan
 		s.mu.Unlock()
 		info := model.Info()
@@ -50,6 +52,7 @@ func (t *Turn) loop() (StopReason, error) {
 			Tools:          s.registry().Specs(),
 			MaxTokens:      cfg.MaxTokens,
 			ThinkingBudget: s.thinkingBudget(),
+			ContextWindow:  tier,
 		}
 		resp, err := t.stream(model, r, info, window)
 		// Keep whatever was streamed, even on failure or cancel.
@@ -92,24 +95,43 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 	s := t.s
 	var (
 		resp      response
-		text      strings.Builder
-		thinking  strings.Builder
-		signature string
+		blk       block
 		msgID     = NewID("msg")
 		thoughtID = NewID("thought")
 		usage     llm.Usage
 		gotUsage  bool
+		// Where the signature of a block that is already closed goes: the
+		// part made of the block, by the stream's index, and the
+		// signatures of tool calls not yet ended.
+		partAt  = map[int]int{}
+		toolSig = map[int]string{}
+		inTool  = map[int]bool{}
 	)
-	flushText := func() {
-		if thinking.Len() > 0 || signature != "" {
-			resp.parts = append(resp.parts, llm.Part{Type: llm.PartThinking, Text: thinking.String(), Signature: signature})
-			thinking.Reset()
-			signature = ""
+	flush := func() {
+		if p, ok := blk.part(); ok {
+			for _, i := range blk.indexes {
+				partAt[i] = len(resp.parts)
+			}
+			resp.parts = append(resp.parts, p)
 		}
-		if text.Len() > 0 {
-			resp.parts = append(resp.parts, llm.Text(text.String()))
-			text.Reset()
+		blk = block{}
+	}
+	// open makes the current block one of kind at index, closing the
+	// current one unless it continues: same kind and index, or (thinking
+	// only) an unsigned reasoning text continued under a new index.
+	open := func(kind llm.PartType, idx int) {
+		switch {
+		case blk.kind == "" && blk.has(idx):
+			blk.kind = kind // a signature came first; its content follows
+			return
+		case blk.kind == kind && blk.has(idx):
+			return
+		case blk.kind == kind && kind == llm.PartThinking && blk.signature == "":
+			blk.indexes = append(blk.indexes, idx)
+			return
 		}
+		flush()
+		blk = block{kind: kind, indexes: []int{idx}}
 	}
 	var streamErr error
 	for ev, err := range model.Stream(t.ctx, r) {
@@ -127,26 +149,47 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 		}
 		switch ev.Type {
 		case llm.EventTextDelta:
-			if thinking.Len() > 0 || signature != "" {
-				flushText()
+			open(llm.PartText, ev.Index)
+			blk.text.WriteString(ev.Text)
+			if ev.Text != "" {
+				s.emit(Event{Kind: EventMessageChunk, MessageID: msgID, Content: &Block{Type: BlockText, Text: ev.Text}})
 			}
-			text.WriteString(ev.Text)
-			s.emit(Event{Kind: EventMessageChunk, MessageID: msgID, Content: &Block{Type: BlockText, Text: ev.Text}})
 		case llm.EventThinkingDelta:
-			if text.Len() > 0 {
-				flushText()
+			open(llm.PartThinking, ev.Index)
+			blk.text.WriteString(ev.Text)
+			if ev.Text != "" {
+				s.emit(Event{Kind: EventThoughtChunk, MessageID: thoughtID, Content: &Block{Type: BlockText, Text: ev.Text}})
 			}
-			thinking.WriteString(ev.Text)
-			s.emit(Event{Kind: EventThoughtChunk, MessageID: thoughtID, Content: &Block{Type: BlockText, Text: ev.Text}})
 		case llm.EventSignature:
-			signature += ev.Text
+			// A signature belongs to the block, tool call or part of its
+			// index; one that comes alone is a block of its own (e.g. a
+			// redacted thinking block).
+			switch i, done := partAt[ev.Index]; {
+			case blk.has(ev.Index):
+				blk.signature += ev.Text
+			case inTool[ev.Index]:
+				toolSig[ev.Index] += ev.Text
+			case done:
+				resp.parts[i].Signature += ev.Text
+			default:
+				// A new block: its kind is that of the content that
+				// follows under this index, else thinking.
+				flush()
+				blk = block{indexes: []int{ev.Index}, signature: ev.Text}
+			}
+		case llm.EventToolUseStart:
+			flush()
+			inTool[ev.Index] = true
 		case llm.EventToolUseEnd:
-			flushText()
+			flush()
 			input := ev.Input
 			if len(input) == 0 || !json.Valid(input) {
 				input = json.RawMessage("{}")
 			}
-			p := llm.Part{Type: llm.PartToolUse, ToolUseID: ev.ToolUseID, ToolName: ev.ToolName, Input: input}
+			p := llm.Part{Type: llm.PartToolUse, ToolUseID: ev.ToolUseID, ToolName: ev.ToolName, Input: input, Signature: toolSig[ev.Index]}
+			delete(inTool, ev.Index)
+			delete(toolSig, ev.Index)
+			partAt[ev.Index] = len(resp.parts)
 			resp.parts = append(resp.parts, p)
 			resp.calls = append(resp.calls, p)
 		case llm.EventUsage:
@@ -155,12 +198,13 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 			resp.stop = ev.StopReason
 		}
 	}
-	flushText()
+	flush()
 	if gotUsage {
 		// used is what the context holds now (this response's input plus
 		// its output), not a running sum; cost is the session's total.
 		used := usage.InputTokens + usage.CacheReadTokens + usage.CacheWriteTokens + usage.OutputTokens
-		u := &Usage{Used: used, Size: window}
+		tokens := usage
+		u := &Usage{Used: used, Size: window, Tokens: &tokens}
 		s.mu.Lock()
 		s.lastUsed = used
 		s.mu.Unlock()
@@ -177,6 +221,33 @@ func (t *Turn) stream(model llm.Model, r llm.Request, info llm.ModelInfo, window
 		return resp, streamErr
 	}
 	return resp, nil
+}
+
+// block is the text or thinking block a stream is filling: its kind, the
+// stream indexes it came under, its text and its signature.
+type block struct {
+	kind      llm.PartType // "" until known (or when there is no block)
+	indexes   []int
+	text      strings.Builder
+	signature string
+}
+
+func (b *block) has(idx int) bool {
+	return slices.Contains(b.indexes, idx)
+}
+
+// part is the block as a message part; an empty text without a signature
+// is none, and a signature with no content is a thinking part (e.g. a
+// redacted thinking block).
+func (b *block) part() (llm.Part, bool) {
+	if b.text.Len() == 0 && b.signature == "" {
+		return llm.Part{}, false
+	}
+	kind := b.kind
+	if kind == "" {
+		kind = llm.PartThinking
+	}
+	return llm.Part{Type: kind, Text: b.text.String(), Signature: b.signature}, true
 }
 
 const planModeNote = "\n\nYou are in plan mode: the session is read-only. Investigate with read and search tools and answer with a plan; do not try to write files or run commands (such calls are refused)."

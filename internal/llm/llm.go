@@ -79,6 +79,10 @@ type Request struct {
 	// ThinkingBudget asks for extended thinking/reasoning with this many
 	// tokens when > 0; providers map it to their own control.
 	ThinkingBudget int
+	// ContextWindow is the context tier the user chose (0: the model's
+	// default); a provider that needs a request option for a larger
+	// window (Anthropic's 1M beta) adds it.
+	ContextWindow int64
 }
 
 // EventType discriminates Event.

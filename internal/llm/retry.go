@@ -23,6 +23,9 @@ type RetryPolicy struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now reads the clock used for MaxElapsed. Nil means time.Now.
 	Now func() time.Time
+	// OnRetry, if set, is told of each retry before its wait: the attempt
+	// that failed (1-based), the wait, and the failure.
+	OnRetry func(attempt int, delay time.Duration, err error)
 }
 
 // RetryAfterError is implemented by errors that carry the server's hint of
@@ -122,6 +125,9 @@ func (r *retryModel) Stream(ctx context.Context, req Request) iter.Seq2[Event, e
 			if attempt >= p.MaxAttempts || p.Now().Add(delay).Sub(start) > p.MaxElapsed {
 				yield(Event{}, exhausted(llmErr, attempt))
 				return
+			}
+			if p.OnRetry != nil {
+				p.OnRetry(attempt, delay, failure)
 			}
 			if err := p.Sleep(ctx, delay); err != nil {
 				yield(Event{}, err)

@@ -596,8 +596,13 @@ func TestThoughtLevelAndContextWindowReachTheModelAndTheUsage(t *testing.T) {
 	if th := reqs[0].Body.Thinking; th != nil && th.Type == "enabled" {
 		t.Errorf("thought level off, yet the request enabled thinking: %+v", th)
 	}
-	if th := reqs[1].Body.Thinking; th == nil || th.Type != "enabled" || th.BudgetTokens != 16384 {
-		t.Errorf("thought level high sent thinking %+v, want enabled with budget 16384", th)
+	// Claude 4.6 takes adaptive thinking with an effort (budget_tokens is
+	// deprecated there); the 1M tier needs Anthropic's long-context beta.
+	if th := reqs[1].Body.Thinking; th == nil || th.Type != "adaptive" || !strings.Contains(string(reqs[1].Raw), `"output_config":{"effort":"high"}`) {
+		t.Errorf("thought level high sent thinking %+v (%s), want adaptive with effort high", th, reqs[1].Raw)
+	}
+	if b0, b1 := reqs[0].Header.Get("Anthropic-Beta"), reqs[1].Header.Get("Anthropic-Beta"); strings.Contains(b0, "context-1m") || !strings.Contains(b1, "context-1m-2025-08-07") {
+		t.Errorf("anthropic-beta %q then %q, want the 1M context beta only after choosing the 1M tier", b0, b1)
 	}
 	_, size1, _ := usageUsed(first)
 	_, size2, _ := usageUsed(second)

@@ -36,6 +36,10 @@ import (
 // so set it before building a model.
 var DefaultIdleTimeout = 60 * time.Second
 
+// longContextBeta is the anthropic-beta value that opens the 1M-token
+// context window.
+const longContextBeta = "context-1m-2025-08-07"
+
 // Defaults for ModelInfo fields the catalog left at zero.
 const (
 	defaultContextWindow = 200_000
@@ -106,6 +110,14 @@ func New(cfg llm.ProviderConfig) (llm.Model, error) {
 
 func (m *model) Info() llm.ModelInfo { return m.info }
 
+// baseURL is where requests go, for messages.
+func (m *model) baseURL() string {
+	if m.cfg.BaseURL != "" {
+		return m.cfg.BaseURL
+	}
+	return "https://api.anthropic.com"
+}
+
 // Stream runs one Messages API call with stream:true. See the package doc
 // for what it guarantees.
 func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
@@ -120,7 +132,12 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		watch := llm.NewIdleWatch(m.idle, cancel)
 		defer watch.Stop()
 
-		stream := m.client.Messages.NewStreaming(attemptCtx, params, option.WithMiddleware(idleMiddleware(watch)))
+		opts := []option.RequestOption{option.WithMiddleware(idleMiddleware(watch))}
+		if req.ContextWindow > defaultContextWindow {
+			// The 1M-token window is a beta the request must ask for.
+			opts = append(opts, option.WithHeaderAdd("anthropic-beta", longContextBeta))
+		}
+		stream := m.client.Messages.NewStreaming(attemptCtx, params, opts...)
 		defer stream.Close()
 
 		var tr translator
@@ -145,7 +162,7 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		case watch.Fired():
 			yield(llm.Event{}, stallError(m.idle))
 		case err != nil:
-			yield(llm.Event{}, m.scrub(classify(err)))
+			yield(llm.Event{}, m.scrub(classify(err, m.baseURL())))
 		default:
 			// The body ended cleanly. A stream that told us why it stopped is
 			// complete even without message_stop; anything else was cut.

@@ -1,11 +1,16 @@
 package anthropic
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -18,15 +23,58 @@ import (
 
 // classify turns a failure of the SDK into an *llm.Error (possibly
 // carrying a retry-after hint). Context errors are handled by the caller.
-func classify(err error) error {
+func classify(err error, baseURL string) error {
 	var apiErr *anthropic.Error
 	if errors.As(err, &apiErr) {
 		return apiError(apiErr)
 	}
-	// Everything else is the connection: refused, reset, cut mid-body, a
-	// malformed event. Worth another attempt.
+	// Everything else is the connection. A refused connection, an unknown
+	// host or a certificate the client rejects will not change in a few
+	// seconds: say so at once. Anything else (reset, cut mid-body, a
+	// malformed event) is worth another attempt; its cause stays in the
+	// summary so that "after N attempts" still names it.
+	if cause := permanentCause(err); cause != "" {
+		return &llm.Error{Provider: "anthropic",
+			Message: fmt.Sprintf("Anthropic is not reachable at %s (%s).", baseURL, cause)}
+	}
 	return &llm.Error{Provider: "anthropic", Retryable: true,
-		Message: "Anthropic connection failed: " + err.Error()}
+		Message: fmt.Sprintf("Anthropic connection failed (%s): %s", transientCause(err), err.Error())}
+}
+
+// permanentCause names a connection failure that retrying will not fix,
+// or returns "".
+func permanentCause(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return "unknown host " + dnsErr.Name
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
+		return "TLS certificate not accepted"
+	}
+	return ""
+}
+
+// transientCause names a connection failure worth retrying, in a few words.
+func transientCause(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "connection closed early"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timed out"
+	case errors.As(err, new(*net.DNSError)):
+		return "DNS lookup failed"
+	case errors.As(err, new(*net.OpError)):
+		return "network error"
+	}
+	return "bad response"
 }
 
 // statusOfType is the HTTP status the API uses for an error type; an error

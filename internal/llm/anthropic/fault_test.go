@@ -109,7 +109,7 @@ func TestCutStreamEndsWithRetryableError(t *testing.T) {
 		t.Fatalf("events = %+v, want the two deltas before the cut", evs)
 	}
 	e := asLLMError(t, err)
-	if !e.Retryable || !strings.HasPrefix(e.Message, "Anthropic connection failed: ") {
+	if !e.Retryable || !strings.HasPrefix(e.Message, "Anthropic connection failed (connection closed early): ") {
 		t.Fatalf("err = %+v", e)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -36,7 +38,13 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 		maxTokens = m.info.MaxOutput
 	}
 	p := anthropic.MessageNewParams{Model: modelID}
-	if req.ThinkingBudget > 0 {
+	switch {
+	case req.ThinkingBudget > 0 && adaptive(modelID):
+		// Claude 4.6 and later: the model decides how much to think, at
+		// an effort; budget_tokens is deprecated there (removed from 4.7).
+		p.Thinking = anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}
+		p.OutputConfig = anthropic.OutputConfigParam{Effort: effort(modelID, req.ThinkingBudget)}
+	case req.ThinkingBudget > 0:
 		budget := max(req.ThinkingBudget, minThinkingBudget)
 		if maxTokens <= budget {
 			maxTokens = budget + answerReserve
@@ -44,8 +52,11 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 		p.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(budget))
 	}
 	p.MaxTokens = int64(maxTokens)
+	// Prompt caching: breakpoints after the system prompt, after the
+	// tools and at the end of the conversation (3 of the 4 allowed), so
+	// each turn reads the prefix the previous one wrote.
 	if req.System != "" {
-		p.System = []anthropic.TextBlockParam{{Text: req.System}}
+		p.System = []anthropic.TextBlockParam{{Text: req.System, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
 	}
 	for _, t := range req.Tools {
 		tool, err := toolParam(t)
@@ -53,6 +64,9 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 			return p, err
 		}
 		p.Tools = append(p.Tools, tool)
+	}
+	if n := len(p.Tools); n > 0 && p.Tools[n-1].OfTool != nil {
+		p.Tools[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
 	}
 	for _, msg := range req.Messages {
 		blocks := contentBlocks(msg.Parts)
@@ -68,7 +82,72 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 			return p, fmt.Errorf("anthropic: message role %q is neither user nor assistant", msg.Role)
 		}
 	}
+	if n := len(p.Messages); n > 0 {
+		switch last := p.Messages[n-1]; {
+		case last.OfUser != nil:
+			markCache(last.OfUser.Content)
+		case last.OfAssistant != nil:
+			markCache(last.OfAssistant.Content)
+		}
+	}
 	return p, nil
+}
+
+// markCache puts a cache breakpoint on the last block of blocks that can
+// carry one (thinking blocks cannot).
+func markCache(blocks []anthropic.ContentBlockParamUnion) {
+	cc := anthropic.NewCacheControlEphemeralParam()
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := &blocks[i]
+		switch {
+		case b.OfText != nil:
+			b.OfText.CacheControl = cc
+		case b.OfToolResult != nil:
+			b.OfToolResult.CacheControl = cc
+		case b.OfToolUse != nil:
+			b.OfToolUse.CacheControl = cc
+		case b.OfImage != nil:
+			b.OfImage.CacheControl = cc
+		default:
+			continue
+		}
+		return
+	}
+}
+
+// version is a Claude model id's version: "claude-opus-4-6" → [4 6],
+// "claude-sonnet-4-5-20250929" → [4 5], "claude-3-7-sonnet-latest" → [3 7].
+func version(model string) []int {
+	var v []int
+	for _, seg := range strings.Split(model, "-") {
+		if len(seg) >= 8 { // a date
+			continue
+		}
+		if n, err := strconv.Atoi(seg); err == nil {
+			v = append(v, n)
+		}
+	}
+	return v
+}
+
+// adaptive reports a model that takes thinking {type: adaptive}: Claude 4.6
+// and later.
+func adaptive(model string) bool {
+	return slices.Compare(version(model), []int{4, 6}) >= 0
+}
+
+// effort maps corvid's thinking budget (its thought levels are 2048, 8192,
+// 16384 and 32000 tokens) onto the effort levels; max exists on Opus only.
+func effort(model string, budget int) anthropic.OutputConfigEffort {
+	switch {
+	case budget <= 2048:
+		return anthropic.OutputConfigEffortLow
+	case budget <= 8192:
+		return anthropic.OutputConfigEffortMedium
+	case budget <= 16384 || !strings.Contains(model, "opus"):
+		return anthropic.OutputConfigEffortHigh
+	}
+	return anthropic.OutputConfigEffortMax
 }
 
 // toolParam describes t to the API. The input schema is sent exactly as

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -135,11 +136,64 @@ func Lookup(provider, model string) Entry {
 			return e
 		}
 	}
+	if f := newestOfFamily(es, model); f != nil && !localProviders[provider] {
+		// A model newer than this file, of a family it knows
+		// ("claude-opus-4-7"): the family's current limits and
+		// capabilities; its price is unknown.
+		return Entry{Provider: provider, ID: model, Name: model, ContextWindow: f.ContextWindow, ContextTiers: slices.Clone(f.ContextTiers),
+			MaxOutput: f.MaxOutput, Images: f.Images, Reasoning: f.Reasoning}
+	}
 	e := Entry{Provider: provider, ID: model, Name: model, ContextWindow: DefaultContextWindow, MaxOutput: DefaultMaxOutput}
 	if localProviders[provider] {
 		e.ContextWindow, e.MaxOutput, e.Local = DefaultLocalContextWindow, DefaultLocalMaxOutput, true
 	}
 	return e
+}
+
+// family splits a model id into its name words and its version numbers:
+// "claude-opus-4-6" → "claude-opus", [4 6]; "gemini-3.5-flash" →
+// "gemini-flash", [3 5]. A dated snapshot's date is not a version.
+func family(id string) (name string, version []int) {
+	var words []string
+	for _, seg := range strings.Split(id, "-") {
+		if seg == "" {
+			continue
+		}
+		if seg[0] >= '0' && seg[0] <= '9' {
+			if len(seg) >= 8 {
+				continue // a date: 20250929
+			}
+			for _, n := range strings.Split(seg, ".") {
+				v, err := strconv.Atoi(n)
+				if err != nil {
+					break
+				}
+				version = append(version, v)
+			}
+			continue
+		}
+		words = append(words, seg)
+	}
+	return strings.Join(words, "-"), version
+}
+
+// newestOfFamily returns the entry of es with the highest version in
+// model's family, or nil. Only names of two words or more make a family
+// ("claude-opus", "gemini-flash"), so "gpt-99" is nobody's relative.
+func newestOfFamily(es []Entry, model string) *Entry {
+	name, _ := family(model)
+	if !strings.Contains(name, "-") {
+		return nil
+	}
+	var best *Entry
+	var bestV []int
+	for i := range es {
+		n, v := family(es[i].ID)
+		if n == name && (best == nil || slices.Compare(v, bestV) > 0) {
+			best, bestV = &es[i], v
+		}
+	}
+	return best
 }
 
 // vendorProvider maps the vendor prefix aggregators use to corvid's

@@ -85,3 +85,16 @@ func TestCostUsesCachePricesAndLongContextTier(t *testing.T) {
 		t.Errorf("long-context cost = %v, want %v", usd, want)
 	}
 }
+
+func TestUnknownIDOfAKnownFamilyGetsTheNewestRelativesLimits(t *testing.T) {
+	e := Lookup("anthropic", "claude-opus-4-7")
+	if e.Known || e.MaxOutput != 128000 || !e.Reasoning || !e.Images || len(e.Tiers()) != 2 || e.ID != "claude-opus-4-7" {
+		t.Errorf("claude-opus-4-7: %+v, want claude-opus-4-6's limits, price unknown", e)
+	}
+	if _, known := e.Cost(llm.Usage{InputTokens: 10}); known {
+		t.Error("a model newer than the catalog has a known cost")
+	}
+	if e := Lookup("gemini", "gemini-3.5-pro"); e.MaxOutput != 65536 || !e.Reasoning {
+		t.Errorf("gemini-3.5-pro: %+v", e)
+	}
+}

@@ -27,7 +27,13 @@ func (m *model) httpError(res *http.Response) error {
 		Error *apiError `json:"error"`
 	}
 	if json.Unmarshal(raw, &body) == nil && body.Error != nil {
-		return m.apiError(res.StatusCode, body.Error.Status, body.Error.Message, retryAfter(res.Header))
+		// The Retry-After header, else the body's RetryInfo (what the
+		// Gemini API sends with a 429).
+		after := retryAfter(res.Header)
+		if after <= 0 {
+			after = body.Error.retryDelay()
+		}
+		return m.apiError(res.StatusCode, body.Error.Status, body.Error.Message, after)
 	}
 	// Not Google's error shape (a proxy, or the wrong base URL): one line
 	// of plain text if there is one.

@@ -42,10 +42,18 @@ func (m *model) request(req llm.Request) *generateRequest {
 	if req.MaxTokens > 0 {
 		gc.MaxOutputTokens = req.MaxTokens
 	}
-	if req.ThinkingBudget > 0 {
+	modelID := req.Model
+	if modelID == "" {
+		modelID = m.cfg.Model
+	}
+	switch level := thinkingLevel(modelID, req.ThinkingBudget); {
+	case level != "":
+		// Gemini 3 takes a level; thinkingBudget is the 2.5 control.
+		gc.ThinkingConfig = &thinkingConfig{IncludeThoughts: true, ThinkingLevel: level}
+	case req.ThinkingBudget > 0:
 		budget := req.ThinkingBudget
 		gc.ThinkingConfig = &thinkingConfig{IncludeThoughts: true, ThinkingBudget: &budget}
-	} else if m.cfg.Info.Reasoning {
+	case m.cfg.Info.Reasoning || isGemini3(modelID):
 		gc.ThinkingConfig = &thinkingConfig{IncludeThoughts: true}
 	}
 	if *gc != (generationConfig{}) {
@@ -59,6 +67,35 @@ func (m *model) request(req llm.Request) *generateRequest {
 		body.Tools = []tool{{FunctionDeclarations: decls}}
 	}
 	return body
+}
+
+// isGemini3 reports a model of the Gemini 3 generation or later, which
+// take thinkingLevel instead of thinkingBudget.
+func isGemini3(model string) bool {
+	model = strings.TrimPrefix(model, "models/")
+	v, ok := strings.CutPrefix(model, "gemini-")
+	return ok && len(v) > 0 && v[0] >= '3' && v[0] <= '9'
+}
+
+// thinkingLevel maps corvid's thinking budget onto Gemini 3's levels ("" for
+// an older model, or when the model's default is meant): Pro knows low and
+// high; Flash also minimal (thinking off) and medium.
+func thinkingLevel(model string, budget int) string {
+	if !isGemini3(model) {
+		return ""
+	}
+	flash := strings.Contains(model, "flash")
+	switch {
+	case budget <= 0 && flash:
+		return "minimal"
+	case budget <= 0:
+		return "" // Pro cannot think less than low; keep its default
+	case budget <= 2048:
+		return "low"
+	case budget <= 8192 && flash:
+		return "medium"
+	}
+	return "high"
 }
 
 // jsonObject returns raw compacted if it is a JSON object, else fallback.

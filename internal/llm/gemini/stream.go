@@ -79,7 +79,7 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 				return
 			}
 			if e := chunk.Error; e != nil {
-				fail(m.apiError(e.Code, e.Status, e.Message, 0))
+				fail(m.apiError(e.Code, e.Status, e.Message, e.retryDelay()))
 				return
 			}
 			if evs := st.chunk(&chunk); len(evs) > 0 {
@@ -153,7 +153,7 @@ func (m *model) notSSE(line []byte) error {
 		Error *apiError `json:"error"`
 	}
 	if json.Unmarshal(line, &body) == nil && body.Error != nil {
-		return m.apiError(body.Error.Code, body.Error.Status, body.Error.Message, 0)
+		return m.apiError(body.Error.Code, body.Error.Status, body.Error.Message, body.Error.retryDelay())
 	}
 	return m.malformed()
 }
@@ -178,6 +178,28 @@ func (s *streamState) block(kind string) int {
 		s.next++
 	}
 	return s.curIdx
+}
+
+// appendSigned appends the events of one text or thought part: its
+// signature first (so that the consumer starts a block of its own for it),
+// then its text, which may be empty when the part is signed.
+func appendSigned(evs []llm.Event, typ llm.EventType, idx int, text, sig string) []llm.Event {
+	if sig != "" {
+		evs = append(evs, llm.Event{Type: llm.EventSignature, Index: idx, Text: sig})
+	}
+	if text != "" || sig != "" {
+		evs = append(evs, llm.Event{Type: typ, Index: idx, Text: text})
+	}
+	return evs
+}
+
+// blockFor is block(kind), except that a signed part always starts a new
+// block.
+func (s *streamState) blockFor(kind, sig string) int {
+	if sig != "" {
+		s.cur = ""
+	}
+	return s.block(kind)
 }
 
 func (s *streamState) chunk(resp *generateResponse) []llm.Event {
@@ -224,18 +246,17 @@ func (s *streamState) chunk(resp *generateResponse) []llm.Event {
 			evs = append(evs, llm.Event{Type: llm.EventToolUseEnd, Index: idx, ToolUseID: id, ToolName: p.FunctionCall.Name, Input: input})
 			continue
 		case p.Thought:
-			idx = s.block("thinking")
-			if p.Text != "" {
-				evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: idx, Text: p.Text})
-			}
+			idx = s.blockFor("thinking", sig)
+			evs = appendSigned(evs, llm.EventThinkingDelta, idx, p.Text, sig)
 		case p.Text != "" || sig != "":
-			idx = s.block("text")
-			if p.Text != "" {
-				evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: idx, Text: p.Text})
-			}
+			// A signed part is a block of its own, even with no text: its
+			// signature must go back on that very part, never merged
+			// with the text around it.
+			idx = s.blockFor("text", sig)
+			evs = appendSigned(evs, llm.EventTextDelta, idx, p.Text, sig)
 		}
-		if idx >= 0 && sig != "" {
-			evs = append(evs, llm.Event{Type: llm.EventSignature, Index: idx, Text: sig})
+		if sig != "" {
+			s.cur = "" // what follows is a new block
 		}
 	}
 	return evs

@@ -1,6 +1,10 @@
 package gemini
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
 
 // The JSON shapes of the v1beta generateContent API that corvid uses, by
 // their wire names. Fields corvid does not send or read are left out;
@@ -65,8 +69,9 @@ type generationConfig struct {
 }
 
 type thinkingConfig struct {
-	IncludeThoughts bool `json:"includeThoughts"`
-	ThinkingBudget  *int `json:"thinkingBudget,omitempty"`
+	IncludeThoughts bool   `json:"includeThoughts"`
+	ThinkingBudget  *int   `json:"thinkingBudget,omitempty"`
+	ThinkingLevel   string `json:"thinkingLevel,omitempty"` // Gemini 3: minimal, low, medium, high
 }
 
 // generateResponse is one SSE chunk of the stream. A chunk carrying Error
@@ -103,6 +108,23 @@ type apiError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Status  string `json:"status"` // e.g. RESOURCE_EXHAUSTED
+	// Details are google.rpc status details; corvid reads RetryInfo.
+	Details []struct {
+		Type       string `json:"@type"`
+		RetryDelay string `json:"retryDelay"` // a protobuf Duration: "34.4s"
+	} `json:"details"`
+}
+
+// retryDelay is the delay a RetryInfo detail asks for (0 if none).
+func (e *apiError) retryDelay() time.Duration {
+	for _, d := range e.Details {
+		if strings.HasSuffix(d.Type, "google.rpc.RetryInfo") {
+			if v, err := time.ParseDuration(d.RetryDelay); err == nil && v > 0 {
+				return v
+			}
+		}
+	}
+	return 0
 }
 
 // Finish reasons that Stream treats specially; any other non-empty reason
@@ -114,3 +136,17 @@ const (
 	finishOther                 = "OTHER"
 	finishMalformedFunctionCall = "MALFORMED_FUNCTION_CALL"
 )
+
+// MarshalJSON writes the part; a signed part with no data is a text part
+// with empty text, as Gemini sent it (the signature must go back on a
+// part of the same kind).
+func (p part) MarshalJSON() ([]byte, error) {
+	type plain part
+	if p.Text != "" || p.ThoughtSignature == "" || p.InlineData != nil || p.FunctionCall != nil || p.FunctionResponse != nil {
+		return json.Marshal(plain(p))
+	}
+	return json.Marshal(struct {
+		Text string `json:"text"`
+		plain
+	}{"", plain(p)})
+}
