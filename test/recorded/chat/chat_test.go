@@ -14,16 +14,16 @@ import (
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestFixturesAreByteIdenticalToTheirSources(t *testing.T) { chatreplay.CheckSums(t) }
+func TestFixturesAreByteIdenticalToTheirSources(t *testing.T) { replay.CheckSums(t) }
 
-func preset(name, model string) chatreplay.Provider {
+func preset(name, model string) replay.Provider {
 	up := strings.ToUpper(name)
-	return chatreplay.Provider{Model: name + ":" + model, KeyVar: up + "_API_KEY", BaseVar: up + "_BASE_URL", Suffix: "/v1"}
+	return replay.Provider{Model: name + ":" + model, KeyVar: up + "_API_KEY", BaseVar: up + "_BASE_URL", Suffix: "/v1"}
 }
 
 // recorded is what a recorded stream says, read independently of corvid.
@@ -39,7 +39,7 @@ func readRecording(t *testing.T, chunks []byte) recorded {
 	t.Helper()
 	var r recorded
 	byIndex := map[float64]int{}
-	for _, ev := range chatreplay.Events(t, chunks) {
+	for _, ev := range replay.Events(t, chunks) {
 		if u, ok := ev["usage"].(map[string]any); ok {
 			r.usage = u
 		}
@@ -93,7 +93,7 @@ func readRecording(t *testing.T, chunks []byte) recorded {
 }
 
 // messages returns the "messages" of a Chat Completions request.
-func messages(t *testing.T, req chatreplay.Request) []map[string]any {
+func messages(t *testing.T, req replay.Request) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, m := range req.JSON(t)["messages"].([]any) {
@@ -120,7 +120,7 @@ func js(v any) string {
 // checkToolFollowUp asserts the follow-up request carries the recorded
 // call on an assistant message and a tool message answering it, and
 // returns that assistant message.
-func checkToolFollowUp(t *testing.T, req chatreplay.Request, rec recorded) map[string]any {
+func checkToolFollowUp(t *testing.T, req replay.Request, rec recorded) map[string]any {
 	t.Helper()
 	ms := messages(t, req)
 	as := byRole(ms, "assistant")
@@ -157,10 +157,10 @@ func checkToolFollowUp(t *testing.T, req chatreplay.Request, rec recorded) map[s
 // next request; so the follow-up must carry the recorded reasoning
 // verbatim, next to the recorded call.
 func TestDeepSeekReasonerToolLoopSendsReasoningContentBack(t *testing.T) {
-	first := chatreplay.Fixture(t, "deepseek-tool-call.chunks.txt")
-	second := chatreplay.Fixture(t, "deepseek-reasoning.chunks.txt")
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: first, Done: true}, chatreplay.Response{Chunks: second, Done: true})
-	c := chatreplay.Run(t, preset("deepseek", "deepseek-reasoner"), srv)
+	first := replay.Read(t, "deepseek-tool-call.chunks.txt")
+	second := replay.Read(t, "deepseek-reasoning.chunks.txt")
+	srv := replay.New(t, replay.ChatChunks(first), replay.ChatChunks(second))
+	c := replay.Open(t, preset("deepseek", "deepseek-reasoner"), srv, nil)
 	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is the weather in San Francisco?")
 	if rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
@@ -190,9 +190,9 @@ func TestDeepSeekReasonerToolLoopSendsReasoningContentBack(t *testing.T) {
 // editor must get the thinking as thought chunks and the text as message
 // chunks, never the parts' JSON.
 func TestMistralMagistralContentArraysBecomeThoughtsAndText(t *testing.T) {
-	rec := chatreplay.Fixture(t, "mistral-reasoning.chunks.txt")
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: rec, Done: true})
-	c := chatreplay.Run(t, preset("mistral", "magistral-medium-2507"), srv)
+	rec := replay.Read(t, "mistral-reasoning.chunks.txt")
+	srv := replay.New(t, replay.ChatChunks(rec))
+	c := replay.Open(t, preset("mistral", "magistral-medium-2507"), srv, nil)
 	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is 2+2?")
 	if rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
@@ -218,10 +218,10 @@ func TestMistralMagistralContentArraysBecomeThoughtsAndText(t *testing.T) {
 // the "index" field OpenAI sends; the call must run and the follow-up carry
 // it with its result.
 func TestMistralToolCallWithoutIndexRunsAndItsResultGoesBack(t *testing.T) {
-	first := chatreplay.Fixture(t, "mistral-tool-call.chunks.txt")
-	second := chatreplay.Fixture(t, "mistral-text.chunks.txt")
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: first, Done: true}, chatreplay.Response{Chunks: second, Done: true})
-	c := chatreplay.Run(t, preset("mistral", "mistral-small-latest"), srv)
+	first := replay.Read(t, "mistral-tool-call.chunks.txt")
+	second := replay.Read(t, "mistral-text.chunks.txt")
+	srv := replay.New(t, replay.ChatChunks(first), replay.ChatChunks(second))
+	c := replay.Open(t, preset("mistral", "mistral-small-latest"), srv, nil)
 	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is the weather in San Francisco?")
 	if rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
@@ -246,13 +246,13 @@ func TestMistralToolCallWithoutIndexRunsAndItsResultGoesBack(t *testing.T) {
 // arguments piece. The call must reach the editor with its reassembled
 // input and go back with its id in the follow-up.
 func TestGatewayToolCallAtASparseIndexRunsAndGoesBack(t *testing.T) {
-	sse := chatreplay.Fixture(t, "anthropic-fallback-tool-call.sse")
+	sse := replay.Read(t, "anthropic-fallback-tool-call.sse")
 	h := http.Header{}
 	h.Set("Content-Type", "text/event-stream")
-	srv := chatreplay.Start(t,
-		chatreplay.Response{Header: h, Body: sse},
-		chatreplay.Response{Chunks: chatreplay.Fixture(t, "mistral-text.chunks.txt"), Done: true})
-	c := chatreplay.Run(t, preset("openrouter", "anthropic/claude-haiku-4.5"), srv)
+	srv := replay.New(t,
+		replay.Response{Header: h, Body: sse},
+		replay.ChatChunks(replay.Read(t, "mistral-text.chunks.txt")))
+	c := replay.Open(t, preset("openrouter", "anthropic/claude-haiku-4.5"), srv, nil)
 	stop, rerr := c.Prompt(c.Ctx, c.SID, "Read a.txt")
 	if rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())

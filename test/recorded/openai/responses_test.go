@@ -4,7 +4,7 @@
 // the follow-up requests corvid sends: against the items the real API
 // returned, and against the required fields and enums of OpenAI's published
 // OpenAPI schemas (written out, with their schema names, in
-// test/recorded/chatreplay/schema.go).
+// test/recorded/openaischema/schema.go).
 //
 //	go test ./test/recorded/openai/
 package openai
@@ -15,16 +15,16 @@ import (
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestFixturesAreByteIdenticalToTheirSources(t *testing.T) { chatreplay.CheckSums(t) }
+func TestFixturesAreByteIdenticalToTheirSources(t *testing.T) { replay.CheckSums(t) }
 
-var openaiProvider = chatreplay.Provider{KeyVar: "OPENAI_API_KEY", BaseVar: "OPENAI_BASE_URL", Suffix: "/v1"}
+var openaiProvider = replay.Provider{KeyVar: "OPENAI_API_KEY", BaseVar: "OPENAI_BASE_URL", Suffix: "/v1"}
 
-func withModel(p chatreplay.Provider, model string) chatreplay.Provider {
+func withModel(p replay.Provider, model string) replay.Provider {
 	p.Model = model
 	return p
 }
@@ -35,7 +35,7 @@ const responseCreated = `"type":"response.created"`
 // of one recorded response: what the real API said it produced.
 func completedOutput(t *testing.T, chunks []byte) (output []map[string]any, usage map[string]any) {
 	t.Helper()
-	for _, ev := range chatreplay.Events(t, chunks) {
+	for _, ev := range replay.Events(t, chunks) {
 		if ev["type"] == "response.completed" {
 			r := ev["response"].(map[string]any)
 			for _, o := range r["output"].([]any) {
@@ -54,7 +54,7 @@ func completedOutput(t *testing.T, chunks []byte) (output []map[string]any, usag
 func doneItems(t *testing.T, chunks []byte) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, ev := range chatreplay.Events(t, chunks) {
+	for _, ev := range replay.Events(t, chunks) {
 		if ev["type"] == "response.output_item.done" {
 			out = append(out, ev["item"].(map[string]any))
 		}
@@ -63,7 +63,7 @@ func doneItems(t *testing.T, chunks []byte) []map[string]any {
 }
 
 // inputItems returns the "input" list of a Responses request.
-func inputItems(t *testing.T, req chatreplay.Request) []map[string]any {
+func inputItems(t *testing.T, req replay.Request) []map[string]any {
 	t.Helper()
 	body := req.JSON(t)
 	var out []map[string]any
@@ -102,17 +102,17 @@ func js(v any) string {
 // them (id, summary, encrypted_content; call_id, name, arguments) and a
 // function_call_output for the call.
 func TestReasoningToolLoopReplaysAndEachFollowUpCarriesTheRecordedItems(t *testing.T) {
-	rec := chatreplay.Fixture(t, "openai-reasoning-encrypted-content.1.chunks.txt")
-	segs := chatreplay.Split(rec, responseCreated)
+	rec := replay.Read(t, "openai-reasoning-encrypted-content.1.chunks.txt")
+	segs := replay.Split(rec, responseCreated)
 	if len(segs) != 4 {
 		t.Fatalf("recording has %d responses, want 4", len(segs))
 	}
-	var res []chatreplay.Response
+	var res []replay.Response
 	for _, s := range segs {
-		res = append(res, chatreplay.Response{Chunks: s})
+		res = append(res, replay.Chunks(s, false))
 	}
-	srv := chatreplay.Start(t, res...)
-	c := chatreplay.Run(t, withModel(openaiProvider, "openai:gpt-5.1-codex-max"), srv)
+	srv := replay.New(t, res...)
+	c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5.1-codex-max"), srv, nil)
 	c.SetThought(t, "high")
 	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is (12 + 7) * 3 * 10? Use the calculator.")
 	if rerr != nil || stop != "end_turn" {
@@ -213,12 +213,12 @@ func checkReasoningEcho(t *testing.T, reqNo int, got, rec map[string]any) {
 // refuses the item without it) and the encrypted_content of
 // response.output_item.done, byte for byte.
 func TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent(t *testing.T) {
-	first := chatreplay.Fixture(t, "programmatic-tool-calling.1.chunks.txt")
+	first := replay.Read(t, "programmatic-tool-calling.1.chunks.txt")
 	// The answer to the follow-up: the text response that closes the other
 	// recorded loop (the follow-up request is what this test is about).
-	text := chatreplay.Split(chatreplay.Fixture(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: first}, chatreplay.Response{Chunks: text})
-	c := chatreplay.Run(t, withModel(openaiProvider, "openai:gpt-5.6-sol"), srv)
+	text := replay.Split(replay.Read(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
+	srv := replay.New(t, replay.Chunks(first, false), replay.Chunks(text, false))
+	c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5.6-sol"), srv, nil)
 	stop, rerr := c.Prompt(c.Ctx, c.SID, "How many of each item are in the inventory?")
 	if rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
@@ -262,6 +262,6 @@ func TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent(t *test
 	validateInput(t, 2, items)
 }
 
-func textOf(c *chatreplay.Corvid) string {
+func textOf(c *replay.Run) string {
 	return testkit.TextOf(c.Updates(c.SID), "agent_message_chunk")
 }

@@ -1,13 +1,20 @@
 // Package replay serves recorded provider traffic to corvid in tests: a
 // tiny HTTP server that answers each request with the next recorded
-// response, byte for byte, and keeps every request corvid sent (headers and
-// body) for the test to compare against what the real API accepted.
+// response, byte for byte, and keeps every request corvid sent (headers,
+// body, arrival time) for the test to compare against what the real API
+// accepted. It serves every protocol the recorded suites replay:
+// Anthropic Messages and Gemini (test/recorded/anthropic, gemini), OpenAI
+// Responses and Chat Completions (test/recorded/openai, chat).
 //
-// Recordings come in two shapes, both kept byte-identical in testdata:
+// Recordings come in these shapes, all kept byte-identical in testdata
+// (sources in test/recorded/SOURCES.md and SOURCES-openai.md; CheckFixtures
+// and CheckSums guard them):
 //   - chunk files (one JSON event per line, as the Vercel AI SDK keeps
-//     them): Chunks frames them as the server-sent events the API sent;
+//     them): Chunks frames them as the server-sent events the API sent,
+//     ChatChunks adds the "data: [DONE]" that ends a Chat Completions
+//     stream, and Split cuts a file holding several responses;
 //   - VCR cassettes (YAML, as pydantic-ai keeps them): Cassette reads each
-//     interaction's request and response.
+//     interaction's request and response; GoVCR reads go-vcr's layout.
 package replay
 
 import (
@@ -48,6 +55,7 @@ type Request struct {
 	Query  string
 	Header http.Header
 	Body   []byte
+	At     time.Time // when it arrived
 }
 
 // JSON decodes the body into a generic value.
@@ -80,9 +88,10 @@ func New(t testing.TB, responses ...Response) *Server {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	at := time.Now()
 	s.mu.Lock()
 	n := len(s.requests)
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: at})
 	var resp *Response
 	if n < len(s.responses) {
 		resp = &s.responses[n]
@@ -90,7 +99,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if resp == nil {
 		s.t.Errorf("replay: request %d (%s %s) has no recorded response", n+1, r.Method, r.URL.Path)
-		http.Error(w, "no recorded response", http.StatusInternalServerError)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"error":{"message":"replay: no recorded response left for this request","code":"replay_exhausted"}}`)
 		return
 	}
 	for k, vs := range resp.Header {
@@ -103,7 +114,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(resp.Body)
+	if !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		_, _ = w.Write(resp.Body)
+		return
+	}
+	// An event stream goes out event by event, as the API sent it.
+	for _, ev := range bytes.SplitAfter(resp.Body, []byte("\n\n")) {
+		_, _ = w.Write(ev)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
 }
 
 // Requests returns what the server received so far.
@@ -119,11 +140,7 @@ func (s *Server) Requests() []Request {
 // JSON type; Gemini sends data lines only).
 func Chunks(raw []byte, named bool) Response {
 	var b bytes.Buffer
-	for line := range bytes.Lines(raw) {
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
+	for _, line := range Lines(raw) {
 		if named {
 			var ev struct {
 				Type string `json:"type"`
@@ -134,6 +151,54 @@ func Chunks(raw []byte, named bool) Response {
 		fmt.Fprintf(&b, "data: %s\n\n", line)
 	}
 	return Response{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: b.Bytes()}
+}
+
+// ChatChunks frames a chunk file as a Chat Completions server streams it:
+// data lines only, ended by "data: [DONE]".
+func ChatChunks(raw []byte) Response {
+	r := Chunks(raw, false)
+	r.Body = append(r.Body, "data: [DONE]\n\n"...)
+	return r
+}
+
+// Lines returns the non-empty lines of a chunk file, without their line
+// ends: the recorded events.
+func Lines(chunks []byte) [][]byte {
+	var out [][]byte
+	for line := range bytes.Lines(chunks) {
+		if l := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(l)) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Split cuts a chunk file holding several responses into one chunk file
+// per response: a new one begins at each line containing marker (for the
+// Responses API, `"type":"response.created"`).
+func Split(chunks []byte, marker string) [][]byte {
+	var out [][]byte
+	for _, l := range Lines(chunks) {
+		if bytes.Contains(l, []byte(marker)) || len(out) == 0 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(append(out[len(out)-1], l...), '\n')
+	}
+	return out
+}
+
+// Events decodes every event of a chunk file.
+func Events(t testing.TB, chunks []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i, l := range Lines(chunks) {
+		var v map[string]any
+		if err := json.Unmarshal(l, &v); err != nil {
+			t.Fatalf("chunk line %d: %v", i+1, err)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // JSONError is a recorded error body answered with status (and the given
@@ -186,6 +251,22 @@ func typedBody(v any) (kind string, content any, ok bool) {
 	return kind, content, ok && kind != ""
 }
 
+// recordedHeader is a cassette's response header without the framing
+// fields (length, transfer and content encoding) that described the
+// recorded connection, not the body replayed here.
+func recordedHeader(recorded map[string][]string) http.Header {
+	h := http.Header{}
+	for k, vs := range recorded {
+		if strings.EqualFold(k, "content-length") || strings.EqualFold(k, "transfer-encoding") || strings.EqualFold(k, "content-encoding") {
+			continue
+		}
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	return h
+}
+
 // Cassette reads a VCR cassette in either of pydantic-ai's layouts: the
 // older one (parsed_body for JSON bodies, body.string for streams, status
 // {code}) and the newer one (body {type: json|text, content}, status as a
@@ -210,15 +291,7 @@ func Cassette(t testing.TB, raw []byte) []Interaction {
 			}
 			it.RequestBody = b
 		}
-		h := http.Header{}
-		for k, vs := range in.Response.Headers {
-			if strings.EqualFold(k, "content-length") || strings.EqualFold(k, "transfer-encoding") || strings.EqualFold(k, "content-encoding") {
-				continue
-			}
-			for _, v := range vs {
-				h.Add(k, v)
-			}
-		}
+		h := recordedHeader(in.Response.Headers)
 		var body []byte
 		respJSON := in.Response.ParsedBody
 		if kind, content, ok := typedBody(in.Response.Body); ok {
@@ -271,9 +344,34 @@ func Read(t testing.TB, name string) []byte {
 }
 
 // CheckFixtures fails the test when a file in testdata is not listed in
-// sums, or its sha256 is not the listed one: the recordings are public
-// fixtures kept byte-identical (test/recorded/SOURCES.md), never edited.
-func CheckFixtures(t *testing.T, sums map[string]string) {
+// sums, its sha256 is not the listed one, or a listed file is missing: the
+// recordings are public fixtures kept byte-identical to their sources
+// (test/recorded/SOURCES.md, SOURCES-openai.md), never edited.
+func CheckFixtures(t testing.TB, sums map[string]string) {
+	t.Helper()
+	checkFixtures(t, sums, "")
+}
+
+// CheckSums is CheckFixtures with the digests listed in testdata/SHA256SUMS
+// (the `sha256sum` format), which is itself left out of the check.
+func CheckSums(t testing.TB) {
+	t.Helper()
+	list, err := os.ReadFile(filepath.Join("testdata", "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q is not \"<sha256>  <name>\"", line)
+		}
+		sums[name] = sum
+	}
+	checkFixtures(t, sums, "SHA256SUMS")
+}
+
+func checkFixtures(t testing.TB, sums map[string]string, skip string) {
 	t.Helper()
 	entries, err := os.ReadDir("testdata")
 	if err != nil {
@@ -281,7 +379,7 @@ func CheckFixtures(t *testing.T, sums map[string]string) {
 	}
 	seen := map[string]bool{}
 	for _, e := range entries {
-		if e.IsDir() {
+		if e.IsDir() || e.Name() == skip {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("testdata", e.Name()))
@@ -293,7 +391,7 @@ func CheckFixtures(t *testing.T, sums map[string]string) {
 		want, ok := sums[e.Name()]
 		switch {
 		case !ok:
-			t.Errorf("testdata/%s is not listed (sha256 %s); add it with its source to SOURCES.md", e.Name(), got)
+			t.Errorf("testdata/%s is not listed (sha256 %s); add it with its source to test/recorded/SOURCES*.md", e.Name(), got)
 		case got != want:
 			t.Errorf("testdata/%s changed: sha256 %s, want %s; recorded fixtures stay byte-identical", e.Name(), got, want)
 		}
@@ -318,6 +416,7 @@ type Run struct {
 	Server    *Server
 	Ctx       context.Context
 	Workspace string
+	SID       string // the session Ready opened
 }
 
 // Keys are set for the providers these tests use, so that a request
@@ -337,12 +436,40 @@ func Start(t *testing.T, s *Server, baseVar, model string, extraEnv ...string) *
 // StartArgs is Start with the whole command line after the binary.
 func StartArgs(t *testing.T, s *Server, baseVar string, args []string, extraEnv ...string) *Run {
 	t.Helper()
-	bin := testkit.BuildCorvid(t)
 	env := []string{"CORVID_KEYRING=off", baseVar + "=" + s.URL}
 	for k, v := range Keys {
 		env = append(env, k+"="+v)
 	}
-	env = append(env, extraEnv...)
+	return launch(t, s, args, append(env, extraEnv...))
+}
+
+// Key is the API key Open gives the provider; tests check it never leaks
+// into what the editor sees.
+const Key = "sk-replay-0123456789abcdef"
+
+// Provider names a provider's model and environment variables.
+type Provider struct {
+	Model   string // provider:model, as given to -m
+	KeyVar  string // e.g. OPENAI_API_KEY
+	BaseVar string // e.g. OPENAI_BASE_URL
+	Suffix  string // appended to the server URL for the base URL, e.g. "/v1"
+}
+
+// Open starts corvid for p against s (its key var set to Key, its base URL
+// var to s.URL+Suffix, then extraEnv KEY=VALUE entries) with extraArgs
+// after `acp -m MODEL` (e.g. --log-level debug), initializes and opens a
+// session (r.SID).
+func Open(t *testing.T, p Provider, s *Server, extraEnv []string, extraArgs ...string) *Run {
+	t.Helper()
+	env := append([]string{"CORVID_KEYRING=off", p.KeyVar + "=" + Key, p.BaseVar + "=" + s.URL + p.Suffix}, extraEnv...)
+	r := launch(t, s, append([]string{"acp", "-m", p.Model}, extraArgs...), env)
+	r.Ready(t)
+	return r
+}
+
+func launch(t *testing.T, s *Server, args, env []string) *Run {
+	t.Helper()
+	bin := testkit.BuildCorvid(t)
 	workspace := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
@@ -350,13 +477,33 @@ func StartArgs(t *testing.T, s *Server, baseVar string, args []string, extraEnv 
 	return &Run{Editor: e, Server: s, Ctx: ctx, Workspace: workspace}
 }
 
-// Ready initializes as a minimal client and opens a session.
+// Ready initializes as a minimal client and opens a session, which it
+// also keeps in r.SID.
 func (r *Run) Ready(t *testing.T) string {
 	t.Helper()
 	if _, rerr := r.Initialize(r.Ctx, testkit.Minimal()); rerr != nil {
 		t.Fatalf("initialize: %v", rerr)
 	}
-	return r.NewSession(r.Ctx, r.Workspace)
+	r.SID = r.NewSession(r.Ctx, r.Workspace)
+	return r.SID
+}
+
+// SetThought sets r.SID's thought level (off, low, medium, high, max).
+func (r *Run) SetThought(t *testing.T, level string) {
+	t.Helper()
+	if _, rerr := r.Call(r.Ctx, "session/set_config_option", map[string]any{"sessionId": r.SID, "configId": "thought_level", "value": level}); rerr != nil {
+		t.Fatalf("set thought_level %s: %v", level, rerr)
+	}
+}
+
+// Used is the used and cost (0 when absent) of r.SID's last usage_update.
+func (r *Run) Used(t *testing.T) (used int64, cost float64) {
+	t.Helper()
+	used, _, c := UsedOfLastUsage(t, r.Updates(r.SID))
+	if c != nil {
+		cost = *c
+	}
+	return used, cost
 }
 
 // SetOption sets a session config option.
@@ -443,15 +590,7 @@ func GoVCR(t testing.TB, raw []byte) []Interaction {
 			}
 			it.RequestBody = json.RawMessage(in.Request.Body)
 		}
-		h := http.Header{}
-		for k, vs := range in.Response.Headers {
-			if strings.EqualFold(k, "content-length") || strings.EqualFold(k, "transfer-encoding") || strings.EqualFold(k, "content-encoding") {
-				continue
-			}
-			for _, v := range vs {
-				h.Add(k, v)
-			}
-		}
+		h := recordedHeader(in.Response.Headers)
 		it.Response = Response{Status: in.Response.Code, Header: h, Body: []byte(in.Response.Body)}
 		out = append(out, it)
 	}
