@@ -22,7 +22,7 @@ var roleSchema = map[string]string{
 // the schemas do not forbid extra properties.
 func validateMessages(t *testing.T, req replay.Request) {
 	t.Helper()
-	for i, m := range messages(t, req) {
+	for i, m := range req.Items(t, "messages") {
 		role, _ := m["role"].(string)
 		def, ok := roleSchema[role]
 		if !ok {

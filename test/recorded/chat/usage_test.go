@@ -18,14 +18,8 @@ func TestXAIReasoningTokensCountInUsedAndCost(t *testing.T) {
 	second := replay.Read(t, "xai-text.chunks.txt")
 	srv := replay.New(t, replay.ChatChunks(first), replay.ChatChunks(second))
 	c := replay.Open(t, preset("xai", "grok-code-fast-1"), srv, nil)
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is the weather in San Francisco?")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
-	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
-	}
+	c.MustPrompt(t, c.SID, "What is the weather in San Francisco?", "end_turn")
+	reqs := srv.MustRequests(t, 2)
 	rec1, rec2 := readRecording(t, first), readRecording(t, second)
 	a := checkToolFollowUp(t, reqs[1], rec1)
 	if _, ok := a["reasoning_content"]; ok {

@@ -62,32 +62,6 @@ func doneItems(t *testing.T, chunks []byte) []map[string]any {
 	return out
 }
 
-// inputItems returns the "input" list of a Responses request.
-func inputItems(t *testing.T, req replay.Request) []map[string]any {
-	t.Helper()
-	body := req.JSON(t)
-	var out []map[string]any
-	list, ok := body["input"].([]any)
-	if !ok {
-		t.Fatalf("request input is not a list: %s", req.Body)
-	}
-	for _, it := range list {
-		out = append(out, it.(map[string]any))
-	}
-	return out
-}
-
-// ofType returns the items whose type is typ.
-func ofType(items []map[string]any, typ string) []map[string]any {
-	var out []map[string]any
-	for _, it := range items {
-		if it["type"] == typ {
-			out = append(out, it)
-		}
-	}
-	return out
-}
-
 func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -114,10 +88,7 @@ func TestReasoningToolLoopReplaysAndEachFollowUpCarriesTheRecordedItems(t *testi
 	srv := replay.New(t, res...)
 	c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5.1-codex-max"), srv, nil)
 	c.SetThought(t, "high")
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is (12 + 7) * 3 * 10? Use the calculator.")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
+	c.MustPrompt(t, c.SID, "What is (12 + 7) * 3 * 10? Use the calculator.", "end_turn")
 	ups := c.Updates(c.SID)
 
 	out0, _ := completedOutput(t, segs[0])
@@ -137,10 +108,7 @@ func TestReasoningToolLoopReplaysAndEachFollowUpCarriesTheRecordedItems(t *testi
 		t.Errorf("%d tool_call updates, want 3 (one per recorded function call)", n)
 	}
 
-	reqs := srv.Requests()
-	if len(reqs) != 4 {
-		t.Fatalf("corvid sent %d requests, want 4", len(reqs))
-	}
+	reqs := srv.MustRequests(t, 4)
 	first := reqs[0].JSON(t)
 	if first["stream"] != true || first["store"] != false {
 		t.Errorf("first request stream=%v store=%v, want a stateless stream (true, false)", first["stream"], first["store"])
@@ -155,14 +123,14 @@ func TestReasoningToolLoopReplaysAndEachFollowUpCarriesTheRecordedItems(t *testi
 	// completed event's copy must agree (it is the API's own record).
 	done0 := doneItems(t, segs[0])
 	for i := 1; i < 4; i++ {
-		items := inputItems(t, reqs[i])
-		rs := ofType(items, "reasoning")
+		items := reqs[i].Items(t, "input")
+		rs := replay.Where(items, "type", "reasoning")
 		if len(rs) != 1 {
 			t.Fatalf("request %d has %d reasoning items, want 1: %s", i+1, len(rs), reqs[i].Body)
 		}
 		checkReasoningEcho(t, i+1, rs[0], done0[0])
-		calls := ofType(items, "function_call")
-		outs := ofType(items, "function_call_output")
+		calls := replay.Where(items, "type", "function_call")
+		outs := replay.Where(items, "type", "function_call_output")
 		if len(calls) != i || len(outs) != i {
 			t.Fatalf("request %d has %d function_call and %d function_call_output items, want %d each", i+1, len(calls), len(outs), i)
 		}
@@ -219,14 +187,8 @@ func TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent(t *test
 	text := replay.Split(replay.Read(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
 	srv := replay.New(t, replay.Chunks(first, false), replay.Chunks(text, false))
 	c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5.6-sol"), srv, nil)
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "How many of each item are in the inventory?")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
-	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
-	}
+	c.MustPrompt(t, c.SID, "How many of each item are in the inventory?", "end_turn")
+	reqs := srv.MustRequests(t, 2)
 	var recReasoning, recCall map[string]any
 	for _, it := range doneItems(t, first) {
 		switch it["type"] {
@@ -239,13 +201,13 @@ func TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent(t *test
 	if s := js(recReasoning["summary"]); s != "[]" {
 		t.Fatalf("the recording's reasoning summary is %s; this test needs an empty one", s)
 	}
-	items := inputItems(t, reqs[1])
-	rs := ofType(items, "reasoning")
+	items := reqs[1].Items(t, "input")
+	rs := replay.Where(items, "type", "reasoning")
 	if len(rs) != 1 {
 		t.Fatalf("follow-up has %d reasoning items, want 1 (the recorded %v): %s", len(rs), recReasoning["id"], reqs[1].Body)
 	}
 	checkReasoningEcho(t, 2, rs[0], recReasoning)
-	calls := ofType(items, "function_call")
+	calls := replay.Where(items, "type", "function_call")
 	if len(calls) != 1 || calls[0]["call_id"] != recCall["call_id"] || calls[0]["name"] != recCall["name"] || calls[0]["arguments"] != recCall["arguments"] {
 		t.Errorf("follow-up function calls %s, want the recorded %s", js(calls), js(recCall))
 	}

@@ -134,6 +134,49 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// MustRequests returns what the server received, failing the test unless
+// it is n requests.
+func (s *Server) MustRequests(t testing.TB, n int) []Request {
+	t.Helper()
+	reqs := s.Requests()
+	if len(reqs) != n {
+		t.Fatalf("corvid sent %d requests, want %d", len(reqs), n)
+	}
+	return reqs
+}
+
+// Items returns the list of objects under key in the JSON body (a Chat
+// Completions request's "messages", a Responses request's "input"),
+// failing the test when it is not one.
+func (r Request) Items(t testing.TB, key string) []map[string]any {
+	t.Helper()
+	list, ok := r.JSON(t)[key].([]any)
+	if !ok {
+		t.Fatalf("request %s is not a list: %s", key, r.Body)
+	}
+	var out []map[string]any
+	for _, it := range list {
+		m, ok := it.(map[string]any)
+		if !ok {
+			t.Fatalf("request %s holds %v, not an object: %s", key, it, r.Body)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Where returns the items whose field key is value (e.g. "role",
+// "assistant"; "type", "reasoning").
+func Where(items []map[string]any, key, value string) []map[string]any {
+	var out []map[string]any
+	for _, it := range items {
+		if it[key] == value {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // Chunks frames a chunk file (one JSON event per line) as the event stream
 // the API sent: "data: LINE" and a blank line per event, preceded by
 // "event: TYPE" when named is true (Anthropic names each event by its
