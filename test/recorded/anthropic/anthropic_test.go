@@ -14,7 +14,7 @@ import (
 func TestTextStreamsAndUsageIsReported(t *testing.T) {
 	t.Parallel()
 	raw := replay.Read(t, "anthropic-text.chunks.txt")
-	want := blocks(t, chunkEvents(raw))
+	want := blocks(t, replay.Lines(raw))
 	r := start(t, "claude-sonnet-4-5", chunks(t, "anthropic-text.chunks.txt"))
 	sid := r.Ready(t)
 	r.MustPrompt(t, sid, "Hello", "end_turn")
@@ -40,7 +40,7 @@ func TestTextStreamsAndUsageIsReported(t *testing.T) {
 // before the answer in the next request.
 func TestThinkingStreamsAndGoesBackUnmodified(t *testing.T) {
 	t.Parallel()
-	rec := blocks(t, chunkEvents(replay.Read(t, "anthropic-clear-thinking.1.chunks.txt")))
+	rec := blocks(t, replay.Lines(replay.Read(t, "anthropic-clear-thinking.1.chunks.txt")))
 	r := start(t, "claude-sonnet-4-5", chunks(t, "anthropic-clear-thinking.1.chunks.txt"), chunks(t, "anthropic-text.chunks.txt"))
 	sid := r.Ready(t)
 	r.SetOption(t, sid, "thought_level", "low")
@@ -118,7 +118,7 @@ func TestConsecutiveRedactedThinkingBlocksGoBackUnmodified(t *testing.T) {
 // with its id, name and input) and a tool_result for that id.
 func TestToolLoopSendsTheRecordedCallAndItsResult(t *testing.T) {
 	t.Parallel()
-	rec := blocks(t, chunkEvents(replay.Read(t, "anthropic-tool-no-args.chunks.txt")))
+	rec := blocks(t, replay.Lines(replay.Read(t, "anthropic-tool-no-args.chunks.txt")))
 	r := start(t, "claude-sonnet-4-5", chunks(t, "anthropic-tool-no-args.chunks.txt"), chunks(t, "anthropic-text.chunks.txt"))
 	sid := r.Ready(t)
 	r.MustPrompt(t, sid, "Update the issue list", "end_turn")
@@ -126,10 +126,7 @@ func TestToolLoopSendsTheRecordedCallAndItsResult(t *testing.T) {
 	if calls := testkit.OfKind(ups, "tool_call"); len(calls) != 1 {
 		t.Errorf("%d tool_call updates, want 1", len(calls))
 	}
-	reqs := r.Server.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
-	}
+	reqs := r.Server.MustRequests(t, 2)
 	second := decode(t, reqs[1].Body)
 	if len(second.Messages) != 3 {
 		t.Fatalf("messages: %+v", second.Messages)
@@ -285,10 +282,7 @@ func TestLongContextTierSendsTheBetaHeaderAndSurvivesLoadAndResume(t *testing.T)
 	r.MustPrompt(t, sid, "After load", "end_turn")
 	r.MustCall(r.Ctx, "session/resume", map[string]any{"sessionId": sid, "cwd": r.Workspace}, nil)
 	r.MustPrompt(t, sid, "After resume", "end_turn")
-	reqs := r.Server.Requests()
-	if len(reqs) != 4 {
-		t.Fatalf("%d requests, want 4", len(reqs))
-	}
+	reqs := r.Server.MustRequests(t, 4)
 	for i, want := range []bool{false, true, true, true} {
 		got := strings.Contains(reqs[i].Header.Get("Anthropic-Beta"), "context-1m-2025-08-07")
 		if got != want {

@@ -119,17 +119,6 @@ func blocks(t *testing.T, events [][]byte) []block {
 	return out
 }
 
-// chunkEvents are the events of a chunk file.
-func chunkEvents(raw []byte) [][]byte {
-	var out [][]byte
-	for line := range bytes.Lines(raw) {
-		if l := bytes.TrimSpace(line); len(l) > 0 {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // sseEvents are the data of an SSE body's events.
 func sseEvents(body []byte) [][]byte {
 	var out [][]byte

@@ -161,10 +161,7 @@ func TestSDKStreamedToolLoopMatchesTheAcceptedFollowUp(t *testing.T) {
 	if calls := testkit.OfKind(ups, "tool_call"); len(calls) != 1 {
 		t.Errorf("%d tool_call updates, want 1", len(calls))
 	}
-	reqs := r.Server.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
-	}
+	reqs := r.Server.MustRequests(t, 2)
 	got := messagesOf(t, reqs[1].Body)
 	if err := loopShape(got); err != nil || len(got) != len(acc) {
 		t.Fatalf("corvid's follow-up (%d messages, accepted %d): %v\n%s", len(got), len(acc), err, reqs[1].Body)
@@ -214,10 +211,7 @@ func TestSDKThreeRequestStreamedLoopHasTheAcceptedLayout(t *testing.T) {
 	if calls := testkit.OfKind(r.Updates(sid), "tool_call"); len(calls) != 2 {
 		t.Errorf("%d tool_call updates, want 2", len(calls))
 	}
-	reqs := r.Server.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d requests, want 3", len(reqs))
-	}
+	reqs := r.Server.MustRequests(t, 3)
 	for n := 1; n <= 2; n++ {
 		got := messagesOf(t, reqs[n].Body)
 		if err := loopShape(got); err != nil || len(got) != 1+2*n {

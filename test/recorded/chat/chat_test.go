@@ -14,16 +14,16 @@ import (
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestFixturesAreByteIdenticalToTheirSources(t *testing.T) { chatreplay.CheckSums(t) }
+func TestFixturesAreByteIdenticalToTheirSources(t *testing.T) { replay.CheckSums(t) }
 
-func preset(name, model string) chatreplay.Provider {
+func preset(name, model string) replay.Provider {
 	up := strings.ToUpper(name)
-	return chatreplay.Provider{Model: name + ":" + model, KeyVar: up + "_API_KEY", BaseVar: up + "_BASE_URL", Suffix: "/v1"}
+	return replay.Provider{Model: name + ":" + model, KeyVar: up + "_API_KEY", BaseVar: up + "_BASE_URL", Suffix: "/v1"}
 }
 
 // recorded is what a recorded stream says, read independently of corvid.
@@ -39,7 +39,7 @@ func readRecording(t *testing.T, chunks []byte) recorded {
 	t.Helper()
 	var r recorded
 	byIndex := map[float64]int{}
-	for _, ev := range chatreplay.Events(t, chunks) {
+	for _, ev := range replay.Events(t, chunks) {
 		if u, ok := ev["usage"].(map[string]any); ok {
 			r.usage = u
 		}
@@ -92,26 +92,6 @@ func readRecording(t *testing.T, chunks []byte) recorded {
 	return r
 }
 
-// messages returns the "messages" of a Chat Completions request.
-func messages(t *testing.T, req chatreplay.Request) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, m := range req.JSON(t)["messages"].([]any) {
-		out = append(out, m.(map[string]any))
-	}
-	return out
-}
-
-func byRole(ms []map[string]any, role string) []map[string]any {
-	var out []map[string]any
-	for _, m := range ms {
-		if m["role"] == role {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -120,10 +100,10 @@ func js(v any) string {
 // checkToolFollowUp asserts the follow-up request carries the recorded
 // call on an assistant message and a tool message answering it, and
 // returns that assistant message.
-func checkToolFollowUp(t *testing.T, req chatreplay.Request, rec recorded) map[string]any {
+func checkToolFollowUp(t *testing.T, req replay.Request, rec recorded) map[string]any {
 	t.Helper()
-	ms := messages(t, req)
-	as := byRole(ms, "assistant")
+	ms := req.Items(t, "messages")
+	as := replay.Where(ms, "role", "assistant")
 	if len(as) != 1 {
 		t.Fatalf("follow-up has %d assistant messages, want 1: %s", len(as), req.Body)
 	}
@@ -131,7 +111,7 @@ func checkToolFollowUp(t *testing.T, req chatreplay.Request, rec recorded) map[s
 	if len(tcs) != len(rec.calls) {
 		t.Fatalf("follow-up assistant message has %d tool calls, recorded %d: %s", len(tcs), len(rec.calls), js(as[0]))
 	}
-	tools := byRole(ms, "tool")
+	tools := replay.Where(ms, "role", "tool")
 	for i, x := range tcs {
 		tc := x.(map[string]any)
 		fn := tc["function"].(map[string]any)
@@ -157,14 +137,11 @@ func checkToolFollowUp(t *testing.T, req chatreplay.Request, rec recorded) map[s
 // next request; so the follow-up must carry the recorded reasoning
 // verbatim, next to the recorded call.
 func TestDeepSeekReasonerToolLoopSendsReasoningContentBack(t *testing.T) {
-	first := chatreplay.Fixture(t, "deepseek-tool-call.chunks.txt")
-	second := chatreplay.Fixture(t, "deepseek-reasoning.chunks.txt")
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: first, Done: true}, chatreplay.Response{Chunks: second, Done: true})
-	c := chatreplay.Run(t, preset("deepseek", "deepseek-reasoner"), srv)
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is the weather in San Francisco?")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
+	first := replay.Read(t, "deepseek-tool-call.chunks.txt")
+	second := replay.Read(t, "deepseek-reasoning.chunks.txt")
+	srv := replay.New(t, replay.ChatChunks(first), replay.ChatChunks(second))
+	c := replay.Open(t, preset("deepseek", "deepseek-reasoner"), srv, nil)
+	c.MustPrompt(t, c.SID, "What is the weather in San Francisco?", "end_turn")
 	rec1, rec2 := readRecording(t, first), readRecording(t, second)
 	ups := c.Updates(c.SID)
 	if got := testkit.TextOf(ups, "agent_thought_chunk"); got != rec1.reasoning+rec2.reasoning {
@@ -173,10 +150,7 @@ func TestDeepSeekReasonerToolLoopSendsReasoningContentBack(t *testing.T) {
 	if got := testkit.TextOf(ups, "agent_message_chunk"); got != rec2.text {
 		t.Errorf("message %q, want the recorded %q", got, rec2.text)
 	}
-	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
-	}
+	reqs := srv.MustRequests(t, 2)
 	a := checkToolFollowUp(t, reqs[1], rec1)
 	if a["reasoning_content"] != rec1.reasoning {
 		t.Errorf("the assistant message with tool calls has reasoning_content %s, want the recorded reasoning (%d chars); DeepSeek refuses a thinking-mode tool loop without it", js(a["reasoning_content"]), len(rec1.reasoning))
@@ -190,13 +164,10 @@ func TestDeepSeekReasonerToolLoopSendsReasoningContentBack(t *testing.T) {
 // editor must get the thinking as thought chunks and the text as message
 // chunks, never the parts' JSON.
 func TestMistralMagistralContentArraysBecomeThoughtsAndText(t *testing.T) {
-	rec := chatreplay.Fixture(t, "mistral-reasoning.chunks.txt")
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: rec, Done: true})
-	c := chatreplay.Run(t, preset("mistral", "magistral-medium-2507"), srv)
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is 2+2?")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
+	rec := replay.Read(t, "mistral-reasoning.chunks.txt")
+	srv := replay.New(t, replay.ChatChunks(rec))
+	c := replay.Open(t, preset("mistral", "magistral-medium-2507"), srv, nil)
+	c.MustPrompt(t, c.SID, "What is 2+2?", "end_turn")
 	want := readRecording(t, rec)
 	if want.reasoning == "" || want.text == "" {
 		t.Fatalf("the recording has reasoning %q and text %q; this test needs both", want.reasoning, want.text)
@@ -218,18 +189,12 @@ func TestMistralMagistralContentArraysBecomeThoughtsAndText(t *testing.T) {
 // the "index" field OpenAI sends; the call must run and the follow-up carry
 // it with its result.
 func TestMistralToolCallWithoutIndexRunsAndItsResultGoesBack(t *testing.T) {
-	first := chatreplay.Fixture(t, "mistral-tool-call.chunks.txt")
-	second := chatreplay.Fixture(t, "mistral-text.chunks.txt")
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: first, Done: true}, chatreplay.Response{Chunks: second, Done: true})
-	c := chatreplay.Run(t, preset("mistral", "mistral-small-latest"), srv)
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is the weather in San Francisco?")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
-	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
-	}
+	first := replay.Read(t, "mistral-tool-call.chunks.txt")
+	second := replay.Read(t, "mistral-text.chunks.txt")
+	srv := replay.New(t, replay.ChatChunks(first), replay.ChatChunks(second))
+	c := replay.Open(t, preset("mistral", "mistral-small-latest"), srv, nil)
+	c.MustPrompt(t, c.SID, "What is the weather in San Francisco?", "end_turn")
+	reqs := srv.MustRequests(t, 2)
 	a := checkToolFollowUp(t, reqs[1], readRecording(t, first))
 	if _, ok := a["reasoning_content"]; ok {
 		t.Errorf("Mistral got reasoning_content, a field its API does not document: %s", js(a))
@@ -246,17 +211,14 @@ func TestMistralToolCallWithoutIndexRunsAndItsResultGoesBack(t *testing.T) {
 // arguments piece. The call must reach the editor with its reassembled
 // input and go back with its id in the follow-up.
 func TestGatewayToolCallAtASparseIndexRunsAndGoesBack(t *testing.T) {
-	sse := chatreplay.Fixture(t, "anthropic-fallback-tool-call.sse")
+	sse := replay.Read(t, "anthropic-fallback-tool-call.sse")
 	h := http.Header{}
 	h.Set("Content-Type", "text/event-stream")
-	srv := chatreplay.Start(t,
-		chatreplay.Response{Header: h, Body: sse},
-		chatreplay.Response{Chunks: chatreplay.Fixture(t, "mistral-text.chunks.txt"), Done: true})
-	c := chatreplay.Run(t, preset("openrouter", "anthropic/claude-haiku-4.5"), srv)
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "Read a.txt")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
+	srv := replay.New(t,
+		replay.Response{Header: h, Body: sse},
+		replay.ChatChunks(replay.Read(t, "mistral-text.chunks.txt")))
+	c := replay.Open(t, preset("openrouter", "anthropic/claude-haiku-4.5"), srv, nil)
+	c.MustPrompt(t, c.SID, "Read a.txt", "end_turn")
 	calls := testkit.OfKind(c.Updates(c.SID), "tool_call")
 	if len(calls) != 1 || calls[0].ToolCallID != "toolu_sanitized" {
 		t.Fatalf("tool_call updates %+v, want one for toolu_sanitized", calls)
@@ -265,10 +227,7 @@ func TestGatewayToolCallAtASparseIndexRunsAndGoesBack(t *testing.T) {
 	if err := json.Unmarshal(calls[0].RawInput, &in); err != nil || in["path"] != "a.txt" {
 		t.Errorf("tool call input %s, want path a.txt reassembled from the pieces", calls[0].RawInput)
 	}
-	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
-	}
+	reqs := srv.MustRequests(t, 2)
 	a := checkToolFollowUp(t, reqs[1], recorded{calls: []recCall{{id: "toolu_sanitized", name: "read_file", args: `{"path": "a.txt"}`}}})
 	if a["content"] != "Reading it." {
 		t.Errorf("follow-up assistant content %v, want the streamed text \"Reading it.\"", a["content"])

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 // OpenRouter error bodies in its documented shape
@@ -40,8 +40,8 @@ func TestOpenRouterErrorSaysTheStatusOnceAndKeepsTheUpstreamCause(t *testing.T) 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := chatreplay.Start(t, chatreplay.Response{Status: tc.status, Body: []byte(tc.body)})
-			c := chatreplay.RunEnv(t, preset("openrouter", "anthropic/claude-sonnet-4.6"), srv, []string{"CORVID_RETRY_MAX_ATTEMPTS=1"})
+			srv := replay.New(t, replay.JSONError(tc.status, []byte(tc.body)))
+			c := replay.Open(t, preset("openrouter", "anthropic/claude-sonnet-4.6"), srv, []string{"CORVID_RETRY_MAX_ATTEMPTS=1"})
 			_, rerr := c.Prompt(c.Ctx, c.SID, "hello")
 			if rerr == nil {
 				t.Fatalf("prompt succeeded against a %d", tc.status)
@@ -59,7 +59,7 @@ func TestOpenRouterErrorSaysTheStatusOnceAndKeepsTheUpstreamCause(t *testing.T) 
 					t.Errorf("error %q drops %q (error.message and error.metadata)", msg, want)
 				}
 			}
-			if strings.Contains(msg, chatreplay.Key) || strings.ContainsAny(msg, "\n\r") {
+			if strings.Contains(msg, replay.Key) || strings.ContainsAny(msg, "\n\r") {
 				t.Errorf("error %q leaks the key or spans lines", msg)
 			}
 		})
@@ -73,11 +73,11 @@ func TestOpenRouterErrorSaysTheStatusOnceAndKeepsTheUpstreamCause(t *testing.T) 
 // error naming the cause, and the text streamed so far must have reached
 // the editor.
 func TestErrorInsideA200StreamEndsTheTurnWithItsMessage(t *testing.T) {
-	lines := chatreplay.Lines(chatreplay.Fixture(t, "groq-reasoning.chunks.txt"))
+	lines := replay.Lines(replay.Read(t, "groq-reasoning.chunks.txt"))
 	head := append(bytes.Join(lines[:5], []byte("\n")), '\n')
 	errChunk := `{"id":"gen-1","object":"chat.completion.chunk","created":1770770846,"model":"qwen/qwen3-32b","error":{"code":"server_error","message":"Provider disconnected unexpectedly"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}` + "\n"
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: append(head, errChunk...)})
-	c := chatreplay.RunEnv(t, preset("openrouter", "qwen/qwen3-32b"), srv, []string{"CORVID_RETRY_MAX_ATTEMPTS=1"})
+	srv := replay.New(t, replay.Chunks(append(head, errChunk...), false))
+	c := replay.Open(t, preset("openrouter", "qwen/qwen3-32b"), srv, []string{"CORVID_RETRY_MAX_ATTEMPTS=1"})
 	_, rerr := c.Prompt(c.Ctx, c.SID, "hello")
 	if rerr == nil {
 		t.Fatal("prompt succeeded; the stream carried an error")
@@ -102,14 +102,12 @@ func TestErrorInsideA200StreamEndsTheTurnWithItsMessage(t *testing.T) {
 // call and deliver the follow-up.
 func TestGroqRateLimitWaitsForRetryAfterThenReplaysTheRecordedAnswer(t *testing.T) {
 	const rateLimited = `{"error":{"message":"Rate limit reached for model ` + "`llama-3.3-70b-versatile`" + ` in organization ` + "`org_replay`" + ` service tier ` + "`on_demand`" + ` on tokens per minute (TPM): Limit 12000, Used 11950, Requested 420. Please try again in 1s.","type":"tokens","code":"rate_limit_exceeded"}}`
-	h := http.Header{}
-	h.Set("retry-after", "1")
-	first := chatreplay.Fixture(t, "groq-tool-call.chunks.txt")
-	srv := chatreplay.Start(t,
-		chatreplay.Response{Status: http.StatusTooManyRequests, Header: h, Body: []byte(rateLimited)},
-		chatreplay.Response{Chunks: first, Done: true},
-		chatreplay.Response{Chunks: chatreplay.Fixture(t, "mistral-text.chunks.txt"), Done: true})
-	c := chatreplay.RunEnv(t, preset("groq", "llama-3.3-70b-versatile"), srv, []string{"CORVID_RETRY_BASE_DELAY=10ms"})
+	first := replay.Read(t, "groq-tool-call.chunks.txt")
+	srv := replay.New(t,
+		replay.JSONError(http.StatusTooManyRequests, []byte(rateLimited), "retry-after: 1"),
+		replay.ChatChunks(first),
+		replay.ChatChunks(replay.Read(t, "mistral-text.chunks.txt")))
+	c := replay.Open(t, preset("groq", "llama-3.3-70b-versatile"), srv, []string{"CORVID_RETRY_BASE_DELAY=10ms"})
 	if stop, rerr := c.Prompt(c.Ctx, c.SID, "What is the weather?"); rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: stop %q, error %v", stop, rerr)
 	}

@@ -3,7 +3,8 @@ package chat
 import (
 	"testing"
 
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/openaischema"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 // roleSchema names the OpenAPI schema of a Chat Completions request
@@ -19,21 +20,21 @@ var roleSchema = map[string]string{
 // validateMessages checks every message of req against OpenAI's published
 // schema of its role. Provider extensions (reasoning_content) are allowed:
 // the schemas do not forbid extra properties.
-func validateMessages(t *testing.T, req chatreplay.Request) {
+func validateMessages(t *testing.T, req replay.Request) {
 	t.Helper()
-	for i, m := range messages(t, req) {
+	for i, m := range req.Items(t, "messages") {
 		role, _ := m["role"].(string)
 		def, ok := roleSchema[role]
 		if !ok {
 			t.Errorf("message %d has role %q", i, role)
 			continue
 		}
-		if err := chatreplay.Validate(t, def, m); err != nil {
+		if err := openaischema.Validate(t, def, m); err != nil {
 			t.Errorf("message %d is not a valid %s per OpenAI's OpenAPI schema: %v\n%s", i, def, err, js(m))
 		}
 	}
 	if e, ok := req.JSON(t)["reasoning_effort"]; ok {
-		if err := chatreplay.Validate(t, "ReasoningEffort", e); err != nil {
+		if err := openaischema.Validate(t, "ReasoningEffort", e); err != nil {
 			t.Errorf("reasoning_effort %v is not a valid ReasoningEffort: %v", e, err)
 		}
 	}

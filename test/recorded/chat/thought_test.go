@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 // TestThoughtLevelReachesChatCompletionsPresets sets each thought level in
@@ -17,7 +17,7 @@ import (
 // thoughts must reach the editor.
 func TestThoughtLevelReachesChatCompletionsPresets(t *testing.T) {
 	cases := []struct {
-		p     chatreplay.Provider
+		p     replay.Provider
 		check func(t *testing.T, body map[string]any, level string)
 	}{
 		{preset("groq", "openai/gpt-oss-120b"), func(t *testing.T, body map[string]any, level string) {
@@ -50,13 +50,13 @@ func TestThoughtLevelReachesChatCompletionsPresets(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.p.Model, func(t *testing.T) {
 			t.Parallel()
-			answer := chatreplay.Fixture(t, "groq-reasoning.chunks.txt")
-			var res []chatreplay.Response
+			answer := replay.Read(t, "groq-reasoning.chunks.txt")
+			var res []replay.Response
 			for range levels {
-				res = append(res, chatreplay.Response{Chunks: answer, Done: true})
+				res = append(res, replay.ChatChunks(answer))
 			}
-			srv := chatreplay.Start(t, res...)
-			c := chatreplay.Run(t, tc.p, srv)
+			srv := replay.New(t, res...)
+			c := replay.Open(t, tc.p, srv, nil)
 			for _, level := range levels {
 				c.SetThought(t, level)
 				if stop, rerr := c.Prompt(c.Ctx, c.SID, "Think, then answer."); rerr != nil || stop != "end_turn" {

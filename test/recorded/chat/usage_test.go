@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/llm/catalog"
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 // TestXAIReasoningTokensCountInUsedAndCost replays a real xAI tool loop
@@ -14,18 +14,12 @@ import (
 // total 303 = prompt 12 + 1 + 290); they are billed as output, so `used`
 // must be the recorded total_tokens and the cost must price them.
 func TestXAIReasoningTokensCountInUsedAndCost(t *testing.T) {
-	first := chatreplay.Fixture(t, "xai-tool-call.chunks.txt")
-	second := chatreplay.Fixture(t, "xai-text.chunks.txt")
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: first, Done: true}, chatreplay.Response{Chunks: second, Done: true})
-	c := chatreplay.Run(t, preset("xai", "grok-code-fast-1"), srv)
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is the weather in San Francisco?")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
-	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
-	}
+	first := replay.Read(t, "xai-tool-call.chunks.txt")
+	second := replay.Read(t, "xai-text.chunks.txt")
+	srv := replay.New(t, replay.ChatChunks(first), replay.ChatChunks(second))
+	c := replay.Open(t, preset("xai", "grok-code-fast-1"), srv, nil)
+	c.MustPrompt(t, c.SID, "What is the weather in San Francisco?", "end_turn")
+	reqs := srv.MustRequests(t, 2)
 	rec1, rec2 := readRecording(t, first), readRecording(t, second)
 	a := checkToolFollowUp(t, reqs[1], rec1)
 	if _, ok := a["reasoning_content"]; ok {

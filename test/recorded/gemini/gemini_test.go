@@ -108,10 +108,7 @@ func TestGemini3SignatureOnEmptyTextPartGoesBackOnThatPart(t *testing.T) {
 	sid := r.Ready(t)
 	r.MustPrompt(t, sid, "How many r's are in strawberry?", "end_turn")
 	r.MustPrompt(t, sid, "Are you sure?", "end_turn")
-	reqs := r.Server.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
-	}
+	reqs := r.Server.MustRequests(t, 2)
 	b := decode(t, reqs[1].Body)
 	if len(b.Contents) != 3 || b.Contents[1].Role != "model" {
 		t.Fatalf("second request contents:\n%s", reqs[1].Body)
@@ -159,10 +156,7 @@ func TestGemini3ToolLoopSendsSignatureOnTheFunctionCall(t *testing.T) {
 	if calls := testkit.OfKind(ups, "tool_call"); len(calls) != 1 || calls[0].Title == "" {
 		t.Errorf("tool_call updates: %+v", calls)
 	}
-	reqs := r.Server.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
-	}
+	reqs := r.Server.MustRequests(t, 2)
 	got, want := decode(t, reqs[1].Body), decode(t, cas[1].RequestBody)
 	if m := want.Contents[1]; m.Role != "model" || len(m.Parts) != 1 || m.Parts[0].FunctionCall == nil || m.Parts[0].ThoughtSignature == "" {
 		t.Fatalf("accepted model turn %+v: want one signed functionCall part", m)
@@ -258,10 +252,7 @@ func TestToolLoopOfThreeRequestsMatchesTheAcceptedRequests(t *testing.T) {
 	if got := testkit.TextOf(r.Updates(sid), "agent_message_chunk"); got != "The temperature in Paris is 30°C." {
 		t.Errorf("text %q", got)
 	}
-	reqs := r.Server.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d requests, want 3", len(reqs))
-	}
+	reqs := r.Server.MustRequests(t, 3)
 	for i := 1; i < 3; i++ {
 		got, want := decode(t, reqs[i].Body), decode(t, cas[i].RequestBody)
 		if len(want.Contents) != 2*i+1 {

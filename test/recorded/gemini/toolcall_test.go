@@ -46,10 +46,7 @@ func TestGemini3FunctionCallSignatureGoesBackOnTheCall(t *testing.T) {
 	if calls := testkit.OfKind(r.Updates(sid), "tool_call"); len(calls) != 1 {
 		t.Errorf("%d tool_call updates, want 1", len(calls))
 	}
-	reqs := r.Server.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2", len(reqs))
-	}
+	reqs := r.Server.MustRequests(t, 2)
 	b := decode(t, reqs[1].Body)
 	if len(b.Contents) != 3 || b.Contents[0].Role != "user" || b.Contents[1].Role != "model" || b.Contents[2].Role != "user" {
 		t.Fatalf("follow-up contents, want user, model, user:\n%s", reqs[1].Body)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 // TestErrorEventInsideA200StreamEndsTheTurnWithTheAPIsMessage replays a
@@ -15,8 +15,8 @@ import (
 // one sentence naming OpenAI and the API's message, and, the cause being
 // a quota, without retrying.
 func TestErrorEventInsideA200StreamEndsTheTurnWithTheAPIsMessage(t *testing.T) {
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: chatreplay.Fixture(t, "openai-error.1.chunks.txt")})
-	c := chatreplay.RunEnv(t, withModel(openaiProvider, "openai:gpt-5-nano"), srv, []string{"CORVID_RETRY_BASE_DELAY=10ms"})
+	srv := replay.New(t, replay.Chunks(replay.Read(t, "openai-error.1.chunks.txt"), false))
+	c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5-nano"), srv, []string{"CORVID_RETRY_BASE_DELAY=10ms"})
 	_, rerr := c.Prompt(c.Ctx, c.SID, "hello")
 	if rerr == nil {
 		t.Fatal("prompt succeeded; the stream carried an error")
@@ -38,13 +38,13 @@ func TestErrorEventInsideA200StreamEndsTheTurnWithTheAPIsMessage(t *testing.T) {
 // raise the limit), so corvid must not retry it; the message must keep the
 // API's explanation.
 func TestQuota429IsNotRetried(t *testing.T) {
-	body := chatreplay.Fixture(t, "openai-error.1.json")
-	srv := chatreplay.Start(t,
-		chatreplay.Response{Status: http.StatusTooManyRequests, Body: body},
-		chatreplay.Response{Status: http.StatusTooManyRequests, Body: body},
-		chatreplay.Response{Status: http.StatusTooManyRequests, Body: body},
-		chatreplay.Response{Status: http.StatusTooManyRequests, Body: body})
-	c := chatreplay.RunEnv(t, withModel(openaiProvider, "openai:gpt-5-nano"), srv, []string{"CORVID_RETRY_BASE_DELAY=10ms"})
+	body := replay.Read(t, "openai-error.1.json")
+	srv := replay.New(t,
+		replay.JSONError(http.StatusTooManyRequests, body),
+		replay.JSONError(http.StatusTooManyRequests, body),
+		replay.JSONError(http.StatusTooManyRequests, body),
+		replay.JSONError(http.StatusTooManyRequests, body))
+	c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5-nano"), srv, []string{"CORVID_RETRY_BASE_DELAY=10ms"})
 	_, rerr := c.Prompt(c.Ctx, c.SID, "hello")
 	if rerr == nil {
 		t.Fatal("prompt succeeded against a 429")
@@ -65,14 +65,11 @@ func TestQuota429IsNotRetried(t *testing.T) {
 // backoff alone is 10 ms here) and then deliver the recorded text.
 func TestRateLimitWaitsForRetryAfterMsThenReplaysTheRecordedAnswer(t *testing.T) {
 	const rateLimited = `{"error":{"message":"Rate limit reached for gpt-5-nano in organization org-replay on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 1.2s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`
-	answer := chatreplay.Split(chatreplay.Fixture(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
-	h := http.Header{}
-	h.Set("retry-after-ms", "1200")
-	h.Set("retry-after", "2")
-	srv := chatreplay.Start(t,
-		chatreplay.Response{Status: http.StatusTooManyRequests, Header: h, Body: []byte(rateLimited)},
-		chatreplay.Response{Chunks: answer})
-	c := chatreplay.RunEnv(t, withModel(openaiProvider, "openai:gpt-5-nano"), srv, []string{"CORVID_RETRY_BASE_DELAY=10ms"})
+	answer := replay.Split(replay.Read(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
+	srv := replay.New(t,
+		replay.JSONError(http.StatusTooManyRequests, []byte(rateLimited), "retry-after-ms: 1200", "retry-after: 2"),
+		replay.Chunks(answer, false))
+	c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5-nano"), srv, []string{"CORVID_RETRY_BASE_DELAY=10ms"})
 	if stop, rerr := c.Prompt(c.Ctx, c.SID, "hello"); rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: stop %q, error %v", stop, rerr)
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 // TestDebugLogRecordsEachModelRequestWithoutKeysOrBodies runs a recorded
@@ -18,10 +18,10 @@ func TestDebugLogRecordsEachModelRequestWithoutKeysOrBodies(t *testing.T) {
 	for _, level := range []string{"debug", "trace"} {
 		t.Run(level, func(t *testing.T) {
 			t.Parallel()
-			first := chatreplay.Fixture(t, "programmatic-tool-calling.1.chunks.txt")
-			text := chatreplay.Split(chatreplay.Fixture(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
-			srv := chatreplay.Start(t, chatreplay.Response{Chunks: first}, chatreplay.Response{Chunks: text})
-			c := chatreplay.Run(t, withModel(openaiProvider, "openai:gpt-5.6-sol"), srv, "--log-level", level)
+			first := replay.Read(t, "programmatic-tool-calling.1.chunks.txt")
+			text := replay.Split(replay.Read(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
+			srv := replay.New(t, replay.Chunks(first, false), replay.Chunks(text, false))
+			c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5.6-sol"), srv, nil, "--log-level", level)
 			if stop, rerr := c.Prompt(c.Ctx, c.SID, prompt); rerr != nil || stop != "end_turn" {
 				t.Fatalf("prompt: stop %q, error %v", stop, rerr)
 			}
@@ -48,7 +48,7 @@ func TestDebugLogRecordsEachModelRequestWithoutKeysOrBodies(t *testing.T) {
 			if !strings.Contains(resps[0], "input_tokens=631") || !strings.Contains(resps[0], "output_tokens=87") || !strings.Contains(resps[0], "stop=tool_use") {
 				t.Errorf("first model response line does not carry the recorded usage and stop: %s", resps[0])
 			}
-			if strings.Contains(log, chatreplay.Key) {
+			if strings.Contains(log, replay.Key) {
 				t.Errorf("the %s log contains the API key", level)
 			}
 			if hasPrompt := strings.Contains(log, "marker-7f3a"); hasPrompt != (level == "trace") {

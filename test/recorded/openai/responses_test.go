@@ -4,7 +4,7 @@
 // the follow-up requests corvid sends: against the items the real API
 // returned, and against the required fields and enums of OpenAI's published
 // OpenAPI schemas (written out, with their schema names, in
-// test/recorded/chatreplay/schema.go).
+// test/recorded/openaischema/schema.go).
 //
 //	go test ./test/recorded/openai/
 package openai
@@ -15,16 +15,16 @@ import (
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestFixturesAreByteIdenticalToTheirSources(t *testing.T) { chatreplay.CheckSums(t) }
+func TestFixturesAreByteIdenticalToTheirSources(t *testing.T) { replay.CheckSums(t) }
 
-var openaiProvider = chatreplay.Provider{KeyVar: "OPENAI_API_KEY", BaseVar: "OPENAI_BASE_URL", Suffix: "/v1"}
+var openaiProvider = replay.Provider{KeyVar: "OPENAI_API_KEY", BaseVar: "OPENAI_BASE_URL", Suffix: "/v1"}
 
-func withModel(p chatreplay.Provider, model string) chatreplay.Provider {
+func withModel(p replay.Provider, model string) replay.Provider {
 	p.Model = model
 	return p
 }
@@ -35,7 +35,7 @@ const responseCreated = `"type":"response.created"`
 // of one recorded response: what the real API said it produced.
 func completedOutput(t *testing.T, chunks []byte) (output []map[string]any, usage map[string]any) {
 	t.Helper()
-	for _, ev := range chatreplay.Events(t, chunks) {
+	for _, ev := range replay.Events(t, chunks) {
 		if ev["type"] == "response.completed" {
 			r := ev["response"].(map[string]any)
 			for _, o := range r["output"].([]any) {
@@ -54,35 +54,9 @@ func completedOutput(t *testing.T, chunks []byte) (output []map[string]any, usag
 func doneItems(t *testing.T, chunks []byte) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, ev := range chatreplay.Events(t, chunks) {
+	for _, ev := range replay.Events(t, chunks) {
 		if ev["type"] == "response.output_item.done" {
 			out = append(out, ev["item"].(map[string]any))
-		}
-	}
-	return out
-}
-
-// inputItems returns the "input" list of a Responses request.
-func inputItems(t *testing.T, req chatreplay.Request) []map[string]any {
-	t.Helper()
-	body := req.JSON(t)
-	var out []map[string]any
-	list, ok := body["input"].([]any)
-	if !ok {
-		t.Fatalf("request input is not a list: %s", req.Body)
-	}
-	for _, it := range list {
-		out = append(out, it.(map[string]any))
-	}
-	return out
-}
-
-// ofType returns the items whose type is typ.
-func ofType(items []map[string]any, typ string) []map[string]any {
-	var out []map[string]any
-	for _, it := range items {
-		if it["type"] == typ {
-			out = append(out, it)
 		}
 	}
 	return out
@@ -102,22 +76,19 @@ func js(v any) string {
 // them (id, summary, encrypted_content; call_id, name, arguments) and a
 // function_call_output for the call.
 func TestReasoningToolLoopReplaysAndEachFollowUpCarriesTheRecordedItems(t *testing.T) {
-	rec := chatreplay.Fixture(t, "openai-reasoning-encrypted-content.1.chunks.txt")
-	segs := chatreplay.Split(rec, responseCreated)
+	rec := replay.Read(t, "openai-reasoning-encrypted-content.1.chunks.txt")
+	segs := replay.Split(rec, responseCreated)
 	if len(segs) != 4 {
 		t.Fatalf("recording has %d responses, want 4", len(segs))
 	}
-	var res []chatreplay.Response
+	var res []replay.Response
 	for _, s := range segs {
-		res = append(res, chatreplay.Response{Chunks: s})
+		res = append(res, replay.Chunks(s, false))
 	}
-	srv := chatreplay.Start(t, res...)
-	c := chatreplay.Run(t, withModel(openaiProvider, "openai:gpt-5.1-codex-max"), srv)
+	srv := replay.New(t, res...)
+	c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5.1-codex-max"), srv, nil)
 	c.SetThought(t, "high")
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "What is (12 + 7) * 3 * 10? Use the calculator.")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
+	c.MustPrompt(t, c.SID, "What is (12 + 7) * 3 * 10? Use the calculator.", "end_turn")
 	ups := c.Updates(c.SID)
 
 	out0, _ := completedOutput(t, segs[0])
@@ -137,10 +108,7 @@ func TestReasoningToolLoopReplaysAndEachFollowUpCarriesTheRecordedItems(t *testi
 		t.Errorf("%d tool_call updates, want 3 (one per recorded function call)", n)
 	}
 
-	reqs := srv.Requests()
-	if len(reqs) != 4 {
-		t.Fatalf("corvid sent %d requests, want 4", len(reqs))
-	}
+	reqs := srv.MustRequests(t, 4)
 	first := reqs[0].JSON(t)
 	if first["stream"] != true || first["store"] != false {
 		t.Errorf("first request stream=%v store=%v, want a stateless stream (true, false)", first["stream"], first["store"])
@@ -155,14 +123,14 @@ func TestReasoningToolLoopReplaysAndEachFollowUpCarriesTheRecordedItems(t *testi
 	// completed event's copy must agree (it is the API's own record).
 	done0 := doneItems(t, segs[0])
 	for i := 1; i < 4; i++ {
-		items := inputItems(t, reqs[i])
-		rs := ofType(items, "reasoning")
+		items := reqs[i].Items(t, "input")
+		rs := replay.Where(items, "type", "reasoning")
 		if len(rs) != 1 {
 			t.Fatalf("request %d has %d reasoning items, want 1: %s", i+1, len(rs), reqs[i].Body)
 		}
 		checkReasoningEcho(t, i+1, rs[0], done0[0])
-		calls := ofType(items, "function_call")
-		outs := ofType(items, "function_call_output")
+		calls := replay.Where(items, "type", "function_call")
+		outs := replay.Where(items, "type", "function_call_output")
 		if len(calls) != i || len(outs) != i {
 			t.Fatalf("request %d has %d function_call and %d function_call_output items, want %d each", i+1, len(calls), len(outs), i)
 		}
@@ -213,20 +181,14 @@ func checkReasoningEcho(t *testing.T, reqNo int, got, rec map[string]any) {
 // refuses the item without it) and the encrypted_content of
 // response.output_item.done, byte for byte.
 func TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent(t *testing.T) {
-	first := chatreplay.Fixture(t, "programmatic-tool-calling.1.chunks.txt")
+	first := replay.Read(t, "programmatic-tool-calling.1.chunks.txt")
 	// The answer to the follow-up: the text response that closes the other
 	// recorded loop (the follow-up request is what this test is about).
-	text := chatreplay.Split(chatreplay.Fixture(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
-	srv := chatreplay.Start(t, chatreplay.Response{Chunks: first}, chatreplay.Response{Chunks: text})
-	c := chatreplay.Run(t, withModel(openaiProvider, "openai:gpt-5.6-sol"), srv)
-	stop, rerr := c.Prompt(c.Ctx, c.SID, "How many of each item are in the inventory?")
-	if rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: stop %q, error %v\n%s", stop, rerr, c.Stderr())
-	}
-	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("corvid sent %d requests, want 2", len(reqs))
-	}
+	text := replay.Split(replay.Read(t, "openai-reasoning-encrypted-content.1.chunks.txt"), responseCreated)[3]
+	srv := replay.New(t, replay.Chunks(first, false), replay.Chunks(text, false))
+	c := replay.Open(t, withModel(openaiProvider, "openai:gpt-5.6-sol"), srv, nil)
+	c.MustPrompt(t, c.SID, "How many of each item are in the inventory?", "end_turn")
+	reqs := srv.MustRequests(t, 2)
 	var recReasoning, recCall map[string]any
 	for _, it := range doneItems(t, first) {
 		switch it["type"] {
@@ -239,13 +201,13 @@ func TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent(t *test
 	if s := js(recReasoning["summary"]); s != "[]" {
 		t.Fatalf("the recording's reasoning summary is %s; this test needs an empty one", s)
 	}
-	items := inputItems(t, reqs[1])
-	rs := ofType(items, "reasoning")
+	items := reqs[1].Items(t, "input")
+	rs := replay.Where(items, "type", "reasoning")
 	if len(rs) != 1 {
 		t.Fatalf("follow-up has %d reasoning items, want 1 (the recorded %v): %s", len(rs), recReasoning["id"], reqs[1].Body)
 	}
 	checkReasoningEcho(t, 2, rs[0], recReasoning)
-	calls := ofType(items, "function_call")
+	calls := replay.Where(items, "type", "function_call")
 	if len(calls) != 1 || calls[0]["call_id"] != recCall["call_id"] || calls[0]["name"] != recCall["name"] || calls[0]["arguments"] != recCall["arguments"] {
 		t.Errorf("follow-up function calls %s, want the recorded %s", js(calls), js(recCall))
 	}
@@ -262,6 +224,6 @@ func TestReasoningWithEmptySummaryGoesBackWithSummaryAndEncryptedContent(t *test
 	validateInput(t, 2, items)
 }
 
-func textOf(c *chatreplay.Corvid) string {
+func textOf(c *replay.Run) string {
 	return testkit.TextOf(c.Updates(c.SID), "agent_message_chunk")
 }

@@ -3,7 +3,7 @@ package openai
 import (
 	"testing"
 
-	"github.com/corvid-agent/corvid/test/recorded/chatreplay"
+	"github.com/corvid-agent/corvid/test/recorded/openaischema"
 )
 
 // itemSchema names the OpenAPI schema an input item of each type must
@@ -29,7 +29,7 @@ func validateInput(t *testing.T, reqNo int, items []map[string]any) {
 			t.Errorf("request %d input item %d has type %q, which corvid is not expected to send", reqNo, i, typ)
 			continue
 		}
-		if err := chatreplay.Validate(t, def, it); err != nil {
+		if err := openaischema.Validate(t, def, it); err != nil {
 			t.Errorf("request %d input item %d is not a valid %s per OpenAI's OpenAPI schema: %v\n%s", reqNo, i, def, err, js(it))
 		}
 	}
@@ -70,10 +70,10 @@ func TestSchemaShapesRejectWhatTheSpecForbids(t *testing.T) {
 		{"ReasoningEffort", "xhigh", "extreme"},
 	}
 	for _, c := range cases {
-		if err := chatreplay.Validate(t, c.def, c.good); err != nil {
+		if err := openaischema.Validate(t, c.def, c.good); err != nil {
 			t.Errorf("%s rejects %s: %v", c.def, js(c.good), err)
 		}
-		if err := chatreplay.Validate(t, c.def, c.bad); err == nil {
+		if err := openaischema.Validate(t, c.def, c.bad); err == nil {
 			t.Errorf("%s accepts %s", c.def, js(c.bad))
 		}
 	}

@@ -1,4 +1,8 @@
-package chatreplay
+// Package openaischema checks request values corvid sends to OpenAI-protocol
+// APIs against hand-written shapes read from OpenAI's published OpenAPI
+// document: the schema side of the recorded Responses and Chat Completions
+// tests (test/recorded/openai, test/recorded/chat).
+package openaischema
 
 import (
 	"encoding/json"
