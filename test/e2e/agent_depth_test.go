@@ -53,15 +53,19 @@ func TestAgentMaxDepthIsStoredAndShownWithTheSession(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, s.Stderr())
 	}
 
-	cmd := exec.Command(testkit.BuildCorvid(t), "sessions", "show", sid)
-	cmd.Env = s.Env()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("sessions show: %v\n%s", err, out)
+	show := func(when string) {
+		t.Helper()
+		cmd := exec.Command(testkit.BuildCorvid(t), "sessions", "show", sid)
+		cmd.Env = s.Env()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("sessions show: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "Agent deep, max sub-agent depth 3") {
+			t.Errorf("sessions show %s does not name the agent and its depth:\n%s", when, out)
+		}
 	}
-	if !strings.Contains(string(out), "Agent deep, max sub-agent depth 3") {
-		t.Errorf("sessions show does not name the agent and its depth:\n%s", out)
-	}
+	show("after session/new")
 
 	s2 := startCorvid(t, text("ok", 0), opts)
 	if _, rerr := s2.Initialize(s2.ctx, testkit.Zed()); rerr != nil {
@@ -71,4 +75,10 @@ func TestAgentMaxDepthIsStoredAndShownWithTheSession(t *testing.T) {
 	if m := agentMeta(t, raw); m["name"] != "deep" || m["maxDepth"] != float64(3) {
 		t.Errorf("session/load in a second process: _meta corvid.dev/agent = %v, want name deep, maxDepth 3:\n%s", m, raw)
 	}
+	// Saving the session's settings again (a mode change) keeps them.
+	s2.MustCall(s2.ctx, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "edit"}, nil)
+	if code, _ := s2.Close(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, s2.Stderr())
+	}
+	show("after a mode change in a process without --agent")
 }
