@@ -121,6 +121,7 @@ func (c *acpCmd) Run() error {
 		MaxTurnRequests: profileCfg.MaxTurnRequests,
 		SessionContext:  profileCfg.SessionContext,
 		FinalOutput:     profileCfg.FinalOutput,
+		Profile:         profileCfg.Profile,
 		Secrets:         secrets,
 		// Each session's project config is found from its own cwd.
 		ForCwd: func(dir string) (agent.SessionConfig, error) {

@@ -79,6 +79,7 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 			p.MaxDepth = f.MaxDepth
 		}
 		logger.Info("agent profile", "agent", p.Name, "from", p.Path, "max_depth", p.MaxDepth)
+		cfg.Profile = &agent.ProfileInfo{Name: p.Name, MaxDepth: p.MaxDepth}
 	}
 	noSeed := f.NoSeedCommands
 	cfg.SessionContext = func(cwd string) (string, []string) {

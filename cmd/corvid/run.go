@@ -94,6 +94,7 @@ func (c *runCmd) Run() error {
 		MaxTurnRequests:       profileCfg.MaxTurnRequests,
 		SessionContext:        profileCfg.SessionContext,
 		FinalOutput:           profileCfg.FinalOutput,
+		Profile:               profileCfg.Profile,
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -182,3 +182,12 @@ func commandsUpdate(cmds []agent.CommandInfo) acp.AvailableCommandsUpdate {
 	}
 	return u
 }
+
+// sessionMeta is the _meta of a session/new, load, resume or fork response:
+// the session's agent profile, when it has one.
+func sessionMeta(c agent.Controls) acp.Meta {
+	if c.Agent == nil {
+		return nil
+	}
+	return acp.Meta{"corvid.dev/agent": map[string]any{"name": c.Agent.Name, "maxDepth": c.Agent.MaxDepth}}
+}

@@ -46,7 +46,7 @@ func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, err
 		s.mu.Unlock()
 		c := as.Controls()
 		return acp.Then{
-			Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: configOptions(c)},
+			Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: configOptions(c), Meta: sessionMeta(c)},
 			After:  ss.started,
 		}, nil
 	})

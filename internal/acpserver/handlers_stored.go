@@ -60,7 +60,7 @@ func (s *Server) restore(ctx context.Context, params json.RawMessage, replay boo
 		s.mu.Unlock()
 		c := as.Controls()
 		return acp.Then{
-			Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: configOptions(c)},
+			Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: configOptions(c), Meta: sessionMeta(c)},
 			After:  ss.started,
 		}, nil
 	})
@@ -171,7 +171,7 @@ func (s *Server) forkSession(ctx context.Context, params json.RawMessage) (any, 
 	s.mu.Unlock()
 	c := as.Controls()
 	return acp.Then{
-		Result: acp.NewSessionResponse{SessionID: newID, Modes: modeState(c), ConfigOptions: configOptions(c)},
+		Result: acp.NewSessionResponse{SessionID: newID, Modes: modeState(c), ConfigOptions: configOptions(c), Meta: sessionMeta(c)},
 		After:  ss.started,
 	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/corvid-agent/corvid/internal/config"
@@ -64,6 +65,9 @@ type Config struct {
 	// FinalOutput, if set, offers the submit_output tool; a submission is
 	// sent as one more message when the turn ends.
 	FinalOutput *FinalOutput
+	// Profile names the launch agent profile (--agent) and its sub-agent
+	// depth; it is stored with each new session and shown for it.
+	Profile *ProfileInfo
 	// ForCwd returns the configuration of a session rooted at a directory
 	// (its project's .corvid/config.toml over the user's, plus the launch
 	// flags). nil: every session uses Permissions and MCPServers.
@@ -158,8 +162,9 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	if st != nil {
+		cfg, _ := json.Marshal(storedControls{Agent: a.cfg.Profile})
 		err := st.CreateSession(context.Background(), store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots,
-			Model: model.Info().ID, Mode: string(sc.Permissions.Mode)})
+			Model: model.Info().ID, Mode: string(sc.Permissions.Mode), Config: cfg})
 		if err != nil {
 			return nil, fmt.Errorf("%w: record new session: %v", ErrStore, err)
 		}
@@ -206,6 +211,7 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 		mode:    sc.Permissions.Mode,
 		model:   model,
 		thought: a.cfg.ThoughtLevel,
+		profile: a.cfg.Profile,
 		toolIDs: map[string]bool{},
 	}
 	if a.cfg.SessionContext != nil {

@@ -59,7 +59,25 @@ type Controls struct {
 	Reasoning     bool   // the model supports a thought level
 	ThoughtLevel  string // off, low, medium, high, max
 	Tiers         []int64
-	ContextWindow int64 // the selected tier (or the model's window)
+	ContextWindow int64        // the selected tier (or the model's window)
+	Agent         *ProfileInfo // the session's agent profile; nil: the default agent
+}
+
+// ProfileInfo is what a session keeps of its agent profile: the name and
+// the maximum sub-agent depth (0: the default).
+type ProfileInfo struct {
+	Name     string `json:"name"`
+	MaxDepth int    `json:"maxDepth"`
+}
+
+// StoredProfile returns the agent profile recorded with a stored session,
+// or nil when it was created without one.
+func StoredProfile(meta store.Session) *ProfileInfo {
+	var sc storedControls
+	if len(meta.Config) == 0 || json.Unmarshal(meta.Config, &sc) != nil {
+		return nil
+	}
+	return sc.Agent
 }
 
 // ThoughtLevels lists the thought level ids and names.
@@ -89,6 +107,7 @@ func (s *Session) Controls() Controls {
 		ThoughtLevel:  s.thought,
 		Tiers:         s.tiers(),
 		ContextWindow: s.window(),
+		Agent:         s.profile,
 	}
 	return c
 }
@@ -228,7 +247,8 @@ func (s *Session) SetContextWindow(value string) error {
 // storedControls is what the store keeps of a session's settings (the
 // context window is deliberately not kept: it reverts in a new process).
 type storedControls struct {
-	ThoughtLevel string `json:"thoughtLevel,omitempty"`
+	ThoughtLevel string       `json:"thoughtLevel,omitempty"`
+	Agent        *ProfileInfo `json:"agent,omitempty"`
 }
 
 func (s *Session) saveControls() {
@@ -237,7 +257,7 @@ func (s *Session) saveControls() {
 	}
 	s.mu.Lock()
 	mode, model := string(s.modeOrDefault()), s.model.Info().ID
-	cfg, _ := json.Marshal(storedControls{ThoughtLevel: s.thought})
+	cfg, _ := json.Marshal(storedControls{ThoughtLevel: s.thought, Agent: s.profile})
 	s.mu.Unlock()
 	err := s.store.UpdateSession(context.Background(), s.ID, func(ss *store.Session) {
 		ss.Mode, ss.Model, ss.Config = mode, model, cfg
@@ -253,8 +273,15 @@ func (s *Session) restoreControls(meta store.Session) {
 		s.mode = permission.Mode(meta.Mode)
 	}
 	var sc storedControls
-	if len(meta.Config) > 0 && json.Unmarshal(meta.Config, &sc) == nil && sc.ThoughtLevel != "" {
-		s.thought = sc.ThoughtLevel
+	if len(meta.Config) > 0 && json.Unmarshal(meta.Config, &sc) == nil {
+		if sc.ThoughtLevel != "" {
+			s.thought = sc.ThoughtLevel
+		}
+		// A session keeps the profile it was created with, whatever this
+		// process was launched with.
+		if sc.Agent != nil {
+			s.profile = sc.Agent
+		}
 	}
 	if meta.Model != "" && meta.Model != s.model.Info().ID && s.agent.cfg.OpenModel != nil &&
 		slices.ContainsFunc(s.agent.modelChoices(s.model.Info()), func(m ModelChoice) bool { return m.ID == meta.Model }) {

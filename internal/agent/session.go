@@ -45,7 +45,8 @@ type Session struct {
 	mcpCfg  []mcp.Server       // configured MCP servers of the session's project
 	mode    permission.Mode
 	model   llm.Model
-	thought string // thought level id
+	thought string       // thought level id
+	profile *ProfileInfo // the agent profile the session was created with
 	// windowTier is the selected context tier (0: the model's window).
 	windowTier int64
 	cost       float64 // cumulative USD
