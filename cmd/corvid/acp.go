@@ -129,7 +129,7 @@ func (c *acpCmd) Run() error {
 			if err != nil {
 				return agent.SessionConfig{}, err
 			}
-			c.Profile.fold(f)
+			c.Profile.fold(f, dir)
 			p, err := c.permissions(f)
 			if err != nil {
 				return agent.SessionConfig{}, err

@@ -27,10 +27,17 @@ type profileFlags struct {
 
 // fold adds the --agent profile's tool rules and interaction timeout to a
 // loaded configuration: the launch file, and each session's own (found
-// from its cwd), so a profile's deny holds in every session.
-func (f *profileFlags) fold(file *config.File) {
+// from its cwd), so a profile's deny holds in every session. Without
+// --agent, an agent.leviath in dir (Leviath's rule) adds its ask and deny
+// rules: like an untrusted project config, a blueprint that came with the
+// project may tighten the rules but never loosen them.
+func (f *profileFlags) fold(file *config.File, dir string) {
 	p := f.launch
 	if p == nil {
+		if found, err := profile.InDir(dir); err == nil && found != nil {
+			file.Permissions.Ask = append(file.Permissions.Ask, found.Ask...)
+			file.Permissions.Deny = append(file.Permissions.Deny, found.Deny...)
+		}
 		return
 	}
 	file.Permissions.Allow = append(file.Permissions.Allow, p.Allow...)
@@ -71,7 +78,7 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 			*system = p.System
 		}
 		f.launch = p
-		f.fold(file)
+		f.fold(file, "")
 		if p.MaxTurnRequests > 0 {
 			cfg.MaxTurnRequests = p.MaxTurnRequests
 		}
@@ -98,8 +105,10 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 			for _, w := range p.Warnings {
 				logger.Warn("agent.leviath", "path", p.Path, "warning", w)
 			}
-			if len(p.Allow)+len(p.Ask)+len(p.Deny) > 0 || p.Model != "" || p.MaxTurnRequests > 0 || p.InteractionTimeout != 0 {
-				notices = append(notices, "the tool permissions, model and limits of a session's own agent.leviath are not applied; launch with --agent "+p.Path+" to apply them")
+			if len(p.Allow) > 0 || p.Model != "" || p.MaxTurnRequests > 0 || p.InteractionTimeout != 0 {
+				msg := "the allow rules, model and limits of a session's own agent.leviath are not applied (its ask and deny rules are); launch with --agent " + p.Path + " to apply them"
+				logger.Warn("agent.leviath", "path", p.Path, "warning", msg)
+				notices = append(notices, msg)
 			}
 		}
 		for _, w := range p.Warnings {

@@ -66,6 +66,9 @@ func (c *runCmd) Run() error {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(print.ExitError)
 	}
+	if c.Profile.launch == nil {
+		c.Profile.fold(file, cwd) // the cwd's agent.leviath, if any: its ask and deny rules
+	}
 	launch := &acpCmd{Model: c.Model, System: c.System, Yolo: c.Yolo, Allow: c.Allow}
 	model, noModel, err := launch.openModel(env, file)
 	if err != nil {

@@ -133,7 +133,10 @@ func TestLeviathFlagsAreAcceptedAndNoSeedCommandsRefusesCommandSeeds(t *testing.
 // Leviath's rule: with no --agent, a session whose cwd holds an agent.leviath uses it.
 func TestCwdAgentLeviathIsUsedWithoutAgentFlag(t *testing.T) {
 	api := fa.New(t)
-	api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("ok")}})
+	api.Enqueue(
+		fa.Response{Blocks: []fa.Block{fa.ToolUse("toolu_w1", "write", `{"path":"x.txt","content":"y"}`)}},
+		fa.Response{Blocks: []fa.Block{fa.Text("ok")}},
+	)
 	s, _ := startLeviath(t, api, "agent-client", "--yolo", "-m", "anthropic:claude-haiku-4-5")
 	if err := os.WriteFile(filepath.Join(s.workspace, "agent.leviath"), []byte(coderBlueprint), 0o644); err != nil {
 		t.Fatal(err)
@@ -148,14 +151,25 @@ func TestCwdAgentLeviathIsUsedWithoutAgentFlag(t *testing.T) {
 			t.Errorf("system prompt lacks %q from the cwd's agent.leviath:\n%s", want, sys)
 		}
 	}
-	// A session elsewhere gets the default agent.
-	other := s.NewSession(s.ctx, t.TempDir())
-	api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("ok")}})
+	// The blueprint's deny holds for the session in its directory, even under --yolo.
+	if _, err := os.Stat(filepath.Join(s.workspace, "x.txt")); err == nil {
+		t.Error("write ran although the cwd's agent.leviath denies write_file")
+	}
+	// A session elsewhere gets the default agent, and its write runs.
+	otherDir := t.TempDir()
+	other := s.NewSession(s.ctx, otherDir)
+	api.Enqueue(
+		fa.Response{Blocks: []fa.Block{fa.ToolUse("toolu_w2", "write", `{"path":"x.txt","content":"y"}`)}},
+		fa.Response{Blocks: []fa.Block{fa.Text("ok")}},
+	)
 	if stop, rerr := s.Prompt(s.ctx, other, "hi"); rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: %q %v", stop, rerr)
 	}
-	if sys := api.Requests()[1].SystemText(); strings.Contains(sys, "CODER-BLUEPRINT") {
+	if sys := api.Requests()[2].SystemText(); strings.Contains(sys, "CODER-BLUEPRINT") {
 		t.Error("a session outside the blueprint's directory got the blueprint")
+	}
+	if _, err := os.Stat(filepath.Join(otherDir, "x.txt")); err != nil {
+		t.Errorf("the write outside the blueprint's directory did not run under --yolo: %v", err)
 	}
 }
 
