@@ -2,7 +2,8 @@ package profile
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ func parseLeviath(data []byte, dir string) (*Profile, error) {
 	}
 
 	stages, _ := raw["stages"].(map[string]any)
-	names := sortedKeys(stages)
+	names := slices.Sorted(maps.Keys(stages))
 	if entry == "" && len(names) > 0 {
 		// TOML tables keep no order once decoded; the entry stage is
 		// entry_stage, else a stage named like the usual first ones.
@@ -89,7 +90,7 @@ func parseLeviath(data []byte, dir string) (*Profile, error) {
 	}
 
 	if perms, ok := raw["tool_permissions"].(map[string]any); ok {
-		for _, tool := range sortedKeys(perms) {
+		for _, tool := range slices.Sorted(maps.Keys(perms)) {
 			action, _ := perms[tool].(string)
 			name, known := leviathTools[tool]
 			if !known {
@@ -109,7 +110,7 @@ func parseLeviath(data []byte, dir string) (*Profile, error) {
 	}
 
 	if limits, ok := raw["limits"].(map[string]any); ok {
-		for _, k := range sortedKeys(limits) {
+		for _, k := range slices.Sorted(maps.Keys(limits)) {
 			n, isInt := limits[k].(int64)
 			switch {
 			case (k == "max_depth" || k == "max_child_depth") && isInt:
@@ -130,7 +131,7 @@ func parseLeviath(data []byte, dir string) (*Profile, error) {
 	if ctx, ok := raw["context"].(map[string]any); ok {
 		regions, _ := ctx["regions"].(map[string]any)
 		var shapes []string
-		for _, name := range sortedKeys(regions) {
+		for _, name := range slices.Sorted(maps.Keys(regions)) {
 			r, _ := regions[name].(map[string]any)
 			shapes = append(shapes, name)
 			p.addLeviathSeed(name, r["seed"], warn)
@@ -139,7 +140,7 @@ func parseLeviath(data []byte, dir string) (*Profile, error) {
 			warn("context regions (%s) are not laid out as regions: corvid keeps one conversation; seeds are placed in the system prompt", strings.Join(shapes, ", "))
 		}
 	}
-	for _, k := range sortedKeys(raw) {
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
 		switch k {
 		case "agent", "stages", "tool_permissions", "limits", "context":
 		default:
@@ -173,7 +174,7 @@ func (p *Profile) addLeviathSeed(region string, seed any, warn func(string, ...a
 			text, _ := s["literal"].(string)
 			p.Seeds = append(p.Seeds, Seed{Region: region, Text: text})
 		default:
-			warn("region %q seed kind %v is not supported by corvid", region, sortedKeys(s))
+			warn("region %q seed kind %v is not supported by corvid", region, slices.Sorted(maps.Keys(s)))
 		}
 	default:
 		warn("region %q has a seed corvid cannot read", region)
@@ -197,13 +198,4 @@ func firstModel(v any) string {
 		return model
 	}
 	return ""
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
