@@ -264,8 +264,9 @@ func Launch(servers []Server, opts Options) (*Manager, []Failure) {
 }
 
 // AwaitStart waits, the first time it is called, at most Options.ReadyWait
-// for the servers Launch started to be up or failed; ctx cuts the wait
-// short. A server still starting after that keeps starting in the
+// for the servers Launch started to be up or failed, telling the user
+// (OnNotice) when it has to wait at all; ctx cuts the wait short. A server
+// still starting after that keeps starting in the
 // background: the user is told it is (OnNotice), and again when it is ready
 // or failed. Later calls (and calls on a Manager from Start) return at once.
 func (m *Manager) AwaitStart(ctx context.Context) {
@@ -278,6 +279,22 @@ func (m *Manager) AwaitStart(ctx context.Context) {
 		return
 	}
 	m.awaited = true
+	var starting []string
+	for _, c := range m.conns {
+		select {
+		case <-c.started:
+		default:
+			starting = append(starting, fmt.Sprintf("%q", c.srv.Name))
+		}
+	}
+	switch len(starting) {
+	case 0:
+		return
+	case 1:
+		m.notice(fmt.Sprintf("Waiting up to %s for MCP server %s to start.", m.opts.ReadyWait, starting[0]))
+	default:
+		m.notice(fmt.Sprintf("Waiting up to %s for MCP servers %s to start.", m.opts.ReadyWait, strings.Join(starting, ", ")))
+	}
 	timer := time.NewTimer(m.opts.ReadyWait)
 	defer timer.Stop()
 	for _, c := range m.conns {
