@@ -315,3 +315,37 @@ func TestMCPFirstPromptWaitIsCancellableAndTheServerJoinsLater(t *testing.T) {
 		t.Errorf("the late server's tool did not serve the prompt: %v", reqs)
 	}
 }
+
+// session/load and session/resume answer while a server is still starting,
+// and the first prompt of the loaded session waits for it.
+func TestMCPSessionLoadAndResumeDoNotWait(t *testing.T) {
+	for _, method := range []string{"session/load", "session/resume"} {
+		t.Run(method, func(t *testing.T) {
+			r := startMCP(t)
+			sid := r.newSession(t)
+			r.api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("hi")}})
+			if stop, rerr := r.Prompt(r.ctx, sid, "hello"); rerr != nil || stop != "end_turn" {
+				t.Fatalf("prompt: %q %v", stop, rerr)
+			}
+			r.MustCall(r.ctx, "session/close", map[string]any{"sessionId": sid}, nil)
+
+			srv, gate, marker := r.gated(t, "local")
+			r.MustCall(r.ctx, method, map[string]any{"sessionId": sid, "cwd": r.dir, "mcpServers": []any{srv}}, nil)
+			if exists(marker) {
+				t.Fatalf("the server finished its start before %s answered, though it was held back", method)
+			}
+			open(t, gate)
+			r.api.Enqueue(
+				fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("toolu_1", "local__echo", `{"text":"after `+method+`"}`)}},
+				fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("done")}},
+			)
+			if stop, rerr := r.Prompt(r.ctx, sid, "echo something"); rerr != nil || stop != "end_turn" {
+				t.Fatalf("prompt: %q %v", stop, rerr)
+			}
+			reqs := r.api.Requests()
+			if len(reqs) != 3 || !strings.Contains(string(reqs[1].Raw), `"local__echo"`) || !strings.Contains(string(reqs[2].Raw), "after "+method) {
+				t.Errorf("the first prompt after %s was not served by the server that was starting: %d requests", method, len(reqs))
+			}
+		})
+	}
+}
