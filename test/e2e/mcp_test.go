@@ -235,8 +235,9 @@ func textsOf(r *mcpRun, sid string) string {
 }
 
 // session/new answers while a server is still starting (it cannot finish
-// before the test lets it); the first prompt waits for it, so its tools
-// serve that prompt, with no "still starting" notice.
+// before the test lets it); the first prompt waits for it (the test lets
+// the server go once the prompt says it waits), so its tools serve that
+// prompt, with no "still starting" notice.
 func TestMCPSessionNewDoesNotWaitAndTheFirstPromptDoes(t *testing.T) {
 	r := startMCP(t)
 	srv, gate, marker := r.gated(t, "local")
@@ -244,13 +245,20 @@ func TestMCPSessionNewDoesNotWaitAndTheFirstPromptDoes(t *testing.T) {
 	if exists(marker) {
 		t.Fatal("the server finished its start before session/new answered, though it was held back")
 	}
-	open(t, gate)
 	r.api.Enqueue(
 		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("toolu_1", "local__echo", `{"text":"served on the first prompt"}`)}},
 		fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("done")}},
 	)
-	if stop, rerr := r.Prompt(r.ctx, sid, "echo something"); rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: %q %v", stop, rerr)
+	p := r.CallAsync("session/prompt", testkit.TextPrompt(sid, "echo something"))
+	// The server is let go only once the prompt says it waits for it.
+	if _, err := r.WaitUpdate(r.ctx, func(u testkit.Update) bool {
+		return u.SessionUpdate == "agent_message_chunk" && strings.Contains(string(u.Raw), `Waiting up to 5s for MCP server \"local\" to start.`)
+	}); err != nil {
+		t.Fatalf("the first prompt did not say it waits for the server: %v", err)
+	}
+	open(t, gate)
+	if raw, rerr := p.Wait(r.ctx); rerr != nil || !strings.Contains(string(raw), `"end_turn"`) {
+		t.Fatalf("prompt: %s %v", raw, rerr)
 	}
 	if !exists(marker) {
 		t.Error("the server never answered corvid's handshake")
@@ -265,7 +273,7 @@ func TestMCPSessionNewDoesNotWaitAndTheFirstPromptDoes(t *testing.T) {
 	if !strings.Contains(string(reqs[1].Raw), "served on the first prompt") {
 		t.Errorf("the MCP result did not reach the model: %s", reqs[1].Raw)
 	}
-	if txt := textsOf(r, sid); !strings.Contains(txt, `Waiting up to 5s for MCP server \"local\" to start.`) || strings.Contains(txt, "still starting") {
+	if txt := textsOf(r, sid); strings.Contains(txt, "still starting") {
 		t.Errorf("a server ready within the first prompt's wait was reported late: %s", txt)
 	}
 }
