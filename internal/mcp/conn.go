@@ -167,7 +167,7 @@ func (c *conn) run() {
 }
 
 // markLate ends the wait for c's start: if c is still starting it is
-// marked late (its outcome becomes a notice), the user is told, and
+// marked late (its outcome becomes a notice), the user is told (once), and
 // markLate says true.
 func (c *conn) markLate() bool {
 	c.mu.Lock()
@@ -175,7 +175,8 @@ func (c *conn) markLate() bool {
 	select {
 	case <-c.started:
 	default:
-		c.late, late = true, true
+		late = !c.late
+		c.late = true
 	}
 	c.mu.Unlock()
 	if late {

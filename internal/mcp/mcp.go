@@ -209,6 +209,7 @@ type Manager struct {
 	background bool
 	awaitMu    sync.Mutex
 	awaited    bool // the start wait is over (guarded by awaitMu)
+	lateTimer  *time.Timer
 }
 
 // Start connects to every server in parallel, each bounded by its start
@@ -249,8 +250,10 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 // the Failures are only the servers that could not be started at all (no
 // command, a name listed twice). Every other outcome comes later through
 // the options' callbacks: a server that fails to start is a notice
-// (OnNotice), one that is up changes the lists (OnChange). Call AwaitStart
-// before the servers are first needed.
+// (OnNotice), one that is up changes the lists (OnChange); one still
+// starting Options.ReadyWait after Launch is reported late (a notice now,
+// another when it is ready), as Start does. Call AwaitStart before the
+// servers are first needed.
 func Launch(servers []Server, opts Options) (*Manager, []Failure) {
 	m, _, errs := launch(servers, opts, true)
 	var failures []Failure
@@ -355,6 +358,15 @@ func launch(servers []Server, opts Options, background bool) (*Manager, []*conn,
 	}
 	for _, c := range m.conns {
 		m.goBackground(c.run)
+	}
+	if background && len(m.conns) > 0 {
+		// As with Start: a server not up within ReadyWait of its launch
+		// is reported late, whether or not anyone waits for it.
+		m.lateTimer = time.AfterFunc(opts.ReadyWait, func() {
+			for _, c := range m.conns {
+				c.markLate()
+			}
+		})
 	}
 	return m, byIndex, errs
 }
@@ -538,6 +550,9 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	m.mu.Unlock()
+	if m.lateTimer != nil {
+		m.lateTimer.Stop()
+	}
 
 	errs := make([]error, len(m.conns))
 	var wg sync.WaitGroup
