@@ -11,14 +11,15 @@ import (
 )
 
 // startMCP starts the session's MCP servers (the editor's list merged with
-// the configured one; the editor wins on names). A server that fails does
-// not fail the session: its failure becomes a notice for the user.
+// the configured one; the editor wins on names) without waiting for them:
+// the session's first prompt does (awaitMCP). A server that fails does not
+// fail the session: its failure becomes a notice for the user.
 func (s *Session) startMCP(editor []mcp.Server) {
 	servers := mcp.Merge(editor, s.mcpCfg)
 	if len(servers) == 0 {
 		return
 	}
-	mgr, fails := mcp.Start(context.Background(), servers, mcp.Options{
+	mgr, fails := mcp.Launch(servers, mcp.Options{
 		Logger:        s.agent.cfg.Logger.With("session", s.ID),
 		OnChange:      s.mcpChanged,
 		OnNotice:      s.mcpNotice,
@@ -35,6 +36,23 @@ func (s *Session) startMCP(editor []mcp.Server) {
 		s.notices = append(s.notices, f.Err.Error())
 	}
 	s.mu.Unlock()
+	s.rebuildTools()
+}
+
+// awaitMCP waits, on the session's first prompt only, at most 5 s for the
+// MCP servers still starting (ctx, the turn's, cuts it short), so that a
+// server that starts quickly serves that prompt; the ones still starting
+// after that join later, with a notice.
+func (s *Session) awaitMCP(ctx context.Context) {
+	s.mu.Lock()
+	mgr := s.mcp
+	s.mu.Unlock()
+	if mgr == nil {
+		return
+	}
+	mgr.AwaitStart(ctx)
+	// The servers that are up are in the tools now, even if their own
+	// change callback has not run yet.
 	s.rebuildTools()
 }
 

@@ -197,6 +197,10 @@ func (t *Turn) Run() (StopReason, error) {
 		return "", err
 	}
 	s.recordPrompt(t.blocks)
+	s.awaitMCP(t.ctx)
+	if t.ctx.Err() != nil {
+		return StopCancelled, nil
+	}
 	s.mu.Lock()
 	s.turns++
 	first := s.turns == 1

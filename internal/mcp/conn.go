@@ -43,7 +43,7 @@ type conn struct {
 	down         error              // why cs is nil
 	exit         string             // stdio: how the last process ended, e.g. "exit status 3"
 	closed       bool
-	late         bool // Start returned before the first outcome: report it
+	late         bool // the start wait ended before the first outcome: report it
 	restarting   bool // a stdio restart is pending
 	gaveUp       bool // no more restarts
 	pids         []int
@@ -108,11 +108,12 @@ func (c *conn) run() {
 			// then no longer looks).
 			close(c.started)
 			c.mu.Unlock()
-			if late {
-				if err != nil {
-					c.m.notice(startFailed(c.srv.Name, err).Error() + c.retryNote(attempt))
-				} else {
-					c.m.changed() // the tools join before the notice says so
+			switch {
+			case err != nil && (late || c.m.background):
+				c.m.notice(startFailed(c.srv.Name, err).Error() + c.retryNote(attempt))
+			case err == nil && (late || c.m.background):
+				c.m.changed() // the tools join before the notice says so
+				if late {
 					c.m.notice(fmt.Sprintf("MCP server %q is ready (%s).", c.srv.Name, c.summary()))
 				}
 			}
@@ -163,6 +164,25 @@ func (c *conn) run() {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// markLate ends the wait for c's start: if c is still starting it is
+// marked late (its outcome becomes a notice), the user is told (once), and
+// markLate says true.
+func (c *conn) markLate() bool {
+	c.mu.Lock()
+	late := false
+	select {
+	case <-c.started:
+	default:
+		late = !c.late
+		c.late = true
+	}
+	c.mu.Unlock()
+	if late {
+		c.m.notice(fmt.Sprintf("MCP server %q is still starting; its tools join when it is ready.", c.srv.Name))
+	}
+	return late
 }
 
 func (c *conn) retryNote(attempt int) string {

@@ -7,6 +7,9 @@
 // Start with Start, which connects to every server in parallel, waits at
 // most Options.ReadyWait, and returns a Manager and the servers that failed
 // (one sentence each, fit for the user); servers still starting join later.
+// Or with Launch, which returns at once and reports every start outcome
+// through the callbacks, and AwaitStart, which does the wait when the
+// servers are first needed (a session's first prompt).
 // Manager.Tools and Manager.Prompts always reflect the servers' current
 // lists; Options.OnChange says when they changed, Options.OnNotice tells the
 // user about a server's life (late start, crash, restart, giving up).
@@ -133,7 +136,7 @@ type Options struct {
 	// connection, and the MCP handshake) unless the server sets its own
 	// StartupTimeout. Default 60s: a cold `npx -y` start downloads first.
 	StartTimeout time.Duration
-	// ReadyWait is how long Start waits for the servers before it returns;
+	// ReadyWait is how long Start (or AwaitStart) waits for the servers;
 	// the ones still starting keep connecting in the background and are
 	// reported through OnNotice when they are ready or failed. Default 5s.
 	ReadyWait time.Duration
@@ -200,6 +203,13 @@ type Manager struct {
 	wg       sync.WaitGroup // background work: starts, restarts, refreshes
 	closeErr error
 	done     chan struct{} // closed when Close finished
+
+	// background: from Launch; every start outcome is reported through
+	// the callbacks, not returned.
+	background bool
+	awaitMu    sync.Mutex
+	awaited    bool // the start wait is over (guarded by awaitMu)
+	lateTimer  *time.Timer
 }
 
 // Start connects to every server in parallel, each bounded by its start
@@ -209,6 +219,101 @@ type Manager struct {
 // the background. The servers live until Close, not until ctx ends; ctx
 // only cuts the wait short.
 func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Failure) {
+	m, byIndex, errs := launch(servers, opts, false)
+	deadline := time.Now().Add(m.opts.ReadyWait)
+	var failures []Failure
+	for i, s := range servers {
+		c := byIndex[i]
+		if c != nil {
+			select {
+			case <-c.started:
+			case <-time.After(time.Until(deadline)):
+			case <-ctx.Done():
+			}
+			if !c.markLate() {
+				errs[i] = c.startErr
+			}
+			if errs[i] != nil {
+				errs[i] = &userError{startFailed(s.Name, errs[i]).Error() + c.retryNote(0), errs[i]}
+			}
+		}
+		if errs[i] != nil {
+			failures = append(failures, Failure{Server: s.Name, Err: errs[i]})
+			m.log.Warn("mcp server failed to start", "server", s.Name, "error", errs[i])
+		}
+	}
+	m.awaited = true
+	return m, failures
+}
+
+// Launch starts every server in parallel, like Start, but returns at once:
+// the Failures are only the servers that could not be started at all (no
+// command, a name listed twice). Every other outcome comes later through
+// the options' callbacks: a server that fails to start is a notice
+// (OnNotice), one that is up changes the lists (OnChange); one still
+// starting Options.ReadyWait after Launch is reported late (a notice now,
+// another when it is ready), as Start does. Call AwaitStart before the
+// servers are first needed.
+func Launch(servers []Server, opts Options) (*Manager, []Failure) {
+	m, _, errs := launch(servers, opts, true)
+	var failures []Failure
+	for i, s := range servers {
+		if errs[i] != nil {
+			failures = append(failures, Failure{Server: s.Name, Err: errs[i]})
+			m.log.Warn("mcp server failed to start", "server", s.Name, "error", errs[i])
+		}
+	}
+	return m, failures
+}
+
+// AwaitStart waits, the first time it is called, at most Options.ReadyWait
+// for the servers Launch started to be up or failed, telling the user
+// (OnNotice) when it has to wait at all; ctx cuts the wait short. A server
+// still starting after that keeps starting in the
+// background: the user is told it is (OnNotice), and again when it is ready
+// or failed. Later calls (and calls on a Manager from Start) return at once.
+func (m *Manager) AwaitStart(ctx context.Context) {
+	if m == nil {
+		return
+	}
+	m.awaitMu.Lock()
+	defer m.awaitMu.Unlock()
+	if m.awaited {
+		return
+	}
+	m.awaited = true
+	var starting []string
+	for _, c := range m.conns {
+		select {
+		case <-c.started:
+		default:
+			starting = append(starting, fmt.Sprintf("%q", c.srv.Name))
+		}
+	}
+	switch len(starting) {
+	case 0:
+		return
+	case 1:
+		m.notice(fmt.Sprintf("Waiting up to %s for MCP server %s to start.", m.opts.ReadyWait, starting[0]))
+	default:
+		m.notice(fmt.Sprintf("Waiting up to %s for MCP servers %s to start.", m.opts.ReadyWait, strings.Join(starting, ", ")))
+	}
+	timer := time.NewTimer(m.opts.ReadyWait)
+	defer timer.Stop()
+	for _, c := range m.conns {
+		select {
+		case <-c.started:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		c.markLate()
+	}
+}
+
+// launch makes the Manager and starts every valid server in the
+// background; byIndex and errs follow servers' order (a nil conn: errs
+// says why).
+func launch(servers []Server, opts Options, background bool) (*Manager, []*conn, []error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = defaultStartTimeout
 	}
@@ -233,7 +338,7 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = "dev"
 	}
-	m := &Manager{opts: opts, log: opts.Logger, rootDirs: slices.Clone(opts.Roots), done: make(chan struct{})}
+	m := &Manager{opts: opts, log: opts.Logger, rootDirs: slices.Clone(opts.Roots), done: make(chan struct{}), background: background}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -254,38 +359,16 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 	for _, c := range m.conns {
 		m.goBackground(c.run)
 	}
-	deadline := time.Now().Add(opts.ReadyWait)
-	var failures []Failure
-	for i, s := range servers {
-		c := byIndex[i]
-		if c != nil {
-			select {
-			case <-c.started:
-			case <-time.After(time.Until(deadline)):
-			case <-ctx.Done():
+	if background && len(m.conns) > 0 {
+		// As with Start: a server not up within ReadyWait of its launch
+		// is reported late, whether or not anyone waits for it.
+		m.lateTimer = time.AfterFunc(opts.ReadyWait, func() {
+			for _, c := range m.conns {
+				c.markLate()
 			}
-			c.mu.Lock()
-			late := false
-			select {
-			case <-c.started:
-				errs[i] = c.startErr
-			default:
-				c.late, late = true, true
-			}
-			c.mu.Unlock()
-			if late {
-				m.notice(fmt.Sprintf("MCP server %q is still starting; its tools join when it is ready.", s.Name))
-			}
-			if errs[i] != nil {
-				errs[i] = &userError{startFailed(s.Name, errs[i]).Error() + c.retryNote(0), errs[i]}
-			}
-		}
-		if errs[i] != nil {
-			failures = append(failures, Failure{Server: s.Name, Err: errs[i]})
-			m.log.Warn("mcp server failed to start", "server", s.Name, "error", errs[i])
-		}
+		})
 	}
-	return m, failures
+	return m, byIndex, errs
 }
 
 // validate checks what can be checked before starting s.
@@ -467,6 +550,9 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	m.mu.Unlock()
+	if m.lateTimer != nil {
+		m.lateTimer.Stop()
+	}
 
 	errs := make([]error, len(m.conns))
 	var wg sync.WaitGroup

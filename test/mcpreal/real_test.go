@@ -189,6 +189,28 @@ args = ["-c", %q]
 	}
 }
 
+// session/new answers before a real server has even started (its launch
+// is held back until the test creates a gate file, which it does only once
+// session/new answered); the session's first prompt waits for the server,
+// so that prompt's call to one of its tools works.
+func TestSessionAnswersBeforeTheServerAndTheFirstPromptWaits(t *testing.T) {
+	r := start(t, startOpts{})
+	d := t.TempDir()
+	gate, launched := filepath.Join(d, "gate"), filepath.Join(d, "launched")
+	held := fmt.Sprintf(`while [ ! -e %q ]; do sleep 0.02; done; touch %q; exec %q %q stdio`, gate, launched, r.srv.node, r.srv.everything)
+	sid := r.newSession(stdio("everything", "sh", "-c", held))
+	if _, err := os.Stat(launched); err == nil {
+		t.Fatal("the server was launched before session/new answered, though it was held back")
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := r.callToolOnce(sid, "everything__echo", `{"message":"first prompt"}`)
+	if res.IsError || !strings.Contains(res.ResultText(), "Echo: first prompt") {
+		t.Errorf("the first prompt's echo = %s", res.Content)
+	}
+}
+
 // stdin EOF and SIGTERM both leave no server process (nor a child of one)
 // running once corvid has exited.
 func TestShutdownLeavesNoServerProcess(t *testing.T) {

@@ -14,7 +14,8 @@
 // exits 1; -hang never answers; -linger ignores SIGTERM and stays after its
 // stdin closed; -sleep only sleeps (the child of spawn); -banner writes a
 // line that is not JSON-RPC to stdout first; -instructions sets the
-// server's instructions.
+// server's instructions; -gate waits for a file to exist before serving;
+// -marker creates a file when it answers its first request (the handshake).
 package main
 
 import (
@@ -47,8 +48,16 @@ func main() {
 	instructions := flag.String("instructions", "", "the server's instructions")
 	protocol := flag.String("protocol", "", "the only protocol version to speak (e.g. 2025-11-25, which has roots/list)")
 	delay := flag.Duration("delay", 0, "wait this long before serving")
+	gate := flag.String("gate", "", "wait until this file exists before serving")
+	marker := flag.String("marker", "", "create this file when answering the first request (the handshake)")
 	flag.Parse()
 	time.Sleep(*delay)
+	for *gate != "" {
+		if _, err := os.Stat(*gate); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	switch {
 	case *sleep:
@@ -214,6 +223,18 @@ func main() {
 			}}, nil
 		})
 
+	if *marker != "" {
+		var once sync.Once
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				// The first request is the handshake (initialize, or
+				// server/discover in newer protocol versions).
+				once.Do(func() { _ = os.WriteFile(*marker, []byte("answered "+method+"\n"), 0o644) })
+				return res, err
+			}
+		})
+	}
 	err := s.Run(context.Background(), &mcp.StdioTransport{})
 	if *linger {
 		time.Sleep(time.Hour)
