@@ -24,6 +24,7 @@ var fixtures = map[string]string{
 	"anthropic-code-execution-20260120-prompt-cache.1.chunks.txt":               "54fd160c9ef4754f95977585ebc8f77438ff13a1734ab246d7ec3592d3e9b3c4",
 	"anthropic-clear-thinking.1.chunks.txt":                                     "6399830f9a6aa97a14dd4ac44e6f73cf92268eb54c745821c064245effdd2973",
 	"anthropic-text.chunks.txt":                                                 "12798adc987ad4bed12408a64c37f9816be3182ebe48c7355f0bf36b29f40095",
+	"fantasy-claude-sonnet-4-multi_tool_streaming.yaml":                         "d092a4caebf868427ff04de3af59ee639fc8146e31b2295491ae668441ee804d",
 	"anthropic-tool-no-args.chunks.txt":                                         "3a9c4fc34c0e6c9afc2bd648ae9d6553da7817c936b7a469f281bdf9688a3433",
 	"test_anthropic_opus_46_adaptive_thinking_accepts_tool_output_unified.yaml": "1b2324637e35eea3ff9574f056d61a54fd139e9643e592bd2e39d21c7b58bb96",
 	"test_anthropic_model_thinking_part_redacted.yaml":                          "6cc6b2010967b98c5f0d526da91ea612ab41b748fb65412a6fb46401decdc8b2",
