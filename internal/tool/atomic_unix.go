@@ -72,9 +72,9 @@ func writeAtomic(ops fileOps, want Target, content []byte) error {
 		case unix.S_IFDIR:
 			return fmt.Errorf("%s is a directory", want.Real)
 		default:
-			return &NotRegularError{Path: want.Real, Mode: goMode(st.Mode)}
+			return &NotRegularError{Path: want.Real, Mode: goMode(uint32(st.Mode))}
 		}
-		mode = st.Mode & 0o7777
+		mode = uint32(st.Mode) & 0o7777
 		uid, gid = int(st.Uid), int(st.Gid)
 	case errors.Is(err, unix.ENOENT):
 		if want.Exists {
