@@ -7,9 +7,6 @@ import (
 	"runtime"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	"golang.org/x/sys/unix"
-
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -39,47 +36,20 @@ func (c *sandboxExecCmd) Run() error {
 		fmt.Fprintf(os.Stderr, "corvid sandbox-exec: %v\n", err)
 		os.Exit(127)
 	}
+	// The Landlock domain belongs to the thread that asks for it, and exec
+	// from that same thread hands it to the new program (and its children):
+	// so the goroutine keeps its thread from here to the exec.
+	runtime.LockOSThread()
 	if err := restrictSelf(c.Mode, c.Write, c.Net); err != nil {
 		fmt.Fprintf(os.Stderr, "corvid: the command was not run: the shell sandbox (%s) cannot be set up: %v.\n"+
 			"It needs Landlock: Linux 6.2 or later (ABI 3) with the network allowed, 6.7 or later (ABI 4) with it off, and landlock in the kernel's lsm= list.\n"+
 			"Run corvid with --sandbox off (or sandbox = \"off\" in config) to run shell commands unconfined.\n", c.Mode, err)
 		os.Exit(sandboxFailed)
 	}
-	// The Landlock domain belongs to this thread (and, with psx, all of
-	// them); exec replaces the process and keeps it.
-	runtime.LockOSThread()
 	err = syscall.Exec(path, c.Command, os.Environ())
 	fmt.Fprintf(os.Stderr, "corvid sandbox-exec: exec %s: %v\n", path, err)
 	os.Exit(127)
 	return nil
-}
-
-// restrictSelf applies the sandbox to this process. Reads stay allowed
-// everywhere; writes are allowed under write (workspace-write) and to the
-// harmless devices; without net, TCP connect and bind are refused. No best
-// effort: a kernel that cannot enforce all of it is an error, so a sandbox
-// that is asked for is never silently missing.
-func restrictSelf(mode string, write []string, net bool) error {
-	devices := landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing()
-	rules := []landlock.Rule{landlock.RODirs("/"), devices}
-	if mode == tool.SandboxWorkspaceWrite {
-		rules = append(rules, landlock.RWDirs(write...).IgnoreIfMissing().WithRefer(), landlock.RWDirs("/dev/pts", "/dev/shm").IgnoreIfMissing())
-	}
-	if net {
-		// ABI 3: file rules including truncate; the network is untouched.
-		return landlock.V3.RestrictPaths(rules...)
-	}
-	// ABI 4: file rules plus TCP connect/bind (no rule = none allowed).
-	return landlock.V4.Restrict(rules...)
-}
-
-// landlockABI is the kernel's Landlock ABI version; 0 when it has none.
-func landlockABI() int {
-	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if errno != 0 {
-		return 0
-	}
-	return int(v)
 }
 
 // sandboxUnavailable says why this kernel cannot enforce sb ("" if it can).
