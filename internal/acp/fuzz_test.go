@@ -159,8 +159,10 @@ func FuzzConn(f *testing.F) {
 			t.Fatalf("output ends without a newline: %q", last)
 		}
 		lines = lines[:len(lines)-1]
+		// A line ends at LF, CRLF or a bare CR: a bare CR separates two
+		// frames (it never joins them).
 		inputLines := 0
-		for _, l := range bytes.Split(input, []byte("\n")) {
+		for _, l := range bytes.FieldsFunc(input, func(r rune) bool { return r == '\n' || r == '\r' }) {
 			if len(bytes.TrimSpace(l)) > 0 {
 				inputLines++
 			}
