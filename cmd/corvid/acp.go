@@ -124,25 +124,7 @@ func (c *acpCmd) Run() error {
 		Profile:         profileCfg.Profile,
 		Secrets:         secrets,
 		// Each session's project config is found from its own cwd.
-		ForCwd: func(dir string) (agent.SessionConfig, error) {
-			f, err := config.Load(env, dir)
-			if err != nil {
-				return agent.SessionConfig{}, err
-			}
-			c.Profile.fold(f, dir)
-			p, err := c.permissions(f)
-			if err != nil {
-				return agent.SessionConfig{}, err
-			}
-			for _, ign := range f.Ignored {
-				logger.Warn("project config setting ignored", "cwd", dir, "ignored", ign)
-			}
-			sb, err := c.sandbox(f)
-			if err != nil {
-				return agent.SessionConfig{}, err
-			}
-			return agent.SessionConfig{Permissions: p, MCPServers: mcp.FromConfig(f.MCPServers), Sandbox: sb, Notices: f.Ignored}, nil
-		},
+		ForCwd: c.sessionConfig(env, logger),
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -300,6 +282,31 @@ func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
 		return agent.Permissions{}, fmt.Errorf("unknown mode %q (want one of %v)", mode, permission.Modes)
 	}
 	return agent.Permissions{Rules: rules, Yolo: c.Yolo, Allow: c.Allow, Mode: permission.Mode(mode)}, nil
+}
+
+// sessionConfig returns the agent's ForCwd: the configuration of a session
+// rooted at dir, its project's .corvid/config.toml over the user's (and the
+// --agent profile, or dir's agent.leviath), with the launch flags on top.
+func (c *acpCmd) sessionConfig(env config.Env, logger *slog.Logger) func(dir string) (agent.SessionConfig, error) {
+	return func(dir string) (agent.SessionConfig, error) {
+		f, err := config.Load(env, dir)
+		if err != nil {
+			return agent.SessionConfig{}, err
+		}
+		c.Profile.fold(f, dir)
+		p, err := c.permissions(f)
+		if err != nil {
+			return agent.SessionConfig{}, err
+		}
+		for _, ign := range f.Ignored {
+			logger.Warn("project config setting ignored", "cwd", dir, "ignored", ign)
+		}
+		sb, err := c.sandbox(f)
+		if err != nil {
+			return agent.SessionConfig{}, err
+		}
+		return agent.SessionConfig{Permissions: p, MCPServers: mcp.FromConfig(f.MCPServers), Sandbox: sb, Notices: f.Ignored}, nil
+	}
 }
 
 // sandbox is the shell sandbox of a session: the --sandbox flag over the

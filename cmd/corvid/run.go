@@ -55,7 +55,9 @@ func (c *runCmd) Run() error {
 	}
 	defer closeLog()
 
-	env := config.OSEnv{}
+	// As in acp: corvid reads a snapshot of its environment, and the
+	// children it starts inherit none of the provider keys.
+	env := config.SnapshotEnv()
 	cwd, _ := os.Getwd()
 	file, err := config.Load(env, cwd)
 	if err != nil {
@@ -69,7 +71,8 @@ func (c *runCmd) Run() error {
 	if c.Profile.launch == nil {
 		c.Profile.fold(file, cwd) // the cwd's agent.leviath, if any: its ask and deny rules
 	}
-	launch := &acpCmd{Model: c.Model, System: c.System, Yolo: c.Yolo, Allow: c.Allow}
+	secrets := append(config.ScrubEnvironment(file.AllProviders(), file.PassEnv), config.StoredKeys(env)...)
+	launch := &acpCmd{Model: c.Model, System: c.System, Yolo: c.Yolo, Allow: c.Allow, Profile: c.Profile}
 	model, noModel, err := launch.openModel(env, file)
 	if err != nil {
 		return err
@@ -98,6 +101,8 @@ func (c *runCmd) Run() error {
 		SessionContext:        profileCfg.SessionContext,
 		FinalOutput:           profileCfg.FinalOutput,
 		Profile:               profileCfg.Profile,
+		Secrets:               secrets,
+		ForCwd:                launch.sessionConfig(env, logger),
 	})
 
 	ctx, cancel := context.WithCancel(context.Background())

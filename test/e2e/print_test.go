@@ -375,3 +375,29 @@ func TestPrintModeSessionLoadsInAnEditor(t *testing.T) {
 		t.Errorf("replayed answer %q, want %q", got, printAnswer)
 	}
 }
+
+// Print mode starts shell children as acp does: without the provider keys in
+// their environment, and with a key that reaches a tool's output redacted.
+func TestPrintModeShellChildrenGetNoProviderKeys(t *testing.T) {
+	const key = "sk-ant-print-mode-secret-0123456789"
+	script := toolScript("shell", map[string]any{"command": "printenv ANTHROPIC_API_KEY; cat stray.txt; echo done"})
+	p := newPrintEnv(t, script)
+	p.env = append(p.env, "ANTHROPIC_API_KEY="+key)
+	// A file in the workspace holds the key: a command that prints it shows it redacted.
+	if err := os.WriteFile(filepath.Join(p.workspace, "stray.txt"), []byte(key+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := p.run("", "run", "-p", "show the key", "-m", "script:"+p.script, "--format", "stream-json", "--yolo")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	if !strings.Contains(out, "done") {
+		t.Fatalf("the shell call did not run:\n%s", out)
+	}
+	if strings.Contains(out, key) || strings.Contains(errOut, key) {
+		t.Errorf("the provider key reached print mode's output:\n%s\n%s", out, errOut)
+	}
+	if !strings.Contains(out, "[REDACTED]") {
+		t.Errorf("the key a command printed was not redacted:\n%s", out)
+	}
+}
