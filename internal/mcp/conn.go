@@ -89,9 +89,14 @@ func newConn(m *Manager, s Server) *conn {
 	return c
 }
 
+// remoteRetryCap is the longest wait between two attempts to reach an HTTP
+// or SSE server that has not come up yet.
+const remoteRetryCap = 15 * time.Second
+
 // run starts the server and keeps it up: a stdio server that exits is
 // restarted (bounded, with backoff); an HTTP or SSE server that cannot be
-// reached at first is retried the same way. Every crash, restart and late
+// reached at first is retried the same way, and after that every
+// remoteRetryCap for as long as the session lasts. Every crash, restart and late
 // start is reported through Options.OnNotice.
 func (c *conn) run() {
 	attempt := 0
@@ -143,18 +148,25 @@ func (c *conn) run() {
 			return // a command that cannot start at all is not retried
 		}
 		attempt++
-		if attempt > c.m.opts.MaxRestarts {
+		// A remote server that has not come up yet has no tools the model
+		// could call to try it again, so corvid keeps trying for the
+		// session's life, at most once every remoteRetryCap; a stdio
+		// command that keeps dying is given up on.
+		remote := c.srv.kind() != TypeStdio
+		if attempt > c.m.opts.MaxRestarts && !remote {
 			c.mu.Lock()
 			c.gaveUp, c.restarting = true, false
 			c.mu.Unlock()
-			if c.srv.kind() == TypeStdio {
-				c.m.notice(fmt.Sprintf("MCP server %q stopped%s; corvid gave up restarting it after %d attempts.", c.srv.Name, c.exitNote(), c.m.opts.MaxRestarts))
-			} else {
-				c.m.notice(fmt.Sprintf("MCP server %q is still unreachable; corvid stopped retrying (it tries again when one of its tools is called).", c.srv.Name))
-			}
+			c.m.notice(fmt.Sprintf("MCP server %q stopped%s; corvid gave up restarting it after %d attempts.", c.srv.Name, c.exitNote(), c.m.opts.MaxRestarts))
 			return
 		}
-		wait := c.m.opts.RestartBackoff << (attempt - 1)
+		if attempt == c.m.opts.MaxRestarts+1 {
+			c.m.notice(fmt.Sprintf("MCP server %q is still unreachable; corvid keeps trying every %s.", c.srv.Name, remoteRetryCap))
+		}
+		wait := c.m.opts.RestartBackoff << min(attempt-1, 16)
+		if remote && wait > remoteRetryCap {
+			wait = remoteRetryCap
+		}
 		if c.srv.kind() == TypeStdio && err == nil {
 			c.m.notice(fmt.Sprintf("MCP server %q stopped%s; corvid restarts it in %s (attempt %d of %d).", c.srv.Name, c.exitNote(), wait, attempt, c.m.opts.MaxRestarts))
 		}

@@ -234,6 +234,36 @@ func TestHTTPServerDownAtStartIsRetried(t *testing.T) {
 	}
 }
 
+// An HTTP server that is still down after the restart budget is spent is
+// still tried: it has no tools yet through which a call could try it again.
+func TestHTTPServerDownPastTheRestartBudgetStillJoins(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	n := newNotices()
+	m, failures := start(t, []Server{{Name: "remote", Type: TypeHTTP, URL: "http://" + addr}},
+		Options{OnNotice: n.add, RestartBackoff: 50 * time.Millisecond, MaxRestarts: 1, StartTimeout: 2 * time.Second})
+	if len(failures) != 1 {
+		t.Fatalf("failures = %v", failures)
+	}
+	n.waitFor(t, `MCP server "remote" is still unreachable; corvid keeps trying every 15s.`)
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	srv := &http.Server{Handler: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return newRemoteServer() }, nil)}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	n.waitFor(t, `MCP server "remote" is running again (1 tools, 1 prompts).`)
+	if res := run(t, findTool(t, m, "remote__echo"), `{"text":"up now"}`); res.Output != "up now" {
+		t.Errorf("echo = %+v", res)
+	}
+}
+
 // Defect 5: Close waits for servers even when called twice at once (the
 // ACP server closes sessions from two places on stdin EOF).
 func TestASecondCloseWaitsForTheFirst(t *testing.T) {
