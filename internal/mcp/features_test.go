@@ -209,25 +209,14 @@ func TestStartupTimeoutIsPerServer(t *testing.T) {
 // Defect 7: an HTTP server down at start is retried until it answers.
 func TestHTTPServerDownAtStartIsRetried(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := freeAddr(t)
 	n := newNotices()
 	m, failures := start(t, []Server{{Name: "remote", Type: TypeHTTP, URL: "http://" + addr}},
 		Options{OnNotice: n.add, RestartBackoff: 100 * time.Millisecond, MaxRestarts: 50, StartTimeout: 2 * time.Second})
 	if len(failures) != 1 || !strings.HasSuffix(failures[0].Err.Error(), "; corvid keeps retrying in the background") {
 		t.Fatalf("failures = %v", failures)
 	}
-	l, err = net.Listen("tcp", addr)
-	if err != nil {
-		t.Skipf("the port was taken meanwhile: %v", err)
-	}
-	srv := &http.Server{Handler: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return newRemoteServer() }, nil)}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
+	serveRemoteAt(t, addr)
 	n.waitFor(t, `MCP server "remote" is running again (1 tools, 1 prompts).`)
 	if res := run(t, findTool(t, m, "remote__echo"), `{"text":"up now"}`); res.Output != "up now" {
 		t.Errorf("echo = %+v", res)
@@ -238,12 +227,7 @@ func TestHTTPServerDownAtStartIsRetried(t *testing.T) {
 // still tried: it has no tools yet through which a call could try it again.
 func TestHTTPServerDownPastTheRestartBudgetStillJoins(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := freeAddr(t)
 	n := newNotices()
 	m, failures := start(t, []Server{{Name: "remote", Type: TypeHTTP, URL: "http://" + addr}},
 		Options{OnNotice: n.add, RestartBackoff: 50 * time.Millisecond, MaxRestarts: 1, StartTimeout: 2 * time.Second})
@@ -251,17 +235,35 @@ func TestHTTPServerDownPastTheRestartBudgetStillJoins(t *testing.T) {
 		t.Fatalf("failures = %v", failures)
 	}
 	n.waitFor(t, `MCP server "remote" is still unreachable; corvid keeps trying every 15s.`)
-	l, err = net.Listen("tcp", addr)
+	serveRemoteAt(t, addr)
+	n.waitFor(t, `MCP server "remote" is running again (1 tools, 1 prompts).`)
+	if res := run(t, findTool(t, m, "remote__echo"), `{"text":"up now"}`); res.Output != "up now" {
+		t.Errorf("echo = %+v", res)
+	}
+}
+
+// freeAddr is a loopback address nothing listens on (yet).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// serveRemoteAt starts the remote test server on addr, late.
+func serveRemoteAt(t *testing.T, addr string) {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
 	srv := &http.Server{Handler: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return newRemoteServer() }, nil)}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	n.waitFor(t, `MCP server "remote" is running again (1 tools, 1 prompts).`)
-	if res := run(t, findTool(t, m, "remote__echo"), `{"text":"up now"}`); res.Output != "up now" {
-		t.Errorf("echo = %+v", res)
-	}
 }
 
 // Defect 5: Close waits for servers even when called twice at once (the
