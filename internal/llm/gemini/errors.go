@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/llm/sse"
 )
 
 // maxErrorBody bounds how much of an HTTP error answer is read.
@@ -79,7 +80,7 @@ func (m *model) requestError(err error) error {
 func (m *model) readError(err error) error {
 	if errors.Is(err, bufio.ErrTooLong) {
 		return &llm.Error{Provider: "gemini", Retryable: true,
-			Message: fmt.Sprintf("%s sent a stream event larger than %d MiB.", m.title, maxEventBytes>>20)}
+			Message: fmt.Sprintf("%s sent a stream event larger than %d MiB.", m.title, sse.MaxEventBytes>>20)}
 	}
 	return m.cut() // io.ErrUnexpectedEOF, a reset, or any other broken read
 }

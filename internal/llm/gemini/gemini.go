@@ -13,7 +13,7 @@
 // with a retryable error (idle.go).
 //
 // Start with Stream (stream.go); the wire types are in wire.go, the
-// translation of an llm.Request in request.go, the SSE framing in sse.go
+// translation of an llm.Request in request.go, the SSE framing in package sse
 // and the mapping of failures to *llm.Error in errors.go.
 package gemini
 

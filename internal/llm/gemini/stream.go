@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/llm/sse"
 )
 
 // Stream runs one streamGenerateContent request.
@@ -53,14 +54,14 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 			return
 		}
 
-		events := newSSEReader(watch.WatchBody(res.Body))
+		events := sse.NewReader(watch.WatchBody(res.Body))
 		st := &streamState{}
 		for {
-			data, complete, err := events.next()
+			data, complete, err := events.Next()
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			if errors.Is(err, errNotSSE) {
+			if errors.Is(err, sse.ErrNotSSE) {
 				err = m.notSSE(data)
 			} else if err != nil {
 				err = m.readError(err)

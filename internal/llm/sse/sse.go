@@ -1,4 +1,6 @@
-package gemini
+// Package sse reads text/event-stream bodies, the streaming format every
+// provider API uses.
+package sse
 
 import (
 	"bufio"
@@ -7,34 +9,34 @@ import (
 	"io"
 )
 
-// maxEventBytes bounds one SSE line. Chunks are small, but one can carry a
+// MaxEventBytes bounds one SSE line. Chunks are small, but one can carry a
 // whole function call or an inline image.
-const maxEventBytes = 64 << 20
+const MaxEventBytes = 64 << 20
 
-// errNotSSE reports a line that is neither an SSE field nor a comment:
+// ErrNotSSE reports a line that is neither an SSE field nor a comment:
 // the base URL answered with something other than an event stream.
-var errNotSSE = errors.New("not an SSE line")
+var ErrNotSSE = errors.New("not an SSE line")
 
-// sseReader splits a text/event-stream body into the data of its events.
+// Reader splits a text/event-stream body into the data of its events.
 // Lines may end in "\n" or "\r\n"; multi-line data joins with "\n"; the
 // event, id and retry fields and comments are ignored.
-type sseReader struct {
+type Reader struct {
 	sc   *bufio.Scanner
 	data []byte
 	has  bool // a data field was seen since the last dispatch
 }
 
-func newSSEReader(r io.Reader) *sseReader {
+func NewReader(r io.Reader) *Reader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 16<<10), maxEventBytes)
-	return &sseReader{sc: sc}
+	sc.Buffer(make([]byte, 0, 16<<10), MaxEventBytes)
+	return &Reader{sc: sc}
 }
 
-// next returns the data of the next event. At the end of the body it
+// Next returns the data of the next event. At the end of the body it
 // returns the data of an event left without its blank line (complete is
 // false), then io.EOF; a failed read returns that read's error, and a line
-// that is not SSE returns errNotSSE with the line as data.
-func (r *sseReader) next() (data []byte, complete bool, err error) {
+// that is not SSE returns ErrNotSSE with the line as data.
+func (r *Reader) Next() (data []byte, complete bool, err error) {
 	for r.sc.Scan() {
 		line := bytes.TrimSuffix(r.sc.Bytes(), []byte("\r"))
 		if len(line) == 0 {
@@ -59,7 +61,7 @@ func (r *sseReader) next() (data []byte, complete bool, err error) {
 			r.has = true
 		case "event", "id", "retry":
 		default:
-			return append([]byte(nil), line...), false, errNotSSE
+			return append([]byte(nil), line...), false, ErrNotSSE
 		}
 	}
 	if err := r.sc.Err(); err != nil {
@@ -71,7 +73,7 @@ func (r *sseReader) next() (data []byte, complete bool, err error) {
 	return nil, false, io.EOF
 }
 
-func (r *sseReader) take() []byte {
+func (r *Reader) take() []byte {
 	d := r.data
 	r.data, r.has = nil, false
 	return d
