@@ -43,7 +43,7 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 		// Claude 4.6 and later: the model decides how much to think, at
 		// an effort; budget_tokens is deprecated there (removed from 4.7).
 		p.Thinking = anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}
-		p.OutputConfig = anthropic.OutputConfigParam{Effort: effort(modelID, req.ThinkingBudget)}
+		p.OutputConfig = anthropic.OutputConfigParam{Effort: anthropic.OutputConfigEffort(effort(modelID, req.ThinkingBudget))}
 	case req.ThinkingBudget > 0:
 		budget := max(req.ThinkingBudget, minThinkingBudget)
 		if maxTokens <= budget {
@@ -138,16 +138,16 @@ func adaptive(model string) bool {
 
 // effort maps corvid's thinking budget (its thought levels are 2048, 8192,
 // 16384 and 32000 tokens) onto the effort levels; max exists on Opus only.
-func effort(model string, budget int) anthropic.OutputConfigEffort {
+func effort(model string, budget int) string {
 	switch {
 	case budget <= 2048:
-		return anthropic.OutputConfigEffortLow
+		return "low"
 	case budget <= 8192:
-		return anthropic.OutputConfigEffortMedium
+		return "medium"
 	case budget <= 16384 || !strings.Contains(model, "opus"):
-		return anthropic.OutputConfigEffortHigh
+		return "high"
 	}
-	return anthropic.OutputConfigEffortMax
+	return "max"
 }
 
 // toolParam describes t to the API. The input schema is sent exactly as
@@ -187,17 +187,17 @@ func contentBlocks(parts []llm.Part) []anthropic.ContentBlockParamUnion {
 				blocks = append(blocks, anthropic.NewThinkingBlock(p.Signature, p.Text))
 			}
 		case llm.PartImage:
-			blocks = append(blocks, imageBlock(p))
+			blocks = append(blocks, sdkImageBlock(p))
 		case llm.PartToolUse:
 			blocks = append(blocks, anthropic.NewToolUseBlock(p.ToolUseID, toolInput(p.Input), p.ToolName))
 		case llm.PartToolResult:
-			blocks = append(blocks, toolResultBlock(p))
+			blocks = append(blocks, sdkToolResultBlock(p))
 		}
 	}
 	return blocks
 }
 
-func imageBlock(p llm.Part) anthropic.ContentBlockParamUnion {
+func sdkImageBlock(p llm.Part) anthropic.ContentBlockParamUnion {
 	return anthropic.NewImageBlockBase64(p.MimeType, base64.StdEncoding.EncodeToString(p.Data))
 }
 
@@ -210,7 +210,7 @@ func toolInput(in json.RawMessage) json.RawMessage {
 	return in
 }
 
-func toolResultBlock(p llm.Part) anthropic.ContentBlockParamUnion {
+func sdkToolResultBlock(p llm.Part) anthropic.ContentBlockParamUnion {
 	r := anthropic.ToolResultBlockParam{ToolUseID: p.ToolUseID}
 	if p.IsError {
 		r.IsError = anthropic.Bool(true)
@@ -222,7 +222,7 @@ func toolResultBlock(p llm.Part) anthropic.ContentBlockParamUnion {
 	}
 	for _, img := range p.Images {
 		r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{
-			OfImage: imageBlock(img).OfImage,
+			OfImage: sdkImageBlock(img).OfImage,
 		})
 	}
 	return anthropic.ContentBlockParamUnion{OfToolResult: &r}

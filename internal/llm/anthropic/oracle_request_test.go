@@ -1,0 +1,144 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+)
+
+// The official SDK is the oracle for the request body: for each request
+// below, the body corvid encodes must be the one the SDK's own parameter
+// types encode (sdkParams, the request building corvid used on the SDK),
+// and decoding it with the SDK's MessageNewParams and encoding it again
+// must give it back unchanged: every field corvid sends is one the SDK
+// knows, with the type it expects.
+
+func oracleRequests() map[string]llm.Request {
+	png := llm.Part{Type: llm.PartImage, MimeType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nfake")}
+	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
+	tools := []llm.ToolSpec{
+		{Name: "read", Description: "Read a file.", InputSchema: schema},
+		{Name: "list"}, // no description, no schema
+	}
+	history := []llm.Message{
+		{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("what is <this> & that?"), png, llm.Text("")}},
+		{Role: llm.RoleAssistant, Parts: []llm.Part{
+			{Type: llm.PartThinking, Text: "Let me look.", Signature: "EqQBCgIYAhIM1gbc+/=="},
+			{Type: llm.PartThinking, Text: "cut off, unsigned"},
+			{Type: llm.PartThinking, Signature: redactedPrefix + "ENCRYPTED+/=="},
+			{Type: llm.PartThinking, Signature: "signed-but-empty"},
+			llm.Text("Reading it."),
+			{Type: llm.PartToolUse, ToolUseID: "toolu_1", ToolName: "read", Input: json.RawMessage(`{"path": "a.go"}`)},
+			{Type: llm.PartToolUse, ToolUseID: "toolu_2", ToolName: "list"},
+			{Type: llm.PartToolUse, ToolUseID: "toolu_3", ToolName: "read", Input: json.RawMessage(`{"path":`)},
+		}},
+		{Role: llm.RoleUser, Parts: []llm.Part{
+			{Type: llm.PartToolResult, ToolUseID: "toolu_1", Text: "package a\n", Images: []llm.Part{png}},
+			{Type: llm.PartToolResult, ToolUseID: "toolu_2", IsError: true, Text: "no such tool"},
+			{Type: llm.PartToolResult, ToolUseID: "toolu_3"},
+		}},
+	}
+	endsInThinking := []llm.Message{
+		{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("hi")}},
+		{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("Hello"), {Type: llm.PartThinking, Text: "t", Signature: "s"}}},
+	}
+	return map[string]llm.Request{
+		"minimal":                {Messages: []llm.Message{userText("hi")}},
+		"no messages":            {},
+		"only dropped parts":     {Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("")}}, userText("x")}},
+		"system and tools":       {System: "You are terse.", Tools: tools, Messages: []llm.Message{userText("hi")}, MaxTokens: 512},
+		"full history":           {System: "s", Tools: tools, Messages: history, ThinkingBudget: 8192, MaxTokens: 20000},
+		"budget above max":       {Messages: []llm.Message{userText("hi")}, ThinkingBudget: 16384, MaxTokens: 1000},
+		"budget below minimum":   {Messages: []llm.Message{userText("hi")}, ThinkingBudget: 500},
+		"model override":         {Model: "claude-sonnet-4-5-20250929", Messages: []llm.Message{userText("hi")}, ThinkingBudget: 2048},
+		"adaptive low":           {Model: "claude-opus-4-6", Messages: history, ThinkingBudget: 2048},
+		"adaptive medium":        {Model: "claude-opus-4-6", Messages: []llm.Message{userText("hi")}, ThinkingBudget: 8192},
+		"adaptive high":          {Model: "claude-opus-4-6", Messages: []llm.Message{userText("hi")}, ThinkingBudget: 16384},
+		"adaptive max":           {Model: "claude-opus-4-6", Messages: []llm.Message{userText("hi")}, ThinkingBudget: 32000},
+		"adaptive sonnet":        {Model: "claude-sonnet-4-6", Messages: []llm.Message{userText("hi")}, ThinkingBudget: 32000},
+		"ends in thinking":       {Messages: endsInThinking},
+		"only thinking last":     {Messages: []llm.Message{userText("hi"), {Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartThinking, Text: "t", Signature: "s"}}}}},
+		"image last":             {Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("see"), png}}}},
+		"invalid UTF-8 and HTML": {System: "<sys>\xff", Messages: []llm.Message{userText("a\u2028b <script>&amp;\xfe")}},
+	}
+}
+
+func oracleModel(t *testing.T) *model {
+	t.Helper()
+	m, err := New(llm.ProviderConfig{Provider: "anthropic", Model: "claude-test-1", APIKey: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.(*model)
+}
+
+func TestRequestBodyIsTheSDKsRequestBody(t *testing.T) {
+	t.Parallel()
+	m := oracleModel(t)
+	for name, req := range oracleRequests() {
+		t.Run(name, func(t *testing.T) {
+			b, err := m.body(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := sdkParams(m, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := sdkBody(t, p)
+			if !sameJSON(t, got, want) {
+				t.Errorf("corvid's body differs from the SDK's\ncorvid: %s\nSDK:    %s", got, want)
+			}
+
+			// Decoded by the SDK's types and encoded again: nothing lost.
+			var dec anthropic.MessageNewParams
+			if err := json.Unmarshal(got, &dec); err != nil {
+				t.Fatalf("the SDK cannot decode corvid's body: %v\n%s", err, got)
+			}
+			if again := sdkBody(t, dec); !sameJSON(t, got, again) {
+				t.Errorf("the SDK's types do not keep corvid's body\ncorvid: %s\nSDK:    %s", got, again)
+			}
+		})
+	}
+}
+
+// sdkBody is p as the SDK sends it with stream:true.
+func sdkBody(t *testing.T, p anthropic.MessageNewParams) []byte {
+	t.Helper()
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		t.Fatal(err)
+	}
+	obj["stream"] = json.RawMessage("true")
+	out, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRequestErrorsAreTheSDKBuildersErrors(t *testing.T) {
+	t.Parallel()
+	m := oracleModel(t)
+	for name, req := range map[string]llm.Request{
+		"bad role":   {Messages: []llm.Message{{Role: "system", Parts: []llm.Part{llm.Text("x")}}}},
+		"bad schema": {Tools: []llm.ToolSpec{{Name: "t", InputSchema: json.RawMessage(`{"type":`)}}, Messages: []llm.Message{userText("x")}},
+	} {
+		_, err := m.body(req)
+		_, sdkErr := sdkParams(m, req)
+		if err == nil || sdkErr == nil || err.Error() != sdkErr.Error() {
+			t.Errorf("%s: error %v, the SDK builder's %v", name, err, sdkErr)
+		}
+	}
+}
