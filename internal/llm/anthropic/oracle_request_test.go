@@ -2,11 +2,21 @@ package anthropic
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/test/recorded/replay"
 )
 
 // The official SDK is the oracle for the request body: for each request
@@ -142,3 +152,94 @@ func TestRequestErrorsAreTheSDKBuildersErrors(t *testing.T) {
 		}
 	}
 }
+
+// captured is one request a captureServer received.
+type captured struct {
+	method, path string
+	header       http.Header
+	body         []byte
+}
+
+// captureServer answers every request, at any path, with the recorded
+// text stream, and keeps what it received.
+func captureServer(t *testing.T) (*httptest.Server, *[]captured) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(recordedDir, "anthropic-text.chunks.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := replay.Chunks(raw, true).Body
+	var mu sync.Mutex
+	var got []captured
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, captured{r.Method, r.URL.Path, r.Header.Clone(), body})
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(stream)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &got
+}
+
+// On the wire: the same request sent by the SDK's client (configured as
+// corvid configured it) and by corvid reaches the server at the same path,
+// under a base URL with or without a path, with the same body and the same
+// key, version and beta headers.
+func TestRequestOnTheWireIsTheSDKClientsRequest(t *testing.T) {
+	t.Parallel()
+	for _, prefix := range []string{"", "/proxy/anthropic", "/proxy/anthropic/"} {
+		for _, long := range []bool{false, true} {
+			srv, reqs := captureServer(t)
+			base := srv.URL + prefix
+			m, err := New(llm.ProviderConfig{Provider: "anthropic", Model: "claude-test-1", APIKey: testKey, BaseURL: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := oracleRequests()["full history"]
+			if long {
+				req.ContextWindow = 1_000_000
+			}
+			mustCollect(t, m, req)
+
+			p, err := sdkParams(m.(*model), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := []option.RequestOption{
+				option.WithoutEnvironmentDefaults(), option.WithMaxRetries(0), option.WithBaseURL(base),
+				option.WithAPIKey(testKey), option.WithHeaderDel("Authorization"), option.WithHeader("X-Api-Key", testKey),
+			}
+			if long {
+				opts = append(opts, option.WithHeaderAdd("anthropic-beta", longContextBeta))
+			}
+			client := anthropic.NewClient(opts...)
+			stream := client.Messages.NewStreaming(t.Context(), p)
+			for stream.Next() {
+			}
+			if err := stream.Err(); err != nil {
+				t.Fatal(err)
+			}
+			stream.Close()
+
+			if len(*reqs) != 2 {
+				t.Fatalf("base %s: %d requests reached the server", base, len(*reqs))
+			}
+			got, want := (*reqs)[0], (*reqs)[1]
+			if got.path != want.path || got.method != want.method || got.path != prefixPath(prefix)+"/v1/messages" {
+				t.Errorf("base %s: corvid sent %s %s, the SDK %s %s", base, got.method, got.path, want.method, want.path)
+			}
+			if !sameJSON(t, got.body, want.body) {
+				t.Errorf("body differs\ncorvid: %s\nSDK:    %s", got.body, want.body)
+			}
+			for _, h := range []string{"X-Api-Key", "Anthropic-Version", "Anthropic-Beta", "Content-Type", "Accept", "Authorization"} {
+				if g, w := got.header.Values(h), want.header.Values(h); !slices.Equal(g, w) {
+					t.Errorf("header %s: corvid %q, the SDK %q", h, g, w)
+				}
+			}
+		}
+	}
+}
+
+func prefixPath(p string) string { return strings.TrimSuffix(p, "/") }
