@@ -266,3 +266,29 @@ func TestBrokenStreamsEndAsOnTheSDK(t *testing.T) {
 		})
 	}
 }
+
+// Where corvid reads more than the SDK did: a stream whose events carry no
+// event name (the SDK skipped every unnamed event), and one with CRLF line
+// ends (the SDK never saw the blank line that ends an event), give the
+// events of the recorded stream as the SDK path reads it.
+func TestUnnamedAndCRLFStreamsReadAsTheRecordedStream(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join(recordedDir, "anthropic-clear-thinking.1.chunks.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := replay.Chunks(raw, true).Body
+	want, sdkErr, _ := sdkRead(t, named)
+	if sdkErr != nil {
+		t.Fatal(sdkErr)
+	}
+	for name, body := range map[string][]byte{
+		"unnamed": replay.Chunks(raw, false).Body,
+		"CRLF":    bytes.ReplaceAll(named, []byte("\n"), []byte("\r\n")),
+	} {
+		got, err := corvidRead(t, body)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: events %+v, %v\nwant %+v", name, got, err, want)
+		}
+	}
+}
