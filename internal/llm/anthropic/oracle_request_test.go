@@ -2,6 +2,8 @@ package anthropic
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -243,3 +245,64 @@ func TestRequestOnTheWireIsTheSDKClientsRequest(t *testing.T) {
 }
 
 func prefixPath(p string) string { return strings.TrimSuffix(p, "/") }
+
+// Error answers: what the SDK's client reads from each (status, error type
+// and message, retry-after), worded by corvid's apiError, is what corvid
+// reports reading it itself.
+func TestErrorAnswersReadAsTheSDKReadsThem(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		status int
+		header string // "Name: value"
+		body   string
+	}{
+		{429, "Retry-After: 2", `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"},"request_id":"req_1"}`},
+		{529, "", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+		{500, "Retry-After-Ms: 1500", `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`},
+		{401, "", `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testKey + `"}}`},
+		{400, "", `{"type":"error","error":{"type":"invalid_request_error"}}`},
+		{502, "", "<html><body>Bad gateway</body></html>"},
+		{413, "", "request too large"},
+		{503, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.status), func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				if k, v, ok := strings.Cut(c.header, ": "); ok {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(c.status)
+				_, _ = io.WriteString(w, c.body)
+			}))
+			defer srv.Close()
+			m, err := New(llm.ProviderConfig{Provider: "anthropic", Model: "claude-test-1", APIKey: testKey, BaseURL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, got := collect(t.Context(), m, hi())
+
+			client := anthropic.NewClient(option.WithoutEnvironmentDefaults(), option.WithMaxRetries(0),
+				option.WithBaseURL(srv.URL), option.WithAPIKey(testKey))
+			p, _ := sdkParams(m.(*model), hi())
+			stream := client.Messages.NewStreaming(t.Context(), p)
+			for stream.Next() {
+			}
+			var apiErr *anthropic.Error
+			if !errors.As(stream.Err(), &apiErr) {
+				t.Fatalf("the SDK read %v", stream.Err())
+			}
+			want := m.(*model).scrub(apiError(apiErr.StatusCode,
+				apiErrorBody{Type: string(apiErr.Type()), Message: apiErr.Message}, apiErr.Response.Header))
+
+			if got == nil || got.Error() != want.Error() {
+				t.Errorf("corvid: %v\nSDK:    %v", got, want)
+			}
+			gh, _ := errors.AsType[llm.RetryAfterError](got)
+			wh, _ := errors.AsType[llm.RetryAfterError](want)
+			if (gh == nil) != (wh == nil) || gh != nil && gh.RetryAfter() != wh.RetryAfter() {
+				t.Errorf("retry-after hint: corvid %v, SDK %v", gh, wh)
+			}
+		})
+	}
+}
