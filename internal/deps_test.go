@@ -82,6 +82,33 @@ func TestImportsPointDown(t *testing.T) {
 	}
 }
 
+// The Anthropic provider speaks HTTP itself (#18): the binary does not link
+// the Anthropic SDK, which stays a test-only oracle (go.mod keeps it for
+// the tests of internal/llm/anthropic and test/recorded/anthropic).
+func TestBinaryLinksNoAnthropicSDK(t *testing.T) {
+	const sdk = "github.com/anthropics/anthropic-sdk-go"
+	out, err := exec.Command("go", "list", "-deps", mod+"cmd/corvid").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, mod+"internal/llm/anthropic") {
+		t.Fatalf("cmd/corvid does not link internal/llm/anthropic; this test checks nothing")
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, sdk) {
+			t.Errorf("cmd/corvid links %s", d)
+		}
+	}
+	for name, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, sdk) {
+				t.Errorf("%s imports %s outside its tests", name, imp)
+			}
+		}
+	}
+}
+
 // Provider SDKs are imported by their own llm/<provider> package alone, the
 // MCP SDK by internal/mcp, SQLite by internal/store, and only acpserver (and
 // the conformance kit, an ACP client) imports the wire package.
