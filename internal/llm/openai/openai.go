@@ -30,6 +30,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -108,7 +109,6 @@ func newModel(p config.Provider, cfg llm.ProviderConfig, client *http.Client) (*
 		cfg:      cfg,
 		baseURL:  base,
 		official: p.Name == "openai" && strings.Contains(base, "api.openai.com"),
-		client:   client,
 	}
 	// Endpoints resolve against the base URL as a directory: .../v1 and
 	// .../v1/ both give .../v1/chat/completions.
@@ -116,7 +116,49 @@ func newModel(p config.Provider, cfg llm.ProviderConfig, client *http.Client) (*
 	if m.baseErr == nil && m.base.Path != "" && !strings.HasSuffix(m.base.Path, "/") {
 		m.base.Path += "/"
 	}
+	m.client = sameOriginClient(client, m.base)
 	return m, nil
+}
+
+// errOtherOrigin ends a request redirected away from the base URL's origin.
+var errOtherOrigin = errors.New("request URL origin must match the configured base URL")
+
+// sameOriginClient is client following redirects only within origin's
+// scheme, host and port, so that the key never goes to another server.
+func sameOriginClient(client *http.Client, origin *url.URL) *http.Client {
+	c := *client
+	next := client.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if origin == nil || !sameOrigin(req.URL, origin) {
+			return errOtherOrigin
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// sameOrigin compares scheme, host and effective port.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && effectivePort(a) == effectivePort(b)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
 }
 
 // send posts body to the endpoint (relative to the base URL) and returns

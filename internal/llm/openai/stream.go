@@ -13,8 +13,9 @@ import (
 // read's error is returned). It reads the stream as OpenAI's servers and
 // their imitators write it, and as the official SDK read it: "data:
 // [DONE]" ends the stream; lines that are not SSE fields (a proxy's
-// banner, a stray JSON line) and events without data are skipped; an event
-// the body ended inside, without its blank line, is dropped.
+// banner, a stray JSON line) and events without a data field are skipped
+// (an empty data field is not: it is a malformed event); an event the body
+// ended inside, without its blank line, is dropped.
 func readEvents(body io.Reader, each func(data []byte) bool) error {
 	r := sse.NewReader(body)
 	for {
@@ -28,8 +29,6 @@ func readEvents(body io.Reader, each func(data []byte) bool) error {
 			return err
 		case !complete:
 			return nil
-		case len(data) == 0:
-			continue
 		case bytes.HasPrefix(data, []byte("[DONE]")):
 			return nil
 		}
