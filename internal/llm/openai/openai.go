@@ -19,11 +19,13 @@
 // them). Errors become *llm.Error (errors.go); an attempt whose server goes
 // silent for the idle timeout ends with a retryable one (idle.go).
 //
-// The wire types are in wire.go, the SSE framing in package sse. The
-// official SDK, github.com/openai/openai-go, is a test-only oracle: the
-// tests decode corvid's requests with its parameter types and read the
-// recorded streams with its accumulator (oracle_test.go); the binary does
-// not link it (internal/deps_test.go).
+// The wire types are in wire.go, the SSE framing in stream.go and package
+// sse. The official SDK, github.com/openai/openai-go, is a test-only
+// oracle: oracle_test.go decodes corvid's request bodies with its parameter
+// types, oracle_stream_test.go reads the recorded streams of test/recorded
+// with its decoder and accumulator; golden_test.go and answers_test.go pin
+// what the SDK-based provider sent and how it read 115 server answers. The
+// binary does not link the SDK (internal/deps_test.go).
 package openai
 
 import (

@@ -170,13 +170,37 @@ func compactArgs(s string) string {
 	return string(toolInput(s))
 }
 
+// sameStreamError checks corvid's reading of a stream the SDK ended with
+// an error event: corvid fails too, with the event's code and message, and
+// yields no stop.
+func sameStreamError(t *testing.T, sdkErr error, evs []llm.Event, err error) {
+	t.Helper()
+	var se *ssestream.StreamError
+	if !errors.As(sdkErr, &se) {
+		t.Fatalf("SDK: %v", sdkErr)
+	}
+	var body struct {
+		Error struct {
+			Code    json.RawMessage
+			Message string
+		}
+	}
+	_ = json.Unmarshal(se.Event.Data, &body)
+	code := strings.Trim(string(body.Error.Code), `"`)
+	msg := strings.TrimRight(body.Error.Message[:min(60, len(body.Error.Message))], ".")
+	var le *llm.Error
+	if !errors.As(err, &le) || !strings.Contains(le.Message, code) || !strings.Contains(le.Message, msg) {
+		t.Fatalf("corvid: %v; the SDK read the error event %s", err, se.Event.Data)
+	}
+	if summarize(evs).Stop != "" {
+		t.Error("corvid yielded a stop after the error event")
+	}
+}
+
 func TestRecordedChatStreamsAgreeWithTheSDKAccumulator(t *testing.T) {
 	for _, rec := range chatRecordings(t) {
 		t.Run(rec.name, func(t *testing.T) {
 			evs, err := corvidRead(t, "openrouter", rec.body)
-			if err != nil {
-				t.Fatalf("corvid: %v", err)
-			}
 			stream := sdkStream[sdk.ChatCompletionChunk](rec.body)
 			var acc sdk.ChatCompletionAccumulator
 			var want summary
@@ -218,8 +242,12 @@ func TestRecordedChatStreamsAgreeWithTheSDKAccumulator(t *testing.T) {
 					}
 				}
 			}
-			if err := stream.Err(); err != nil {
-				t.Fatalf("SDK: %v", err)
+			if sdkErr := stream.Err(); sdkErr != nil {
+				sameStreamError(t, sdkErr, evs, err)
+				return
+			}
+			if err != nil {
+				t.Fatalf("corvid: %v", err)
 			}
 			if len(acc.Choices) == 0 {
 				t.Fatal("the SDK accumulated no choice")
@@ -285,23 +313,7 @@ func TestRecordedResponsesStreamsAgreeWithTheSDK(t *testing.T) {
 				}
 			}
 			if sdkErr := stream.Err(); sdkErr != nil {
-				// An error event: corvid must fail with the same code and
-				// message, and yield no stop.
-				var se *ssestream.StreamError
-				if !errors.As(sdkErr, &se) {
-					t.Fatalf("SDK: %v", sdkErr)
-				}
-				var body struct {
-					Error struct{ Code, Message string }
-				}
-				_ = json.Unmarshal(se.Event.Data, &body)
-				var le *llm.Error
-				if !errors.As(err, &le) || !strings.Contains(le.Message, body.Error.Code) || !strings.Contains(le.Message, strings.TrimRight(body.Error.Message[:60], ".")) {
-					t.Fatalf("corvid: %v; the SDK read the error event %s", err, se.Event.Data)
-				}
-				if summarize(evs).Stop != "" {
-					t.Error("corvid yielded a stop after the error event")
-				}
+				sameStreamError(t, sdkErr, evs, err)
 				return
 			}
 			if err != nil {

@@ -51,7 +51,7 @@ func (m *model) responsesParams(req llm.Request) respRequest {
 		p.Include = []string{"reasoning.encrypted_content"}
 	}
 	for _, t := range req.Tools {
-		p.Tools = append(p.Tools, respFunctionT{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema(t.InputSchema)})
+		p.Tools = append(p.Tools, respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema(t.InputSchema)})
 	}
 	return p
 }

@@ -143,15 +143,15 @@ type chatUsage struct {
 
 // respRequest is the body of POST responses.
 type respRequest struct {
-	Model           string          `json:"model"`
-	Input           []any           `json:"input"`
-	Stream          bool            `json:"stream"`
-	Store           bool            `json:"store"`
-	Instructions    string          `json:"instructions,omitempty"`
-	MaxOutputTokens int64           `json:"max_output_tokens,omitempty"`
-	Reasoning       *respReasoning  `json:"reasoning,omitempty"`
-	Include         []string        `json:"include,omitempty"`
-	Tools           []respFunctionT `json:"tools,omitempty"`
+	Model           string         `json:"model"`
+	Input           []any          `json:"input"`
+	Stream          bool           `json:"stream"`
+	Store           bool           `json:"store"`
+	Instructions    string         `json:"instructions,omitempty"`
+	MaxOutputTokens int64          `json:"max_output_tokens,omitempty"`
+	Reasoning       *respReasoning `json:"reasoning,omitempty"`
+	Include         []string       `json:"include,omitempty"`
+	Tools           []respTool     `json:"tools,omitempty"`
 }
 
 type respReasoning struct {
@@ -159,7 +159,7 @@ type respReasoning struct {
 	Summary string `json:"summary"`
 }
 
-type respFunctionT struct {
+type respTool struct {
 	Type        string         `json:"type"` // "function"
 	Name        string         `json:"name"`
 	Description string         `json:"description,omitempty"`
