@@ -155,3 +155,22 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 		}
 	}
 }
+
+// The binary speaks the OpenAI protocols over plain net/http
+// (internal/llm/openai); github.com/openai/openai-go is a test-only oracle
+// there and must never be linked into corvid again.
+func TestBinaryDoesNotLinkOpenAISDK(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", mod+"cmd/corvid").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, mod+"internal/llm/openai") {
+		t.Fatalf("cmd/corvid does not link internal/llm/openai; the check below would prove nothing")
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, "github.com/openai/openai-go") {
+			t.Errorf("cmd/corvid links %s", d)
+		}
+	}
+}
