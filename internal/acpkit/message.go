@@ -131,8 +131,18 @@ func Compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// IDKey makes a map key from an id value: its compact text ("0", "\"a\"", "null").
-func IDKey(id json.RawMessage) string { return string(Compact(id)) }
+// IDKey makes a map key from an id value ("0", "\"a\"", "null"). Strings are compared by
+// value, so an id echoed with different escapes ("\u00e9" for "é") is the same id; numbers
+// by their text, as JSON-RPC peers must echo them unchanged.
+func IDKey(id json.RawMessage) string {
+	id = Compact(id)
+	var s string
+	if len(id) > 0 && id[0] == '"' && json.Unmarshal(id, &s) == nil {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	return string(Compact(id))
+}
 
 // MarshalID encodes an id given as an integer, a string, a json.RawMessage or nil (null).
 func MarshalID(id any) json.RawMessage {

@@ -36,4 +36,13 @@ func TestDecode(t *testing.T) {
 	if string(m.Result) != `{"a":[1,2]}` || IDKey(m.ID) != "7" || string(MarshalID("7")) != `"7"` || string(MarshalID(nil)) != "null" {
 		t.Errorf("compact forms: result %s id %s", m.Result, m.ID)
 	}
+	if IDKey([]byte(`"caf\u00e9 \"7\""`)) != IDKey([]byte(`"café \"7\""`)) {
+		t.Error("the same string id with other escapes has another key")
+	}
+	if IDKey([]byte(` null `)) != "null" || IDKey([]byte(`""`)) == "null" {
+		t.Errorf("null id key %q", IDKey([]byte(` null `)))
+	}
+	if IDKey([]byte(`1`)) == IDKey([]byte(`1.0`)) || IDKey([]byte(`1`)) == IDKey([]byte(`"1"`)) {
+		t.Error("ids 1, 1.0 and \"1\" must differ")
+	}
 }
