@@ -62,6 +62,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm"},
 		"internal/respond":       {"internal/config"},
 		"internal/jsonschema":    {},
+		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
 		"internal/acpserver": {"internal/acp", "internal/agent", "internal/llm", "internal/tool", "internal/mcp", "internal/respond"},
