@@ -35,24 +35,10 @@ type agent struct {
 	nextID int
 }
 
-// isolatedEnv keeps corvid away from the real home, keyring and providers.
-func isolatedEnv(home string) []string {
-	return []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"CORVID_HOME=" + filepath.Join(home, "corvid"),
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
-		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"CORVID_KEYRING=off",
-	}
-}
-
 func startAgent(tb testing.TB, bin, home, workspace string, args ...string) *agent {
 	tb.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = isolatedEnv(home)
+	cmd.Env = testkit.IsolatedEnvAt(home, "CORVID_HOME="+filepath.Join(home, "corvid"), "CORVID_KEYRING=off")
 	cmd.Dir = workspace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -7,9 +7,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,14 +27,7 @@ func startCorvid(t *testing.T, script any, opts testkit.Options, extraArgs ...st
 	t.Helper()
 	bin := testkit.BuildCorvid(t)
 	workspace := t.TempDir()
-	scriptPath := filepath.Join(t.TempDir(), "script.json")
-	b, err := json.Marshal(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(scriptPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	scriptPath := testkit.WriteScript(t, script)
 	opts.Args = append([]string{"acp", "-m", "script:" + scriptPath}, extraArgs...)
 	if opts.Dir == "" {
 		opts.Dir = workspace

@@ -33,21 +33,8 @@ type sharedHome struct {
 func newSharedHome(t *testing.T, script any) *sharedHome {
 	t.Helper()
 	st := &sharedHome{home: filepath.Join(t.TempDir(), "corvid-home"), workspace: t.TempDir()}
-	st.script = writeScript(t, script)
+	st.script = testkit.WriteScript(t, script)
 	return st
-}
-
-func writeScript(t *testing.T, script any) string {
-	t.Helper()
-	b, err := json.Marshal(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "script.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // dbPath is the session database every process of the store opens.
@@ -221,7 +208,7 @@ func TestLoadInANewProcessReplaysWhatTheFirstStreamed(t *testing.T) {
 	if err := os.WriteFile(file, []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st.script = writeScript(t, richScript(file))
+	st.script = testkit.WriteScript(t, richScript(file))
 
 	a := st.start(t, testkit.Minimal())
 	sid := a.NewSession(a.ctx, st.workspace)

@@ -13,7 +13,6 @@ package reliability
 
 import (
 	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -40,21 +39,8 @@ func newStore(t *testing.T, script any) *store {
 	return &store{
 		home:      filepath.Join(t.TempDir(), "corvid-home"),
 		workspace: t.TempDir(),
-		script:    writeScript(t, script),
+		script:    testkit.WriteScript(t, script),
 	}
-}
-
-func writeScript(t *testing.T, script any) string {
-	t.Helper()
-	b, err := json.Marshal(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "script.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func (s *store) dbPath() string { return filepath.Join(s.home, "sessions.db") }
