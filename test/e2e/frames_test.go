@@ -42,20 +42,6 @@ func TestHugeInboundPromptIsAccepted(t *testing.T) {
 	}
 }
 
-func TestScriptedStopReasonsPassThrough(t *testing.T) {
-	for _, reason := range []string{"max_tokens", "refusal"} {
-		t.Run(reason, func(t *testing.T) {
-			script := map[string]any{"responses": []any{map[string]any{"stopReason": reason,
-				"parts": []any{map[string]any{"type": "text", "text": "partial"}}}}}
-			s := startCorvid(t, script, testkit.Options{})
-			sid := s.ready(t, testkit.Minimal())
-			if stop, rerr := s.Prompt(s.ctx, sid, "q"); rerr != nil || stop != reason {
-				t.Errorf("stop %q %v, want %s", stop, rerr, reason)
-			}
-		})
-	}
-}
-
 // Zed cancels and at once sends the next prompt: that prompt waits for the cancelled
 // turn to wind down and then runs (DESIGN.md §2), instead of being refused.
 func TestCancelThenImmediateRePromptRuns(t *testing.T) {

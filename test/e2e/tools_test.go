@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,84 +29,6 @@ func toolStatuses(ups []testkit.Update) []string {
 		}
 	}
 	return out
-}
-
-func TestWriteAsksPermissionOfferingAllFourKindsAndWritesThroughTheClient(t *testing.T) {
-	s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "hello\n"}), testkit.Options{})
-	sid := s.ready(t, testkit.Zed())
-	if stop, rerr := s.Prompt(s.ctx, sid, "write"); rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: %q %v", stop, rerr)
-	}
-	perms := s.Permissions()
-	if len(perms) != 1 {
-		t.Fatalf("%d permission requests, want 1", len(perms))
-	}
-	var kinds []string
-	for _, o := range perms[0].Request.Options {
-		kinds = append(kinds, o.Kind)
-	}
-	slices.Sort(kinds)
-	if got := strings.Join(kinds, ","); got != "allow_always,allow_once,reject_always,reject_once" {
-		t.Errorf("option kinds %s, want all four", got)
-	}
-	if perms[0].Request.ToolCallID == "" {
-		t.Error("permission request without toolCallId")
-	}
-	file := filepath.Join(s.workspace, "notes.txt")
-	if b, err := os.ReadFile(file); err != nil || string(b) != "hello\n" {
-		t.Errorf("file %q %v", b, err)
-	}
-	calls := s.FSCalls()
-	if len(calls) == 0 || calls[len(calls)-1].Method != "fs/write_text_file" || calls[len(calls)-1].Path != file {
-		t.Errorf("Zed advertised fs.writeTextFile; fs calls %+v", calls)
-	}
-	if got := strings.Join(toolStatuses(s.Updates(sid)), ","); !strings.HasSuffix(got, "completed") {
-		t.Errorf("statuses %s, want to end completed", got)
-	}
-}
-
-func TestRejectedWriteFailsTheToolAndLeavesTheFile(t *testing.T) {
-	for name, h := range map[string]testkit.PermissionHandler{
-		"reject_once":      testkit.RejectOnce(),
-		"cancelled":        testkit.CancelPermission(),
-		"unknown optionId": testkit.PickOption("no-such-option"),
-	} {
-		t.Run(name, func(t *testing.T) {
-			s := startCorvid(t, toolScript("write", map[string]any{"path": "notes.txt", "content": "x"}), testkit.Options{Permission: h})
-			sid := s.ready(t, testkit.Minimal())
-			if stop, rerr := s.Prompt(s.ctx, sid, "write"); rerr != nil || stop != "end_turn" {
-				t.Fatalf("prompt: %q %v", stop, rerr)
-			}
-			if _, err := os.Stat(filepath.Join(s.workspace, "notes.txt")); err == nil {
-				t.Error("the file was written without permission")
-			}
-			st := toolStatuses(s.Updates(sid))
-			if len(st) == 0 || st[len(st)-1] != "failed" {
-				t.Errorf("statuses %v, want to end failed", st)
-			}
-		})
-	}
-}
-
-func TestAllowAlwaysIsRememberedForTheSession(t *testing.T) {
-	script := map[string]any{"responses": []any{
-		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": "write", "input": map[string]any{"path": "a.txt", "content": "a"}}}},
-		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": "write", "input": map[string]any{"path": "b.txt", "content": "b"}}}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "both"}}},
-	}}
-	s := startCorvid(t, script, testkit.Options{Permission: testkit.PickKind("allow_always")})
-	sid := s.ready(t, testkit.Minimal())
-	if stop, rerr := s.Prompt(s.ctx, sid, "write two"); rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: %q %v", stop, rerr)
-	}
-	if n := len(s.Permissions()); n != 1 {
-		t.Errorf("%d permission requests, want 1 (allow_always remembered)", n)
-	}
-	for _, f := range []string{"a.txt", "b.txt"} {
-		if _, err := os.Stat(filepath.Join(s.workspace, f)); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
 }
 
 func TestCancelWhilePermissionIsHeld(t *testing.T) {
