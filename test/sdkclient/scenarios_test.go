@@ -1,6 +1,7 @@
 package sdkclient
 
 import (
+	"context"
 	"errors"
 	"github.com/corvid-agent/corvid/internal/testkit"
 	"os"
@@ -12,8 +13,15 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// quiet is how long a test watches for stray updates after a prompt has returned.
-const quiet = 300 * time.Millisecond
+// afterBarrier returns sid's updates once a later request has been answered. corvid
+// answers requests in the order it writes, and the SDK hands a response over only after
+// every notification read before it, so an update corvid sent after the prompt
+// response (a defect) is recorded by then: no wall-clock window is needed.
+func (c *corvid) afterBarrier(ctx context.Context, t *testing.T, sid acp.SessionId) []acp.SessionNotification {
+	t.Helper()
+	c.newSession(ctx, t)
+	return c.client.snapshot(sid)
+}
 
 // noCaps is a client that advertises nothing, so every tool runs inside corvid.
 var noCaps = acp.ClientCapabilities{}
@@ -56,8 +64,7 @@ func TestStreamedTurnDeliversChunksBeforePromptReturns(t *testing.T) {
 
 	resp := c.prompt(ctx, t, sid, "Say a pangram.")
 	atReturn := c.client.snapshot(sid)
-	time.Sleep(quiet)
-	later := c.client.snapshot(sid)
+	later := c.afterBarrier(ctx, t, sid)
 
 	if resp.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("stopReason = %q, want %q", resp.StopReason, acp.StopReasonEndTurn)
@@ -254,8 +261,7 @@ func TestCancelMidStreamStopsWithCancelled(t *testing.T) {
 		t.Errorf("stopReason = %q, want %q", r.resp.StopReason, acp.StopReasonCancelled)
 	}
 	atReturn := c.client.snapshot(sid)
-	time.Sleep(quiet)
-	if later := c.client.snapshot(sid); len(later) != len(atReturn) {
+	if later := c.afterBarrier(ctx, t, sid); len(later) != len(atReturn) {
 		t.Errorf("%d session/update arrived after the cancelled prompt's response", len(later)-len(atReturn))
 	}
 	full := strings.Repeat("This answer streams slowly so that you can cancel it. ", 50)
