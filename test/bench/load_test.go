@@ -123,14 +123,7 @@ func (a *agent) call(method string, params any) (json.RawMessage, int) {
 // script, in its own corvid process, and returns its id.
 func storedSession(b *testing.B, bin, home, workspace string, script any) string {
 	b.Helper()
-	raw, err := json.Marshal(script)
-	if err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(b.TempDir(), "script.json")
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	path := testkit.WriteScript(b, script)
 	a := startAgent(b, bin, home, workspace, "acp", "-m", "script:"+path)
 	res, _ := a.call("session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}})
 	var sess struct {

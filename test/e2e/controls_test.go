@@ -479,10 +479,7 @@ func TestRequestsNameTheModelWithoutTheProviderPrefix(t *testing.T) {
 }
 
 func TestUsageUsedIsTheCurrentContextNotASum(t *testing.T) {
-	s := startCorvid(t, map[string]any{"responses": []any{
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "one"}}, "usage": map[string]any{"inputTokens": 1000, "outputTokens": 50}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "two"}}, "usage": map[string]any{"inputTokens": 1200, "outputTokens": 60}},
-	}}, testkit.Options{})
+	s := startCorvid(t, scriptFile(t, "usage-two-turns"), testkit.Options{})
 	sid := s.ready(t, testkit.Minimal())
 	var used []int64
 	for _, p := range []string{"first", "second"} {

@@ -276,10 +276,7 @@ func TestDeleteRemovesTheSessionEverywhere(t *testing.T) {
 }
 
 func TestForkCarriesHistoryAndThenDiverges(t *testing.T) {
-	st := newSharedHome(t, map[string]any{"responses": []any{
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "original answer"}}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "second answer"}}},
-	}})
+	st := newSharedHome(t, scriptFile(t, "fork"))
 	a := st.start(t, testkit.Minimal())
 	orig := a.NewSession(a.ctx, st.workspace)
 	a.turn(t, orig, "original question", "end_turn")
@@ -322,9 +319,7 @@ func TestForkCarriesHistoryAndThenDiverges(t *testing.T) {
 }
 
 func TestTwoProcessesShareOneStore(t *testing.T) {
-	st := newSharedHome(t, map[string]any{"responses": []any{
-		map[string]any{"chunkSize": 1, "delayMs": 5, "parts": []any{map[string]any{"type": "text", "text": strings.Repeat("slow ", 200)}}},
-	}, "onExhausted": "repeat-last"})
+	st := newSharedHome(t, scriptFile(t, "slow-shared"))
 	a := st.start(t, testkit.Minimal())
 	b := st.start(t, testkit.Minimal())
 

@@ -9,8 +9,7 @@ import (
 )
 
 func TestCancelMidStreamAnswersCancelledAndSendsNothingAfter(t *testing.T) {
-	script := map[string]any{"responses": []any{map[string]any{"chunkSize": 1, "delayMs": 5,
-		"parts": []any{map[string]any{"type": "text", "text": "tick ", "repeat": 2000}}}}}
+	script := scriptFile(t, "cancel-ticks")
 	s := startCorvid(t, script, testkit.Options{})
 	sid := s.ready(t, testkit.Zed())
 	p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "count"))
@@ -46,8 +45,7 @@ func TestCancelMidStreamAnswersCancelledAndSendsNothingAfter(t *testing.T) {
 }
 
 func TestTwoConcurrentSessionsStreamIndependently(t *testing.T) {
-	script := map[string]any{"responses": []any{map[string]any{"chunkSize": 2, "delayMs": 1,
-		"parts": []any{map[string]any{"type": "text", "text": "parallel reply"}}}}}
+	script := scriptFile(t, "parallel-reply")
 	s := startCorvid(t, script, testkit.Options{})
 	a := s.ready(t, testkit.Zed())
 	b := s.NewSession(s.ctx, s.workspace)
@@ -81,8 +79,7 @@ func TestStdinCloseExitsWithinOneSecond(t *testing.T) {
 }
 
 func TestStdinCloseMidTurnExitsWithinOneSecond(t *testing.T) {
-	script := map[string]any{"responses": []any{map[string]any{"chunkSize": 1, "delayMs": 10,
-		"parts": []any{map[string]any{"type": "text", "text": "slow ", "repeat": 1000}}}}}
+	script := scriptFile(t, "slow-stream")
 	s := startCorvid(t, script, testkit.Options{})
 	sid := s.ready(t, testkit.Zed())
 	s.CallAsync("session/prompt", testkit.TextPrompt(sid, "go"))
