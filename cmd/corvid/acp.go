@@ -243,16 +243,19 @@ func expandHome(path string) string {
 // is fatal (the caller exits 1 before serving). Without -m and without any
 // credentials it returns a nil model and the message session/new will send.
 func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string, error) {
-	if p, m := llm.ParseModelID(c.Model); p == "script" {
-		model, err := llm.Open(llm.ProviderConfig{Provider: "script", Model: m})
-		return model, "", err
-	}
 	provider, modelID, err := config.ResolveModel(env, file, c.Model)
 	if errors.Is(err, config.ErrNoModel) && c.Model == "" {
 		return nil, noCredentialsMessage, nil
 	}
 	if err != nil {
 		return nil, "", err
+	}
+	if provider == config.ScriptProvider { // -m, CORVID_MODEL or config alike
+		model, err := llm.Open(llm.ProviderConfig{Provider: provider, Model: modelID})
+		return model, "", err
+	}
+	if e := catalog.Lookup(provider, modelID); !e.Known && len(catalog.List(provider)) > 0 {
+		slog.Warn(fmt.Sprintf("model %s:%s is not in corvid's catalog; if the first prompt fails, `corvid models` lists the known ones", provider, modelID))
 	}
 	pc, err := providerConfig(env, file, provider, modelID)
 	if err != nil {

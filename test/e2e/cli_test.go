@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
 )
@@ -103,4 +105,49 @@ func TestACPLoginWithoutATerminalGivesAdviceThatWorks(t *testing.T) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// Model ids: a mistyped provider gets a suggestion, an unknown model a
+// warning at start (not a bare 404 at the first prompt), and script:FILE
+// works from config as it does from -m.
+func TestModelIDsAreCheckedAtStartAndReadTheSameEverywhere(t *testing.T) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	_, errOut, code, _ := runCLI(t, devnull, "acp", "-m", "anthropc:claude-sonnet-4-6")
+	if code != 1 || !strings.Contains(errOut, `unknown provider "anthropc"`) || !strings.Contains(errOut, "did you mean anthropic?") {
+		t.Errorf("-m anthropc:…: exit %d, stderr %q", code, errOut)
+	}
+
+	env, home := testkit.IsolatedEnv(t, "ANTHROPIC_API_KEY=sk-ant-test")
+	cmd := exec.Command(testkit.BuildCorvid(t), "acp", "-m", "anthropic:claude-sonet-9")
+	cmd.Env, cmd.Dir, cmd.Stdin = env, home, devnull
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "claude-sonet-9 is not in corvid's catalog") || !strings.Contains(string(out), "corvid models") {
+		t.Errorf("-m anthropic:claude-sonet-9: %v, output %q", err, out)
+	}
+
+	// config model = "script:FILE": a session opens with the scripted model.
+	script := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(script, []byte(`{"responses":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfgHome := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cfgHome, "config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgHome, "config", "config.toml"), []byte("model = \"script:"+script+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ed := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{Args: []string{"acp"}, Env: []string{"CORVID_HOME=" + cfgHome}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, rerr := ed.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if sid := ed.NewSession(ctx, t.TempDir()); sid == "" {
+		t.Fatal("session/new with the config's script model gave no session id")
+	}
 }
