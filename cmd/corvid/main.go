@@ -82,14 +82,7 @@ func (versionCmd) Run() error {
 
 func main() {
 	args := os.Args[1:]
-	// CodeBuddy's habit: `corvid --acp [flags]` is `corvid acp [flags]`.
-	for i, a := range args {
-		if a == "--acp" {
-			args = append([]string{"acp"}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
-			break
-		}
-	}
-	args = helpArgs(printModeArgs(args))
+	args = helpArgs(printModeArgs(acpFlagArgs(args)))
 	var cli CLI
 	parser, err := kong.New(&cli,
 		kong.Name("corvid"),
@@ -111,6 +104,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
+}
+
+// acpFlagArgs makes CodeBuddy's habit, `corvid --acp [flags]`, mean
+// `corvid acp [flags]`. A --acp after "--" belongs to another command
+// (`corvid conformance -- gemini --acp`) and is left alone.
+func acpFlagArgs(args []string) []string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--acp" {
+			return append([]string{"acp"}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
+		}
+	}
+	return args
 }
 
 // helpArgs makes a bare `corvid`, `corvid help` and `corvid help CMD…`
