@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,5 +150,27 @@ func TestModelIDsAreCheckedAtStartAndReadTheSameEverywhere(t *testing.T) {
 	}
 	if sid := ed.NewSession(ctx, t.TempDir()); sid == "" {
 		t.Fatal("session/new with the config's script model gave no session id")
+	}
+}
+
+// corvid models names the local servers it looked for and did not find, so a
+// user learns that Ollama and the others are supported at all.
+func TestModelsNamesLocalServersThatAreNotRunning(t *testing.T) {
+	// A port that was just free: nothing answers there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	env, home := testkit.IsolatedEnv(t, "OLLAMA_BASE_URL="+dead)
+	cmd := exec.Command(testkit.BuildCorvid(t), "models")
+	cmd.Env, cmd.Dir = env, home
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("corvid models: %v", err)
+	}
+	if !strings.Contains(string(out), "Local servers not running: ") || !strings.Contains(string(out), "ollama (no server at "+dead+")") {
+		t.Errorf("corvid models:\n%s", out)
 	}
 }
