@@ -68,6 +68,7 @@ type CLI struct {
 	Sessions    sessionsCmd      `cmd:"" help:"List, show, export or remove stored sessions."`
 	Conformance conformanceCmd   `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`
 	Doctor      doctorCmd        `cmd:"" help:"Check config, credentials (sources only), the session store, the keyring, and run the conformance kit against corvid."`
+	Completion  completionCmd    `cmd:"" help:"Print a shell completion script: corvid completion bash|zsh|fish."`
 	Version     versionCmd       `cmd:"" help:"Print corvid's version, commit and build date."`
 	VersionFlag kong.VersionFlag `name:"version" short:"v" help:"Print corvid's version, commit and build date."`
 	SandboxExec sandboxExecCmd   `cmd:"" name:"sandbox-exec" hidden:"" help:"Run a command confined by the shell sandbox (what the shell tool runs)."`
@@ -150,5 +151,5 @@ func printModeArgs(args []string) []string {
 // commandWords are the command names and aliases of CLI.
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
-	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true,
+	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
 }
