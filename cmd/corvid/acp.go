@@ -9,11 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/corvid-agent/corvid/internal/llm/catalog"
-	"syscall"
 
 	"github.com/corvid-agent/corvid/internal/acpserver"
 	"github.com/corvid-agent/corvid/internal/agent"
@@ -31,7 +34,7 @@ type acpCmd struct {
 	Model                 string       `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model for every session of this connection, as provider:model or provider/model (e.g. anthropic:claude-sonnet-4-6, script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
 	System                string       `name:"system" placeholder:"TEXT" help:"Replace the system prompt with TEXT."`
 	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
-	LogLevel              string       `name:"log-level" default:"info" enum:"trace,debug,info,warn,error" help:"Log level: trace (also whole model requests), debug (each model request, its sizes and end), info, warn or error."`
+	LogLevel              string       `name:"log-level" default:"info" help:"Log level: trace (also whole model requests), debug (each model request, its sizes and end), info, warn or error."`
 	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
 	Mode                  string       `name:"mode" placeholder:"MODE" help:"Permission mode new sessions start in: ask (every tool asks), default, edit, plan or yolo. Default: default_mode in config, else default."`
 	Sandbox               string       `name:"sandbox" placeholder:"MODE" help:"Confine shell commands with Landlock (Linux): off, workspace-write (writes only in the session's directories and the temp dir) or read-only. Default: sandbox in config, else off."`
@@ -47,6 +50,11 @@ type acpCmd struct {
 func (c *acpCmd) Run() error {
 	if c.Login {
 		return c.login()
+	}
+	if term.IsTerminal(int(os.Stdin.Fd())) {
+		// Someone typed `corvid acp` in a terminal: what they type next
+		// would only earn -32700 frames, so say what this is for.
+		fmt.Fprintln(os.Stderr, terminalNotice)
 	}
 	survivePipes()
 	// stdout belongs to the protocol. Keep the real stdout for frames and
@@ -177,17 +185,21 @@ func claimStdout() (*os.File, error) {
 	return os.NewFile(uintptr(fd), "protocol-stdout"), nil
 }
 
+// terminalNotice is the one line `corvid acp` writes when a person, not an
+// editor, started it.
+const terminalNotice = "corvid acp speaks the Agent Client Protocol on stdin/stdout; editors launch it. " +
+	"In a terminal, try `corvid run -p \"PROMPT\"`, or the offline demo: " +
+	"examples/acp-demo.sh ./corvid examples/hello.json \"Hello\". Ctrl-D quits."
+
 func newLogger(path, level string) (*slog.Logger, func(), error) {
-	var lv slog.Level
-	if level == "trace" {
-		lv = llm.LevelTrace
-	} else {
-		_ = lv.UnmarshalText([]byte(level))
+	lv, err := parseLogLevel(level)
+	if err != nil {
+		return nil, nil, err
 	}
 	var w io.Writer = os.Stderr
 	closeFn := func() {}
 	if path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := os.OpenFile(expandHome(path), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open log file: %w", err)
 		}
@@ -196,20 +208,54 @@ func newLogger(path, level string) (*slog.Logger, func(), error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), closeFn, nil
 }
 
+// parseLogLevel reads --log-level in any letter case.
+func parseLogLevel(level string) (slog.Level, error) {
+	switch strings.ToLower(level) {
+	case "trace":
+		return llm.LevelTrace, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("--log-level %q: use trace, debug, info, warn or error", level)
+}
+
+// expandHome turns a leading ~ or ~/ into the home directory, as a shell
+// would have done had the path not been quoted (or written in an editor's
+// settings, where no shell runs).
+func expandHome(path string) string {
+	if path != "~" && !strings.HasPrefix(path, "~/") {
+		return path
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return path
+	}
+	return filepath.Join(home, strings.TrimPrefix(path, "~"))
+}
+
 // openModel resolves the model. A -m naming a provider without credentials
 // is fatal (the caller exits 1 before serving). Without -m and without any
 // credentials it returns a nil model and the message session/new will send.
 func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string, error) {
-	if p, m := llm.ParseModelID(c.Model); p == "script" {
-		model, err := llm.Open(llm.ProviderConfig{Provider: "script", Model: m})
-		return model, "", err
-	}
 	provider, modelID, err := config.ResolveModel(env, file, c.Model)
 	if errors.Is(err, config.ErrNoModel) && c.Model == "" {
 		return nil, noCredentialsMessage, nil
 	}
 	if err != nil {
 		return nil, "", err
+	}
+	if provider == config.ScriptProvider { // -m, CORVID_MODEL or config alike
+		model, err := llm.Open(llm.ProviderConfig{Provider: provider, Model: modelID})
+		return model, "", err
+	}
+	if e := catalog.Lookup(provider, modelID); !e.Known && len(catalog.List(provider)) > 0 {
+		slog.Warn(fmt.Sprintf("model %s:%s is not in corvid's catalog; if the first prompt fails, `corvid models` lists the known ones", provider, modelID))
 	}
 	pc, err := providerConfig(env, file, provider, modelID)
 	if err != nil {
@@ -398,6 +444,14 @@ func (c *acpCmd) login() error {
 	env := config.OSEnv{}
 	cwd, _ := os.Getwd()
 	provider, _ := llm.ParseModelID(c.Model)
+	if !term.IsTerminal(int(os.Stdin.Fd())) {
+		name := provider
+		if name == "" || name == "script" {
+			name = "PROVIDER"
+		}
+		return fmt.Errorf("corvid acp --login asks for the key on a terminal, and standard input is not one; "+
+			"from a script, pipe the key to `corvid auth login %s --stdin`", name)
+	}
 	if provider == "" || provider == "script" {
 		provider = askProvider(os.Stdin, os.Stderr)
 	}

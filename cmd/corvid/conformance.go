@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"time"
 
@@ -29,10 +31,14 @@ func (c *conformanceCmd) agentCommand() []string {
 }
 
 func (c *conformanceCmd) Run() error {
+	agent, err := resolveAgent(c.agentCommand())
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rep, err := conformance.Run(ctx, conformance.Options{
-		Agent:    c.agentCommand(),
+		Agent:    agent,
 		Timeout:  c.Timeout,
 		Scripted: c.Scripted,
 		Only:     c.Only,
@@ -56,4 +62,23 @@ func (c *conformanceCmd) Run() error {
 		return fmt.Errorf("the agent fails required checks")
 	}
 	return nil
+}
+
+// resolveAgent finds the agent's program before any check runs, so a
+// missing one is one clear error and not a FAIL per check. "corvid" not on
+// PATH means this very binary.
+func resolveAgent(agent []string) ([]string, error) {
+	if len(agent) == 0 {
+		return nil, errors.New("name the agent command after --, e.g. corvid conformance -- corvid acp")
+	}
+	if _, err := exec.LookPath(agent[0]); err == nil {
+		return agent, nil
+	} else if agent[0] != "corvid" {
+		return nil, fmt.Errorf("agent command %q: %w", agent[0], err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("corvid is not on PATH and this binary cannot be found: %w", err)
+	}
+	return append([]string{self}, agent[1:]...), nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,5 +47,38 @@ func TestConformanceDefaultsToTenSecondsPerCheck(t *testing.T) {
 	}
 	if cli.Conformance.Timeout != 10*time.Second || !reflect.DeepEqual(cli.Conformance.agentCommand(), []string{"some-agent"}) {
 		t.Errorf("parsed %+v", cli.Conformance)
+	}
+}
+
+func TestACPFlagIsRewrittenOnlyBeforeTheSeparator(t *testing.T) {
+	for in, want := range map[string]string{
+		"--acp -m x":                    "acp -m x",
+		"-m x --acp":                    "acp -m x",
+		"conformance -- gemini --acp":   "conformance -- gemini --acp",
+		"conformance --scripted -- x y": "conformance --scripted -- x y",
+	} {
+		if got := strings.Join(acpFlagArgs(strings.Fields(in)), " "); got != want {
+			t.Errorf("acpFlagArgs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The agent command is found before any check runs: "corvid" off PATH is
+// this binary, anything else missing is one error.
+func TestResolveAgentFindsCorvidAndNamesAMissingCommand(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := resolveAgent([]string{"corvid", "acp"})
+	if err != nil || !reflect.DeepEqual(got, []string{self, "acp"}) {
+		t.Errorf("corvid off PATH: %v %v", got, err)
+	}
+	if _, err := resolveAgent([]string{"no-such-agent", "--acp"}); err == nil || !strings.Contains(err.Error(), `"no-such-agent"`) {
+		t.Errorf("missing agent: %v", err)
+	}
+	if _, err := resolveAgent(nil); err == nil {
+		t.Error("no agent command: no error")
 	}
 }

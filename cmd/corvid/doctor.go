@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/conformance"
+	"github.com/corvid-agent/corvid/internal/llm/catalog"
 	"github.com/corvid-agent/corvid/internal/store"
 )
 
@@ -67,10 +70,14 @@ func (d *doctor) run(ctx context.Context) bool {
 	case len(file.Ignored) > 0:
 		d.item("warn", "config", "loaded; untrusted project settings ignored (run `corvid trust`): %s", strings.Join(file.Ignored, ", "))
 	default:
-		d.item("ok", "config", "loaded (%s)", config.ConfigDir(d.env))
+		d.configFiles()
 	}
 
 	d.credentials(file)
+	if err == nil {
+		d.model(file)
+		d.mcpCommands(file)
+	}
 	d.sessionStore()
 	d.keyring()
 	d.runtimeDir()
@@ -96,8 +103,78 @@ func (d *doctor) credentials(file *config.File) {
 	d.item("ok", "credentials", "%s", strings.Join(ready, ", "))
 }
 
+// configFiles says which config files were read: none is fine (defaults),
+// but "loaded" must not be claimed for a file that does not exist.
+func (d *doctor) configFiles() {
+	user := filepath.Join(config.ConfigDir(d.env), "config.toml")
+	project := filepath.Join(d.cwd, ".corvid", "config.toml")
+	var read []string
+	for _, f := range []string{user, project} {
+		if _, err := os.Stat(f); err == nil {
+			read = append(read, f)
+		}
+	}
+	if len(read) == 0 {
+		d.item("ok", "config", "no config file; defaults apply (corvid reads %s, then .corvid/config.toml in the project)", user)
+		return
+	}
+	d.item("ok", "config", "read %s", strings.Join(read, " and "))
+}
+
+// model checks that the configured model (CORVID_MODEL or the config's
+// model) names a provider and model corvid can open, as `corvid acp` would.
+func (d *doctor) model(file *config.File) {
+	provider, model, err := config.ResolveModel(d.env, file, "")
+	switch {
+	case errors.Is(err, config.ErrNoModel):
+		d.item("warn", "model", "none configured and no provider key to pick one; editors will be asked to authenticate")
+	case err != nil:
+		d.item("FAIL", "model", "%v", err)
+	case provider == config.ScriptProvider:
+		if _, err := os.Stat(model); err != nil {
+			d.item("FAIL", "model", "script:%s: %v", model, err)
+			return
+		}
+		d.item("ok", "model", "script:%s (the offline scripted model)", model)
+	case !catalog.Lookup(provider, model).Known && len(catalog.List(provider)) > 0:
+		d.item("warn", "model", "%s:%s is not in corvid's catalog; `corvid models` lists the known ones", provider, model)
+	default:
+		d.item("ok", "model", "%s:%s", provider, model)
+	}
+}
+
+// mcpCommands checks that every configured stdio MCP server's command can
+// be found, the way corvid will start it.
+func (d *doctor) mcpCommands(file *config.File) {
+	if file == nil || len(file.MCPServers) == 0 {
+		return
+	}
+	names := make([]string, 0, len(file.MCPServers))
+	for name := range file.MCPServers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		s := file.MCPServers[name]
+		if s.Command == "" {
+			d.item("ok", "mcp "+name, "%s (remote; not contacted)", s.URL)
+			continue
+		}
+		if path, err := exec.LookPath(s.Command); err != nil {
+			d.item("FAIL", "mcp "+name, "command %q not found on PATH", s.Command)
+		} else {
+			d.item("ok", "mcp "+name, "%s", path)
+		}
+	}
+}
+
 func (d *doctor) sessionStore() {
 	path := filepath.Join(config.DataDir(d.env), "sessions.db")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		// Checking must not create it: say where it will go.
+		d.item("ok", "sessions", "none stored yet; the first session creates %s", path)
+		return
+	}
 	st, err := store.Open(path)
 	if err != nil {
 		d.item("FAIL", "sessions", "%v", err)
@@ -174,6 +251,7 @@ func (d *doctor) runtimeDir() {
 // conformance runs the ACP conformance kit against this binary with the scripted
 // model (the kit writes its scripts into its own temporary directory).
 func (d *doctor) conformance(ctx context.Context) {
+	fmt.Fprintf(d.out, "[ .. ] %-12s running the protocol checks against this binary (a few seconds)…\n", "conformance")
 	rep, err := conformance.Run(ctx, conformance.Options{Agent: d.self, Scripted: true, Timeout: d.timeout})
 	if err != nil {
 		d.item("FAIL", "conformance", "%v", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,8 +30,45 @@ func TestDoctorPassesOnAFreshHomeAndChecksItsOwnConformance(t *testing.T) {
 			t.Errorf("checklist lacks %q", want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(config.DataDir(env), "sessions.db")); err != nil {
-		t.Errorf("session store not created: %v", err)
+	if !strings.Contains(out.String(), "no config file; defaults apply") {
+		t.Errorf("a home without config.toml is not reported as such")
+	}
+	if _, err := os.Stat(filepath.Join(config.DataDir(env), "sessions.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("doctor created the session store (%v); checking must not write it", err)
+	}
+}
+
+// The model and the MCP commands a config names are checked, as `corvid acp`
+// would use them: a mistyped provider fails doctor instead of only acp.
+func TestDoctorChecksTheConfiguredModelAndMCPCommands(t *testing.T) {
+	for _, tc := range []struct {
+		config string
+		want   []string
+	}{
+		{`model = "antropic:claude"`, []string{`[FAIL] model`, `did you mean anthropic?`}},
+		{`model = "script:/nonexistent/s.json"`, []string{`[FAIL] model`, `/nonexistent/s.json`}},
+		{"model = \"ollama:qwen3\"\n[mcp_servers.gone]\ncommand = \"corvid-no-such-mcp-server\"\n[mcp_servers.sh]\ncommand = \"sh\"",
+			[]string{`[ok  ] model        ollama:qwen3`, `[FAIL] mcp gone`, `"corvid-no-such-mcp-server" not found`, `[ok  ] mcp sh`}},
+	} {
+		home := t.TempDir()
+		env := config.MapEnv{"HOME": home, "CORVID_KEYRING": "off", "XDG_RUNTIME_DIR": filepath.Join(home, "run"), "PATH": os.Getenv("PATH")}
+		if err := os.MkdirAll(config.ConfigDir(env), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(config.ConfigDir(env), "config.toml"), []byte(tc.config+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		d := doctor{env: env, cwd: t.TempDir(), self: []string{"false"}, timeout: time.Second, out: &out}
+		d.run(context.Background())
+		for _, want := range tc.want {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("config %q: checklist lacks %q:\n%s", tc.config, want, out.String())
+			}
+		}
+		if !strings.Contains(out.String(), "[ok  ] config       read ") {
+			t.Errorf("config %q: the file read is not named:\n%s", tc.config, out.String())
+		}
 	}
 }
 

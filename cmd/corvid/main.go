@@ -7,52 +7,89 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/alecthomas/kong"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version, commit and date are stamped in by release builds:
+// -ldflags "-X main.version=... -X main.commit=... -X main.date=...".
+// A plain `go build` leaves them empty or "dev", and versionLine falls back
+// to what the Go toolchain recorded (the VCS revision and time).
+var (
+	version = "0.1.0-dev"
+	commit  = ""
+	date    = ""
+)
+
+// versionLine is what `corvid version` and `corvid --version` print.
+func versionLine() string {
+	c, d, dirty := commit, date, false
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if c == "" {
+					c = s.Value
+				}
+			case "vcs.time":
+				if d == "" {
+					d = s.Value
+				}
+			case "vcs.modified":
+				dirty = s.Value == "true" && commit == ""
+			}
+		}
+	}
+	if len(c) > 12 {
+		c = c[:12]
+	}
+	if c == "" {
+		c = "unknown"
+	}
+	if dirty {
+		c += "-dirty"
+	}
+	if d == "" {
+		d = "unknown"
+	}
+	return fmt.Sprintf("corvid %s (commit %s, built %s)", version, c, d)
+}
 
 // CLI is the command tree.
 type CLI struct {
-	ACP         acpCmd         `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
-	Agents      agentsCmd      `cmd:"" help:"List and show agent profiles (corvid TOML profiles and Leviath agent.leviath blueprints)."`
-	Run         runCmd         `cmd:"" help:"Print mode: answer one prompt on stdout and exit: corvid run -p PROMPT (also corvid -p PROMPT)."`
-	Auth        authCmd        `cmd:"" help:"Manage provider credentials (login, logout, status)."`
-	Models      modelsCmd      `cmd:"" help:"List the models usable with the credentials at hand."`
-	Trust       trustCmd       `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers)."`
-	Respond     respondCmd     `cmd:"" help:"List or answer permission questions that corvid could not put to its host."`
-	Sessions    sessionsCmd    `cmd:"" help:"List, show, export or remove stored sessions."`
-	Conformance conformanceCmd `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`
-	Doctor      doctorCmd      `cmd:"" help:"Check config, credentials (sources only), the session store, the keyring, and run the conformance kit against corvid."`
-	Version     versionCmd     `cmd:"" help:"Print corvid's version."`
-	SandboxExec sandboxExecCmd `cmd:"" name:"sandbox-exec" hidden:"" help:"Run a command confined by the shell sandbox (what the shell tool runs)."`
+	ACP         acpCmd           `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
+	Agents      agentsCmd        `cmd:"" help:"List and show agent profiles (corvid TOML profiles and Leviath agent.leviath blueprints)."`
+	Run         runCmd           `cmd:"" help:"Print mode: answer one prompt on stdout and exit: corvid run -p PROMPT (also corvid -p PROMPT)."`
+	Auth        authCmd          `cmd:"" help:"Manage provider credentials (login, logout, status)."`
+	Models      modelsCmd        `cmd:"" help:"List the models usable with the credentials at hand."`
+	Trust       trustCmd         `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers)."`
+	Respond     respondCmd       `cmd:"" help:"List or answer permission questions that corvid could not put to its host."`
+	Sessions    sessionsCmd      `cmd:"" help:"List, show, export or remove stored sessions."`
+	Conformance conformanceCmd   `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`
+	Doctor      doctorCmd        `cmd:"" help:"Check config, credentials (sources only), the session store, the keyring, and run the conformance kit against corvid."`
+	Completion  completionCmd    `cmd:"" help:"Print a shell completion script: corvid completion bash|zsh|fish."`
+	Version     versionCmd       `cmd:"" help:"Print corvid's version, commit and build date."`
+	VersionFlag kong.VersionFlag `name:"version" short:"v" help:"Print corvid's version, commit and build date."`
+	SandboxExec sandboxExecCmd   `cmd:"" name:"sandbox-exec" hidden:"" help:"Run a command confined by the shell sandbox (what the shell tool runs)."`
 }
 
 type versionCmd struct{}
 
 func (versionCmd) Run() error {
-	fmt.Println("corvid", version)
+	fmt.Println(versionLine())
 	return nil
 }
 
 func main() {
 	args := os.Args[1:]
-	// CodeBuddy's habit: `corvid --acp [flags]` is `corvid acp [flags]`.
-	for i, a := range args {
-		if a == "--acp" {
-			args = append([]string{"acp"}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
-			break
-		}
-	}
-	args = printModeArgs(args)
+	args = helpArgs(printModeArgs(acpFlagArgs(args)))
 	var cli CLI
 	parser, err := kong.New(&cli,
 		kong.Name("corvid"),
 		kong.Description("corvid — a coding agent for editors that speak the Agent Client Protocol."),
 		kong.UsageOnError(),
-		kong.Vars{"version": version},
+		kong.Vars{"version": versionLine()},
 	)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -68,6 +105,33 @@ func main() {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
+}
+
+// acpFlagArgs makes CodeBuddy's habit, `corvid --acp [flags]`, mean
+// `corvid acp [flags]`. A --acp after "--" belongs to another command
+// (`corvid conformance -- gemini --acp`) and is left alone.
+func acpFlagArgs(args []string) []string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--acp" {
+			return append([]string{"acp"}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
+		}
+	}
+	return args
+}
+
+// helpArgs makes a bare `corvid`, `corvid help` and `corvid help CMD…`
+// print usage (of CMD) like --help does.
+func helpArgs(args []string) []string {
+	switch {
+	case len(args) == 0:
+		return []string{"--help"}
+	case args[0] == "help":
+		return append(append([]string{}, args[1:]...), "--help")
+	}
+	return args
 }
 
 // printModeArgs makes `corvid [flags] -p PROMPT …` mean `corvid run -p
@@ -87,5 +151,5 @@ func printModeArgs(args []string) []string {
 // commandWords are the command names and aliases of CLI.
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
-	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true,
+	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
 }

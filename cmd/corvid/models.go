@@ -62,7 +62,8 @@ func runModels(env config.Env, cwd, only string, out io.Writer) error {
 	}
 	wg.Wait()
 
-	var missing []string
+	var missing, notRunning []string
+	listed := false // a provider's models were printed above the notes
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for i, st := range statuses {
 		p := st.Provider
@@ -77,11 +78,13 @@ func runModels(env config.Env, cwd, only string, out io.Writer) error {
 		local := !p.NeedsKey
 		if local && !reachable[i] {
 			if only == "" {
-				continue // not running: nothing to offer
+				notRunning = append(notRunning, fmt.Sprintf("%s (no server at %s)", p.Name, st.BaseURL))
+				continue
 			}
 			fmt.Fprintf(tw, "%s: no server answering at %s\n", p.Name, st.BaseURL)
 			continue
 		}
+		listed = true
 		if local {
 			fmt.Fprintf(tw, "%s (local server at %s)\n", p.Name, st.BaseURL)
 		} else {
@@ -104,8 +107,19 @@ func runModels(env config.Env, cwd, only string, out io.Writer) error {
 			fmt.Fprintf(tw, "  (no model list; use %s:MODEL)\n", p.Name)
 		}
 	}
+	sep := func() {
+		if listed {
+			fmt.Fprintln(tw)
+		}
+		listed = true
+	}
+	if len(notRunning) > 0 {
+		sep()
+		fmt.Fprintf(tw, "Local servers not running: %s\n", strings.Join(notRunning, ", "))
+	}
 	if len(missing) > 0 {
-		fmt.Fprintf(tw, "\nWithout credentials: %s (corvid auth status says how to add them)\n", strings.Join(missing, ", "))
+		sep()
+		fmt.Fprintf(tw, "Without credentials: %s (corvid auth status says how to add them)\n", strings.Join(missing, ", "))
 	}
 	return tw.Flush()
 }

@@ -30,7 +30,7 @@ type runCmd struct {
 	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply). Without it, a call that would ask is refused."`
 	Allow                 []string     `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
 	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
-	LogLevel              string       `name:"log-level" default:"warn" enum:"debug,info,warn,error" help:"Log level."`
+	LogLevel              string       `name:"log-level" default:"warn" help:"Log level: trace, debug, info, warn or error (any case)."`
 	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
 	Profile               profileFlags `embed:""`
 }

@@ -84,7 +84,11 @@ func runSessionsList(env config.Env, c sessionsListCmd, w io.Writer) error {
 		return writeSessionsJSON(w, list)
 	}
 	if len(list) == 0 {
-		fmt.Fprintln(w, "No sessions stored yet.")
+		if c.Cwd != "" {
+			fmt.Fprintf(w, "No sessions for %s.\n", c.Cwd)
+		} else {
+			fmt.Fprintln(w, "No sessions stored yet.")
+		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -166,9 +170,12 @@ func findSession(ctx context.Context, st *store.Store, id string) (store.Session
 	if err != nil {
 		return store.Session{}, err
 	}
+	// Like git's short hashes, the prefix may leave out the "sess_" that
+	// every id starts with.
+	bare := strings.TrimPrefix(id, "sess_")
 	var matches []store.Session
 	for _, s := range all {
-		if strings.HasPrefix(s.ID, id) {
+		if strings.HasPrefix(s.ID, id) || strings.HasPrefix(strings.TrimPrefix(s.ID, "sess_"), bare) {
 			matches = append(matches, s)
 		}
 	}

@@ -144,6 +144,14 @@ func TestSessionsListPrintsEverySessionNewestFirstAndFiltersByCwd(t *testing.T) 
 		t.Errorf("--cwd %s --json: %+v", a, got)
 	}
 
+	// A directory with no sessions says so, rather than "none stored yet".
+	none, err := runSessions(t, func(w *bytes.Buffer) error {
+		return runSessionsList(f.env, sessionsListCmd{Cwd: "/nonexistent"}, w)
+	})
+	if err != nil || strings.TrimSpace(none) != "No sessions for /nonexistent." {
+		t.Errorf("--cwd /nonexistent: %q %v", none, err)
+	}
+
 	// A relative --cwd is taken from the working directory.
 	t.Chdir(b)
 	rel, err := runSessions(t, func(w *bytes.Buffer) error { return runSessionsList(f.env, sessionsListCmd{Cwd: ".", JSON: true}, w) })
@@ -219,6 +227,15 @@ func TestSessionsFindsAnIDByUniquePrefix(t *testing.T) {
 	_, err = runSessions(t, func(w *bytes.Buffer) error { return runSessionsShow(f.env, sessionsShowCmd{ID: "sess_abc"}, w) })
 	if err == nil || !strings.Contains(err.Error(), "sess_abc1") || !strings.Contains(err.Error(), "sess_abc2") {
 		t.Errorf("ambiguous prefix: %v, want an error naming both sessions", err)
+	}
+	// Like a short git hash, the prefix may leave out "sess_".
+	out, err = runSessions(t, func(w *bytes.Buffer) error { return runSessionsShow(f.env, sessionsShowCmd{ID: "xy"}, w) })
+	if err != nil || !strings.Contains(out, "sess_xyz: three") {
+		t.Errorf("show by a prefix without sess_: %q %v", out, err)
+	}
+	_, err = runSessions(t, func(w *bytes.Buffer) error { return runSessionsShow(f.env, sessionsShowCmd{ID: "abc"}, w) })
+	if err == nil || !strings.Contains(err.Error(), "sess_abc1") {
+		t.Errorf("ambiguous bare prefix: %v", err)
 	}
 	_, err = runSessions(t, func(w *bytes.Buffer) error { return runSessionsShow(f.env, sessionsShowCmd{ID: "nope"}, w) })
 	if err == nil || !strings.Contains(err.Error(), "corvid sessions list") {

@@ -293,3 +293,30 @@ func TestUntrustedProjectMayOnlyTightenTheSandbox(t *testing.T) {
 		t.Error("an unknown sandbox mode was accepted")
 	}
 }
+
+// A model id is read the same wherever it is written, script:FILE included,
+// and a mistyped provider gets the name it was probably meant to be.
+func TestParseModelScriptAndMistypedProviders(t *testing.T) {
+	if p, m, err := ParseModel(nil, "script:examples/hello.json"); err != nil || p != ScriptProvider || m != "examples/hello.json" {
+		t.Errorf("script:FILE = %q %q %v", p, m, err)
+	}
+	env := MapEnv{"CORVID_MODEL": "script:/s.json"}
+	if p, m, err := ResolveModel(env, nil, ""); err != nil || p != ScriptProvider || m != "/s.json" {
+		t.Errorf("CORVID_MODEL=script:/s.json resolves to %q %q %v", p, m, err)
+	}
+	for id, want := range map[string]string{
+		"anthropc:claude-x":  `unknown provider "anthropc" in "anthropc:claude-x"; did you mean anthropic?`,
+		"Gemini/gemini-pro":  `did you mean gemini?`,
+		"openruoter/x":       `did you mean openrouter?`,
+		"nosuchthing:model":  `unknown provider "nosuchthing" in "nosuchthing:model" (providers: anthropic,`,
+		"claude-sonnet-typo": ``, // a bare family name is inferred, not a provider typo
+	} {
+		_, _, err := ParseModel(nil, id)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", id, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: %v, want it to contain %q", id, err, want)
+		}
+	}
+}

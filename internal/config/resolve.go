@@ -56,6 +56,9 @@ func ResolveModel(env Env, file *File, flag string) (provider, model string, err
 // "openrouter/anthropic/claude-sonnet-4.6" work), a bare provider name, or a
 // bare model id whose provider can be inferred from its name.
 func ParseModel(file *File, id string) (provider, model string, err error) {
+	if rest, ok := strings.CutPrefix(id, ScriptProvider+":"); ok && rest != "" {
+		return ScriptProvider, rest, nil
+	}
 	if i := strings.IndexAny(id, ":/"); i > 0 {
 		if p, ok := file.Provider(id[:i]); ok {
 			model = id[i+1:]
@@ -77,7 +80,53 @@ func ParseModel(file *File, id string) (provider, model string, err error) {
 	if p := inferProvider(id); p != "" {
 		return p, id, nil
 	}
+	if i := strings.IndexAny(id, ":/"); i > 0 {
+		if near := nearestProvider(file, id[:i]); near != "" {
+			return "", "", fmt.Errorf("unknown provider %q in %q; did you mean %s?", id[:i], id, near)
+		}
+		return "", "", fmt.Errorf("unknown provider %q in %q (providers: %s)", id[:i], id, providerNames(file))
+	}
 	return "", "", fmt.Errorf("unknown model %q: write it as provider:model (providers: %s)", id, providerNames(file))
+}
+
+// ScriptProvider is the scripted model's provider name: script:FILE plays
+// FILE. It needs no credentials and is not in Providers.
+const ScriptProvider = "script"
+
+// nearestProvider is the provider name closest to a mistyped one (at most
+// two edits away, or differing only in case), or "".
+func nearestProvider(file *File, name string) string {
+	best, bestDist := "", 3
+	for _, p := range file.AllProviders() {
+		if strings.EqualFold(p.Name, name) {
+			return p.Name
+		}
+		if d := editDistance(strings.ToLower(name), p.Name); d < bestDist {
+			best, bestDist = p.Name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // inferProvider guesses the provider of a bare model id from its family

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // trustedFile lists the project directories whose .corvid/config.toml the
@@ -94,15 +95,11 @@ func Trust(env Env, dir string) error {
 	if content != nil {
 		t.Projects = append(t.Projects, trustedEntry{Dir: d, SHA256: contentHash(content)})
 	}
-	slices.SortFunc(t.Projects, func(a, b trustedEntry) int {
-		switch {
-		case a.Dir < b.Dir:
-			return -1
-		case a.Dir > b.Dir:
-			return 1
-		}
-		return 0
-	})
+	return writeTrust(env, t)
+}
+
+func writeTrust(env Env, t trustList) error {
+	slices.SortFunc(t.Projects, func(a, b trustedEntry) int { return strings.Compare(a.Dir, b.Dir) })
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return err
@@ -116,6 +113,53 @@ func Trust(env Env, dir string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// TrustedProject is one entry of the trust list, with how its config file
+// stands now.
+type TrustedProject struct {
+	Dir   string
+	State TrustState // Trusted, or Changed (the file differs or is gone)
+}
+
+// TrustedProjects lists every trusted project directory, sorted.
+func TrustedProjects(env Env) ([]TrustedProject, error) {
+	t, err := readTrust(env)
+	if err != nil {
+		return nil, err
+	}
+	var out []TrustedProject
+	for _, e := range t.Projects {
+		st := Changed
+		if b, err := os.ReadFile(filepath.Join(e.Dir, ProjectConfigName)); err == nil && contentHash(b) == e.SHA256 {
+			st = Trusted
+		}
+		out = append(out, TrustedProject{Dir: e.Dir, State: st})
+	}
+	for _, d := range t.Dirs {
+		out = append(out, TrustedProject{Dir: d, State: Changed})
+	}
+	slices.SortFunc(out, func(a, b TrustedProject) int { return strings.Compare(a.Dir, b.Dir) })
+	return out, nil
+}
+
+// Revoke removes dir from the trust list; it reports whether it was there.
+func Revoke(env Env, dir string) (bool, error) {
+	d, err := canonicalDir(dir)
+	if err != nil {
+		return false, err
+	}
+	t, err := readTrust(env)
+	if err != nil {
+		return false, err
+	}
+	n := len(t.Dirs) + len(t.Projects)
+	t.Dirs = slices.DeleteFunc(t.Dirs, func(x string) bool { return x == d })
+	t.Projects = slices.DeleteFunc(t.Projects, func(e trustedEntry) bool { return e.Dir == d })
+	if len(t.Dirs)+len(t.Projects) == n {
+		return false, nil
+	}
+	return true, writeTrust(env, t)
 }
 
 // TrustOf says whether dir's config file, whose content is given, is
