@@ -23,17 +23,44 @@ func sseChunks(body []byte) []byte {
 	return out
 }
 
+// parallelCassettes are charmbracelet/fantasy go-vcr cassettes (see
+// ../SOURCES-openai.md) of real Chat Completions services, each a stream
+// with two tool calls (add, multiply) at index 0 and 1, then the follow-up
+// request the real service accepted and its streamed text answer. Each is
+// replayed through the preset of the service that produced it.
+var parallelCassettes = []struct {
+	name, file string
+	p          replay.Provider
+}{
+	// OpenAI's own stream (gpt-4o-mini); corvid's openai: preset speaks
+	// Responses, so the OpenAI-compatible relay preset serves it.
+	{"openai via openrouter", "fantasy-gpt-4o-mini-chat-multi_tool_streaming.yaml", preset("openrouter", "openai/gpt-4o-mini")},
+	// api.groq.com, moonshotai/kimi-k2-instruct-0905: both calls whole,
+	// one chunk each, ids "functions.add:0" and "functions.multiply:1".
+	{"groq", "fantasy-kimi-k2-groq-multi_tool_streaming.yaml", preset("groq", "moonshotai/kimi-k2-instruct-0905")},
+	// openrouter.ai, deepseek/deepseek-v3.2 (served by AtlasCloud): text,
+	// then each call's name and arguments in separate chunks.
+	{"openrouter deepseek", "fantasy-deepseek-v3.2-openrouter-multi_tool_streaming.yaml", preset("openrouter", "deepseek/deepseek-v3.2")},
+}
+
 // TestParallelToolCallsAtTwoIndexesEachRunAndEachGetsAToolMessage replays
-// a real gpt-4o-mini Chat Completions stream (charmbracelet/fantasy's
-// go-vcr cassette, see ../SOURCES-openai.md) with two tool calls at index
-// 0 and 1 (add, multiply; arguments in pieces), through an
-// OpenAI-compatible preset, then the recorded text answer. The cassette's
-// second request is the follow-up the real API accepted: one assistant
-// message with both tool_calls, then one tool message per tool_call_id, in
-// order. corvid must show each call as its own tool call, run both (corvid
-// has neither tool, so both fail) and send the accepted layout.
+// each parallel cassette. corvid must show each call as its own tool call
+// (recorded id, name, reassembled arguments), run both (corvid has neither
+// tool, so both fail), stream the recorded answer, and send the follow-up
+// in the layout the real service accepted: one assistant message with the
+// streamed text and both tool_calls (ids, names and arguments as
+// accepted), then one tool message per tool_call_id, in order.
 func TestParallelToolCallsAtTwoIndexesEachRunAndEachGetsAToolMessage(t *testing.T) {
-	cas := replay.GoVCR(t, replay.Read(t, "fantasy-gpt-4o-mini-chat-multi_tool_streaming.yaml"))
+	for _, tc := range parallelCassettes {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkParallelCassette(t, tc.file, tc.p)
+		})
+	}
+}
+
+func checkParallelCassette(t *testing.T, file string, p replay.Provider) {
+	cas := replay.GoVCR(t, replay.Read(t, file))
 	if len(cas) != 2 {
 		t.Fatalf("cassette has %d interactions, want 2", len(cas))
 	}
@@ -52,7 +79,7 @@ func TestParallelToolCallsAtTwoIndexesEachRunAndEachGetsAToolMessage(t *testing.
 	}
 
 	srv := replay.New(t, replay.Responses(cas)...)
-	c := replay.Open(t, preset("openrouter", "openai/gpt-4o-mini"), srv, nil)
+	c := replay.Open(t, p, srv, nil)
 	c.MustPrompt(t, c.SID, "Add and multiply the number 2 and 3", "end_turn")
 	ups := c.Updates(c.SID)
 
@@ -72,12 +99,30 @@ func TestParallelToolCallsAtTwoIndexesEachRunAndEachGetsAToolMessage(t *testing.
 			t.Errorf("tool call %s (%s) never finished: corvid did not run it", want.id, want.name)
 		}
 	}
-	if got := testkit.TextOf(ups, "agent_message_chunk"); got != answer {
-		t.Errorf("message %q, want the recorded %q", got, answer)
+	if got := testkit.TextOf(ups, "agent_message_chunk"); got != rec.text+answer {
+		t.Errorf("message %q, want the recorded %q", got, rec.text+answer)
 	}
 
 	reqs := srv.MustRequests(t, 2)
-	checkToolFollowUp(t, reqs[1], rec)
+	a := checkToolFollowUp(t, reqs[1], rec)
+	// Field by field against the accepted assistant message.
+	if want := accAsst[0]["content"]; want != nil && a["content"] != want {
+		t.Errorf("follow-up assistant content %q, accepted %q", a["content"], want)
+	}
+	got, _ := a["tool_calls"].([]any)
+	for k, x := range accAsst[0]["tool_calls"].([]any) {
+		w := x.(map[string]any)
+		if k >= len(got) {
+			break
+		}
+		g := got[k].(map[string]any)
+		gf, wf := g["function"].(map[string]any), w["function"].(map[string]any)
+		var ga, wa any
+		if g["id"] != w["id"] || g["type"] != w["type"] || gf["name"] != wf["name"] ||
+			json.Unmarshal([]byte(gf["arguments"].(string)), &ga) != nil || json.Unmarshal([]byte(wf["arguments"].(string)), &wa) != nil || js(ga) != js(wa) {
+			t.Errorf("follow-up tool_call %d is %s, accepted %s", k, js(g), js(w))
+		}
+	}
 	ms := reqs[1].Items(t, "messages")
 	tools := replay.Where(ms, "role", "tool")
 	if len(tools) != len(accTools) {
