@@ -11,7 +11,8 @@ import (
 // completionStream frames a recorded non-streamed chat.completion as the
 // Chat Completions chunks the same service streams (one JSON object per
 // line, for replay.ChatChunks): the role with the reasoning_content, the
-// content, each tool call whole at its recorded index, then the
+// content, each tool call whole at its recorded index (its position when
+// the recording has none), then the
 // finish_reason with the usage. Every value is the recorded one; only the
 // framing is ours, so what this proves rests on the follow-up request, not
 // on this stream.
@@ -45,7 +46,15 @@ func completionStream(t *testing.T, body []byte) []byte {
 		chunk(map[string]any{"content": s}, nil, nil)
 	}
 	if tcs, ok := msg["tool_calls"].([]any); ok {
-		for _, tc := range tcs {
+		for i, x := range tcs {
+			// A streamed call carries its index (OpenAI's
+			// ChatCompletionMessageToolCallChunk requires it); a
+			// non-streamed message may leave it out (xAI): then the
+			// index is the call's position.
+			tc := x.(map[string]any)
+			if _, ok := tc["index"]; !ok {
+				tc["index"] = i
+			}
 			chunk(map[string]any{"tool_calls": []any{tc}}, nil, nil)
 		}
 	}

@@ -31,16 +31,23 @@ func sseChunks(body []byte) []byte {
 var parallelCassettes = []struct {
 	name, file string
 	p          replay.Provider
+	// whole: the cassette recorded non-streamed chat.completion bodies,
+	// replayed framed as chunks by completionStream.
+	whole bool
 }{
 	// OpenAI's own stream (gpt-4o-mini); corvid's openai: preset speaks
 	// Responses, so the OpenAI-compatible relay preset serves it.
-	{"openai via openrouter", "fantasy-gpt-4o-mini-chat-multi_tool_streaming.yaml", preset("openrouter", "openai/gpt-4o-mini")},
+	{"openai via openrouter", "fantasy-gpt-4o-mini-chat-multi_tool_streaming.yaml", preset("openrouter", "openai/gpt-4o-mini"), false},
 	// api.groq.com, moonshotai/kimi-k2-instruct-0905: both calls whole,
 	// one chunk each, ids "functions.add:0" and "functions.multiply:1".
-	{"groq", "fantasy-kimi-k2-groq-multi_tool_streaming.yaml", preset("groq", "moonshotai/kimi-k2-instruct-0905")},
+	{"groq", "fantasy-kimi-k2-groq-multi_tool_streaming.yaml", preset("groq", "moonshotai/kimi-k2-instruct-0905"), false},
 	// openrouter.ai, deepseek/deepseek-v3.2 (served by AtlasCloud): text,
 	// then each call's name and arguments in separate chunks.
-	{"openrouter deepseek", "fantasy-deepseek-v3.2-openrouter-multi_tool_streaming.yaml", preset("openrouter", "deepseek/deepseek-v3.2")},
+	{"openrouter deepseek", "fantasy-deepseek-v3.2-openrouter-multi_tool_streaming.yaml", preset("openrouter", "deepseek/deepseek-v3.2"), false},
+	// api.x.ai, grok-4-fast (answered as grok-4-fast-reasoning), not
+	// streamed: two tool calls with empty content; its reasoning tokens are
+	// counted in usage only.
+	{"xai", "fantasy-grok-4-fast-xai-multi_tool.yaml", preset("xai", "grok-4-fast"), true},
 }
 
 // TestParallelToolCallsAtTwoIndexesEachRunAndEachGetsAToolMessage replays
@@ -54,21 +61,30 @@ func TestParallelToolCallsAtTwoIndexesEachRunAndEachGetsAToolMessage(t *testing.
 	for _, tc := range parallelCassettes {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			checkParallelCassette(t, tc.file, tc.p)
+			checkParallelCassette(t, tc.file, tc.p, tc.whole)
 		})
 	}
 }
 
-func checkParallelCassette(t *testing.T, file string, p replay.Provider) {
+func checkParallelCassette(t *testing.T, file string, p replay.Provider, whole bool) {
 	cas := replay.GoVCR(t, replay.Read(t, file))
 	if len(cas) != 2 {
 		t.Fatalf("cassette has %d interactions, want 2", len(cas))
 	}
-	rec := readRecording(t, sseChunks(cas[0].Response.Body))
+	responses := replay.Responses(cas)
+	chunks := func(i int) []byte { return sseChunks(cas[i].Response.Body) }
+	if whole {
+		for i := range responses {
+			responses[i] = replay.ChatChunks(completionStream(t, cas[i].Response.Body))
+		}
+		chunks = func(i int) []byte { return completionStream(t, cas[i].Response.Body) }
+	}
+	rec := readRecording(t, chunks(0))
 	if len(rec.calls) != 2 || rec.calls[0].id == rec.calls[1].id {
 		t.Fatalf("recorded stream has calls %+v; this test needs two at distinct indexes", rec.calls)
 	}
-	answer := readRecording(t, sseChunks(cas[1].Response.Body)).text
+	final := readRecording(t, chunks(1))
+	answer := final.text
 	var acc replay.Request
 	acc.Body = cas[1].RequestBody
 	accMsgs := acc.Items(t, "messages")
@@ -78,7 +94,7 @@ func checkParallelCassette(t *testing.T, file string, p replay.Provider) {
 		t.Fatalf("accepted follow-up is not one assistant message with 2 tool_calls and 2 tool messages: %s", acc.Body)
 	}
 
-	srv := replay.New(t, replay.Responses(cas)...)
+	srv := replay.New(t, responses...)
 	c := replay.Open(t, p, srv, nil)
 	c.MustPrompt(t, c.SID, "Add and multiply the number 2 and 3", "end_turn")
 	ups := c.Updates(c.SID)
@@ -101,6 +117,14 @@ func checkParallelCassette(t *testing.T, file string, p replay.Provider) {
 	}
 	if got := testkit.TextOf(ups, "agent_message_chunk"); got != rec.text+answer {
 		t.Errorf("message %q, want the recorded %q", got, rec.text+answer)
+	}
+	// used is the last response's whole context: its total_tokens, which
+	// counts the reasoning tokens some services leave out of
+	// completion_tokens (xAI).
+	if total, ok := final.usage["total_tokens"].(float64); ok {
+		if used, _ := c.Used(t); used != int64(total) {
+			t.Errorf("usage_update used %d, want the recorded total_tokens %v (usage %s)", used, total, js(final.usage))
+		}
 	}
 
 	reqs := srv.MustRequests(t, 2)
