@@ -231,7 +231,7 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 			return
 		}
 		if st.finish == "" {
-			yield(llm.Event{}, errCut(m))
+			yield(llm.Event{}, m.cutError(&fail))
 			return
 		}
 		for _, ev := range st.end() {

@@ -1,11 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -28,6 +30,9 @@ type httpFailure struct {
 	status     int
 	body       []byte
 	retryAfter time.Duration
+	// okError is a JSON body with an "error" sent with a 2xx status where
+	// a stream was due: OpenRouter answers an upstream failure so.
+	okError []byte
 }
 
 // capture returns a per-request option that records an HTTP error answer
@@ -35,6 +40,19 @@ type httpFailure struct {
 func (f *httpFailure) capture() option.RequestOption {
 	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 		res, err := next(req)
+		if err == nil && res != nil && res.StatusCode < 300 && isJSON(res.Header) {
+			head, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+			res.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(head), res.Body), res.Body}
+			if bytes.Contains(head, []byte(`"error"`)) {
+				f.mu.Lock()
+				f.okError = head
+				f.mu.Unlock()
+			}
+			return res, nil
+		}
 		if err != nil || res == nil || res.StatusCode < 400 {
 			return res, err
 		}
@@ -52,6 +70,13 @@ func (f *httpFailure) get() (status int, body []byte, after time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.status, f.body, f.retryAfter
+}
+
+// isJSON says whether an answer's Content-Type is JSON (not an event
+// stream).
+func isJSON(h http.Header) bool {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt == "application/json"
 }
 
 // retryAfter reads retry-after-ms or retry-after (seconds or an HTTP date).
@@ -294,6 +319,23 @@ func (m *model) wrap(ctx context.Context, err error, f *httpFailure) error {
 	}
 	return &llm.Error{Provider: m.p.Name, Retryable: true,
 		Message: fmt.Sprintf("%s request failed: %s.", m.p.DisplayName(), m.redact(err.Error()))}
+}
+
+// cutError is the error of a stream that ended before its last event: the
+// error of a JSON error body the server sent with a 2xx status instead of
+// the stream, if it did (with the code as the status, as in a stream's
+// error event), else errCut.
+func (m *model) cutError(f *httpFailure) error {
+	f.mu.Lock()
+	body := f.okError
+	f.mu.Unlock()
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && len(env.Error) > 0 && string(env.Error) != "null" {
+		return m.streamError(parseErrorBody(body))
+	}
+	return errCut(m)
 }
 
 // errCut is the error of a stream that ended before its last event.
