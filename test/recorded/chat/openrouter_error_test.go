@@ -34,7 +34,9 @@ func TestOpenRouterRecordedErrorIn200IsReportedAndTheSessionGoesOn(t *testing.T)
 	if !strings.HasPrefix(msg, "OpenRouter ") {
 		t.Errorf("error %q does not name OpenRouter first", msg)
 	}
-	for _, want := range []string{"429", "Provider returned error", "Google", "temporarily rate-limited upstream"} {
+	// metadata.raw whole: its own "; " is part of the cause, not the start
+	// of corvid's hint.
+	for _, want := range []string{"429", "Provider returned error", "Google", "is temporarily rate-limited upstream; please retry shortly"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q drops %q (error.code, error.message, error.metadata)", msg, want)
 		}
@@ -44,6 +46,9 @@ func TestOpenRouterRecordedErrorIn200IsReportedAndTheSessionGoesOn(t *testing.T)
 	}
 	if strings.ContainsAny(msg, "\n\r") {
 		t.Errorf("error %q spans lines", msg)
+	}
+	if strings.Count(msg, "(") != strings.Count(msg, ")") {
+		t.Errorf("error %q has unbalanced parentheses: the cause was cut inside them", msg)
 	}
 
 	c.MustPrompt(t, c.SID, "Another one", "end_turn")
