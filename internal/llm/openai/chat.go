@@ -23,7 +23,9 @@ import (
 // requires; their images follow in a user message (tool messages carry text
 // only). Thinking parts are not sent back, except as reasoning_content on
 // assistant messages with tool calls for the providers whose API requires
-// it (echoReasoning); other servers reject or ignore the field.
+// it (echoReasoning), and as the reasoning_details they came with for the
+// providers that want those back (echoDetails); other servers reject or
+// ignore the fields.
 func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 	var msgs []sdk.ChatCompletionMessageParamUnion
 	if req.System != "" {
@@ -36,7 +38,7 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleAssistant:
-			if a, ok := chatAssistant(msg, echoReasoning[m.p.Name]); ok {
+			if a, ok := chatAssistant(msg, echoReasoning[m.p.Name], echoDetails[m.p.Name]); ok {
 				msgs = append(msgs, a)
 			}
 		default:
@@ -74,13 +76,30 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 // Fireworks, Cerebras and the local servers are sent none.
 var echoReasoning = map[string]bool{"deepseek": true}
 
-func chatAssistant(msg llm.Message, withReasoning bool) (sdk.ChatCompletionMessageParamUnion, bool) {
+// echoDetails lists the presets that stream delta.reasoning_details and
+// want them back, unmodified, on the assistant message (OpenRouter:
+// "Preserving reasoning blocks"; through it, Gemini 3 refuses a function
+// call whose thought signature, an encrypted entry, does not come back).
+var echoDetails = map[string]bool{"openrouter": true}
+
+// detailsSig is the Signature of the thinking part that carries a
+// response's reasoning_details, as chatState.end yields it.
+type detailsSig struct {
+	ReasoningDetails []json.RawMessage `json:"reasoning_details"`
+}
+
+func chatAssistant(msg llm.Message, withReasoning, withDetails bool) (sdk.ChatCompletionMessageParamUnion, bool) {
 	var text, reasoning strings.Builder
+	var details []json.RawMessage
 	a := sdk.ChatCompletionAssistantMessageParam{}
 	for _, part := range msg.Parts {
 		switch part.Type {
 		case llm.PartThinking:
 			reasoning.WriteString(part.Text)
+			var sig detailsSig
+			if withDetails && strings.HasPrefix(part.Signature, `{"reasoning_details"`) && json.Unmarshal([]byte(part.Signature), &sig) == nil {
+				details = append(details, sig.ReasoningDetails...)
+			}
 		case llm.PartText:
 			text.WriteString(part.Text)
 		case llm.PartToolUse:
@@ -102,8 +121,15 @@ func chatAssistant(msg llm.Message, withReasoning bool) (sdk.ChatCompletionMessa
 	if text.Len() > 0 {
 		a.Content.OfString = param.NewOpt(text.String())
 	}
+	extra := map[string]any{}
 	if withReasoning && len(a.ToolCalls) > 0 && reasoning.Len() > 0 {
-		a.SetExtraFields(map[string]any{"reasoning_content": reasoning.String()})
+		extra["reasoning_content"] = reasoning.String()
+	}
+	if len(details) > 0 {
+		extra["reasoning_details"] = details
+	}
+	if len(extra) > 0 {
+		a.SetExtraFields(extra)
 	}
 	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
 }
@@ -169,6 +195,7 @@ type chatState struct {
 	finish  string
 	usage   llm.Usage
 	hasUsed bool
+	details []map[string]any // OpenRouter's reasoning_details, merged
 }
 
 func (s *chatState) block(kind string) int {
@@ -298,8 +325,44 @@ func contentParts(d sdk.ChatCompletionChunkChoiceDelta) (parts []contentPart, ok
 	return parts, true
 }
 
+// addDetails keeps the entries of a delta's reasoning_details (OpenRouter)
+// as they are, except that a reasoning.text or reasoning.summary entry
+// continuing the last one (same type and index) is joined to it, as
+// OpenRouter's own clients accumulate them.
+func (s *chatState) addDetails(d sdk.ChatCompletionChunkChoiceDelta) {
+	f, ok := d.JSON.ExtraFields["reasoning_details"]
+	if !ok {
+		return
+	}
+	var list []map[string]any
+	if json.Unmarshal([]byte(f.Raw()), &list) != nil {
+		return
+	}
+	for _, e := range list {
+		if n := len(s.details); n > 0 {
+			last := s.details[n-1]
+			if last["type"] == e["type"] && last["index"] == e["index"] && (e["type"] == "reasoning.text" || e["type"] == "reasoning.summary") {
+				for _, k := range []string{"text", "summary", "signature"} {
+					if v, ok := e[k].(string); ok {
+						prev, _ := last[k].(string)
+						last[k] = prev + v
+					}
+				}
+				for k, v := range e {
+					if _, ok := last[k]; !ok {
+						last[k] = v
+					}
+				}
+				continue
+			}
+		}
+		s.details = append(s.details, e)
+	}
+}
+
 func (s *chatState) delta(d sdk.ChatCompletionChunkChoiceDelta) []llm.Event {
 	var evs []llm.Event
+	s.addDetails(d)
 	if r := reasoningDelta(d); r != "" {
 		evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.block("thinking"), Text: r})
 	}
@@ -364,6 +427,13 @@ func (s *chatState) delta(d sdk.ChatCompletionChunkChoiceDelta) []llm.Event {
 // end closes the tool calls and reports usage and the stop reason.
 func (s *chatState) end() []llm.Event {
 	var evs []llm.Event
+	if len(s.details) > 0 {
+		// A thinking part of its own, with no text, whose signature holds
+		// the reasoning_details to send back (detailsSig).
+		sig, _ := json.Marshal(map[string]any{"reasoning_details": s.details})
+		evs = append(evs, llm.Event{Type: llm.EventSignature, Index: s.next, Text: string(sig)})
+		s.next++
+	}
 	sort.SliceStable(s.order, func(i, j int) bool { return s.tools[s.order[i]].block < s.tools[s.order[j]].block })
 	for _, k := range s.order {
 		t := s.tools[k]
