@@ -35,7 +35,8 @@ func TestOpenRouterGemini3ReasoningDetailsGoBackWithTheToolCall(t *testing.T) {
 		t.Fatalf("the cassette is not one tool call followed by an accepted follow-up with reasoning_details: %s", acc.Body)
 	}
 
-	srv := replay.New(t, replay.Responses(cas)...)
+	more := replay.ChatChunks(replay.Read(t, "mistral-text.chunks.txt"))
+	srv := replay.New(t, append(replay.Responses(cas), more)...)
 	c := replay.Open(t, preset("openrouter", "google/gemini-3-pro-preview"), srv, nil)
 	c.MustPrompt(t, c.SID, "What's the weather in Florence, Italy?", "end_turn")
 	ups := c.Updates(c.SID)
@@ -59,4 +60,19 @@ func TestOpenRouterGemini3ReasoningDetailsGoBackWithTheToolCall(t *testing.T) {
 		t.Errorf("follow-up assistant reasoning_details\n %s\nthe accepted follow-up's\n %s", js(got), js(want))
 	}
 	validateMessages(t, reqs[1])
+
+	// The details are part of the session: after session/load the history
+	// sent with the next prompt still carries them.
+	c.MustCall(c.Ctx, "session/load", map[string]any{"sessionId": c.SID, "cwd": c.Workspace, "mcpServers": []any{}}, nil)
+	c.MustPrompt(t, c.SID, "And tomorrow?", "end_turn")
+	third := srv.MustRequests(t, 3)[2]
+	var again any
+	for _, m := range replay.Where(third.Items(t, "messages"), "role", "assistant") {
+		if m["tool_calls"] != nil {
+			_ = json.Unmarshal([]byte(js(m["reasoning_details"])), &again)
+		}
+	}
+	if js(again) != js(want) {
+		t.Errorf("after session/load the assistant message's reasoning_details are\n %s\nwant\n %s", js(again), js(want))
+	}
 }
