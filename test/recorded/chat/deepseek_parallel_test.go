@@ -132,6 +132,11 @@ func TestDeepSeekReasonerParallelToolCallsMatchTheAcceptedFollowUp(t *testing.T)
 			t.Errorf("follow-up assistant %s is %s, accepted %s", k, js(a[k]), js(accAsst[k]))
 		}
 	}
+	for k := range a {
+		if _, ok := accAsst[k]; !ok {
+			t.Errorf("follow-up assistant message has %q, which the accepted one has not: %s", k, js(a))
+		}
+	}
 	got, _ := a["tool_calls"].([]any)
 	for k, x := range accAsst["tool_calls"].([]any) {
 		w := x.(map[string]any)
