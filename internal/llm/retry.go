@@ -161,7 +161,7 @@ func exhausted(last *Error, attempts int) *Error {
 	if summary == "" {
 		summary = fmt.Sprintf("%s request failed", last.Provider)
 	}
-	cause, _, _ = strings.Cut(cause, "; ")
+	cause = cutHint(cause)
 	cause = strings.TrimRight(strings.TrimSpace(cause), ". ")
 	noun := "attempts"
 	if attempts == 1 {
@@ -177,6 +177,26 @@ func exhausted(last *Error, attempts int) *Error {
 		Retryable: true,
 		Message:   msg + "; retry later",
 	}
+}
+
+// cutHint drops the hint from "cause; hint": it begins at the first "; "
+// outside brackets, since a cause may quote an upstream message with its
+// own "; " inside parentheses.
+func cutHint(cause string) string {
+	depth := 0
+	for i, r := range cause {
+		switch r {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth = max(0, depth-1)
+		case ';':
+			if depth == 0 && strings.HasPrefix(cause[i:], "; ") {
+				return cause[:i]
+			}
+		}
+	}
+	return cause
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {

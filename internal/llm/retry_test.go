@@ -214,3 +214,14 @@ func TestRetryStopsWhenCallerStopsIterating(t *testing.T) {
 		t.Fatalf("attempts = %d, want 1", inner.calls)
 	}
 }
+
+// The hint is cut at the "; " that begins it, not at one inside the cause's
+// parentheses (an upstream message quoted by OpenRouter).
+func TestRetryExhaustedKeepsASemicolonInsideTheCause(t *testing.T) {
+	e := exhausted(&Error{Provider: "openrouter", Status: 429,
+		Message: "OpenRouter returned 429 too many requests: Provider returned error (Google: x is temporarily rate-limited upstream; please retry shortly); wait and retry, or check your plan's limits."}, 1)
+	const want = "OpenRouter returned 429 too many requests after 1 attempt: Provider returned error (Google: x is temporarily rate-limited upstream; please retry shortly); retry later"
+	if e.Message != want {
+		t.Fatalf("message %q\nwant    %q", e.Message, want)
+	}
+}

@@ -20,7 +20,9 @@ import (
 // requires; their images follow in a user message (tool messages carry text
 // only). Thinking parts are not sent back, except as reasoning_content on
 // assistant messages with tool calls for the providers whose API requires
-// it (echoReasoning); other servers reject or ignore the field.
+// it (echoReasoning), and as the reasoning_details they came with for the
+// providers that want those back (echoDetails); other servers reject or
+// ignore the fields.
 func (m *model) chatParams(req llm.Request) chatRequest {
 	var msgs []chatMessage
 	if req.System != "" {
@@ -33,7 +35,7 @@ func (m *model) chatParams(req llm.Request) chatRequest {
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleAssistant:
-			if a, ok := chatAssistant(msg, echoReasoning[m.p.Name]); ok {
+			if a, ok := chatAssistant(msg, echoReasoning[m.p.Name], echoDetails[m.p.Name]); ok {
 				msgs = append(msgs, a)
 			}
 		default:
@@ -68,13 +70,29 @@ func (m *model) chatParams(req llm.Request) chatRequest {
 // Fireworks, Cerebras and the local servers are sent none.
 var echoReasoning = map[string]bool{"deepseek": true}
 
-func chatAssistant(msg llm.Message, withReasoning bool) (chatMessage, bool) {
+// echoDetails lists the presets that stream delta.reasoning_details and
+// want them back, unmodified, on the assistant message (OpenRouter:
+// "Preserving reasoning blocks"; through it, Gemini 3 refuses a function
+// call whose thought signature, an encrypted entry, does not come back).
+var echoDetails = map[string]bool{"openrouter": true}
+
+// detailsSig is the Signature of the thinking part that carries a
+// response's reasoning_details, as chatState.end yields it.
+type detailsSig struct {
+	ReasoningDetails []json.RawMessage `json:"reasoning_details"`
+}
+
+func chatAssistant(msg llm.Message, withReasoning, withDetails bool) (chatMessage, bool) {
 	var text, reasoning strings.Builder
 	a := chatMessage{Role: "assistant"}
 	for _, part := range msg.Parts {
 		switch part.Type {
 		case llm.PartThinking:
 			reasoning.WriteString(part.Text)
+			var sig detailsSig
+			if withDetails && strings.HasPrefix(part.Signature, `{"reasoning_details"`) && json.Unmarshal([]byte(part.Signature), &sig) == nil {
+				a.ReasoningDetails = append(a.ReasoningDetails, sig.ReasoningDetails...)
+			}
 		case llm.PartText:
 			text.WriteString(part.Text)
 		case llm.PartToolUse:
@@ -161,6 +179,7 @@ type chatState struct {
 	finish  string
 	usage   llm.Usage
 	hasUsed bool
+	details []map[string]any // OpenRouter's reasoning_details, joined (addDetails)
 }
 
 func (s *chatState) block(kind string) int {
@@ -185,6 +204,7 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 			return
 		}
 		defer res.Body.Close()
+		okBody := okErrorBody(res)
 		st := &chatState{tools: map[int64]*toolCall{}}
 		var failed error
 		stopped := false
@@ -238,7 +258,7 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 			return
 		}
 		if st.finish == "" {
-			yield(llm.Event{}, errCut(m))
+			yield(llm.Event{}, m.cutError(okBody))
 			return
 		}
 		for _, ev := range st.end() {
@@ -319,8 +339,41 @@ func contentText(d chatDelta) string {
 	return string(s)
 }
 
+// addDetails keeps the entries of a delta's reasoning_details (OpenRouter)
+// as they are, except that a reasoning.text or reasoning.summary entry
+// continuing the last one (same type and index) is joined to it, as
+// OpenRouter's own clients accumulate them. An entry that is not a JSON
+// object is dropped.
+func (s *chatState) addDetails(d chatDelta) {
+	for _, raw := range d.ReasoningDetails {
+		var e map[string]any
+		if json.Unmarshal(raw, &e) != nil || e == nil {
+			continue
+		}
+		if n := len(s.details); n > 0 {
+			last := s.details[n-1]
+			if last["type"] == e["type"] && last["index"] == e["index"] && (e["type"] == "reasoning.text" || e["type"] == "reasoning.summary") {
+				for _, k := range []string{"text", "summary", "signature"} {
+					if v, ok := e[k].(string); ok {
+						prev, _ := last[k].(string)
+						last[k] = prev + v
+					}
+				}
+				for k, v := range e {
+					if _, ok := last[k]; !ok {
+						last[k] = v
+					}
+				}
+				continue
+			}
+		}
+		s.details = append(s.details, e)
+	}
+}
+
 func (s *chatState) delta(d chatDelta) []llm.Event {
 	var evs []llm.Event
+	s.addDetails(d)
 	if r := reasoningDelta(d); r != "" {
 		evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.block("thinking"), Text: r})
 	}
@@ -386,6 +439,13 @@ func (s *chatState) delta(d chatDelta) []llm.Event {
 // end closes the tool calls and reports usage and the stop reason.
 func (s *chatState) end() []llm.Event {
 	var evs []llm.Event
+	if len(s.details) > 0 {
+		// A thinking part of its own, with no text, whose signature holds
+		// the reasoning_details to send back (detailsSig).
+		sig, _ := json.Marshal(map[string]any{"reasoning_details": s.details})
+		evs = append(evs, llm.Event{Type: llm.EventSignature, Index: s.next, Text: string(sig)})
+		s.next++
+	}
 	sort.SliceStable(s.order, func(i, j int) bool { return s.tools[s.order[i]].block < s.tools[s.order[j]].block })
 	for _, k := range s.order {
 		t := s.tools[k]

@@ -1,11 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -259,6 +261,42 @@ func (m *model) wrap(ctx context.Context, err error) error {
 	}
 	return &llm.Error{Provider: m.p.Name, Retryable: true,
 		Message: fmt.Sprintf("%s request failed: %s.", m.p.DisplayName(), m.redact(err.Error()))}
+}
+
+// okErrorBody reads the start (up to maxErrorBody) of a 2xx answer whose
+// Content-Type is JSON, not an event stream, and puts it back in front of
+// the body. It returns that start when it mentions "error": OpenRouter
+// answers an upstream failure so, with status 200, where a stream was due.
+func okErrorBody(res *http.Response) []byte {
+	if res.StatusCode >= 300 {
+		return nil
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt != "application/json" {
+		return nil
+	}
+	head, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	res.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), res.Body), res.Body}
+	if !bytes.Contains(head, []byte(`"error"`)) {
+		return nil
+	}
+	return head
+}
+
+// cutError is the error of a stream that ended before its last event: the
+// error of okBody, a JSON error body the server sent with a 2xx status
+// instead of the stream, if it has one (with the code as the status, as in
+// a stream's error event), else errCut.
+func (m *model) cutError(okBody []byte) error {
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(okBody, &env) == nil && len(env.Error) > 0 && string(env.Error) != "null" {
+		return m.streamError(parseErrorBody(okBody))
+	}
+	return errCut(m)
 }
 
 // errCut is the error of a stream that ended before its last event.

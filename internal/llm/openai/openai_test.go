@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -474,5 +477,43 @@ func TestCustomProviderFromConfig(t *testing.T) {
 	var le *llm.Error
 	if r := run(t.Context(), m, userHi()); !errors.As(r.err, &le) || !strings.HasPrefix(le.Message, "My Proxy returned 500") {
 		t.Errorf("err = %v", r.err)
+	}
+}
+
+// TestChat200JSONErrorBodyIsReportedNotCut: a server (OpenRouter) that
+// answers an upstream failure with status 200 and a JSON error body, where
+// a stream was due, gets its error reported, with the body's code as the
+// status; a 200 JSON body without an error is still a cut stream.
+func TestChat200JSONErrorBodyIsReportedNotCut(t *testing.T) {
+	bodies := make(chan string, 2)
+	bodies <- `{"error":{"code":502,"message":"Provider returned error","metadata":{"provider_name":"Google","raw":"upstream down"}},"user_id":"u"}`
+	bodies <- `{"id":"x","choices":[],"note":"no error here"}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = io.WriteString(w, <-bodies)
+	}))
+	t.Cleanup(srv.Close)
+	env := noKeyring(t)
+	env["OPENROUTER_API_KEY"] = "k"
+	env["OPENROUTER_BASE_URL"] = srv.URL + "/v1"
+	m := open(t, env, "openrouter", "x/y")
+
+	r := run(t.Context(), m, userHi())
+	var le *llm.Error
+	if !errors.As(r.err, &le) || le.Status != 502 || !le.Retryable {
+		t.Fatalf("err = %v (%+v), want a retryable 502", r.err, le)
+	}
+	for _, want := range []string{"Provider returned error", "Google: upstream down"} {
+		if !strings.Contains(le.Message, want) {
+			t.Errorf("message %q drops %q", le.Message, want)
+		}
+	}
+	if strings.Contains(le.Message, "closed the stream") {
+		t.Errorf("message %q calls it a cut stream", le.Message)
+	}
+
+	r = run(t.Context(), m, userHi())
+	if !errors.As(r.err, &le) || !strings.Contains(le.Message, "closed the stream before the response was complete") {
+		t.Fatalf("err = %v, want a cut stream", r.err)
 	}
 }

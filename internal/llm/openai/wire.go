@@ -49,6 +49,9 @@ type chatMessage struct {
 	// ReasoningContent is DeepSeek's: an assistant message's reasoning,
 	// which its thinking mode wants back with the tool calls it led to.
 	ReasoningContent string `json:"reasoning_content,omitempty"`
+	// ReasoningDetails is OpenRouter's: the reasoning_details entries an
+	// assistant message streamed, sent back unmodified (echoDetails).
+	ReasoningDetails []json.RawMessage `json:"reasoning_details,omitempty"`
 }
 
 // chatText and chatImage are the elements of a user message's content
@@ -115,6 +118,10 @@ type chatDelta struct {
 	// Groq).
 	ReasoningContent json.RawMessage `json:"reasoning_content"`
 	Reasoning        json.RawMessage `json:"reasoning"`
+	// ReasoningDetails is OpenRouter's list of typed reasoning entries
+	// (reasoning.text, reasoning.summary, reasoning.encrypted); see
+	// chatState.addDetails.
+	ReasoningDetails []json.RawMessage `json:"reasoning_details"`
 }
 
 type chatToolDelta struct {
