@@ -33,20 +33,7 @@ func (s *Session) syncWithStore() error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStore, err)
 	}
-	s.mu.Lock()
-	replay, history, turns := rebuild(events, s.toolIDs)
-	s.history = repairHistory(history)
-	s.turns = turns
-	for i := len(replay) - 1; i >= 0; i-- {
-		if replay[i].Kind == EventUsage && replay[i].Usage != nil {
-			s.lastUsed = replay[i].Usage.Used
-			break
-		}
-	}
-	if n := len(events); n > 0 {
-		s.knownSeq.Store(events[n-1].Seq)
-	}
-	s.mu.Unlock()
+	s.restoreLog(Fold(events))
 	if known != 0 {
 		s.agent.cfg.Logger.Info("session changed in another process; reloaded its history", "session", s.ID, "events", len(events))
 	}
@@ -56,3 +43,22 @@ func (s *Session) syncWithStore() error {
 // appended counts one event this process stored for the session: the
 // stored log then ends one seq further, unless another process wrote too.
 func (s *Session) appended() { s.knownSeq.Add(1) }
+
+// restoreLog makes a folded log the session's memory: its model context,
+// turn count, tool call ids and context meter (so a full session compacts
+// on its next turn).
+func (s *Session) restoreLog(lg *Log) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.history = lg.History
+	s.turns = lg.Turns
+	for _, id := range lg.ToolIDs {
+		s.toolIDs[id] = true
+	}
+	if lg.Usage != nil {
+		s.lastUsed = lg.Usage.Used
+	}
+	if lg.LastSeq != 0 {
+		s.knownSeq.Store(lg.LastSeq)
+	}
+}

@@ -6,19 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/store"
-)
-
-// What a session's event log holds, besides the display events (whose kinds
-// are the EventKind values): the model context, so a loaded session
-// continues with full memory.
-const (
-	recordContext      = "context"       // one llm.Message appended to the model context
-	recordContextReset = "context_reset" // the whole model context replaced ([]llm.Message)
 )
 
 // ErrSessionNotFound is returned for a session id the store does not know.
@@ -195,160 +186,12 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 		return nil, nil, err
 	}
 	s.restoreControls(meta)
-	replay, history, turns := rebuild(events, s.toolIDs)
-	s.history = repairHistory(history)
-	s.turns = turns
-	if n := len(events); n > 0 {
-		s.knownSeq.Store(events[n-1].Seq)
-	}
-	// The context meter carries over, so a full session compacts on its
-	// next turn.
-	for i := len(replay) - 1; i >= 0; i-- {
-		if replay[i].Kind == EventUsage && replay[i].Usage != nil {
-			s.lastUsed = replay[i].Usage.Used
-			break
-		}
-	}
+	lg := Fold(events)
+	s.restoreLog(lg)
 	if o.Cwd != meta.Cwd || !sameStrings(o.Roots, meta.AdditionalDirs) {
 		_ = st.UpdateSession(ctx, o.ID, func(ss *store.Session) { ss.Cwd, ss.AdditionalDirs = o.Cwd, o.Roots })
 	}
-	return s, replay, nil
-}
-
-// rebuild folds the event log into the replay (consecutive chunks of one
-// message merged; each tool call followed by its final state) and the model
-// context.
-func rebuild(events []store.Event, toolIDs map[string]bool) (replay []Event, history []llm.Message, turns int) {
-	finals := map[string]int{} // tool call id -> index of its final update in replay
-	var usage *Event
-	lastUser := ""
-	// unsaved is the agent text streamed since the model context was last
-	// recorded: an answer cut short by a crash, which the context must keep.
-	var unsaved strings.Builder
-	for _, e := range events {
-		switch e.Kind {
-		case recordContext:
-			var m llm.Message
-			if json.Unmarshal(e.Payload, &m) == nil {
-				history = append(history, m)
-			}
-			unsaved.Reset()
-			continue
-		case recordContextReset:
-			var h []llm.Message
-			if json.Unmarshal(e.Payload, &h) == nil {
-				history = h
-			}
-			unsaved.Reset()
-			continue
-		}
-		var ev Event
-		if json.Unmarshal(e.Payload, &ev) != nil {
-			continue
-		}
-		if ev.Kind == EventMessageChunk && ev.Content != nil && ev.Content.Type == BlockText {
-			unsaved.WriteString(ev.Content.Text)
-		}
-		switch ev.Kind {
-		case EventUserChunk, EventMessageChunk, EventThoughtChunk:
-			if ev.Kind == EventUserChunk && ev.MessageID != lastUser {
-				lastUser = ev.MessageID
-				turns++
-			}
-			if n := len(replay); n > 0 && ev.Content != nil && ev.Content.Type == BlockText {
-				prev := &replay[n-1]
-				if prev.Kind == ev.Kind && prev.MessageID == ev.MessageID && prev.Content != nil && prev.Content.Type == BlockText {
-					merged := *prev.Content
-					merged.Text += ev.Content.Text
-					prev.Content = &merged
-					continue
-				}
-			}
-			replay = append(replay, ev)
-		case EventToolCall:
-			if ev.ToolCall == nil {
-				continue
-			}
-			toolIDs[ev.ToolCall.ID] = true
-			replay = append(replay, ev)
-			final := Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: ev.ToolCall.ID, Status: ev.ToolCall.Status}}
-			replay = append(replay, final)
-			finals[ev.ToolCall.ID] = len(replay) - 1
-		case EventToolCallState:
-			if ev.ToolCall == nil {
-				continue
-			}
-			i, ok := finals[ev.ToolCall.ID]
-			if !ok {
-				continue
-			}
-			mergeToolCall(replay[i].ToolCall, ev.ToolCall)
-		case EventPlan:
-			replay = append(replay, ev)
-		case EventUsage:
-			u := ev
-			usage = &u
-		}
-	}
-	// A tool call that never finished was interrupted (the process died).
-	for _, i := range finals {
-		tc := replay[i].ToolCall
-		if tc.Status != ToolCompleted && tc.Status != ToolFailed {
-			tc.Status = ToolFailed
-			tc.Content = append(tc.Content, textContent("interrupted: corvid stopped before this tool call finished"))
-		}
-	}
-	if usage != nil {
-		replay = append(replay, *usage)
-	}
-	if unsaved.Len() > 0 && len(history) > 0 && history[len(history)-1].Role == llm.RoleUser {
-		history = append(history, llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
-			llm.Text(unsaved.String() + "\n\n[This answer was interrupted: corvid stopped before it finished.]")}})
-	}
-	return replay, history, turns
-}
-
-func mergeToolCall(dst, upd *ToolCall) {
-	if upd.Status != "" {
-		dst.Status = upd.Status
-	}
-	if upd.Title != "" {
-		dst.Title = upd.Title
-	}
-	if upd.Kind != "" {
-		dst.Kind = upd.Kind
-	}
-	if upd.Content != nil {
-		dst.Content = upd.Content
-	}
-	if upd.Locations != nil {
-		dst.Locations = upd.Locations
-	}
-	if upd.RawOutput != nil {
-		dst.RawOutput = upd.RawOutput
-	}
-}
-
-// repairHistory makes a context restored after a crash valid for the next
-// model call: every tool use gets a result.
-func repairHistory(h []llm.Message) []llm.Message {
-	if len(h) == 0 {
-		return h
-	}
-	last := h[len(h)-1]
-	if last.Role != llm.RoleAssistant {
-		return h
-	}
-	var results []llm.Part
-	for _, p := range last.Parts {
-		if p.Type == llm.PartToolUse {
-			results = append(results, llm.Part{Type: llm.PartToolResult, ToolUseID: p.ToolUseID, Text: "interrupted: corvid stopped before this tool call ran", IsError: true})
-		}
-	}
-	if len(results) > 0 {
-		h = append(h, llm.Message{Role: llm.RoleUser, Parts: results})
-	}
-	return h
+	return s, lg.Replay(), nil
 }
 
 // SessionInfo describes a stored session.
