@@ -109,26 +109,17 @@ func (t *Turn) expandCommand(blocks []Block) (out []Block, handled bool, stop St
 		out := append([]Block{{Type: BlockText, Text: text}}, blocks[1:]...)
 		return out
 	}
-	switch name {
-	case commands.Help:
-		t.say(s.helpText())
-		return nil, true, StopEndTurn, nil
-	case commands.Clear:
-		s.resetHistory(func([]llm.Message) []llm.Message { return nil })
-		t.say("Context cleared: the conversation starts afresh (the history stays visible and stored).")
-		return nil, true, StopEndTurn, nil
-	case commands.Compact:
-		if err := t.compact(args, true); err != nil {
-			if t.ctx.Err() != nil {
-				return nil, true, StopCancelled, nil
-			}
+	if b, ok := commands.LookupBuiltin(name); ok {
+		prompt, err := b.Run(commandHost{t}, args)
+		switch {
+		case err != nil && t.ctx.Err() != nil:
+			return nil, true, StopCancelled, nil
+		case err != nil:
 			return nil, true, "", err
+		case prompt == "":
+			return nil, true, StopEndTurn, nil
 		}
-		return nil, true, StopEndTurn, nil
-	case commands.Init:
-		return replace(initPrompt(s.env.Cwd)), false, "", nil
-	case commands.Review:
-		return replace(reviewPrompt(args)), false, "", nil
+		return replace(prompt), false, "", nil
 	}
 	s.mu.Lock()
 	custom, src := s.custom, s.prompts
@@ -156,39 +147,26 @@ func (t *Turn) say(text string) {
 	t.s.emit(Event{Kind: EventMessageChunk, MessageID: NewID("msg"), Content: &Block{Type: BlockText, Text: text}})
 }
 
-func (s *Session) helpText() string {
-	cmds := s.Commands()
-	var b strings.Builder
-	b.WriteString("Commands:\n")
-	for _, c := range cmds {
-		hint := ""
-		if c.Hint != "" {
-			hint = " <" + c.Hint + ">"
-		}
-		fmt.Fprintf(&b, "- `/%s%s` — %s\n", c.Name, hint, c.Description)
+// commandHost is the turn a built-in command runs in.
+type commandHost struct{ t *Turn }
+
+func (h commandHost) Say(text string) { h.t.say(text) }
+func (h commandHost) ClearContext() {
+	h.t.s.resetHistory(func([]llm.Message) []llm.Message { return nil })
+}
+func (h commandHost) Compact(focus string) error { return h.t.compact(focus, true) }
+func (h commandHost) Cwd() string                { return h.t.s.env.Cwd }
+
+func (h commandHost) Menu() ([]commands.Command, []commands.Skill) {
+	s := h.t.s
+	var cmds []commands.Command
+	for _, c := range s.Commands() {
+		cmds = append(cmds, commands.Command{Name: c.Name, Description: c.Description, ArgumentHint: c.Hint})
 	}
 	s.mu.Lock()
 	skills := s.skills
 	s.mu.Unlock()
-	if len(skills) > 0 {
-		b.WriteString("\nSkills (the model loads them when useful):\n")
-		for _, sk := range skills {
-			fmt.Fprintf(&b, "- %s — %s\n", sk.Name, sk.Description)
-		}
-	}
-	return b.String()
-}
-
-func initPrompt(cwd string) string {
-	return "Write an AGENTS.md file at " + cwd + "/AGENTS.md for this project, for future coding agents: what the project is, how it is laid out, how to build, test and lint it (the exact commands), the conventions the code follows, and anything surprising. Explore the repository with your read and search tools first; keep the file short and factual; if an AGENTS.md exists, improve it rather than replacing what is still true."
-}
-
-func reviewPrompt(focus string) string {
-	p := "Review the uncommitted changes in this repository: run `git status` and `git diff` (and `git diff --staged`) with the shell tool, read the surrounding code where needed, and report bugs, risky changes, missing tests and style problems, most important first, with file:line references. Do not change any file."
-	if strings.TrimSpace(focus) != "" {
-		p += " Focus on: " + focus
-	}
-	return p
+	return cmds, skills
 }
 
 // Compaction.
