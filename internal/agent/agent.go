@@ -4,7 +4,11 @@
 // a front end (internal/acpserver, internal/print) receives Events through
 // the FrontEnd interface and answers permission questions.
 //
-// Start with Agent.NewSession and Session.StartTurn / Turn.Run.
+// Start with Agent.NewSession and Session.StartTurn / Turn.Run. A Session
+// is made of parts with one job each (conversation, settings, toolbox, turn
+// runner; see Session for the list and the locking rule). The stored
+// event-log format has one writer and one reader, both in eventlog.go
+// (Fold, which `corvid sessions` uses too).
 package agent
 
 import (
@@ -14,16 +18,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/corvid-agent/corvid/internal/config"
-	"github.com/corvid-agent/corvid/internal/mcp"
-	"github.com/corvid-agent/corvid/internal/store"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/permission"
+	"github.com/corvid-agent/corvid/internal/store"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 

@@ -49,7 +49,8 @@ func (t *Turn) expandCommand(blocks []Block) (out []Block, handled bool, stop St
 		}
 		return replace(prompt), false, "", nil
 	}
-	custom, src := s.toolbox.expansions()
+	v := s.toolbox.view()
+	custom, src := v.custom, v.prompts
 	for _, c := range custom {
 		if c.Name == name {
 			return replace(commands.Expand(c, args)), false, "", nil
@@ -84,5 +85,5 @@ func (h commandHost) Menu() ([]commands.Command, []commands.Skill) {
 	for _, c := range s.Commands() {
 		cmds = append(cmds, commands.Command{Name: c.Name, Description: c.Description, ArgumentHint: c.Hint})
 	}
-	return cmds, s.toolbox.skillList()
+	return cmds, s.toolbox.view().skills
 }

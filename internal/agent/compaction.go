@@ -18,7 +18,7 @@ const keepTurns = 2
 func (t *Turn) compact(focus string, manual bool) error {
 	s := t.s
 	history := s.conv.messages()
-	model := s.settings.currentModel()
+	model := s.settings.view().model
 	cut := compactionCut(history)
 	if cut <= 0 {
 		if manual {
@@ -67,7 +67,7 @@ func (t *Turn) compact(focus string, manual bool) error {
 		how = "The context was nearly full, so I compacted the conversation"
 	}
 	t.say(fmt.Sprintf("%s: %d earlier messages are now a summary; the last %d turns are kept as they were.", how, len(older), keepTurns))
-	window := s.settings.currentWindow()
+	window := s.settings.view().window
 	used := estimateTokens(fresh) + int64(len(text)/4)
 	if usage.OutputTokens > 0 {
 		used = estimateTokens(recent) + usage.OutputTokens
@@ -113,6 +113,6 @@ func estimateTokens(msgs []llm.Message) int64 {
 
 // needsCompaction reports whether the context is over the threshold.
 func (t *Turn) needsCompaction() bool {
-	w := t.s.settings.currentWindow()
+	w := t.s.settings.view().window
 	return w > 0 && t.s.conv.used() >= int64(float64(w)*compactAt)
 }

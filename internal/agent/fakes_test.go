@@ -178,7 +178,9 @@ type fakeTool struct {
 	runs    int
 }
 
-func newFakeTool(name string) *fakeTool { return &fakeTool{name: name, started: make(chan struct{}, 10)} }
+func newFakeTool(name string) *fakeTool {
+	return &fakeTool{name: name, started: make(chan struct{}, 10)}
+}
 
 func (f *fakeTool) Name() string                 { return f.name }
 func (f *fakeTool) Description() string          { return "a test tool" }

@@ -25,7 +25,7 @@ type gate struct {
 func (t *Turn) permit(tl tool.Tool, pv tool.Preview, call ToolCall) (bool, string) {
 	s := t.s
 	g := &s.gate
-	d := permission.Decide(permission.Input{Tool: tool.PermissionName(tl), Preview: pv, Roots: s.env.Roots, Mode: s.settings.rawMode(),
+	d := permission.Decide(permission.Input{Tool: tool.PermissionName(tl), Preview: pv, Roots: s.env.Roots, Mode: s.settings.view().mode,
 		Rules: g.perms.Rules, Memory: g.memory, Yolo: g.perms.Yolo, Allow: g.perms.Allow})
 	switch d.Action {
 	case permission.Allow:

@@ -23,7 +23,7 @@ func (t *Turn) loop() (StopReason, error) {
 				cfg.Logger.Warn("automatic compaction failed", "session", s.ID, "err", err)
 			}
 		}
-		rs := s.settings.forRequest()
+		rs := s.settings.view()
 		resp, err := t.stream(rs.model, t.request(rs), rs.window)
 		// Keep whatever was streamed, even on failure or cancel.
 		if len(resp.parts) > 0 {
@@ -51,10 +51,11 @@ func (t *Turn) loop() (StopReason, error) {
 // request is the next model request: the system prompt (with what the MCP
 // servers ask for, and the plan-mode note), the whole context and the
 // session's tools.
-func (t *Turn) request(rs requestSettings) llm.Request {
+func (t *Turn) request(rs settingsView) llm.Request {
 	s := t.s
-	system := s.toolbox.systemPrompt()
-	if ins := s.toolbox.manager().Instructions(); ins != "" {
+	box := s.toolbox.view()
+	system := box.system
+	if ins := box.mcp.Instructions(); ins != "" {
 		system += "\n\n" + ins
 	}
 	if rs.plan {
@@ -64,7 +65,7 @@ func (t *Turn) request(rs requestSettings) llm.Request {
 		Model:          modelName(rs.model.Info()),
 		System:         system,
 		Messages:       s.conv.messages(),
-		Tools:          s.toolbox.registry().Specs(),
+		Tools:          box.tools.Specs(),
 		MaxTokens:      s.agent.cfg.MaxTokens,
 		ThinkingBudget: rs.thinkingBudget,
 		ContextWindow:  rs.tier,

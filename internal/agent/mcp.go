@@ -45,7 +45,7 @@ func (s *Session) mcpChanged() {
 // resolveMCPLink reads a mentioned resource from the MCP server that
 // offers it; a link no server claims stays a link.
 func (s *Session) resolveMCPLink(ctx context.Context, b Block) string {
-	text, server, ok, err := s.toolbox.manager().ReadResource(ctx, b.URI)
+	text, server, ok, err := s.toolbox.view().mcp.ReadResource(ctx, b.URI)
 	switch {
 	case !ok:
 		return fmt.Sprintf("<resource_link uri=%q name=%q/>", b.URI, b.Name)

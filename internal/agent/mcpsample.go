@@ -20,7 +20,7 @@ const defaultSampleTokens = 1024
 // allow it, the session's model answers and its usage is counted in the
 // session's cost. The request shows as a tool call of its own.
 func (s *Session) mcpSample(ctx context.Context, req mcp.SampleRequest) (mcp.SampleResult, error) {
-	rs := s.settings.forRequest()
+	rs := s.settings.view()
 	model, window := rs.model, rs.window
 	info := model.Info()
 

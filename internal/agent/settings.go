@@ -111,7 +111,7 @@ type settings struct {
 // controls returns the current settings.
 func (s *settings) controls() Controls {
 	// The choices may consult credentials (keyring): not under s.mu.
-	choices := s.agent.modelChoices(s.currentModel().Info())
+	choices := s.agent.modelChoices(s.view().model.Info())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	info := s.model.Info()
@@ -127,40 +127,21 @@ func (s *settings) controls() Controls {
 	}
 }
 
-func (s *settings) currentModel() llm.Model {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.model
-}
-
-// rawMode is the mode as set ("" until one is: the gate's default).
-func (s *settings) rawMode() permission.Mode {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mode
-}
-
-// currentWindow is the context window in effect.
-func (s *settings) currentWindow() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.window()
-}
-
-// requestSettings is what one model request takes from the settings.
-type requestSettings struct {
+// settingsView is a consistent copy of the settings, taken at once.
+type settingsView struct {
 	model          llm.Model
+	mode           permission.Mode // as set ("" until set: the gate's default)
+	plan           bool
 	window         int64 // the window in effect
 	tier           int64 // the selected tier (0: the model's default)
-	plan           bool
 	thinkingBudget int
 }
 
-func (s *settings) forRequest() requestSettings {
+func (s *settings) view() settingsView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return requestSettings{model: s.model, window: s.window(), tier: s.windowTier,
-		plan: s.modeOrDefault() == permission.ModePlan, thinkingBudget: s.thinkingBudget()}
+	return settingsView{model: s.model, mode: s.mode, plan: s.modeOrDefault() == permission.ModePlan,
+		window: s.window(), tier: s.windowTier, thinkingBudget: s.thinkingBudget()}
 }
 
 func (s *settings) modeOrDefault() permission.Mode {
@@ -226,7 +207,7 @@ func (s *settings) setMode(id string) error {
 
 // setModel switches the model; it returns the new one (nil when unchanged).
 func (s *settings) setModel(id string) (llm.Model, error) {
-	current := s.currentModel().Info()
+	current := s.view().model.Info()
 	if id == current.ID {
 		return nil, nil
 	}
@@ -267,16 +248,17 @@ func (s *settings) setContextWindow(value string) error {
 	n, err := strconv.ParseInt(value, 10, 64)
 	s.mu.Lock()
 	tiers := s.tiers()
-	s.mu.Unlock()
-	if err != nil || !slices.Contains(tiers, n) {
-		return fmt.Errorf("%w: context window %q is not one of the model's tiers %v", ErrInvalidValue, value, tiers)
+	ok := err == nil && slices.Contains(tiers, n) && len(tiers) >= 2
+	if ok {
+		s.windowTier = n
 	}
-	if len(tiers) < 2 {
+	s.mu.Unlock()
+	switch {
+	case err != nil || !slices.Contains(tiers, n):
+		return fmt.Errorf("%w: context window %q is not one of the model's tiers %v", ErrInvalidValue, value, tiers)
+	case !ok:
 		return fmt.Errorf("%w: the current model has a single context window", ErrInvalidValue)
 	}
-	s.mu.Lock()
-	s.windowTier = n
-	s.mu.Unlock()
 	s.agent.windows.Store(s.id, n)
 	return nil
 }
@@ -311,7 +293,7 @@ func (s *settings) restore(meta store.Session) llm.Model {
 	decoded := len(meta.Config) > 0 && json.Unmarshal(meta.Config, &sc) == nil
 	// Opening a model may consult credentials: not under s.mu.
 	var changed llm.Model
-	current := s.currentModel().Info()
+	current := s.view().model.Info()
 	if meta.Model != "" && meta.Model != current.ID && s.agent.cfg.OpenModel != nil &&
 		slices.ContainsFunc(s.agent.modelChoices(current), func(m ModelChoice) bool { return m.ID == meta.Model }) {
 		if m, err := s.agent.cfg.OpenModel(meta.Model); err == nil {

@@ -62,11 +62,11 @@ func (b *toolbox) discover() {
 // session's own tools and the live MCP tools.
 func (b *toolbox) rebuild() {
 	reg := tool.NewRegistry(b.cfg.Tools()...)
-	reg.Add(commands.SkillTool(b.skillList))
+	reg.Add(commands.SkillTool(func() []commands.Skill { return b.view().skills }))
 	for _, t := range b.own {
 		reg.Add(t)
 	}
-	if mgr := b.manager(); mgr != nil {
+	if mgr := b.view().mcp; mgr != nil {
 		for _, t := range mgr.Tools() {
 			reg.Add(t)
 		}
@@ -76,53 +76,41 @@ func (b *toolbox) rebuild() {
 	b.mu.Unlock()
 }
 
-// registry is the current tool set.
-func (b *toolbox) registry() *tool.Registry {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.tools
+// toolboxView is a consistent copy of the toolbox's current state.
+type toolboxView struct {
+	tools   *tool.Registry
+	system  string // the system prompt
+	custom  []commands.Command
+	skills  []commands.Skill
+	prompts PromptSource
+	mcp     *mcp.Manager // nil: no MCP servers
 }
 
-func (b *toolbox) skillList() []commands.Skill {
+func (b *toolbox) view() toolboxView {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.skills
-}
-
-func (b *toolbox) systemPrompt() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.system == "" {
-		return b.cfg.System
+	system := b.system
+	if system == "" {
+		system = b.cfg.System
 	}
-	return b.system
+	return toolboxView{tools: b.tools, system: system, custom: b.custom, skills: b.skills, prompts: b.prompts, mcp: b.mcp}
 }
 
 // commands lists the slash commands: built-ins, custom commands, skills
 // and the prompt source's.
 func (b *toolbox) commands() []CommandInfo {
-	b.mu.Lock()
-	custom, src := b.custom, b.prompts
-	b.mu.Unlock()
+	v := b.view()
 	var out []CommandInfo
 	for _, c := range commands.Builtins() {
 		out = append(out, CommandInfo{Name: c.Name, Description: c.Description, Hint: c.ArgumentHint})
 	}
-	for _, c := range custom {
+	for _, c := range v.custom {
 		out = append(out, CommandInfo{Name: c.Name, Description: c.Description, Hint: c.ArgumentHint})
 	}
-	if src != nil {
-		out = append(out, src.Commands()...)
+	if v.prompts != nil {
+		out = append(out, v.prompts.Commands()...)
 	}
 	return out
-}
-
-// expansions returns the custom commands and the prompt source, which
-// expand a slash command into prompt text.
-func (b *toolbox) expansions() ([]commands.Command, PromptSource) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.custom, b.prompts
 }
 
 func (b *toolbox) setPromptSource(p PromptSource) {
@@ -153,19 +141,12 @@ func (b *toolbox) setMCP(mgr *mcp.Manager) {
 	b.rebuild()
 }
 
-// manager is the session's MCP servers (nil when it has none).
-func (b *toolbox) manager() *mcp.Manager {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.mcp
-}
-
 // awaitMCP waits, on the session's first prompt only, at most 5 s for the
 // MCP servers still starting (ctx, the turn's, cuts it short), so that a
 // server that starts quickly serves that prompt; the ones still starting
 // after that join later, with a notice.
 func (b *toolbox) awaitMCP(ctx context.Context) {
-	mgr := b.manager()
+	mgr := b.view().mcp
 	if mgr == nil {
 		return
 	}

@@ -41,7 +41,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	result := func(text string, isErr bool, images []llm.Part) llm.Part {
 		return llm.Part{Type: llm.PartToolResult, ToolUseID: c.ToolUseID, Text: text, IsError: isErr, Images: images}
 	}
-	tl, ok := s.toolbox.registry().Get(c.ToolName)
+	tl, ok := s.toolbox.view().tools.Get(c.ToolName)
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q", c.ToolName)
 		s.conv.emit(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: id, Name: c.ToolName, Title: c.ToolName, Kind: tool.KindOther, Status: ToolFailed, RawInput: c.Input,
