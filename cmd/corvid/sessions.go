@@ -245,49 +245,33 @@ type transcriptItem struct {
 	plan []tool.PlanEntry
 }
 
-// foldEvents turns the event log into a transcript: chunks of one message
-// merged, each tool call in its final state (a call that never finished
-// was interrupted), plans in place. Model-context records are skipped.
+// foldEvents turns the event log, as agent.Fold reads it, into a
+// transcript: the blocks of one message as one text, each tool call in its
+// final state (a call that never finished shows as interrupted), plans in
+// place.
 func foldEvents(evs []store.Event) []transcriptItem {
 	var out []transcriptItem
-	tools := map[string]int{}
-	for _, e := range evs {
-		var ev agent.Event
-		if json.Unmarshal(e.Payload, &ev) != nil || ev.Kind != agent.EventKind(e.Kind) {
-			continue // "context"/"context_reset" records hold llm messages, not events
-		}
-		switch ev.Kind {
+	for _, e := range agent.Fold(evs).Entries {
+		switch e.Kind {
 		case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
-			if ev.Content == nil {
+			if e.Content == nil {
 				continue
 			}
-			text := blockText(*ev.Content)
-			if n := len(out); n > 0 && out[n-1].kind == ev.Kind && out[n-1].id == ev.MessageID {
-				out[n-1].text += text
+			text := blockText(*e.Content)
+			if n := len(out); n > 0 && out[n-1].kind == e.Kind && out[n-1].id == e.MessageID {
+				out[n-1].text += text // a non-text block of the same message
 				continue
 			}
-			out = append(out, transcriptItem{kind: ev.Kind, id: ev.MessageID, text: text})
+			out = append(out, transcriptItem{kind: e.Kind, id: e.MessageID, text: text})
 		case agent.EventToolCall:
-			if ev.ToolCall == nil {
-				continue
+			tc := *e.ToolCall
+			mergeToolState(&tc, e.Final)
+			if e.Interrupted {
+				tc.Status = "interrupted"
 			}
-			tc := *ev.ToolCall
-			tools[tc.ID] = len(out)
-			out = append(out, transcriptItem{kind: ev.Kind, tool: &tc})
-		case agent.EventToolCallState:
-			if ev.ToolCall == nil {
-				continue
-			}
-			if i, ok := tools[ev.ToolCall.ID]; ok {
-				mergeToolState(out[i].tool, ev.ToolCall)
-			}
+			out = append(out, transcriptItem{kind: e.Kind, tool: &tc})
 		case agent.EventPlan:
-			out = append(out, transcriptItem{kind: ev.Kind, plan: ev.Plan})
-		}
-	}
-	for _, i := range tools {
-		if tc := out[i].tool; tc.Status != agent.ToolCompleted && tc.Status != agent.ToolFailed {
-			tc.Status = "interrupted"
+			out = append(out, transcriptItem{kind: e.Kind, plan: e.Plan})
 		}
 	}
 	return out

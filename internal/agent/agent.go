@@ -4,7 +4,11 @@
 // a front end (internal/acpserver, internal/print) receives Events through
 // the FrontEnd interface and answers permission questions.
 //
-// Start with Agent.NewSession and Session.StartTurn / Turn.Run.
+// Start with Agent.NewSession and Session.StartTurn / Turn.Run. A Session
+// is made of parts with one job each (conversation, settings, toolbox, turn
+// runner; see Session for the list and the locking rule). The stored
+// event-log format has one writer and one reader, both in eventlog.go
+// (Fold, which `corvid sessions` uses too).
 package agent
 
 import (
@@ -14,16 +18,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/corvid-agent/corvid/internal/config"
-	"github.com/corvid-agent/corvid/internal/mcp"
-	"github.com/corvid-agent/corvid/internal/store"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/permission"
+	"github.com/corvid-agent/corvid/internal/store"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -195,7 +199,6 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 		ID:    o.ID,
 		agent: a,
 		front: o.Front,
-		store: st,
 		env: tool.Env{
 			Cwd:       o.Cwd,
 			Roots:     append([]string{o.Cwd}, o.Roots...),
@@ -204,23 +207,23 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 			Images:    model.Info().Images,
 			Sandbox:   sandbox,
 		},
-		memory:  permission.NewMemory(),
-		perms:   sc.Permissions,
-		mcpCfg:  sc.MCPServers,
-		notices: sc.Notices,
-		mode:    sc.Permissions.Mode,
-		model:   model,
-		thought: a.cfg.ThoughtLevel,
-		profile: a.cfg.Profile,
-		toolIDs: map[string]bool{},
+		conv:     newConversation(o.ID, st, a.cfg.Logger, o.Front),
+		settings: &settings{agent: a, id: o.ID, store: st, model: model, mode: sc.Permissions.Mode, thought: a.cfg.ThoughtLevel, profile: a.cfg.Profile},
+		gate:     gate{perms: sc.Permissions, memory: permission.NewMemory()},
 	}
+	s.toolbox = &toolbox{cfg: &a.cfg, id: o.ID, cwd: o.Cwd}
+	if fo := a.cfg.FinalOutput; fo != nil {
+		s.toolbox.own = append(s.toolbox.own, submitOutput{s: s, fo: *fo})
+	}
+	start := sc.Notices
 	if a.cfg.SessionContext != nil {
-		s.extra, s.notices = a.cfg.SessionContext(o.Cwd)
+		s.toolbox.extra, start = a.cfg.SessionContext(o.Cwd)
 	}
-	s.discover()
-	s.rebuildTools()
-	s.startMCP(o.MCP)
-	s.watchCommands()
+	s.notices.add(start...)
+	s.toolbox.discover()
+	s.toolbox.rebuild()
+	s.startMCP(o.MCP, sc.MCPServers)
+	s.toolbox.watch(s.CommandsChanged)
 	return s, nil
 }
 

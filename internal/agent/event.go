@@ -104,3 +104,5 @@ type Event struct {
 	// FinalOutputMeta of a final output's chunk.
 	Meta map[string]any `json:"meta,omitempty"`
 }
+
+func textContent(s string) tool.Content { return tool.Content{Type: tool.ContentText, Text: s} }

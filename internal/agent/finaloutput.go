@@ -53,20 +53,9 @@ func (t submitOutput) Run(_ context.Context, _ *tool.Env, call tool.Call) (tool.
 	if err := json.Unmarshal(call.Input, &in); err != nil || in.Output == nil {
 		return tool.ErrorResult(`submit_output needs {"output": "..."}: the complete final output as a string`), nil
 	}
-	t.s.mu.Lock()
-	t.s.finalOutput = in.Output
-	t.s.mu.Unlock()
+	t.s.runner.submit(in.Output)
 	msg := fmt.Sprintf("Recorded as the final output (%s); it is shown to the user when this turn ends.", t.fo.Format)
 	return tool.Result{Output: msg, Content: []tool.Content{{Type: tool.ContentText, Text: msg}}}, nil
-}
-
-// takeFinalOutput returns and clears the turn's submission.
-func (s *Session) takeFinalOutput() *string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.finalOutput
-	s.finalOutput = nil
-	return out
 }
 
 // emitFinalOutput sends the submitted final output, if any, as one more
@@ -74,11 +63,11 @@ func (s *Session) takeFinalOutput() *string {
 // text across chunks of that message.
 func (t *Turn) emitFinalOutput() {
 	s := t.s
-	out := s.takeFinalOutput()
+	out := s.runner.takeFinalOutput()
 	fo := s.agent.cfg.FinalOutput
 	if out == nil || fo == nil {
 		return
 	}
-	s.emit(Event{Kind: EventMessageChunk, MessageID: NewID("msg"), Content: &Block{Type: BlockText, Text: *out},
+	s.conv.emit(Event{Kind: EventMessageChunk, MessageID: NewID("msg"), Content: &Block{Type: BlockText, Text: *out},
 		Meta: map[string]any{FinalOutputMeta: map[string]any{"format": fo.Format}}})
 }

@@ -20,10 +20,8 @@ const defaultSampleTokens = 1024
 // allow it, the session's model answers and its usage is counted in the
 // session's cost. The request shows as a tool call of its own.
 func (s *Session) mcpSample(ctx context.Context, req mcp.SampleRequest) (mcp.SampleResult, error) {
-	s.mu.Lock()
-	model := s.model
-	window := s.window()
-	s.mu.Unlock()
+	rs := s.settings.view()
+	model, window := rs.model, rs.window
 	info := model.Info()
 
 	limit := int(req.MaxTokens)
@@ -51,9 +49,9 @@ func (s *Session) mcpSample(ctx context.Context, req mcp.SampleRequest) (mcp.Sam
 	call := ToolCall{ID: NewID("sampling"), Name: "mcp_sampling", Title: fmt.Sprintf("%s asks the model (up to %d tokens)", req.Server, limit),
 		Kind: tool.KindThink, Status: ToolPending, RawInput: raw,
 		Content: []tool.Content{{Type: tool.ContentText, Text: strings.TrimSpace(shown.String())}}}
-	s.emit(Event{Kind: EventToolCall, ToolCall: &call})
+	s.conv.emit(Event{Kind: EventToolCall, ToolCall: &call})
 	fail := func(why string) {
-		s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: call.ID, Status: ToolFailed,
+		s.conv.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: call.ID, Status: ToolFailed,
 			Content: []tool.Content{{Type: tool.ContentText, Text: why}}}})
 	}
 	ans, err := s.front.RequestPermission(ctx, call)
@@ -61,7 +59,7 @@ func (s *Session) mcpSample(ctx context.Context, req mcp.SampleRequest) (mcp.Sam
 		fail("declined: the model was not asked")
 		return mcp.SampleResult{}, mcp.ErrSampleDeclined
 	}
-	s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: call.ID, Status: ToolInProgress}})
+	s.conv.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: call.ID, Status: ToolInProgress}})
 
 	var text strings.Builder
 	var usage llm.Usage
@@ -84,18 +82,15 @@ func (s *Session) mcpSample(ctx context.Context, req mcp.SampleRequest) (mcp.Sam
 	}
 	if gotUsage {
 		if usd, ok := costOf(info, usage); ok {
-			s.mu.Lock()
-			s.cost += usd
-			total, used := s.cost, s.lastUsed
-			s.mu.Unlock()
-			s.emit(Event{Kind: EventUsage, Usage: &Usage{Used: used, Size: window, CostUSD: &total}})
+			total, used := s.conv.addCost(usd), s.conv.used()
+			s.conv.emit(Event{Kind: EventUsage, Usage: &Usage{Used: used, Size: window, CostUSD: &total}})
 		}
 	}
 	if streamErr != nil {
 		fail("the model failed: " + streamErr.Error())
 		return mcp.SampleResult{}, fmt.Errorf("the model failed: %v", streamErr)
 	}
-	s.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: call.ID, Status: ToolCompleted,
+	s.conv.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: call.ID, Status: ToolCompleted,
 		Content: []tool.Content{{Type: tool.ContentText, Text: text.String()}}}})
 	return mcp.SampleResult{Text: text.String(), Model: info.ID, StopReason: sampleStop(stop)}, nil
 }

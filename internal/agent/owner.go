@@ -15,44 +15,28 @@ import (
 
 // syncWithStore reloads the model context if another process appended to
 // the session since this process last looked. It runs under the lease.
-func (s *Session) syncWithStore() error {
-	if s.store == nil {
+func (c *conversation) syncWithStore() error {
+	st := c.log.store
+	if st == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	last, err := s.store.LastSeq(ctx, s.ID)
+	last, err := st.LastSeq(ctx, c.log.id)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStore, err)
 	}
-	known := s.knownSeq.Load()
+	known := c.log.knownSeq.Load()
 	if last == known {
 		return nil
 	}
-	events, err := s.store.Events(ctx, s.ID)
+	events, err := st.Events(ctx, c.log.id)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStore, err)
 	}
-	s.mu.Lock()
-	replay, history, turns := rebuild(events, s.toolIDs)
-	s.history = repairHistory(history)
-	s.turns = turns
-	for i := len(replay) - 1; i >= 0; i-- {
-		if replay[i].Kind == EventUsage && replay[i].Usage != nil {
-			s.lastUsed = replay[i].Usage.Used
-			break
-		}
-	}
-	if n := len(events); n > 0 {
-		s.knownSeq.Store(events[n-1].Seq)
-	}
-	s.mu.Unlock()
+	c.restore(Fold(events))
 	if known != 0 {
-		s.agent.cfg.Logger.Info("session changed in another process; reloaded its history", "session", s.ID, "events", len(events))
+		c.log.log.Info("session changed in another process; reloaded its history", "session", c.log.id, "events", len(events))
 	}
 	return nil
 }
-
-// appended counts one event this process stored for the session: the
-// stored log then ends one seq further, unless another process wrote too.
-func (s *Session) appended() { s.knownSeq.Add(1) }

@@ -8,8 +8,9 @@
 // folders so the front end can re-push the list when it changes, and
 // SkillTool is the "skill" tool through which the model loads a skill.
 //
-// The package reads files only; it never executes a command. Running the
-// built-ins (compact, clear, init, review, help) is the agent's job.
+// Each built-in (compact, clear, init, review, help; builtin.go) carries
+// its handler, which acts through the small Host interface the agent
+// implements; otherwise the package reads files only.
 package commands
 
 import (
@@ -45,36 +46,6 @@ type Skill struct {
 	Path         string // the SKILL.md file
 	Dir          string // the folder holding it
 	AllowedTools []string
-}
-
-// Names of the built-in commands.
-const (
-	Compact = "compact"
-	Clear   = "clear"
-	Init    = "init"
-	Review  = "review"
-	Help    = "help"
-)
-
-// Builtins lists the commands corvid executes itself.
-func Builtins() []Command {
-	return []Command{
-		{Name: Compact, Description: "Summarise the conversation so far to free context, optionally focused on a topic", ArgumentHint: "focus", Source: SourceBuiltin},
-		{Name: Clear, Description: "Start over with an empty conversation", Source: SourceBuiltin},
-		{Name: Init, Description: "Write an AGENTS.md describing this project for future sessions", Source: SourceBuiltin},
-		{Name: Review, Description: "Review the uncommitted changes", ArgumentHint: "focus", Source: SourceBuiltin},
-		{Name: Help, Description: "List the available commands and skills", Source: SourceBuiltin},
-	}
-}
-
-// IsBuiltin reports whether name is one of the built-in commands.
-func IsBuiltin(name string) bool {
-	for _, c := range Builtins() {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // Parse recognises a slash command at the start of a prompt: "/name args"

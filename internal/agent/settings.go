@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/llm/catalog"
@@ -22,10 +23,12 @@ type ModelChoice struct {
 }
 
 // Thought levels, mapped to a thinking budget in tokens.
-var thoughtLevels = []struct {
+type thoughtLevel struct {
 	ID, Name string
 	Budget   int
-}{
+}
+
+var thoughtLevels = []thoughtLevel{
 	{"off", "Off", 0},
 	{"low", "Low", 2048},
 	{"medium", "Medium", 8192},
@@ -89,17 +92,30 @@ func ThoughtLevels() [][2]string {
 	return out
 }
 
-// Controls returns the session's current settings.
-func (s *Session) Controls() Controls {
-	s.mu.Lock()
-	info := s.model.Info()
-	s.mu.Unlock()
+// settings are a session's choices the editor's pickers show: model,
+// permission mode, thought level, context tier and agent profile. They are
+// saved with the session (except the tier: see storedControls).
+type settings struct {
+	agent *Agent
+	id    string
+	store *store.Store // nil: not persisted
+
+	mu         sync.Mutex
+	model      llm.Model
+	mode       permission.Mode
+	thought    string       // thought level id
+	windowTier int64        // the selected context tier (0: the model's window)
+	profile    *ProfileInfo // the agent profile the session was created with
+}
+
+// controls returns the current settings.
+func (s *settings) controls() Controls {
 	// The choices may consult credentials (keyring): not under s.mu.
-	choices := s.agent.modelChoices(info)
+	choices := s.agent.modelChoices(s.view().model.Info())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	info = s.model.Info()
-	c := Controls{
+	info := s.model.Info()
+	return Controls{
 		Mode:          string(s.modeOrDefault()),
 		Model:         info.ID,
 		Models:        choices,
@@ -109,10 +125,26 @@ func (s *Session) Controls() Controls {
 		ContextWindow: s.window(),
 		Agent:         s.profile,
 	}
-	return c
 }
 
-func (s *Session) modeOrDefault() permission.Mode {
+// settingsView is a consistent copy of the settings, taken at once.
+type settingsView struct {
+	model          llm.Model
+	mode           permission.Mode // as set ("" until set: the gate's default)
+	plan           bool
+	window         int64 // the window in effect
+	tier           int64 // the selected tier (0: the model's default)
+	thinkingBudget int
+}
+
+func (s *settings) view() settingsView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return settingsView{model: s.model, mode: s.mode, plan: s.modeOrDefault() == permission.ModePlan,
+		window: s.window(), tier: s.windowTier, thinkingBudget: s.thinkingBudget()}
+}
+
+func (s *settings) modeOrDefault() permission.Mode {
 	if s.mode == "" {
 		return permission.ModeDefault
 	}
@@ -120,7 +152,7 @@ func (s *Session) modeOrDefault() permission.Mode {
 }
 
 // tiers returns the model's selectable context windows (guarded by s.mu).
-func (s *Session) tiers() []int64 {
+func (s *settings) tiers() []int64 {
 	info := s.model.Info()
 	p, m := llm.ParseModelID(info.ID)
 	t := catalog.Lookup(p, m).Tiers()
@@ -131,16 +163,15 @@ func (s *Session) tiers() []int64 {
 }
 
 // window is the context window in effect (guarded by s.mu).
-func (s *Session) window() int64 {
+func (s *settings) window() int64 {
 	if s.windowTier > 0 {
 		return s.windowTier
 	}
 	return s.model.Info().ContextWindow
 }
 
-func (s *Session) thinkingBudget() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// thinkingBudget is the thought level in tokens (guarded by s.mu).
+func (s *settings) thinkingBudget() int {
 	if !s.model.Info().Reasoning {
 		return 0
 	}
@@ -163,52 +194,41 @@ func (a *Agent) modelChoices(current llm.ModelInfo) []ModelChoice {
 	return out
 }
 
-// SetMode changes the permission mode.
-func (s *Session) SetMode(id string) error {
+func (s *settings) setMode(id string) error {
 	if !slices.ContainsFunc(Modes, func(m ModeInfo) bool { return m.ID == id }) {
 		return fmt.Errorf("%w: unknown mode %q (modes: ask, default, edit, plan, yolo)", ErrInvalidValue, id)
 	}
 	s.mu.Lock()
 	s.mode = permission.Mode(id)
 	s.mu.Unlock()
-	s.saveControls()
+	s.save()
 	return nil
 }
 
-// SetModel switches the session's model.
-func (s *Session) SetModel(id string) error {
-	s.mu.Lock()
-	current := s.model.Info()
-	choices := s.agent.modelChoices(current)
-	s.mu.Unlock()
+// setModel switches the model; it returns the new one (nil when unchanged).
+func (s *settings) setModel(id string) (llm.Model, error) {
+	current := s.view().model.Info()
 	if id == current.ID {
-		return nil
+		return nil, nil
 	}
-	if !slices.ContainsFunc(choices, func(m ModelChoice) bool { return m.ID == id }) || s.agent.cfg.OpenModel == nil {
-		return fmt.Errorf("%w: model %q is not available with the credentials at hand", ErrInvalidValue, id)
+	if !slices.ContainsFunc(s.agent.modelChoices(current), func(m ModelChoice) bool { return m.ID == id }) || s.agent.cfg.OpenModel == nil {
+		return nil, fmt.Errorf("%w: model %q is not available with the credentials at hand", ErrInvalidValue, id)
 	}
 	m, err := s.agent.cfg.OpenModel(id)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidValue, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalidValue, err)
 	}
 	s.mu.Lock()
 	s.model = m
 	s.windowTier = 0 // tiers belong to a model
-	s.env.Images = m.Info().Images
 	s.mu.Unlock()
-	s.agent.windows.Delete(s.ID)
-	s.saveControls()
-	return nil
+	s.agent.windows.Delete(s.id)
+	s.save()
+	return m, nil
 }
 
-// SetThoughtLevel sets how much the model thinks.
-func (s *Session) SetThoughtLevel(id string) error {
-	if !slices.ContainsFunc(thoughtLevels, func(l struct {
-		ID, Name string
-		Budget   int
-	}) bool {
-		return l.ID == id
-	}) {
+func (s *settings) setThoughtLevel(id string) error {
+	if !slices.ContainsFunc(thoughtLevels, func(l thoughtLevel) bool { return l.ID == id }) {
 		return fmt.Errorf("%w: unknown thought level %q (levels: off, low, medium, high, max)", ErrInvalidValue, id)
 	}
 	s.mu.Lock()
@@ -220,27 +240,26 @@ func (s *Session) SetThoughtLevel(id string) error {
 	if !reasoning {
 		return fmt.Errorf("%w: the current model does not support reasoning", ErrInvalidValue)
 	}
-	s.saveControls()
+	s.save()
 	return nil
 }
 
-// SetContextWindow selects one of the model's context tiers, by its token
-// count as a decimal string.
-func (s *Session) SetContextWindow(value string) error {
+func (s *settings) setContextWindow(value string) error {
 	n, err := strconv.ParseInt(value, 10, 64)
 	s.mu.Lock()
 	tiers := s.tiers()
-	s.mu.Unlock()
-	if err != nil || !slices.Contains(tiers, n) {
-		return fmt.Errorf("%w: context window %q is not one of the model's tiers %v", ErrInvalidValue, value, tiers)
+	ok := err == nil && slices.Contains(tiers, n) && len(tiers) >= 2
+	if ok {
+		s.windowTier = n
 	}
-	if len(tiers) < 2 {
+	s.mu.Unlock()
+	switch {
+	case err != nil || !slices.Contains(tiers, n):
+		return fmt.Errorf("%w: context window %q is not one of the model's tiers %v", ErrInvalidValue, value, tiers)
+	case !ok:
 		return fmt.Errorf("%w: the current model has a single context window", ErrInvalidValue)
 	}
-	s.mu.Lock()
-	s.windowTier = n
-	s.mu.Unlock()
-	s.agent.windows.Store(s.ID, n)
+	s.agent.windows.Store(s.id, n)
 	return nil
 }
 
@@ -251,7 +270,7 @@ type storedControls struct {
 	Agent        *ProfileInfo `json:"agent,omitempty"`
 }
 
-func (s *Session) saveControls() {
+func (s *settings) save() {
 	if s.store == nil {
 		return
 	}
@@ -259,40 +278,48 @@ func (s *Session) saveControls() {
 	mode, model := string(s.modeOrDefault()), s.model.Info().ID
 	cfg, _ := json.Marshal(storedControls{ThoughtLevel: s.thought, Agent: s.profile})
 	s.mu.Unlock()
-	err := s.store.UpdateSession(context.Background(), s.ID, func(ss *store.Session) {
+	err := s.store.UpdateSession(context.Background(), s.id, func(ss *store.Session) {
 		ss.Mode, ss.Model, ss.Config = mode, model, cfg
 	})
 	if err != nil {
-		s.agent.cfg.Logger.Error("save session settings", "session", s.ID, "err", err)
+		s.agent.cfg.Logger.Error("save session settings", "session", s.id, "err", err)
 	}
 }
 
-// restoreControls applies stored settings on load.
-func (s *Session) restoreControls(meta store.Session) {
+// restore applies stored settings on load; it returns the model when it
+// changed.
+func (s *settings) restore(meta store.Session) llm.Model {
+	var sc storedControls
+	decoded := len(meta.Config) > 0 && json.Unmarshal(meta.Config, &sc) == nil
+	// Opening a model may consult credentials: not under s.mu.
+	var changed llm.Model
+	current := s.view().model.Info()
+	if meta.Model != "" && meta.Model != current.ID && s.agent.cfg.OpenModel != nil &&
+		slices.ContainsFunc(s.agent.modelChoices(current), func(m ModelChoice) bool { return m.ID == meta.Model }) {
+		if m, err := s.agent.cfg.OpenModel(meta.Model); err == nil {
+			changed = m
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if meta.Mode != "" {
 		s.mode = permission.Mode(meta.Mode)
 	}
-	var sc storedControls
-	if len(meta.Config) > 0 && json.Unmarshal(meta.Config, &sc) == nil {
-		if sc.ThoughtLevel != "" {
-			s.thought = sc.ThoughtLevel
-		}
-		// A session keeps the profile it was created with, whatever this
-		// process was launched with.
-		if sc.Agent != nil {
-			s.profile = sc.Agent
-		}
+	// A session keeps the profile it was created with, whatever this
+	// process was launched with.
+	if decoded && sc.ThoughtLevel != "" {
+		s.thought = sc.ThoughtLevel
 	}
-	if meta.Model != "" && meta.Model != s.model.Info().ID && s.agent.cfg.OpenModel != nil &&
-		slices.ContainsFunc(s.agent.modelChoices(s.model.Info()), func(m ModelChoice) bool { return m.ID == meta.Model }) {
-		if m, err := s.agent.cfg.OpenModel(meta.Model); err == nil {
-			s.model = m
-			s.env.Images = m.Info().Images
-		}
+	if decoded && sc.Agent != nil {
+		s.profile = sc.Agent
 	}
-	if v, ok := s.agent.windows.Load(s.ID); ok && slices.Contains(s.tiers(), v.(int64)) {
+	if changed != nil {
+		s.model = changed
+	}
+	if v, ok := s.agent.windows.Load(s.id); ok && slices.Contains(s.tiers(), v.(int64)) {
 		s.windowTier = v.(int64)
 	}
+	return changed
 }
 
 // costOf prices a response with the catalog; ok is false when unknown.

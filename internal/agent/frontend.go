@@ -1,18 +1,6 @@
 package agent
 
-import (
-	"context"
-
-	"github.com/corvid-agent/corvid/internal/permission"
-)
-
-// Permissions is the operator's and the configuration's say over tool calls.
-type Permissions struct {
-	Rules *permission.Rules // configured allow/ask/deny rules; nil for none
-	Yolo  bool              // --yolo: everything runs except denies
-	Allow []string          // --allow, in rule syntax
-	Mode  permission.Mode   // the default mode of new sessions
-}
+import "context"
 
 // Answer is the user's choice on a permission request.
 type Answer int
@@ -37,3 +25,10 @@ type FrontEnd interface {
 	// cannot ask. It must never answer Allow by itself.
 	RequestPermission(ctx context.Context, call ToolCall) (Answer, error)
 }
+
+// Refusal is what a front end that cannot ask anyone (print mode) returns
+// from RequestPermission: the call is refused, and Reason, which says how the
+// operator could allow it, becomes the tool's failure text for the model.
+type Refusal struct{ Reason string }
+
+func (r *Refusal) Error() string { return r.Reason }

@@ -1,0 +1,198 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/store"
+)
+
+// ErrStore marks a failure of the session store (its message names the
+// database file).
+var ErrStore = errors.New("session store")
+
+// ErrBusyElsewhere means another corvid process is running a turn of the
+// same session.
+var ErrBusyElsewhere = errors.New("session is busy in another corvid process")
+
+var errStoreFault = fmt.Errorf("%w: events of this turn could not be saved (is the disk full?), so the turn was stopped; see the log for the database error", ErrStore)
+
+// conversation is what a session remembers: the model context, the turn
+// count, the context meter and cost, and the event log every shown event
+// is recorded in first (durable before visible). It is the only part that
+// writes the session's store rows.
+type conversation struct {
+	log   eventLog
+	front FrontEnd
+
+	mu       sync.Mutex
+	history  []llm.Message
+	turns    int
+	lastUsed int64   // tokens in context after the last response
+	cost     float64 // cumulative USD
+	toolIDs  map[string]bool
+}
+
+func newConversation(id string, st *store.Store, logger *slog.Logger, front FrontEnd) *conversation {
+	return &conversation{log: eventLog{id: id, store: st, log: logger}, front: front, toolIDs: map[string]bool{}}
+}
+
+// emit records ev, then delivers it to the front end.
+func (c *conversation) emit(ev Event) {
+	c.log.event(ev)
+	c.front.Emit(ev)
+}
+
+// recordPrompt stores the user's prompt for replay (the client already
+// shows it, so it is not emitted live).
+func (c *conversation) recordPrompt(blocks []Block) {
+	id := NewID("user")
+	for i := range blocks {
+		c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i]})
+	}
+}
+
+// messages returns a copy of the model context.
+func (c *conversation) messages() []llm.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]llm.Message(nil), c.history...)
+}
+
+// appendHistory adds messages to the model context and records them; it
+// returns the index of the first.
+func (c *conversation) appendHistory(msgs ...llm.Message) int {
+	c.mu.Lock()
+	at := len(c.history)
+	c.history = append(c.history, msgs...)
+	c.mu.Unlock()
+	for _, m := range msgs {
+		c.log.context(m)
+	}
+	return at
+}
+
+// resetHistory replaces the model context and records the new one whole.
+func (c *conversation) resetHistory(f func([]llm.Message) []llm.Message) {
+	c.mu.Lock()
+	c.history = f(c.history)
+	h := append([]llm.Message(nil), c.history...)
+	c.mu.Unlock()
+	c.log.contextReset(h)
+}
+
+// countTurn counts a prompt and reports whether it is the session's first.
+func (c *conversation) countTurn() (first bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.turns++
+	return c.turns == 1
+}
+
+// used is the context meter: tokens in context after the last response.
+func (c *conversation) used() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastUsed
+}
+
+func (c *conversation) setUsed(n int64) {
+	c.mu.Lock()
+	c.lastUsed = n
+	c.mu.Unlock()
+}
+
+// addCost adds usd to the session's cost and returns the total.
+func (c *conversation) addCost(usd float64) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cost += usd
+	return c.cost
+}
+
+// toolCallID returns a session-unique id for a model tool-use id.
+func (c *conversation) toolCallID(modelID string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := modelID
+	if id == "" {
+		id = NewID("call")
+	}
+	for n := 2; c.toolIDs[id]; n++ {
+		id = fmt.Sprintf("%s-%d", modelID, n)
+	}
+	c.toolIDs[id] = true
+	return id
+}
+
+// restore makes a folded log the conversation's memory: its model context,
+// turn count, tool call ids and context meter (so a full session compacts
+// on its next turn).
+func (c *conversation) restore(lg *Log) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.history = lg.History
+	c.turns = lg.Turns
+	for _, id := range lg.ToolIDs {
+		c.toolIDs[id] = true
+	}
+	if lg.Usage != nil {
+		c.lastUsed = lg.Usage.Used
+	}
+	if lg.LastSeq != 0 {
+		c.log.knownSeq.Store(lg.LastSeq)
+	}
+}
+
+// setTitle names the session in the store and tells the front end.
+func (c *conversation) setTitle(title string) {
+	now := time.Now().UTC()
+	if st := c.log.store; st != nil {
+		if err := st.UpdateSession(context.Background(), c.log.id, func(ss *store.Session) { ss.Title = title }); err != nil {
+			c.log.log.Error("update session title", "session", c.log.id, "err", err)
+		}
+	}
+	c.emit(Event{Kind: EventInfo, Title: title, UpdatedAt: now.Format(time.RFC3339)})
+}
+
+// acquire takes the cross-process turn lease for owner.
+func (c *conversation) acquire(owner string) (func(), error) {
+	st := c.log.store
+	if st == nil {
+		return nil, nil
+	}
+	release, err := st.Acquire(context.Background(), c.log.id, owner)
+	if errors.Is(err, store.ErrBusy) {
+		return nil, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot take the session's turn lease: %v", ErrStore, err)
+	}
+	return release, nil
+}
+
+// flush waits (bounded) until every recorded row is committed.
+func (c *conversation) flush() {
+	st := c.log.store
+	if st == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := st.Flush(ctx); err != nil {
+		c.log.log.Error("flush session store", "session", c.log.id, "err", err)
+	}
+}
+
+// storeFailures counts the store's failed commits (0 without a store).
+func (c *conversation) storeFailures() uint64 {
+	if c.log.store == nil {
+		return 0
+	}
+	return c.log.store.CommitFailures()
+}

@@ -1,0 +1,297 @@
+package agent
+
+import (
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/store"
+)
+
+// The event log is a session's stored history: one row per display event
+// (its kind is the EventKind, its payload the Event as JSON) and, between
+// them, records of the model context (below), so a loaded session continues
+// with full memory. This file is the format's only writer (eventLog) and
+// only reader (Fold); replay, cross-process sync and `corvid sessions` all
+// read through Fold.
+const (
+	recordContext      = "context"       // one llm.Message appended to the model context
+	recordContextReset = "context_reset" // the whole model context replaced ([]llm.Message)
+)
+
+// eventLog appends a session's rows to the store. A nil store keeps
+// nothing (an in-memory session).
+type eventLog struct {
+	id    string
+	store *store.Store
+	log   *slog.Logger
+	// knownSeq is the stored log's last seq as far as this process knows:
+	// each row this process appends moves it one on; another process's
+	// rows show up as a gap (see conversation.syncWithStore).
+	knownSeq atomic.Int64
+}
+
+// event records a display event.
+func (l *eventLog) event(ev Event) { l.append(string(ev.Kind), ev) }
+
+// context records one message appended to the model context.
+func (l *eventLog) context(m llm.Message) { l.append(recordContext, m) }
+
+// contextReset records the whole model context after it was replaced.
+func (l *eventLog) contextReset(h []llm.Message) { l.append(recordContextReset, h) }
+
+func (l *eventLog) append(kind string, v any) {
+	if l.store == nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = l.store.Append(l.id, kind, b)
+	}
+	if err != nil {
+		l.log.Error("record event", "session", l.id, "kind", kind, "err", err)
+		return
+	}
+	l.knownSeq.Add(1)
+}
+
+// Log is a session's event log read back by Fold.
+type Log struct {
+	// Entries are the display items in order: one per message (its text
+	// chunks merged), per tool call (with its final state) and per plan.
+	Entries []Entry
+	// Usage is the last context meter reading (nil: none recorded).
+	Usage *Usage
+	// History is the model context, made valid for the next model call (a
+	// tool use cut off by a crash gets an error result; an answer cut off
+	// is kept with a note).
+	History []llm.Message
+	// Turns counts the user prompts.
+	Turns int
+	// ToolIDs are the ids of every tool call in the log.
+	ToolIDs []string
+	// LastSeq is the seq of the last row (0 for an empty log).
+	LastSeq int64
+}
+
+// Entry is one display item of a folded log.
+type Entry struct {
+	// Event is the item's first event: a chunk (for text, Content holds
+	// the whole message's text), a tool_call as first announced, or a plan.
+	Event
+	// Final is a tool call's final state: its id and every field its
+	// updates changed (the status is the first one when none did).
+	Final *ToolCall
+	// Interrupted marks a tool call that never finished (the process
+	// stopped during it).
+	Interrupted bool
+}
+
+// interruptedNote is what the replay adds to an interrupted tool call.
+const interruptedNote = "interrupted: corvid stopped before this tool call finished"
+
+// Replay is the log as the events a front end replays on session/load:
+// each message once, each tool call followed by its final state (an
+// interrupted one failed), and the last usage reading at the end.
+func (l *Log) Replay() []Event {
+	out := make([]Event, 0, len(l.Entries)+1)
+	for _, e := range l.Entries {
+		out = append(out, e.Event)
+		if e.Final == nil {
+			continue
+		}
+		final := *e.Final
+		if e.Interrupted {
+			final.Status = ToolFailed
+			final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
+		}
+		out = append(out, Event{Kind: EventToolCallState, ToolCall: &final})
+	}
+	if l.Usage != nil {
+		out = append(out, Event{Kind: EventUsage, Usage: l.Usage})
+	}
+	return out
+}
+
+// Fold reads a session's stored rows in one pass. Its cost is linear in the
+// log: each message's text is built once, not re-copied per chunk.
+func Fold(rows []store.Event) *Log {
+	f := folder{log: &Log{}, finals: map[string]int{}}
+	for i := range rows {
+		f.row(&rows[i])
+	}
+	return f.finish()
+}
+
+// folder is Fold's state between rows.
+type folder struct {
+	log    *Log
+	finals map[string]int // tool call id → its entry
+	// run holds the text of the last entry while text chunks of its
+	// message keep coming; inRun says it does.
+	run   strings.Builder
+	inRun bool
+	// unsaved is the agent text streamed since the model context was last
+	// recorded: an answer cut short by a crash, which the context keeps.
+	unsaved  strings.Builder
+	lastUser string
+}
+
+func (f *folder) row(r *store.Event) {
+	f.log.LastSeq = r.Seq
+	switch r.Kind {
+	case recordContext:
+		var m llm.Message
+		if json.Unmarshal(r.Payload, &m) == nil {
+			f.log.History = append(f.log.History, m)
+		}
+		f.unsaved.Reset()
+		return
+	case recordContextReset:
+		var h []llm.Message
+		if json.Unmarshal(r.Payload, &h) == nil {
+			f.log.History = h
+		}
+		f.unsaved.Reset()
+		return
+	}
+	var ev Event
+	if json.Unmarshal(r.Payload, &ev) != nil {
+		return
+	}
+	switch ev.Kind {
+	case EventUserChunk, EventMessageChunk, EventThoughtChunk:
+		f.chunk(ev)
+	case EventToolCall:
+		if ev.ToolCall != nil {
+			f.toolCall(ev)
+		}
+	case EventToolCallState:
+		if ev.ToolCall != nil {
+			f.toolUpdate(ev.ToolCall)
+		}
+	case EventPlan:
+		f.add(Entry{Event: ev})
+	case EventUsage:
+		if ev.Usage != nil {
+			f.log.Usage = ev.Usage
+		}
+	}
+}
+
+func isText(b *Block) bool { return b != nil && b.Type == BlockText }
+
+func (f *folder) chunk(ev Event) {
+	if ev.Kind == EventMessageChunk && isText(ev.Content) {
+		f.unsaved.WriteString(ev.Content.Text)
+	}
+	if ev.Kind == EventUserChunk && ev.MessageID != f.lastUser {
+		f.lastUser = ev.MessageID
+		f.log.Turns++
+	}
+	if n := len(f.log.Entries); n > 0 && isText(ev.Content) {
+		prev := &f.log.Entries[n-1]
+		if prev.Kind == ev.Kind && prev.MessageID == ev.MessageID && isText(prev.Content) {
+			if !f.inRun {
+				f.run.WriteString(prev.Content.Text)
+				f.inRun = true
+			}
+			f.run.WriteString(ev.Content.Text)
+			return
+		}
+	}
+	f.add(Entry{Event: ev})
+}
+
+// add closes the text run of the last entry and appends e.
+func (f *folder) add(e Entry) {
+	f.closeRun()
+	f.log.Entries = append(f.log.Entries, e)
+}
+
+func (f *folder) closeRun() {
+	if !f.inRun {
+		return
+	}
+	// The entry's Content was decoded for it alone: set in place.
+	f.log.Entries[len(f.log.Entries)-1].Content.Text = f.run.String()
+	f.run.Reset()
+	f.inRun = false
+}
+
+func (f *folder) toolCall(ev Event) {
+	id := ev.ToolCall.ID
+	f.log.ToolIDs = append(f.log.ToolIDs, id)
+	f.add(Entry{Event: ev, Final: &ToolCall{ID: id, Status: ev.ToolCall.Status}})
+	f.finals[id] = len(f.log.Entries) - 1
+}
+
+func (f *folder) toolUpdate(upd *ToolCall) {
+	if i, ok := f.finals[upd.ID]; ok {
+		mergeToolCall(f.log.Entries[i].Final, upd)
+	}
+}
+
+func (f *folder) finish() *Log {
+	f.closeRun()
+	l := f.log
+	// A tool call that never finished was interrupted (the process died).
+	for _, i := range f.finals {
+		e := &l.Entries[i]
+		if s := e.Final.Status; s != ToolCompleted && s != ToolFailed {
+			e.Interrupted = true
+		}
+	}
+	if f.unsaved.Len() > 0 && len(l.History) > 0 && l.History[len(l.History)-1].Role == llm.RoleUser {
+		l.History = append(l.History, llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
+			llm.Text(f.unsaved.String() + "\n\n[This answer was interrupted: corvid stopped before it finished.]")}})
+	}
+	l.History = repairHistory(l.History)
+	return l
+}
+
+// mergeToolCall applies a tool call update to a state.
+func mergeToolCall(dst, upd *ToolCall) {
+	if upd.Status != "" {
+		dst.Status = upd.Status
+	}
+	if upd.Title != "" {
+		dst.Title = upd.Title
+	}
+	if upd.Kind != "" {
+		dst.Kind = upd.Kind
+	}
+	if upd.Content != nil {
+		dst.Content = upd.Content
+	}
+	if upd.Locations != nil {
+		dst.Locations = upd.Locations
+	}
+	if upd.RawOutput != nil {
+		dst.RawOutput = upd.RawOutput
+	}
+}
+
+// repairHistory makes a context restored after a crash valid for the next
+// model call: every tool use gets a result.
+func repairHistory(h []llm.Message) []llm.Message {
+	if len(h) == 0 {
+		return h
+	}
+	last := h[len(h)-1]
+	if last.Role != llm.RoleAssistant {
+		return h
+	}
+	var results []llm.Part
+	for _, p := range last.Parts {
+		if p.Type == llm.PartToolUse {
+			results = append(results, llm.Part{Type: llm.PartToolResult, ToolUseID: p.ToolUseID, Text: "interrupted: corvid stopped before this tool call ran", IsError: true})
+		}
+	}
+	if len(results) > 0 {
+		h = append(h, llm.Message{Role: llm.RoleUser, Parts: results})
+	}
+	return h
+}

@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/store"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// rowsOf encodes values as stored rows, the way eventLog writes them.
+func rowsOf(t testing.TB, items ...any) []store.Event {
+	t.Helper()
+	var rows []store.Event
+	for i, it := range items {
+		kind := ""
+		switch v := it.(type) {
+		case Event:
+			kind = string(v.Kind)
+		case llm.Message:
+			kind = recordContext
+		case []llm.Message:
+			kind = recordContextReset
+		default:
+			t.Fatalf("rowsOf: %T", it)
+		}
+		b, err := json.Marshal(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, store.Event{Seq: int64(i + 1), Kind: kind, Payload: b})
+	}
+	return rows
+}
+
+func chunk(kind EventKind, id, text string) Event {
+	return Event{Kind: kind, MessageID: id, Content: &Block{Type: BlockText, Text: text}}
+}
+
+func TestFoldMergesTheChunksOfOneMessageOnly(t *testing.T) {
+	lg := Fold(rowsOf(t,
+		chunk(EventUserChunk, "u1", "hel"), chunk(EventUserChunk, "u1", "lo"),
+		chunk(EventThoughtChunk, "t1", "hm"), chunk(EventMessageChunk, "m1", "a"), chunk(EventMessageChunk, "m1", "b"),
+		chunk(EventMessageChunk, "m2", "c"), // another message: not merged
+		Event{Kind: EventMessageChunk, MessageID: "m2", Content: &Block{Type: BlockImage, MimeType: "image/png", Data: []byte{1}}},
+		chunk(EventMessageChunk, "m2", "d"), // after an image: a new entry
+	))
+	var got []string
+	for _, e := range lg.Entries {
+		got = append(got, fmt.Sprintf("%s/%s/%s:%s", e.Kind, e.MessageID, e.Content.Type, e.Content.Text))
+	}
+	want := []string{
+		"user_message_chunk/u1/text:hello", "agent_thought_chunk/t1/text:hm", "agent_message_chunk/m1/text:ab",
+		"agent_message_chunk/m2/text:c", "agent_message_chunk/m2/image:", "agent_message_chunk/m2/text:d",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if lg.Turns != 1 || lg.LastSeq != 8 {
+		t.Errorf("turns %d, last seq %d; want 1, 8", lg.Turns, lg.LastSeq)
+	}
+}
+
+func TestFoldGivesEachToolCallItsFinalStateAndMarksUnfinishedOnesInterrupted(t *testing.T) {
+	lg := Fold(rowsOf(t,
+		Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: "c1", Name: "read", Title: "Read a", Status: ToolPending}},
+		Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: "c1", Status: ToolInProgress}},
+		Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: "c2", Name: "shell", Title: "Run", Status: ToolPending}},
+		Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: "c1", Status: ToolCompleted, Content: []tool.Content{textContent("ok")}}},
+		Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: "c2", Status: ToolInProgress, Title: "Run ls"}},
+		Event{Kind: EventUsage, Usage: &Usage{Used: 10, Size: 100}},
+		Event{Kind: EventUsage, Usage: &Usage{Used: 20, Size: 100}},
+	))
+	if len(lg.Entries) != 2 {
+		t.Fatalf("%d entries, want 2", len(lg.Entries))
+	}
+	c1, c2 := lg.Entries[0], lg.Entries[1]
+	if c1.ToolCall.Status != ToolPending || c1.Final.Status != ToolCompleted || c1.Interrupted || c1.Final.Content[0].Text != "ok" {
+		t.Errorf("c1 = %+v final %+v", c1.ToolCall, c1.Final)
+	}
+	if !c2.Interrupted || c2.Final.Title != "Run ls" {
+		t.Errorf("c2 = %+v final %+v interrupted %v", c2.ToolCall, c2.Final, c2.Interrupted)
+	}
+	replay := lg.Replay()
+	kinds := []EventKind{EventToolCall, EventToolCallState, EventToolCall, EventToolCallState, EventUsage}
+	if len(replay) != len(kinds) {
+		t.Fatalf("replay has %d events, want %d", len(replay), len(kinds))
+	}
+	for i, k := range kinds {
+		if replay[i].Kind != k {
+			t.Errorf("replay[%d] = %s, want %s", i, replay[i].Kind, k)
+		}
+	}
+	if f := replay[3].ToolCall; f.Status != ToolFailed || f.Content[len(f.Content)-1].Text != interruptedNote {
+		t.Errorf("interrupted call replays as %+v", f)
+	}
+	if replay[4].Usage.Used != 20 || lg.Entries[1].Final.Status != ToolInProgress {
+		t.Errorf("usage %+v; Replay must not change the log (final %+v)", replay[4].Usage, lg.Entries[1].Final)
+	}
+	if strings.Join(lg.ToolIDs, ",") != "c1,c2" {
+		t.Errorf("tool ids %v", lg.ToolIDs)
+	}
+}
+
+func TestFoldRestoresTheModelContextAndKeepsAnAnswerCutShort(t *testing.T) {
+	user := llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("q1")}}
+	asked := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartToolUse, ToolUseID: "t1", ToolName: "read", Input: json.RawMessage(`{}`)}}}
+	// A reset replaces what came before; a tool use cut off gets a result.
+	lg := Fold(rowsOf(t, user, []llm.Message{user}, asked))
+	if len(lg.History) != 3 || lg.History[2].Parts[0].Type != llm.PartToolResult || !lg.History[2].Parts[0].IsError {
+		t.Fatalf("history = %+v", lg.History)
+	}
+	// Agent text after the last context record is an answer cut short.
+	lg = Fold(rowsOf(t, user, chunk(EventMessageChunk, "m", "half an ans"), chunk(EventMessageChunk, "m", "wer")))
+	if len(lg.History) != 2 || !strings.HasPrefix(lg.History[1].Parts[0].Text, "half an answer\n\n[This answer was interrupted") {
+		t.Fatalf("history = %+v", lg.History)
+	}
+}
+
+// BenchmarkFold folds logs of one answer streamed as n one-character
+// chunks (the merged case of session/load) and of n chunks alternating
+// between thinking and text (nothing merges). Linear: 100k costs about ten
+// times 10k.
+func BenchmarkFold(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, shape := range []string{"merged", "alternating"} {
+			items := make([]any, 0, n)
+			for i := range n {
+				ev := chunk(EventMessageChunk, "m", "x")
+				if shape == "alternating" && i%2 == 0 {
+					ev = chunk(EventThoughtChunk, "t", "y")
+				}
+				items = append(items, ev)
+			}
+			rows := rowsOf(b, items...)
+			b.Run(fmt.Sprintf("%s-%dk", shape, n/1000), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if lg := Fold(rows); len(lg.Entries) == 0 {
+						b.Fatal("empty fold")
+					}
+				}
+			})
+		}
+	}
+}

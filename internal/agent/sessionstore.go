@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/store"
+)
+
+// ErrSessionNotFound is returned for a session id the store does not know.
+var ErrSessionNotFound = errors.New("session not found")
+
+// openStore opens the store on first use, so start-up stays fast. A failed
+// open is retried on the next use: moving a corrupt file aside must not
+// need a restart.
+func (a *Agent) openStore() (*store.Store, error) {
+	if a.cfg.StorePath == "" {
+		return nil, nil
+	}
+	a.stMu.Lock()
+	defer a.stMu.Unlock()
+	if a.st != nil || a.stClosed {
+		return a.st, nil
+	}
+	st, err := store.Open(a.cfg.StorePath)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	a.st = st
+	return st, nil
+}
+
+// Close flushes and closes the store.
+func (a *Agent) Close() error {
+	a.stMu.Lock()
+	defer a.stMu.Unlock()
+	a.stClosed = true
+	if a.st != nil {
+		return a.st.Close()
+	}
+	return nil
+}
+
+// LoadSession restores a stored session: its model context (so the next
+// prompt continues with full memory) and, for replay, its display history.
+func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []Event, error) {
+	st, err := a.openStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	if st == nil {
+		return nil, nil, ErrSessionNotFound
+	}
+	meta, err := st.GetSession(ctx, o.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, ErrSessionNotFound
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	events, err := st.Events(ctx, o.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := a.sessionConfig(o.Cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := a.newSession(o, st, sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m := s.settings.restore(meta); m != nil {
+		s.env.Images = m.Info().Images
+	}
+	lg := Fold(events)
+	s.conv.restore(lg)
+	if o.Cwd != meta.Cwd || !slices.Equal(o.Roots, meta.AdditionalDirs) {
+		_ = st.UpdateSession(ctx, o.ID, func(ss *store.Session) { ss.Cwd, ss.AdditionalDirs = o.Cwd, o.Roots })
+	}
+	return s, lg.Replay(), nil
+}
+
+// SessionInfo describes a stored session.
+type SessionInfo struct {
+	ID             string
+	Cwd            string
+	AdditionalDirs []string
+	Title          string
+	UpdatedAt      time.Time
+}
+
+// ListSessions lists stored sessions, newest first.
+func (a *Agent) ListSessions(ctx context.Context, cwd, cursor string) ([]SessionInfo, string, error) {
+	st, err := a.openStore()
+	if err != nil || st == nil {
+		return nil, "", err
+	}
+	list, next, err := st.List(ctx, store.ListOptions{Cwd: cwd, Cursor: cursor})
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]SessionInfo, 0, len(list))
+	for _, ss := range list {
+		out = append(out, SessionInfo{ID: ss.ID, Cwd: ss.Cwd, AdditionalDirs: ss.AdditionalDirs, Title: ss.Title, UpdatedAt: ss.UpdatedAt})
+	}
+	return out, next, nil
+}
+
+// ErrBadCursor is returned by ListSessions for a cursor it did not issue.
+var ErrBadCursor = store.ErrBadCursor
+
+// DeleteSession removes a stored session. Unknown ids are not an error.
+func (a *Agent) DeleteSession(ctx context.Context, id string) error {
+	st, err := a.openStore()
+	if err != nil || st == nil {
+		return err
+	}
+	return st.Delete(ctx, id)
+}
+
+// ForkSession copies a stored session's history into a new session id.
+func (a *Agent) ForkSession(ctx context.Context, srcID string, o SessionOptions) error {
+	st, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return ErrSessionNotFound
+	}
+	if err := st.Flush(ctx); err != nil {
+		return err
+	}
+	err = st.Fork(ctx, srcID, store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots})
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrSessionNotFound
+	}
+	return err
+}
+
+func processOwner() string { return fmt.Sprintf("pid%d-%s", os.Getpid(), NewID("o")) }
+
+// Sync makes every event recorded so far durable. The ACP writer calls it
+// before frames leave, so what a client has seen survives a kill -9; group
+// commit keeps it cheap (one commit serves every frame queued meanwhile).
+//
+// An error means some event recorded since the last Sync is not stored: the
+// caller must not send what reports it (the client would see what a reload
+// cannot show).
+func (a *Agent) Sync() error {
+	a.stMu.Lock()
+	st := a.st
+	a.stMu.Unlock()
+	if st == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := st.Flush(ctx)
+	if err != nil {
+		a.cfg.Logger.Error("session store commit", "err", err)
+	}
+	// Flush's error goes to whichever caller flushes first (a turn ending
+	// may take it); the failure count tells every caller.
+	if n := st.CommitFailures(); n != a.syncedFailures.Swap(n) {
+		if err == nil {
+			err = errors.New("a commit failed")
+		}
+		return fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package agent
+
+import (
+	"context"
+	"sync"
+
+	"github.com/corvid-agent/corvid/internal/commands"
+	"github.com/corvid-agent/corvid/internal/mcp"
+	"github.com/corvid-agent/corvid/internal/prompt"
+	"github.com/corvid-agent/corvid/internal/tool"
+)
+
+// toolbox is what a session can do and offer: the tool registry (the
+// built-ins, the skill loader, the session's own tools and the live MCP
+// tools), the custom slash commands and skills found from its cwd, the
+// system prompt that lists the skills, the MCP servers and the watcher
+// that re-reads the command folders.
+type toolbox struct {
+	cfg   *Config
+	id    string
+	cwd   string
+	own   []tool.Tool // tools of this session alone (submit_output)
+	extra string      // Config.SessionContext's text, added to the system prompt
+
+	mu        sync.Mutex
+	tools     *tool.Registry
+	system    string // the system prompt (base + project instructions + env)
+	custom    []commands.Command
+	skills    []commands.Skill
+	prompts   PromptSource
+	mcp       *mcp.Manager
+	stopWatch func()
+}
+
+// discover reads the session's commands and skills and rebuilds its system
+// prompt (skills are listed in it).
+func (b *toolbox) discover() {
+	cfg := b.cfg
+	var cmds []commands.Command
+	var skills []commands.Skill
+	if cfg.Env != nil {
+		var warnings []string
+		cmds, skills, warnings = commands.Discover(b.cwd, cfg.Env)
+		for _, w := range warnings {
+			cfg.Logger.Warn("commands", "session", b.id, "warning", w)
+		}
+	}
+	system := cfg.System
+	if cfg.Env != nil {
+		system = prompt.Build(prompt.Options{Base: cfg.System, Cwd: b.cwd, Env: cfg.Env,
+			NoProjectInstructions: cfg.NoProjectInstructions, Skills: skills})
+	}
+	if b.extra != "" {
+		system += "\n\n" + b.extra
+	}
+	b.mu.Lock()
+	b.custom, b.skills, b.system = cmds, skills, system
+	b.mu.Unlock()
+}
+
+// rebuild makes the registry the built-ins, the skill loader, the
+// session's own tools and the live MCP tools.
+func (b *toolbox) rebuild() {
+	reg := tool.NewRegistry(b.cfg.Tools()...)
+	reg.Add(commands.SkillTool(func() []commands.Skill { return b.view().skills }))
+	for _, t := range b.own {
+		reg.Add(t)
+	}
+	if mgr := b.view().mcp; mgr != nil {
+		for _, t := range mgr.Tools() {
+			reg.Add(t)
+		}
+	}
+	b.mu.Lock()
+	b.tools = reg
+	b.mu.Unlock()
+}
+
+// toolboxView is a consistent copy of the toolbox's current state.
+type toolboxView struct {
+	tools   *tool.Registry
+	system  string // the system prompt
+	custom  []commands.Command
+	skills  []commands.Skill
+	prompts PromptSource
+	mcp     *mcp.Manager // nil: no MCP servers
+}
+
+func (b *toolbox) view() toolboxView {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	system := b.system
+	if system == "" {
+		system = b.cfg.System
+	}
+	return toolboxView{tools: b.tools, system: system, custom: b.custom, skills: b.skills, prompts: b.prompts, mcp: b.mcp}
+}
+
+// commands lists the slash commands: built-ins, custom commands, skills
+// and the prompt source's.
+func (b *toolbox) commands() []CommandInfo {
+	v := b.view()
+	var out []CommandInfo
+	for _, c := range commands.Builtins() {
+		out = append(out, CommandInfo{Name: c.Name, Description: c.Description, Hint: c.ArgumentHint})
+	}
+	for _, c := range v.custom {
+		out = append(out, CommandInfo{Name: c.Name, Description: c.Description, Hint: c.ArgumentHint})
+	}
+	if v.prompts != nil {
+		out = append(out, v.prompts.Commands()...)
+	}
+	return out
+}
+
+func (b *toolbox) setPromptSource(p PromptSource) {
+	b.mu.Lock()
+	b.prompts = p
+	b.mu.Unlock()
+}
+
+// watch calls changed when the command or skill folders change, until
+// close.
+func (b *toolbox) watch(changed func()) {
+	if b.cfg.Env == nil || b.cfg.CommandPoll <= 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.mu.Lock()
+	b.stopWatch = cancel
+	b.mu.Unlock()
+	commands.Watch(ctx, b.cwd, b.cfg.Env, b.cfg.CommandPoll, changed)
+}
+
+// setMCP makes mgr's servers the session's: their tools and prompts.
+func (b *toolbox) setMCP(mgr *mcp.Manager) {
+	b.mu.Lock()
+	b.mcp = mgr
+	b.prompts = mcpPrompts{mgr}
+	b.mu.Unlock()
+	b.rebuild()
+}
+
+// awaitMCP waits, on the session's first prompt only, at most 5 s for the
+// MCP servers still starting (ctx, the turn's, cuts it short), so that a
+// server that starts quickly serves that prompt; the ones still starting
+// after that join later, with a notice.
+func (b *toolbox) awaitMCP(ctx context.Context) {
+	mgr := b.view().mcp
+	if mgr == nil {
+		return
+	}
+	mgr.AwaitStart(ctx)
+	// The servers that are up are in the tools now, even if their own
+	// change callback has not run yet.
+	b.rebuild()
+}
+
+// close stops the command watcher and the MCP servers.
+func (b *toolbox) close() {
+	b.mu.Lock()
+	stop, mgr := b.stopWatch, b.mcp
+	b.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if mgr != nil {
+		_ = mgr.Close()
+	}
+}

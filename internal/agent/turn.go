@@ -1,0 +1,133 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+)
+
+// Turn is one prompt being answered.
+type Turn struct {
+	s         *Session
+	ctx       context.Context
+	cancel    context.CancelFunc
+	done      chan struct{}
+	prev      *Turn // a cancelled turn this one waits for
+	blocks    []Block
+	cancelled bool   // guarded by the session's turnRunner.mu
+	release   func() // the store lease held while the turn runs
+	storeMark uint64 // the store's failed commits when the turn began
+}
+
+// StopReason is why a turn ended (ACP's values).
+type StopReason string
+
+const (
+	StopEndTurn         StopReason = "end_turn"
+	StopMaxTokens       StopReason = "max_tokens"
+	StopMaxTurnRequests StopReason = "max_turn_requests"
+	StopRefusal         StopReason = "refusal"
+	StopCancelled       StopReason = "cancelled"
+)
+
+// Run answers the turn's prompt. Every event of the turn has been emitted
+// when it returns. A cancelled turn returns StopCancelled and no error; a
+// model failure returns the error (an *llm.Error is safe to show).
+func (t *Turn) Run() (StopReason, error) {
+	s := t.s
+	defer t.end()
+	if stop, err, ready := t.prepare(); !ready {
+		return stop, err
+	}
+	first := s.conv.countTurn()
+	blocks, handled, stop, err := t.expandCommand(t.blocks)
+	if handled {
+		return stop, err
+	}
+	mark := s.conv.appendHistory(s.userMessage(t.ctx, blocks))
+
+	s.runner.takeFinalOutput() // a submission belongs to the turn that made it
+	stop, err = t.loop()
+	if err == nil && stop != StopCancelled && stop != StopRefusal {
+		t.emitFinalOutput()
+	}
+	if err == nil {
+		// The answer goes out only once the turn's events are stored.
+		s.conv.flush()
+		if ferr := t.storeFault(); ferr != nil {
+			stop, err = "", ferr
+		}
+	}
+	if stop == StopRefusal {
+		// The refused prompt and everything after it leave the context.
+		s.conv.resetHistory(func(h []llm.Message) []llm.Message { return h[:mark] })
+	}
+	if err == nil && first && stop != StopRefusal {
+		s.conv.setTitle(titleFrom(t.blocks))
+	}
+	return stop, err
+}
+
+// prepare waits for a cancelled turn before this one, takes the store
+// lease, catches up with the store and records the prompt; ready is false
+// when the turn ends there (with stop, err).
+func (t *Turn) prepare() (stop StopReason, err error, ready bool) {
+	s := t.s
+	if t.prev != nil {
+		select {
+		case <-t.prev.done:
+		case <-time.After(windDown):
+			return "", ErrBusy, false
+		case <-t.ctx.Done():
+			return StopCancelled, nil, false
+		}
+	}
+	if t.ctx.Err() != nil {
+		return StopCancelled, nil, false
+	}
+	if t.release, err = s.conv.acquire(s.agent.owner); err != nil {
+		return "", err, false
+	}
+	t.storeMark = s.conv.storeFailures()
+	if err := s.conv.syncWithStore(); err != nil {
+		return "", err, false
+	}
+	s.conv.recordPrompt(t.blocks)
+	s.toolbox.awaitMCP(t.ctx)
+	if t.ctx.Err() != nil {
+		return StopCancelled, nil, false
+	}
+	return "", nil, true
+}
+
+// end releases what the turn held; the session may start the next one.
+func (t *Turn) end() {
+	t.cancel()
+	t.s.conv.flush()
+	if t.release != nil {
+		t.release()
+	}
+	close(t.done)
+}
+
+// say emits (and records) a short agent message.
+func (t *Turn) say(text string) { t.s.Notify(text) }
+
+// storeFault returns an error once a commit failed after the turn began:
+// the turn stops rather than go on with events nobody can reload.
+func (t *Turn) storeFault() error {
+	if t.s.conv.storeFailures() == t.storeMark {
+		return nil
+	}
+	return errStoreFault
+}
+
+func titleFrom(blocks []Block) string {
+	for _, b := range blocks {
+		if b.Type == BlockText && b.Text != "" {
+			return shorten(b.Text, 80)
+		}
+	}
+	return "New session"
+}

@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// ErrBusy is returned when a prompt arrives while a live, uncancelled turn
+// is running in the same session.
+var ErrBusy = errors.New("a turn is already running in this session; cancel it or wait for it to end")
+
+// turnRunner keeps a session's running turn: one at a time, a new one
+// waiting (bounded) for a cancelled one to wind down.
+type turnRunner struct {
+	mu   sync.Mutex
+	turn *Turn // the latest turn (running, cancelled or done)
+	// finalOutput is submit_output's submission in the running turn.
+	finalOutput *string
+}
+
+// start registers a turn for blocks; see Session.StartTurn.
+func (r *turnRunner) start(s *Session, blocks []Block) (*Turn, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var prev *Turn
+	if t := r.turn; t != nil {
+		select {
+		case <-t.done:
+		default:
+			if !t.cancelled {
+				return nil, ErrBusy
+			}
+			prev = t
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, blocks: blocks}
+	r.turn = t
+	return t, nil
+}
+
+// cancel cancels the latest turn and every turn it still waits for, and
+// returns it (nil when there was none).
+func (r *turnRunner) cancel() *Turn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.turn
+	if t != nil {
+		t.cancelled = true
+		t.cancel()
+		for p := t.prev; p != nil; p = p.prev {
+			p.cancel()
+		}
+	}
+	return t
+}
+
+// submit keeps a final output for the running turn (a later one wins).
+func (r *turnRunner) submit(out *string) {
+	r.mu.Lock()
+	r.finalOutput = out
+	r.mu.Unlock()
+}
+
+// takeFinalOutput returns and clears the running turn's submission.
+func (r *turnRunner) takeFinalOutput() *string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.finalOutput
+	r.finalOutput = nil
+	return out
+}
