@@ -63,7 +63,7 @@ type Conn struct {
 	opts Options
 	log  *slog.Logger
 
-	out        chan []byte
+	out        chan outFrame
 	writerDone chan struct{}
 	gone       chan struct{} // closed when the peer's stdin reached EOF or stdout broke
 	goneOnce   sync.Once
@@ -94,7 +94,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 	}
 	c := &Conn{
 		r: r, w: w, h: h, opts: opts, log: opts.Logger,
-		out:        make(chan []byte, 4096),
+		out:        make(chan outFrame, 4096),
 		writerDone: make(chan struct{}),
 		gone:       make(chan struct{}),
 		pending:    map[string]chan *wireMessage{},
@@ -183,7 +183,7 @@ func (c *Conn) Serve(ctx context.Context, grace time.Duration) error {
 	}
 	// Flush and stop the writer.
 	select {
-	case c.out <- nil:
+	case c.out <- outFrame{}:
 		<-c.writerDone
 	case <-c.writerDone:
 	}
@@ -584,6 +584,21 @@ func (c *Conn) Notify(method string, params any) error {
 	return c.send(&wireMessage{JSONRPC: "2.0", Method: method}, params)
 }
 
+// NotifyIf sends a notification unless keep, asked after the BeforeWrite
+// that precedes its write, says no: what it reports turned out not to be
+// stored, so the client must not see it. A nil keep always sends.
+func (c *Conn) NotifyIf(method string, params any, keep func() bool) error {
+	return c.enqueue(&wireMessage{JSONRPC: "2.0", Method: method}, params, keep)
+}
+
+// outFrame is one encoded frame waiting for the writer. keep, when set,
+// decides after BeforeWrite whether a notification still goes out. A zero
+// outFrame stops the writer.
+type outFrame struct {
+	b    []byte
+	keep func() bool
+}
+
 // Call sends a request and waits for its response, decoding the result into
 // result (if non-nil). If ctx ends first, the request is withdrawn with
 // $/cancel_request and ctx's error is returned. A peer error is an *Error.
@@ -643,6 +658,10 @@ func (c *Conn) sendError(id json.RawMessage, e *Error) {
 // send encodes env with payload as params (requests, notifications) or
 // result (responses) and queues the frame. Frames leave in queue order.
 func (c *Conn) send(env *wireMessage, payload any) error {
+	return c.enqueue(env, payload, nil)
+}
+
+func (c *Conn) enqueue(env *wireMessage, payload any, keep func() bool) error {
 	b, err := encodeFrame(env, payload)
 	if err != nil {
 		c.log.Error("encode frame", "method", env.Method, "err", err)
@@ -654,7 +673,7 @@ func (c *Conn) send(env *wireMessage, payload any) error {
 		}
 	}
 	select {
-	case c.out <- b:
+	case c.out <- outFrame{b: b, keep: keep}:
 		return nil
 	case <-c.writerDone:
 		return ErrClosed
@@ -711,28 +730,28 @@ func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
 	var batch bytes.Buffer
-	var frames [][]byte // the frames of batch, for dropping notifications
+	var frames []outFrame // the frames of batch, for dropping notifications
 	broken := false
 	stop := false
 	for !stop {
-		b, ok := <-c.out
-		if !ok || b == nil {
+		f, ok := <-c.out
+		if !ok || f.b == nil {
 			break
 		}
 		batch.Reset()
-		batch.Write(b)
-		frames = append(frames[:0], b)
+		batch.Write(f.b)
+		frames = append(frames[:0], f)
 		// Take whatever else is queued, so one barrier and one write serve
 		// many frames.
 	drain:
 		for batch.Len() < maxBatchBytes {
 			select {
 			case more := <-c.out:
-				if more == nil {
+				if more.b == nil {
 					stop = true
 					break drain
 				}
-				batch.Write(more)
+				batch.Write(more.b)
 				frames = append(frames, more)
 			default:
 				break drain
@@ -743,8 +762,10 @@ func (c *Conn) writeLoop() {
 		}
 		if c.opts.BeforeWrite != nil {
 			if err := c.opts.BeforeWrite(); err != nil {
-				dropNotifications(&batch, frames)
+				rebuild(&batch, frames, func(outFrame) bool { return false })
 				c.log.Warn("notifications not sent: what they report could not be stored", "err", err)
+			} else if hasKeep(frames) {
+				rebuild(&batch, frames, func(f outFrame) bool { return f.keep == nil || f.keep() })
 			}
 		}
 		if batch.Len() == 0 {
@@ -758,18 +779,27 @@ func (c *Conn) writeLoop() {
 	}
 }
 
-// dropNotifications rewrites batch with only the frames of frames that are
-// not notifications (responses and requests carry an id).
-func dropNotifications(batch *bytes.Buffer, frames [][]byte) {
+func hasKeep(frames []outFrame) bool {
+	for _, f := range frames {
+		if f.keep != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// rebuild rewrites batch with the frames that are not notifications
+// (responses and requests carry an id) and the notifications keepNote keeps.
+func rebuild(batch *bytes.Buffer, frames []outFrame, keepNote func(outFrame) bool) {
 	batch.Reset()
 	for _, f := range frames {
 		var m struct {
 			ID json.RawMessage `json:"id"`
 		}
-		if json.Unmarshal(f, &m) == nil && len(m.ID) == 0 {
+		if json.Unmarshal(f.b, &m) == nil && len(m.ID) == 0 && !keepNote(f) {
 			continue
 		}
-		batch.Write(f)
+		batch.Write(f.b)
 	}
 }
 

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -478,5 +480,42 @@ func TestBareCRSeparatesTwoFrames(t *testing.T) {
 	p.send("{\"jsonrpc\":\"2.0\",\r\"id\":3,\"method\":\"echo\"}")
 	if f := p.recv(); f.id() != "3" || f["result"] == nil {
 		t.Errorf("got %v, want a result for id 3", f)
+	}
+}
+
+// A notification whose keep says no after BeforeWrite is dropped; the others
+// and every response still go out, in order. keep is asked only after the
+// barrier, when the store's fate of what the frame reports is known.
+func TestNotifyIfDropsOnlyTheNotificationsKeepRefuses(t *testing.T) {
+	var barrier atomic.Int32
+	var askedAfterBarrier atomic.Bool
+	p := startConn(t, echoHandler(), Options{BeforeWrite: func() error { barrier.Add(1); return nil }})
+	keep := func(ok bool) func() bool {
+		return func() bool {
+			askedAfterBarrier.Store(barrier.Load() > 0)
+			return ok
+		}
+	}
+	for i, ok := range []bool{true, false, true} {
+		if err := p.conn.NotifyIf("note", map[string]int{"n": i}, keep(ok)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"m"}`)
+	var got []string
+	for len(got) < 3 {
+		f := p.recv()
+		switch {
+		case f["method"] != nil:
+			got = append(got, string(f["params"]))
+		case f["id"] != nil:
+			got = append(got, "response "+string(f["id"]))
+		}
+	}
+	if want := []string{`{"n":0}`, `{"n":2}`, "response 7"}; !slices.Equal(got, want) {
+		t.Errorf("frames %q, want %q", got, want)
+	}
+	if !askedAfterBarrier.Load() {
+		t.Error("keep was asked before BeforeWrite ran")
 	}
 }

@@ -20,7 +20,7 @@ func (ss *session) Emit(ev agent.Event) {
 		return // pushed with the response anyway
 	}
 	for _, u := range updatesFor(ev) {
-		_ = ss.srv.conn.Notify("session/update", ss.srv.notification(ss.id, u))
+		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, u), ev.Stored)
 	}
 }
 

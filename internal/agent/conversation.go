@@ -44,7 +44,13 @@ func newConversation(id string, st *store.Store, logger *slog.Logger, front Fron
 
 // emit records ev, then delivers it to the front end.
 func (c *conversation) emit(ev Event) {
+	// Any commit that fails from here on may be this event's: the front
+	// end then drops what reports it (Event.Stored).
+	mark := c.storeFailures()
 	c.log.event(ev)
+	if c.log.store != nil {
+		ev.Stored = func() bool { return c.storeFailures() == mark }
+	}
 	c.front.Emit(ev)
 }
 
