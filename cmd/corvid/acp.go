@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm/catalog"
-	"syscall"
 
 	"github.com/corvid-agent/corvid/internal/acpserver"
 	"github.com/corvid-agent/corvid/internal/agent"
@@ -160,21 +159,6 @@ func (c *acpCmd) Run() error {
 		logger.Warn("connection ended", "err", err)
 	}
 	return nil
-}
-
-// claimStdout duplicates fd 1 for the protocol and points fd 1 and
-// os.Stdout at stderr.
-func claimStdout() (*os.File, error) {
-	fd, err := syscall.Dup(1)
-	if err != nil {
-		return nil, err
-	}
-	syscall.CloseOnExec(fd)
-	if err := syscall.Dup2(2, 1); err != nil {
-		return nil, err
-	}
-	os.Stdout = os.Stderr
-	return os.NewFile(uintptr(fd), "protocol-stdout"), nil
 }
 
 func newLogger(path, level string) (*slog.Logger, func(), error) {
