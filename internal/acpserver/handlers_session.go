@@ -3,7 +3,6 @@ package acpserver
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,11 +15,9 @@ import (
 	"github.com/corvid-agent/corvid/internal/mcp"
 )
 
-func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, error) {
-	var req acp.NewSessionRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
+// NewSession starts a session; with MCP servers to start, it answers
+// concurrently.
+func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any, error) {
 	cwd, dirs, err := s.sessionPlace(req.Cwd, req.AdditionalDirectories)
 	if err != nil {
 		return nil, err
@@ -145,11 +142,9 @@ func checkDirs(dirs []string) ([]string, error) {
 	return out, nil
 }
 
-func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error) {
-	var req promptParams
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
+// Prompt starts a turn in order and runs it concurrently; the answer is
+// its stop reason, written after the turn's last update.
+func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
 		return nil, err
@@ -254,11 +249,8 @@ func (s *Server) promptBlocks(in []acp.ContentBlock) ([]agent.Block, error) {
 	return out, nil
 }
 
-func (s *Server) cancel(params json.RawMessage) {
-	var req acp.SessionIDRequest
-	if json.Unmarshal(params, &req) != nil {
-		return
-	}
+// Cancel cancels the session's running turn, if any.
+func (s *Server) Cancel(_ context.Context, req *acp.SessionIDRequest) {
 	s.mu.Lock()
 	ss := s.sessions[req.SessionID]
 	s.mu.Unlock()
