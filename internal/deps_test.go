@@ -46,7 +46,8 @@ func TestImportsPointDown(t *testing.T) {
 	// listed (cmd, test kits, tests) are unconstrained.
 	allowed := map[string][]string{
 		"internal/config":        {},
-		"internal/llm":           {},
+		"internal/usererr":       {},
+		"internal/llm":           {"internal/usererr"},
 		"internal/acp":           {},
 		"internal/store":         {},
 		"internal/llm/catalog":   {"internal/llm"},
@@ -59,12 +60,12 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/permission":    {"internal/tool", "internal/llm"},
 		"internal/commands":      {"internal/config", "internal/tool", "internal/llm"},
 		"internal/prompt":        {"internal/commands", "internal/config"},
-		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm"},
+		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm", "internal/usererr"},
 		"internal/respond":       {"internal/config"},
 		"internal/jsonschema":    {},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
-		"internal/acpserver": {"internal/acp", "internal/agent", "internal/llm", "internal/tool", "internal/mcp", "internal/respond"},
+		"internal/acpserver": {"internal/acp", "internal/agent", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
 		"internal/print":     {"internal/agent", "internal/tool"},
 		"internal/profile":   {"internal/config"},
 	}

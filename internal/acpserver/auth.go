@@ -64,7 +64,8 @@ func (s *Server) Authenticate(_ context.Context, req *acp.AuthenticateRequest) (
 	}
 	m, err := a.Resolve()
 	if err != nil {
-		return struct{}{}, acp.AuthRequired("Authentication failed: " + err.Error())
+		s.log.Error("authenticate", "err", err)
+		return struct{}{}, acp.AuthRequired("Authentication failed: " + userMessage(err, "the credentials could not be read; see corvid's log for the cause."))
 	}
 	if m == nil {
 		v := strings.TrimPrefix(req.MethodID, "env:")
@@ -81,7 +82,8 @@ func (s *Server) Logout(context.Context, *acp.LogoutRequest) (struct{}, error) {
 		return struct{}{}, acp.MethodNotFound("logout")
 	}
 	if err := a.Logout(); err != nil {
-		return struct{}{}, &acp.Error{Code: acp.CodeInternalError, Message: "Logout failed: " + err.Error()}
+		s.log.Error("logout", "err", err)
+		return struct{}{}, &acp.Error{Code: acp.CodeInternalError, Message: "Logout failed: " + userMessage(err, "the stored keys could not be removed; see corvid's log for the cause.")}
 	}
 	m, _ := a.Resolve()
 	s.opts.Agent.SetModel(m) // nil unless a key remains in the environment

@@ -3,7 +3,6 @@ package acpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -102,7 +101,7 @@ func (s *Server) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOpt
 		return none, acp.InvalidParams("Unknown config option", fmt.Sprintf("no option %q; options: %s", req.ConfigID, optionIDs(configOptions(before))))
 	}
 	if err != nil {
-		return none, controlError(err)
+		return none, err
 	}
 	after := ss.Controls()
 	opts := configOptions(after)
@@ -121,7 +120,7 @@ func (s *Server) SetMode(_ context.Context, req *acp.SetSessionModeRequest) (str
 	}
 	before := ss.Controls()
 	if err := ss.SetMode(req.ModeID); err != nil {
-		return struct{}{}, controlError(err)
+		return struct{}{}, err
 	}
 	after := ss.Controls()
 	if after.Mode != before.Mode {
@@ -129,13 +128,6 @@ func (s *Server) SetMode(_ context.Context, req *acp.SetSessionModeRequest) (str
 		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(after)})
 	}
 	return struct{}{}, nil
-}
-
-func controlError(err error) error {
-	if errors.Is(err, agent.ErrInvalidValue) {
-		return acp.InvalidParams("Invalid config value", strings.TrimPrefix(err.Error(), agent.ErrInvalidValue.Error()+": "))
-	}
-	return err
 }
 
 func optionIDs(opts []acp.SessionConfigOption) string {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/acp"
 	"github.com/corvid-agent/corvid/internal/agent"
-	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/mcp"
 )
 
@@ -32,10 +31,7 @@ func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any,
 			if errors.Is(err, agent.ErrNoModel) {
 				return nil, acp.AuthRequired(s.opts.NoModelMessage)
 			}
-			if errors.Is(err, agent.ErrStore) || errors.Is(err, agent.ErrProjectConfig) {
-				return nil, s.storeError(err)
-			}
-			return nil, err
+			return nil, err // mapped by rpcError
 		}
 		ss.Session = as
 		s.mu.Lock()
@@ -179,33 +175,10 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		defer stop()
 		reason, err := turn.Run()
 		if err != nil {
-			return nil, s.turnError(err)
+			return nil, err // mapped by rpcError
 		}
 		return acp.PromptResponse{StopReason: string(reason)}, nil
 	}), nil
-}
-
-// turnError maps a failed turn to what the client sees.
-func (s *Server) turnError(err error) error {
-	var le *llm.Error
-	if errors.As(err, &le) {
-		if le.Status == 401 {
-			// The key was refused: -32000 tells the editor to offer
-			// authentication again.
-			return acp.AuthRequired(le.Message)
-		}
-		return &acp.Error{Code: acp.CodeInternalError, Message: le.Message}
-	}
-	if errors.Is(err, agent.ErrBusy) {
-		return acp.InvalidParams("A prompt turn is already running in this session", err.Error())
-	}
-	if errors.Is(err, agent.ErrBusyElsewhere) {
-		return acp.InvalidParams("This session is running a turn in another corvid process", err.Error())
-	}
-	if errors.Is(err, agent.ErrStore) {
-		return s.storeError(err)
-	}
-	return err
 }
 
 // promptBlocks validates and converts prompt content.

@@ -68,15 +68,6 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 	})
 }
 
-func (s *Server) storeError(err error) error {
-	if errors.Is(err, agent.ErrProjectConfig) {
-		s.log.Error("project config", "err", err)
-		return &acp.Error{Code: acp.CodeInternalError, Message: "The project configuration cannot be used: " + err.Error()}
-	}
-	s.log.Error("session store", "err", err)
-	return &acp.Error{Code: acp.CodeInternalError, Message: "The session store failed: " + err.Error()}
-}
-
 // ListSessions pages through the stored sessions, optionally of one cwd.
 func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
 	if req.Cwd != "" {

@@ -113,7 +113,13 @@ func request[P, R any](m func(Protocol, context.Context, *P) (R, error)) func(Pr
 		}
 		res, err := m(p, ctx, params)
 		if err != nil {
-			return nil, err
+			return nil, rpcError(p, err)
+		}
+		if d, ok := any(res).(acp.Deferred); ok {
+			return acp.Deferred(func() (any, error) {
+				res, err := d()
+				return res, rpcError(p, err)
+			}), nil
 		}
 		return res, nil
 	}

@@ -314,7 +314,7 @@ func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSess
 	}
 	switch {
 	case timedOut.Load():
-		return nil, nil, nil, &userError{fmt.Sprintf("no answer within %s (set startup_timeout to allow longer)", c.timeout()), err}
+		return nil, nil, nil, userErr(fmt.Sprintf("no answer within %s (set startup_timeout to allow longer)", c.timeout()), err)
 	case ctx.Err() != nil:
 		return nil, nil, nil, ctx.Err()
 	}
@@ -328,7 +328,7 @@ func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSess
 		if line := proc.lastStderr(500 * time.Millisecond); line != "" {
 			msg += ": " + line
 		}
-		return nil, nil, nil, &userError{msg, err}
+		return nil, nil, nil, userErr(msg, err)
 	}
 	return nil, nil, nil, err
 }
@@ -449,7 +449,7 @@ func (c *conn) session(ctx context.Context) (l live, fresh bool, err error) {
 	c.mu.Unlock()
 	switch {
 	case closed:
-		return live{}, false, &userError{fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil}
+		return live{}, false, userErr(fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil)
 	case l.cs != nil:
 		return l, false, nil
 	case c.srv.kind() == TypeStdio:
@@ -460,7 +460,7 @@ func (c *conn) session(ctx context.Context) (l live, fresh bool, err error) {
 		if restarting {
 			msg += "; corvid is restarting it"
 		}
-		return live{}, false, &userError{msg, nil}
+		return live{}, false, userErr(msg, nil)
 	}
 
 	c.reconnect.Lock()
@@ -477,10 +477,10 @@ func (c *conn) session(ctx context.Context) (l live, fresh bool, err error) {
 		if ctx.Err() != nil {
 			return live{}, false, ctx.Err()
 		}
-		return live{}, false, &userError{fmt.Sprintf("MCP server %q is unreachable: %s", c.srv.Name, describe(err)), err}
+		return live{}, false, userErr(fmt.Sprintf("MCP server %q is unreachable: %s", c.srv.Name, describe(err)), err)
 	}
 	if !c.adopt(cs, cancel, nil) {
-		return live{}, false, &userError{fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil}
+		return live{}, false, userErr(fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil)
 	}
 	c.scheduleRefresh() // the server may have changed while away
 	return live{cs: cs}, true, nil
