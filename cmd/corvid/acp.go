@@ -18,12 +18,10 @@ import (
 	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/llm/providers"
 	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/tool"
-
-	_ "github.com/corvid-agent/corvid/internal/llm/anthropic"
-	_ "github.com/corvid-agent/corvid/internal/llm/script"
 )
 
 type acpCmd struct {
@@ -195,7 +193,7 @@ func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string
 	if err != nil {
 		return nil, "", err
 	}
-	pc, err := providerConfig(env, file, provider, modelID)
+	pc, err := providers.Config(env, file, provider, modelID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -235,7 +233,7 @@ func (c *acpCmd) openModelID(env config.Env, file *config.File, id string) (llm.
 	if err != nil {
 		return nil, err
 	}
-	pc, err := providerConfig(env, file, provider, modelID)
+	pc, err := providers.Config(env, file, provider, modelID)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,9 @@ import (
 	"os"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/llm/providers"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -38,6 +41,7 @@ func (versionCmd) Run() error {
 }
 
 func main() {
+	providers.Register(llm.Default)
 	args := os.Args[1:]
 	// CodeBuddy's habit: `corvid --acp [flags]` is `corvid acp [flags]`.
 	for i, a := range args {

@@ -23,7 +23,8 @@ import (
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
-func init() { llm.Register("script", New) }
+// Register adds the scripted provider ("script") to r.
+func Register(r *llm.Registry) { r.Register("script", New) }
 
 // Script is the file format.
 type Script struct {
