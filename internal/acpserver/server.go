@@ -3,8 +3,11 @@
 // notifications, and asks the client for permission (and, when advertised,
 // for file and terminal access). It is the only importer of internal/acp.
 //
-// Start with Serve; each method's handler is a short adapter in
-// handlers_*.go that resolves state and calls into internal/agent.
+// Start with Serve and Protocol (protocol.go): one method per ACP method,
+// reached through a dispatcher that decodes and validates params once; each
+// is a short adapter in handlers_*.go, controls.go or auth.go that resolves
+// state and calls into internal/agent. Failures become JSON-RPC errors in
+// one place, rpcError (errors.go).
 package acpserver
 
 import (
