@@ -65,6 +65,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm", "internal/usererr"},
 		"internal/respond":       {"internal/config"},
 		"internal/jsonschema":    {},
+		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
 		"internal/acpserver": {"internal/acp", "internal/agent", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
@@ -80,6 +81,33 @@ func TestImportsPointDown(t *testing.T) {
 		for _, imp := range p.Imports {
 			if dep, ours := strings.CutPrefix(imp, mod); ours && !slices.Contains(ok, dep) {
 				t.Errorf("%s imports %s, against DESIGN.md §1", name, dep)
+			}
+		}
+	}
+}
+
+// The Anthropic provider speaks HTTP itself (#18): the binary does not link
+// the Anthropic SDK, which stays a test-only oracle (go.mod keeps it for
+// the tests of internal/llm/anthropic and test/recorded/anthropic).
+func TestBinaryLinksNoAnthropicSDK(t *testing.T) {
+	const sdk = "github.com/anthropics/anthropic-sdk-go"
+	out, err := exec.Command("go", "list", "-deps", mod+"cmd/corvid").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, mod+"internal/llm/anthropic") {
+		t.Fatalf("cmd/corvid does not link internal/llm/anthropic; this test checks nothing")
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, sdk) {
+			t.Errorf("cmd/corvid links %s", d)
+		}
+	}
+	for name, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, sdk) {
+				t.Errorf("%s imports %s outside its tests", name, imp)
 			}
 		}
 	}
@@ -128,6 +156,25 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 					t.Errorf("%s links provider SDK %s", core, d)
 				}
 			}
+		}
+	}
+}
+
+// The binary speaks the OpenAI protocols over plain net/http
+// (internal/llm/openai); github.com/openai/openai-go is a test-only oracle
+// there and must never be linked into corvid again.
+func TestBinaryDoesNotLinkOpenAISDK(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", mod+"cmd/corvid").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, mod+"internal/llm/openai") {
+		t.Fatalf("cmd/corvid does not link internal/llm/openai; the check below would prove nothing")
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, "github.com/openai/openai-go") {
+			t.Errorf("cmd/corvid links %s", d)
 		}
 	}
 }

@@ -3,102 +3,19 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/corvid-agent/corvid/internal/acpkit"
 )
 
-// schemaURL names the schema inside the compiler; it is never fetched.
-const schemaURL = "https://agentclientprotocol.com/schema/v1/schema.json"
-
-var (
-	schemaOnce     sync.Once
-	schemaCompiler *jsonschema.Compiler
-	schemaErr      error
-	schemaMu       sync.Mutex
-	schemaDefs     = map[string]*jsonschema.Schema{}
-)
-
-// findSchema walks up from the package directory to the module root and
-// returns the committed copy of the ACP v1 schema, or the shared one beside
-// the module.
-func findSchema() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
-	}
-	for _, p := range []string{
-		filepath.Join(dir, "internal", "testkit", "schema", "v1", "schema.json"),
-		filepath.Join(dir, "..", "shared", "acp-schema", "v1", "schema.json"),
-	} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", os.ErrNotExist
-}
-
-// schemaDef returns the compiled #/$defs/<name>.
-func schemaDef(t testing.TB, name string) *jsonschema.Schema {
-	t.Helper()
-	schemaOnce.Do(func() {
-		path, err := findSchema()
-		if err != nil {
-			schemaErr = err
-			return
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			schemaErr = err
-			return
-		}
-		defer f.Close()
-		doc, err := jsonschema.UnmarshalJSON(f)
-		if err != nil {
-			schemaErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		schemaErr = c.AddResource(schemaURL, doc)
-		schemaCompiler = c
-	})
-	if schemaErr != nil {
-		t.Fatalf("load the ACP v1 schema: %v", schemaErr)
-	}
-	schemaMu.Lock()
-	defer schemaMu.Unlock()
-	if s, ok := schemaDefs[name]; ok {
-		return s
-	}
-	s, err := schemaCompiler.Compile(schemaURL + "#/$defs/" + name)
-	if err != nil {
-		t.Fatalf("compile $defs/%s: %v", name, err)
-	}
-	schemaDefs[name] = s
-	return s
-}
-
-// validateJSON checks raw against #/$defs/<def>.
+// validateJSON checks raw against #/$defs/<def> of the official ACP v1
+// schema (internal/acpkit holds the repository's one copy).
 func validateJSON(t testing.TB, def string, raw []byte) {
 	t.Helper()
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatalf("%s: not JSON: %v: %s", def, err, raw)
+	if !json.Valid(raw) {
+		t.Fatalf("%s: not JSON: %s", def, raw)
 	}
-	if err := schemaDef(t, def).Validate(inst); err != nil {
+	if err := acpkit.Validate(def, raw); err != nil {
 		t.Errorf("%s does not validate: %v\n%s", def, err, raw)
 	}
 }

@@ -3,6 +3,8 @@ package commands
 import (
 	"fmt"
 	"strings"
+
+	"go.yaml.in/yaml/v4"
 )
 
 // frontMatter is the parsed header of a command or skill file: simple
@@ -14,10 +16,11 @@ type frontMatter map[string]string
 // a line that is not "key: value" is skipped, and a header that is never
 // closed is treated as body.
 //
-// Besides "key: value" it accepts the few YAML shapes people actually write
-// in these headers: quoted values, a block scalar ("key: >" or "key: |"
-// followed by indented lines) and a block list ("key:" followed by "- item"
-// lines). Nested maps (e.g. "metadata:" with indented "k: v") are ignored.
+// A header that is valid YAML is parsed in one pass; otherwise each top-level
+// entry is parsed as YAML (quoted values, comments, block
+// scalars "key: >" and "key: |", block and flow lists); an entry that is not
+// valid YAML is read as "key: text". Nested maps (e.g. "metadata:" with
+// indented "k: v") give "".
 func splitFrontMatter(text string) (fm frontMatter, body string, warnings []string) {
 	text = strings.TrimPrefix(text, "\uFEFF")
 	text = strings.ReplaceAll(text, "\r\n", "\n")
@@ -44,124 +47,99 @@ func splitFrontMatter(text string) (fm frontMatter, body string, warnings []stri
 		body = strings.TrimPrefix(rest[end+len("\n---"):], "\n")
 	}
 
+	if whole, ok := parseHeader(header); ok {
+		return whole, body, nil
+	}
 	lines := strings.Split(header, "\n")
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") || line[0] == ' ' || line[0] == '\t' {
+			// Blank, a comment, or indented outside any entry (a nested value we ignore).
 			continue
 		}
-		if line[0] == ' ' || line[0] == '\t' {
-			// Indented line outside a block we understand: part of a
-			// nested value we ignore.
-			continue
-		}
-		key, value, ok := strings.Cut(line, ":")
-		key = strings.ToLower(strings.TrimSpace(key))
-		if !ok || key == "" || strings.ContainsAny(key, " \t") {
-			warnings = append(warnings, fmt.Sprintf("front matter line %d is not \"key: value\": %q", i+2, trimmed))
-			continue
-		}
-		value = strings.TrimSpace(value)
-		// Collect the indented lines that belong to this key.
-		var block []string
+		// An entry is a top-level line and the indented or "- item" lines that follow it.
+		first := i
 		for i+1 < len(lines) {
 			next := lines[i+1]
 			if strings.TrimSpace(next) != "" && next[0] != ' ' && next[0] != '\t' && !strings.HasPrefix(next, "- ") {
 				break
 			}
-			block = append(block, next)
 			i++
 		}
-		switch {
-		case value == "" && len(block) > 0:
-			value = blockList(block)
-		case isBlockScalar(value):
-			value = blockScalar(value, block)
-		default:
-			value = unquote(stripComment(value))
+		key, value, ok := parseEntry(lines[first : i+1])
+		if !ok {
+			warnings = append(warnings, fmt.Sprintf("front matter line %d is not \"key: value\": %q", first+2, trimmed))
+			continue
 		}
 		fm[key] = value
 	}
 	return fm, body, warnings
 }
 
-// isBlockScalar reports whether v introduces a YAML block scalar (|, >, |-, >+ ...).
-func isBlockScalar(v string) bool {
-	if v == "" || (v[0] != '|' && v[0] != '>') {
-		return false
+// parseHeader reads a header that is valid YAML, a map with simple keys, in one pass.
+func parseHeader(header string) (frontMatter, bool) {
+	var doc yaml.Node
+	if strings.TrimSpace(header) == "" || yaml.Unmarshal([]byte(header), &doc) != nil ||
+		len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, false
 	}
-	return strings.Trim(v[1:], "+-0123456789") == ""
+	fm := frontMatter{}
+	pairs := doc.Content[0].Content
+	for i := 0; i+1 < len(pairs); i += 2 {
+		key := strings.ToLower(strings.TrimSpace(pairs[i].Value))
+		if pairs[i].Kind != yaml.ScalarNode || key == "" || strings.ContainsAny(key, " \t") {
+			return nil, false
+		}
+		fm[key] = nodeText(pairs[i+1])
+	}
+	return fm, true
 }
 
-// blockScalar joins the indented lines of a block scalar: "|" keeps line
-// breaks, ">" folds them into spaces.
-func blockScalar(indicator string, block []string) string {
-	var parts []string
-	for _, l := range block {
-		parts = append(parts, strings.TrimSpace(l))
-	}
-	if indicator[0] == '|' {
-		return strings.TrimSpace(strings.Join(parts, "\n"))
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		if p == "" {
-			b.WriteString("\n")
-			continue
+// parseEntry reads one top-level "key: value" entry with the YAML parser. The value
+// becomes a string: a scalar's text (a block scalar trimmed), a block list "a, b", a flow
+// list "[a, b]", a nested map "". Headers are written by hand and are often not strict
+// YAML ("description: Use when: ..."), so an entry YAML rejects falls back to the text
+// after the first colon.
+func parseEntry(entry []string) (key, value string, ok bool) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(strings.Join(entry, "\n")), &doc); err == nil &&
+		len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode && len(doc.Content[0].Content) == 2 {
+		k, v := doc.Content[0].Content[0], doc.Content[0].Content[1]
+		key = strings.ToLower(strings.TrimSpace(k.Value))
+		if k.Kind != yaml.ScalarNode || key == "" || strings.ContainsAny(key, " \t") {
+			return "", "", false
 		}
-		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-			b.WriteString(" ")
-		}
-		b.WriteString(p)
+		return key, nodeText(v), true
 	}
-	return strings.TrimSpace(b.String())
+	k, v, ok := strings.Cut(entry[0], ":")
+	key = strings.ToLower(strings.TrimSpace(k))
+	if !ok || key == "" || strings.ContainsAny(key, " \t") {
+		return "", "", false
+	}
+	return key, strings.TrimSpace(v), true
 }
 
-// blockList turns "- a" lines into "a, b" so list() reads it like an inline
-// list. Lines that are not list items (a nested map) give "".
-func blockList(block []string) string {
-	var items []string
-	for _, l := range block {
-		t := strings.TrimSpace(l)
-		if t == "" {
-			continue
-		}
-		item, ok := strings.CutPrefix(t, "- ")
-		if !ok {
-			if t == "-" {
-				continue
+// nodeText renders a value node as the string the header readers (list, bool) expect.
+func nodeText(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return strings.TrimSpace(n.Value)
+	case yaml.SequenceNode:
+		var items []string
+		for _, c := range n.Content {
+			if c.Kind == yaml.ScalarNode {
+				items = append(items, c.Value)
 			}
-			return ""
 		}
-		items = append(items, unquote(strings.TrimSpace(item)))
-	}
-	return strings.Join(items, ", ")
-}
-
-// stripComment drops a trailing " # comment" from an unquoted value.
-func stripComment(v string) string {
-	if v == "" || v[0] == '"' || v[0] == '\'' {
-		return v
-	}
-	if i := strings.Index(v, " #"); i >= 0 {
-		return strings.TrimSpace(v[:i])
-	}
-	return v
-}
-
-// unquote removes matching surrounding quotes.
-func unquote(v string) string {
-	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-		inner := v[1 : len(v)-1]
-		if v[0] == '"' {
-			inner = strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\n`, "\n", `\t`, "\t").Replace(inner)
-		} else {
-			inner = strings.ReplaceAll(inner, "''", "'")
+		if n.Style&yaml.FlowStyle != 0 {
+			return "[" + strings.Join(items, ", ") + "]"
 		}
-		return inner
+		return strings.Join(items, ", ")
+	case yaml.AliasNode:
+		return nodeText(n.Alias)
 	}
-	return v
+	return "" // a nested map: not a value these headers use
 }
 
 // list reads "a, b", "[a, b]" or "a b" (tool lists are often written with
@@ -197,4 +175,19 @@ func (fm frontMatter) bool(key string) bool {
 		return true
 	}
 	return false
+}
+
+// unquote removes matching surrounding quotes from a list item written inline
+// ("read, 'shell'"), which YAML reads as one plain string.
+func unquote(v string) string {
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		inner := v[1 : len(v)-1]
+		if v[0] == '"' {
+			inner = strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\n`, "\n", `\t`, "\t").Replace(inner)
+		} else {
+			inner = strings.ReplaceAll(inner, "''", "'")
+		}
+		return inner
+	}
+	return v
 }

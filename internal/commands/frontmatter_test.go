@@ -88,3 +88,34 @@ func TestFrontMatterProblemsAreWarnings(t *testing.T) {
 		t.Errorf("empty header: fm = %v, body = %q", fm, body)
 	}
 }
+
+// Headers are YAML where YAML can read them, and "key: text" where a hand-written line is
+// not valid YAML.
+func TestFrontMatterIsYAMLWithAPlainFallback(t *testing.T) {
+	text := "---\n" +
+		"description: Use when: the user asks\n" +
+		"name: \"caf\\u00e9\"\n" +
+		"hint: 'it''s'\n" +
+		"allowed-tools: [read,\n  grep]\n" +
+		"disable: yes\n" +
+		"---\nbody"
+	fm, body, warnings := splitFrontMatter(text)
+	if len(warnings) != 0 || body != "body" {
+		t.Errorf("warnings = %q, body = %q", warnings, body)
+	}
+	for k, want := range map[string]string{
+		"description": "Use when: the user asks",
+		"name":        "café",
+		"hint":        "it's",
+	} {
+		if fm[k] != want {
+			t.Errorf("fm[%q] = %q, want %q", k, fm[k], want)
+		}
+	}
+	if got := fm.list("allowed-tools"); !reflect.DeepEqual(got, []string{"read", "grep"}) {
+		t.Errorf("allowed-tools = %q", got)
+	}
+	if !fm.bool("disable") {
+		t.Error("disable: yes is not true")
+	}
+}

@@ -9,50 +9,29 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/corvid-agent/corvid/internal/acpkit"
 )
 
 // msg is one line the agent wrote, decoded as far as it would go.
 type msg struct {
-	Raw    []byte
+	acpkit.Message
 	At     time.Duration // since the agent started
 	Object bool          // the line is a JSON object
-	HasID  bool
-	ID     json.RawMessage
-	Method string
-	Params json.RawMessage
-	Result json.RawMessage
-	Error  *rpcError
-
-	hasResult bool
 }
 
-type rpcError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *rpcError) String() string {
-	s := fmt.Sprintf("%d %q", e.Code, e.Message)
-	if len(e.Data) > 0 {
-		s += " data=" + oneLine(string(e.Data), 200)
-	}
-	return s
-}
-
-func (m *msg) isResponse() bool { return m.Object && m.HasID && m.Method == "" }
+func (m *msg) isResponse() bool { return m.Object && m.ID != nil && m.Method == "" }
 
 // isReply is any response-like object, including one that (wrongly) lacks an id.
 func (m *msg) isReply() bool {
-	return m.Object && m.Method == "" && (m.HasID || m.hasResult || m.Error != nil)
+	return m.Object && m.Method == "" && (m.ID != nil || m.Result != nil || m.Error != nil)
 }
-func (m *msg) isRequest() bool      { return m.Object && m.HasID && m.Method != "" }
-func (m *msg) isNotification() bool { return m.Object && !m.HasID && m.Method != "" }
+func (m *msg) isRequest() bool      { return m.Object && m.ID != nil && m.Method != "" }
+func (m *msg) isNotification() bool { return m.Object && m.ID == nil && m.Method != "" }
 
 // update returns the session id and sessionUpdate tag of a session/update, or "", "".
 func (m *msg) update() (sessionID, kind string) {
@@ -69,56 +48,19 @@ func (m *msg) update() (sessionID, kind string) {
 	return p.SessionID, p.Update.Kind
 }
 
-// decodeLine parses one stdout line without judging it.
+// decodeLine parses one stdout line without judging it (the observer does).
 func decodeLine(line []byte) *msg {
-	m := &msg{Raw: line}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(line, &fields); err != nil || fields == nil {
-		return m
-	}
-	m.Object = true
-	if id, ok := fields["id"]; ok {
-		m.HasID, m.ID = true, id
-	}
-	if raw, ok := fields["method"]; ok {
-		_ = json.Unmarshal(raw, &m.Method)
-	}
-	m.Params = fields["params"]
-	if r, ok := fields["result"]; ok {
-		m.hasResult, m.Result = true, r
-	}
-	if e, ok := fields["error"]; ok {
-		m.Error = &rpcError{}
-		if json.Unmarshal(e, m.Error) != nil {
-			m.Error = &rpcError{Code: 0, Message: "(malformed error object)"}
-		}
-	}
-	return m
+	m, problem := acpkit.Decode(line)
+	return &msg{Message: m, Object: problem != acpkit.NotAnObject}
 }
 
-// idKey is a canonical form of a JSON-RPC id: "s:<string>", "n:<number text>", "null".
-func idKey(raw json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return "bad:" + string(raw)
-	}
-	switch v := v.(type) {
-	case string:
-		return "s:" + v
-	case json.Number:
-		return "n:" + v.String()
-	case nil:
-		return "null"
-	}
-	return "other:" + string(raw)
-}
+// idKey is a canonical form of a JSON-RPC id.
+func idKey(raw json.RawMessage) string { return acpkit.IDKey(raw) }
 
 // agent is one running agent process and the client side of its connection.
 type agent struct {
 	run   *checkRun
-	cmd   *exec.Cmd
+	proc  *acpkit.Proc
 	start time.Time
 
 	stdin  *os.File
@@ -133,9 +75,7 @@ type agent struct {
 	pending   map[string]string // idKey → method, for schema checks of results
 	agentReqs []*msg            // agent→client requests, in order
 
-	exited  chan struct{}
-	waitErr error
-	stderr  *tailBuffer
+	stderr *tailBuffer
 }
 
 // launch starts the agent for the check, in the check's workspace.
@@ -148,48 +88,20 @@ func (c *checkRun) launch(extra ...string) (*agent, error) {
 		}
 		argv = append(argv, "-m", "script:"+path)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = c.ws.cwd
-	cmd.Env = c.ws.env(c.r.opts.Env)
-	ownGroup(cmd)
-
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	// Our own pipes (not StdoutPipe) so Wait never waits on a grandchild holding stdout.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	a := &agent{run: c, cmd: cmd, stdin: inW, wake: make(chan struct{}, 1),
-		pending: map[string]string{}, exited: make(chan struct{}), stderr: &tailBuffer{max: 8 << 10}}
 	c.note("launch: %s (cwd %s)", strings.Join(argv, " "), c.ws.cwd)
-	a.start = time.Now()
-	if err := cmd.Start(); err != nil {
-		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
-			f.Close()
-		}
+	start := time.Now()
+	p, err := acpkit.Spawn(argv, c.ws.cwd, c.ws.env(c.r.opts.Env))
+	if err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	inR.Close()
-	outW.Close()
-	errW.Close()
+	a := &agent{run: c, proc: p, start: start, stdin: p.Stdin, wake: make(chan struct{}, 1),
+		pending: map[string]string{}, stderr: &tailBuffer{max: 8 << 10}}
 	c.agents = append(c.agents, a)
 	go func() {
-		a.waitErr = cmd.Wait()
-		close(a.exited)
+		_, _ = io.Copy(a.stderr, p.Stderr)
+		p.Stderr.Close()
 	}()
-	go func() {
-		_, _ = io.Copy(a.stderr, errR)
-		errR.Close()
-	}()
-	go a.read(outR)
+	go a.read(p.Stdout)
 	return a, nil
 }
 
@@ -241,12 +153,12 @@ func (a *agent) handle(line []byte) {
 	m.At = at
 	switch {
 	case !m.Object:
-		obs.add("stdio.jsonrpc-lines", c.name, "not a JSON object", line)
+		obs.add("stdio.jsonrpc-lines", c.name, acpkit.NotAnObject, line)
 	case !bytes.Equal(bytes.TrimSpace(fieldRaw(line, "jsonrpc")), []byte(`"2.0"`)):
 		obs.add("stdio.jsonrpc-lines", c.name, `missing "jsonrpc":"2.0"`, line)
-	case m.Method == "" && !m.HasID && (m.hasResult || m.Error != nil):
+	case m.Method == "" && m.ID == nil && (m.Result != nil || m.Error != nil):
 		obs.add("stdio.jsonrpc-lines", c.name, `a response without "id" (JSON-RPC 2.0 requires it, null when unknown)`, line)
-	case m.Method == "" && !m.HasID:
+	case m.Method == "" && m.ID == nil:
 		obs.add("stdio.jsonrpc-lines", c.name, "neither a request, a response nor a notification", line)
 	}
 	if m.Object {
@@ -273,7 +185,7 @@ func (a *agent) judge(m *msg) {
 	}
 	switch {
 	case m.isResponse():
-		if m.hasResult == (m.Error != nil) {
+		if (m.Result != nil) == (m.Error != nil) {
 			obs.add("envelope.result-xor-error", c.name, "a response must carry exactly one of result and error", m.Raw)
 		}
 		a.mu.Lock()
@@ -288,7 +200,7 @@ func (a *agent) judge(m *msg) {
 			if err := sch.validate("Error", fieldRaw(m.Raw, "error")); err != nil {
 				obs.add("schema.messages", c.name, err.Error(), m.Raw)
 			}
-		} else if def := sch.agentResults[method]; def != "" {
+		} else if def := sch.Def(acpkit.AgentResult, method); def != "" {
 			if err := sch.validate(def, m.Result); err != nil {
 				obs.add("schema.messages", c.name, method+" result: "+err.Error(), m.Raw)
 			}
@@ -297,7 +209,7 @@ func (a *agent) judge(m *msg) {
 		a.mu.Lock()
 		a.agentReqs = append(a.agentReqs, m)
 		a.mu.Unlock()
-		if def := sch.clientParams[m.Method]; def != "" {
+		if def := sch.Def(acpkit.ClientParams, m.Method); def != "" {
 			if err := sch.validate(def, m.Params); err != nil {
 				obs.add("schema.messages", c.name, m.Method+" params: "+err.Error(), m.Raw)
 			}
@@ -306,7 +218,7 @@ func (a *agent) judge(m *msg) {
 		}
 		a.answer(m)
 	case m.isNotification():
-		if def := sch.notifications[m.Method]; def != "" {
+		if def := sch.Def(acpkit.AgentNotification, m.Method); def != "" {
 			if err := sch.validate(def, m.Params); err != nil {
 				obs.add("schema.messages", c.name, m.Method+" params: "+err.Error(), m.Raw)
 			}
@@ -344,7 +256,7 @@ func (a *agent) answer(m *msg) {
 		return
 	}
 	_ = a.writeJSON(map[string]any{"jsonrpc": "2.0", "id": m.ID,
-		"error": map[string]any{"code": -32601, "message": "Method not found"}})
+		"error": map[string]any{"code": acpkit.CodeMethodNotFound, "message": "Method not found"}})
 }
 
 func (a *agent) writeJSON(v any) error {
@@ -480,18 +392,18 @@ func (a *agent) closeInput() {
 func (a *agent) stop(grace time.Duration) {
 	a.closeInput()
 	select {
-	case <-a.exited:
+	case <-a.proc.Done():
 	case <-time.After(grace):
 	}
-	killGroup(a.cmd)
-	<-a.exited
+	a.proc.Kill()
+	<-a.proc.Done()
 }
 
 func (a *agent) exitState() string {
 	select {
-	case <-a.exited:
-		if a.waitErr != nil {
-			return "exited: " + a.waitErr.Error()
+	case <-a.proc.Done():
+		if err := a.proc.Err(); err != nil {
+			return "exited: " + err.Error()
 		}
 		return "exited 0"
 	default:

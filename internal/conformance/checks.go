@@ -1,5 +1,7 @@
 package conformance
 
+import "github.com/corvid-agent/corvid/internal/acpkit"
+
 // check is one scenario against fresh agent processes. It reports the listed
 // requirements; any it leaves undecided fail.
 type check struct {
@@ -40,16 +42,19 @@ var checks = []check{
 
 // scripts are corvid scripted-model files (docs/script-format.md), written into
 // a check's workspace when Options.Scripted is set.
-var scripts = map[string]string{
-	"hello": `{"onExhausted":"repeat-last","responses":[{"parts":[{"type":"text","text":"pong"}]}]}`,
-	"slow": `{"chunkSize":4,"delayMs":20,"onExhausted":"repeat-last","responses":[
-		{"parts":[{"type":"text","text":"This answer streams slowly so that the client can cancel it. ","repeat":40}]}]}`,
-	"medium": `{"chunkSize":16,"delayMs":10,"onExhausted":"repeat-last","responses":[
-		{"parts":[{"type":"text","text":"A short streamed answer. ","repeat":16}]}]}`,
-	"race": `{"chunkSize":4,"onExhausted":"repeat-last","responses":[{"parts":[{"type":"text","text":"done now."}]}]}`,
-	"tools": `{"onExhausted":"repeat-last","responses":[
-		{"parts":[{"type":"tool_call","name":"read","input":{"path":"input.txt"}}]},
-		{"parts":[{"type":"tool_call","name":"write","input":{"path":"out.txt","content":"conformance input\n"}}]},
-		{"parts":[{"type":"tool_call","name":"shell","input":{"command":"echo conformance > shell.txt"}}]},
-		{"parts":[{"type":"text","text":"Read, wrote and ran."}]}]}`,
+var scripts = map[string]*acpkit.Script{
+	"hello": acpkit.NewScript(acpkit.Reply(acpkit.Text("pong"))).OnExhausted("repeat-last"),
+	"slow": acpkit.NewScript(acpkit.Reply(
+		acpkit.Repeat("This answer streams slowly so that the client can cancel it. ", 40),
+	)).Stream(4, 20).OnExhausted("repeat-last"),
+	"medium": acpkit.NewScript(acpkit.Reply(
+		acpkit.Repeat("A short streamed answer. ", 16),
+	)).Stream(16, 10).OnExhausted("repeat-last"),
+	"race": acpkit.NewScript(acpkit.Reply(acpkit.Text("done now."))).Stream(4, 0).OnExhausted("repeat-last"),
+	"tools": acpkit.NewScript(
+		acpkit.Reply(acpkit.ToolCall("read", map[string]any{"path": "input.txt"})),
+		acpkit.Reply(acpkit.ToolCall("write", map[string]any{"path": "out.txt", "content": "conformance input\n"})),
+		acpkit.Reply(acpkit.ToolCall("shell", map[string]any{"command": "echo conformance > shell.txt"})),
+		acpkit.Reply(acpkit.Text("Read, wrote and ran.")),
+	).OnExhausted("repeat-last"),
 }

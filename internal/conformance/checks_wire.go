@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/acpkit"
 )
 
 // checkStdio starts the agent, stays silent for a moment (output now breaks
@@ -25,7 +27,7 @@ func checkStdio(c *checkRun) {
 	start := time.Now()
 	a.closeInput()
 	select {
-	case <-a.exited:
+	case <-a.proc.Done():
 		c.pass("stdio.exit-on-eof", "exited %s after stdin closed (%s)", time.Since(start).Round(time.Millisecond), a.exitState())
 	case <-time.After(2 * time.Second):
 		c.fail("stdio.exit-on-eof", "still running 2 s after stdin closed")
@@ -153,7 +155,7 @@ func checkEnvelope(c *checkRun) {
 		c.fail("envelope.parse-error", "no response to a line of bad JSON")
 	case errs[0].Error == nil || errs[0].Error.Code != -32700:
 		c.fail("envelope.parse-error", "want error -32700, got %s", short(errs[0].Raw))
-	case !errs[0].HasID:
+	case errs[0].ID == nil:
 		c.fail("envelope.parse-error", "-32700 must carry \"id\": null; the id is missing")
 	case idKey(errs[0].ID) != "null":
 		c.fail("envelope.parse-error", "-32700 must carry id null, got id %s", errs[0].ID)
@@ -172,7 +174,7 @@ func checkEnvelope(c *checkRun) {
 		c.fail("envelope.invalid-request", `no response to {"id":45,"method":17}`)
 	case errs[0].Error == nil || errs[0].Error.Code != -32600:
 		c.fail("envelope.invalid-request", "want error -32600, got %s", short(errs[0].Raw))
-	case !errs[0].HasID || (idKey(errs[0].ID) != "n:45" && idKey(errs[0].ID) != "null"):
+	case errs[0].ID == nil || (idKey(errs[0].ID) != "45" && idKey(errs[0].ID) != "null"):
 		c.fail("envelope.invalid-request", "-32600 must carry id 45 (or null), got %s", errs[0].ID)
 	default:
 		c.pass("envelope.invalid-request", "-32600 with id %s", errs[0].ID)
@@ -348,16 +350,13 @@ func customRootFields(obj json.RawMessage, def string) []string {
 	if json.Unmarshal(obj, &m) != nil {
 		return nil
 	}
-	var schema struct {
-		Defs map[string]struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		} `json:"$defs"`
+	sch, err := acpkit.LoadSchema()
+	if err != nil {
+		return nil
 	}
-	_ = json.Unmarshal(schemaJSON, &schema)
-	props := schema.Defs[def].Properties
 	var out []string
 	for k := range m {
-		if _, ok := props[k]; !ok && k != "_meta" && !slices.Contains(unstableCaps, k) {
+		if !sch.HasProperty(def, k) && k != "_meta" && !slices.Contains(unstableCaps, k) {
 			out = append(out, fmt.Sprintf("custom root field %q in %s (custom data belongs in _meta)", k, def))
 		}
 	}

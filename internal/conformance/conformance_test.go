@@ -86,10 +86,3 @@ func TestBrokenAgentFails(t *testing.T) {
 		t.Error("the broken agent's report is OK")
 	}
 }
-
-// The embedded schema is a copy of testkit's (itself the official v1 schema).
-func TestSchemaCopyMatchesTestkit(t *testing.T) {
-	if !bytes.Equal(schemaJSON, testkit.SchemaJSON()) {
-		t.Fatal("internal/conformance/schema/v1/schema.json differs from internal/testkit's copy")
-	}
-}

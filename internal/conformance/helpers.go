@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/acpkit"
 )
 
 // initInfo is the part of an initialize result the checks use.
@@ -97,7 +99,7 @@ var errNeedsAuth = errors.New("the agent needs credentials for this (authenticat
 var authWords = regexp.MustCompile(`(?i)auth|credential|api[ _-]?key|log ?in|sign ?in|unauthori[sz]ed|\b401\b`)
 
 // needsAuth reports whether an error response says credentials are missing.
-func needsAuth(e *rpcError) bool {
+func needsAuth(e *acpkit.RPCError) bool {
 	return e != nil && (e.Code == -32000 || authWords.MatchString(e.Message+" "+string(e.Data)))
 }
 
@@ -171,7 +173,7 @@ type turn struct {
 	resp    *msg
 	during  []*msg // everything read before the response
 	stop    string
-	refused *rpcError
+	refused *acpkit.RPCError
 }
 
 // prompt sends a prompt and waits (up to the rest of the check) for its response.

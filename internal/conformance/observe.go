@@ -135,10 +135,10 @@ func (ws *workspace) env(extra []string) []string {
 }
 
 func (ws *workspace) writeScript(name string) (string, error) {
-	body, ok := scripts[name]
+	s, ok := scripts[name]
 	if !ok {
 		return "", fmt.Errorf("no script %q", name)
 	}
 	path := filepath.Join(ws.scripts, name+".json")
-	return path, os.WriteFile(path, []byte(body), 0o600)
+	return path, s.WriteFile(path)
 }

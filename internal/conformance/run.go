@@ -202,7 +202,7 @@ func (r *runner) runCheck(parent context.Context, i int, ch check) *checkRun {
 	case <-ctx.Done():
 		// Killing the agents unblocks any read the check is waiting on.
 		for _, a := range c.agentList() {
-			killGroup(a.cmd)
+			a.proc.Kill()
 		}
 		<-done
 	}

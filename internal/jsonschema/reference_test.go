@@ -20,7 +20,7 @@ import (
 // a complete 2020-12 implementation that passes the official test suite. Only tests import
 // it; see the package comment for why the production binary must not.
 
-const acpSchemaFile = "testdata/acp-v1-schema.json"
+const acpSchemaFile = "../acpkit/schema/v1/schema.json"
 
 func readACPSchema(tb testing.TB) []byte {
 	tb.Helper()

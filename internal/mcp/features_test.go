@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"log/slog"
 	"net"
 	"net/http"
@@ -275,7 +276,7 @@ func TestASecondCloseWaitsForTheFirst(t *testing.T) {
 	go m.Close()
 	time.Sleep(10 * time.Millisecond) // let the first Close begin; either order must hold
 	m.Close()
-	if !gone(pid) {
+	if !testkit.ProcessGone(pid) {
 		t.Errorf("Close returned while server %d still runs", pid)
 	}
 }

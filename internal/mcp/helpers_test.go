@@ -1,10 +1,8 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -118,32 +115,6 @@ func (s *signal) wait(t *testing.T, what string) {
 	case <-s.ch:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
-// gone reports whether pid no longer runs: it does not exist, or it is a
-// zombie nobody has reaped yet.
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	fields := strings.Fields(string(b[i+1:]))
-	return len(fields) > 0 && fields[0] == "Z"
-}
-
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still runs", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -206,19 +207,10 @@ func TestServerThatNeverAnswersTimesOutAndIsKilled(t *testing.T) {
 // line is exactly args.
 func processesWithArgs(args ...string) []int {
 	want := strings.Join(args, "\x00") + "\x00"
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && string(b) == want && !gone(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return testkit.FindProcesses(func(pid int) bool {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		return err == nil && string(b) == want
+	})
 }
 
 func TestAToolTheServerDoesNotKnowIsRefused(t *testing.T) {
@@ -316,7 +308,7 @@ func TestCloseLeavesNoProcessOfTheGroup(t *testing.T) {
 		t.Errorf("Close took %s", d)
 	}
 	for _, pid := range append(pids, child, child2) {
-		waitGone(t, pid)
+		testkit.WaitGone(t, "an MCP server process", pid)
 	}
 	res = run(t, findTool2(m, "a__echo"), `{"text":"x"}`)
 	if !res.IsError {

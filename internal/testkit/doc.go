@@ -6,7 +6,7 @@
 //
 //   - checks every line the agent writes to stdout: anything that is not a JSON-RPC 2.0
 //     object fails the test, and every message is validated against the official ACP v1
-//     JSON Schema (committed under schema/v1, embedded here) by method: agent→client
+//     JSON Schema (internal/acpkit, which holds the one committed copy) by method: agent→client
 //     requests by their params type, notifications by theirs, and responses to the editor's
 //     own requests by the response type of the method that was sent;
 //   - answers the agent's requests (session/request_permission, fs/*, terminal/*,

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/acpkit"
 )
 
 // MaxLine is the longest stdout line the editor accepts from the agent (64 MiB).
@@ -82,8 +84,8 @@ func (l Line) String() string { return string(l.Dir) + " " + l.Text }
 type Editor struct {
 	t    testing.TB
 	opts Options
-	sch  *acpSchema
-	cmd  *exec.Cmd
+	sch  *acpkit.Schema
+	proc *acpkit.Proc
 	home string
 	dir  string
 	env  []string
@@ -136,7 +138,7 @@ type response struct {
 // reaped by a t.Cleanup if the test does not Close it.
 func Start(t testing.TB, bin string, opts Options) *Editor {
 	t.Helper()
-	sch, err := loadSchema()
+	sch, err := acpkit.LoadSchema()
 	if err != nil {
 		t.Fatalf("testkit: %v", err)
 	}
@@ -173,46 +175,23 @@ func Start(t testing.TB, bin string, opts Options) *Editor {
 		e.dir = home
 	}
 
-	cmd := exec.Command(bin, opts.Args...)
-	cmd.Env = e.env
-	cmd.Dir = e.dir
-	setProcessGroup(cmd)
-	stdin, err := cmd.StdinPipe()
+	p, err := acpkit.Spawn(append([]string{bin}, opts.Args...), e.dir, e.env)
 	if err != nil {
 		t.Fatalf("testkit: %v", err)
 	}
-	// Real pipes (not io.Writers) so cmd.Wait returns when the agent exits even if a
-	// grandchild still holds stdout or stderr open.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatalf("testkit: %v", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatalf("testkit: %v", err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("testkit: start %s: %v", bin, err)
-	}
-	outW.Close()
-	errW.Close()
-	e.cmd, e.stdin = cmd, stdin
-
-	go e.readStdout(outR)
-	go e.readStderr(errR)
+	e.proc, e.stdin = p, p.Stdin
+	go e.readStdout(p.Stdout)
+	go e.readStderr(p.Stderr)
 	go func() {
-		err := cmd.Wait()
+		err := p.Err()
 		e.mu.Lock()
 		e.exitAt = time.Now()
-		e.exitCode = cmd.ProcessState.ExitCode()
-		e.mu.Unlock()
+		e.exitCode = p.Cmd.ProcessState.ExitCode()
 		var exitErr *exec.ExitError
 		if err != nil && !errors.As(err, &exitErr) {
-			e.mu.Lock()
 			fmt.Fprintf(&e.stderr, "testkit: wait: %v\n", err)
-			e.mu.Unlock()
 		}
+		e.mu.Unlock()
 		close(e.exited)
 	}()
 	t.Cleanup(e.cleanup)
@@ -257,7 +236,10 @@ func (e *Editor) Dir() string { return e.dir }
 func (e *Editor) Env() []string { return append([]string(nil), e.env...) }
 
 // PID is the agent's process id.
-func (e *Editor) PID() int { return e.cmd.Process.Pid }
+func (e *Editor) PID() int { return e.proc.Cmd.Process.Pid }
+
+// killProcess kills the agent's process group.
+func (e *Editor) killProcess() { e.proc.Kill() }
 
 // Stderr returns what the agent wrote to stderr so far.
 func (e *Editor) Stderr() string {

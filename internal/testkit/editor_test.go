@@ -1,7 +1,6 @@
 package testkit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/acpkit"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -342,7 +343,7 @@ func TestTerminal(t *testing.T) {
 		if m.Error != nil {
 			t.Fatalf("%s: %s", method, m.Raw)
 		}
-		if def := e.sch.clientResponses[method]; def != "" {
+		if def := e.sch.Def(acpkit.ClientResult, method); def != "" {
 			if err := ValidateDef(def, m.Result); err != nil {
 				t.Errorf("the kit's %s answer is schema-invalid: %v", method, err)
 			}
@@ -485,54 +486,4 @@ func TestHugeLineIsRead(t *testing.T) {
 		t.Errorf("got %d bytes", len(got))
 	}
 	rec.expectNone(t)
-}
-
-func TestSchemaTablesComeFromTheSchema(t *testing.T) {
-	s, err := loadSchema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for method, def := range map[string]string{
-		"initialize": "InitializeResponse", "session/new": "NewSessionResponse",
-		"session/load": "LoadSessionResponse", "session/prompt": "PromptResponse",
-		"session/list": "ListSessionsResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
-	} {
-		if got := s.agentResponses[method]; got != def {
-			t.Errorf("response of %s: %q, want %s", method, got, def)
-		}
-	}
-	for method, def := range map[string]string{
-		"session/request_permission": "RequestPermissionRequest", "fs/read_text_file": "ReadTextFileRequest",
-		"fs/write_text_file": "WriteTextFileRequest", "terminal/create": "CreateTerminalRequest",
-		"terminal/output": "TerminalOutputRequest", "terminal/wait_for_exit": "WaitForTerminalExitRequest",
-		"terminal/kill": "KillTerminalRequest", "terminal/release": "ReleaseTerminalRequest",
-		"elicitation/create": "CreateElicitationRequest",
-	} {
-		if got := s.clientRequests[method]; got != def {
-			t.Errorf("params of %s: %q, want %s", method, got, def)
-		}
-	}
-	if got := s.agentNotifications["session/update"]; got != "SessionNotification" {
-		t.Errorf("session/update: %q", got)
-	}
-	if err := ValidateDef("PromptResponse", []byte(`{"stopReason":"end_turn"}`)); err != nil {
-		t.Error(err)
-	}
-	if err := ValidateDef("PromptResponse", []byte(`{"stopReason":"finished"}`)); err == nil {
-		t.Error("an invalid stopReason validated")
-	}
-}
-
-func TestSchemaCopyMatchesShared(t *testing.T) {
-	root, err := ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared, err := os.ReadFile(filepath.Join(root, "..", "shared", "acp-schema", "v1", "schema.json"))
-	if err != nil {
-		t.Skipf("no shared schema beside the module: %v", err)
-	}
-	if !bytes.Equal(shared, schemaJSON) {
-		t.Error("internal/testkit/schema/v1/schema.json differs from ../shared/acp-schema/v1/schema.json")
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/acpkit"
 )
 
 // clientCaps is what the editor advertised in its last initialize request.
@@ -76,7 +78,7 @@ func (c clientCaps) gate(method string, params json.RawMessage) string {
 }
 
 func (e *Editor) handleRequest(m Message) {
-	def := e.sch.clientRequests[m.Method]
+	def := e.sch.Def(acpkit.ClientParams, m.Method)
 	if def != "" {
 		e.checkDef("params of request "+m.Method, def, m.Params, m.Raw)
 	}

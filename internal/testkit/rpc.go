@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/corvid-agent/corvid/internal/acpkit"
 )
 
 // handleLine records, checks and routes one line read from the agent's stdout.
@@ -34,7 +36,7 @@ func (e *Editor) handleLine(line []byte) {
 
 // checkDef validates raw against $defs/def and fails the test on a mismatch.
 func (e *Editor) checkDef(what, def string, raw json.RawMessage, line json.RawMessage) bool {
-	if err := e.sch.validate(def, raw); err != nil {
+	if err := e.sch.Validate(def, raw); err != nil {
 		e.t.Errorf("testkit: %s does not match the ACP schema type %s: %v\nmessage: %s", what, def, err, shorten(string(line)))
 		return false
 	}
@@ -64,7 +66,7 @@ func (e *Editor) handleResponse(m Message) {
 		}
 		_ = json.Unmarshal(m.Raw, &errObj)
 		e.checkDef("error of the response to "+describe(method, key), "Error", errObj.Error, m.Raw)
-	} else if def := e.sch.agentResponses[method]; def != "" {
+	} else if def := e.sch.Def(acpkit.AgentResult, method); def != "" {
 		e.checkDef("result of "+method, def, m.Result, m.Raw)
 	}
 	e.mu.Lock()
@@ -82,7 +84,7 @@ func describe(method, key string) string {
 
 func (e *Editor) handleNotification(m Message) {
 	method := m.Method
-	switch def := e.sch.agentNotifications[method]; {
+	switch def := e.sch.Def(acpkit.AgentNotification, method); {
 	case def != "":
 		e.checkDef("params of notification "+method, def, m.Params, m.Raw)
 	case strings.HasPrefix(method, "_") || strings.HasPrefix(method, "$/"):

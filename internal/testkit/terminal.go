@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/corvid-agent/corvid/internal/acpkit"
 )
 
 // terminals is the editor's in-process implementation of terminal/*: real processes run
@@ -113,7 +115,7 @@ func (ts *terminals) killAll() {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	for _, t := range ts.all {
-		killGroup(t.cmd)
+		acpkit.KillGroup(t.cmd)
 	}
 }
 
@@ -169,10 +171,10 @@ func (e *Editor) serveTerminal(ctx context.Context, m Message) (any, *RPCError) 
 			t.mu.Lock()
 			t.killed = true
 			t.mu.Unlock()
-			killGroup(t.cmd)
+			acpkit.KillGroup(t.cmd)
 			return map[string]any{}, nil
 		case "terminal/release":
-			killGroup(t.cmd)
+			acpkit.KillGroup(t.cmd)
 			t.mu.Lock()
 			t.released = true
 			t.mu.Unlock()
@@ -212,7 +214,7 @@ func (e *Editor) createTerminal(command string, args []string, env []struct{ Nam
 	for _, kv := range env {
 		cmd.Env = append(cmd.Env, kv.Name+"="+kv.Value)
 	}
-	setProcessGroup(cmd)
+	acpkit.OwnGroup(cmd)
 	cmd.WaitDelay = time.Second
 
 	e.terms.mu.Lock()

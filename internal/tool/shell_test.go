@@ -3,42 +3,14 @@ package tool
 import (
 	"context"
 	"errors"
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// processGone reports whether pid no longer runs. A zombie counts as gone:
-// it has exited and only waits for its (re)parent to reap it.
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
-}
-
-func waitGone(t *testing.T, pids []int) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for _, pid := range pids {
-		for !processGone(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d is still alive", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
 
 // readPids waits until file holds n pids.
 func readPids(t *testing.T, file string, n int) []int {
@@ -118,14 +90,14 @@ func TestCancelDuringShellKillsProcessGroup(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("cancel took %s", d)
 	}
-	waitGone(t, pids)
+	testkit.WaitGone(t, "the shell's processes", pids...)
 }
 
 func TestShellTimeoutKillsProcessGroup(t *testing.T) {
 	env := newTestEnv(t)
 	res := run(t, Shell{}, env, map[string]any{"command": twoSleeps, "timeout": 1})
 	wantError(t, res, "timed out")
-	waitGone(t, readPids(t, filepath.Join(env.Cwd, "pids"), 3))
+	testkit.WaitGone(t, "the shell's processes", readPids(t, filepath.Join(env.Cwd, "pids"), 3)...)
 }
 
 func TestFinishedShellLeavesNothingRunning(t *testing.T) {
@@ -135,7 +107,7 @@ func TestFinishedShellLeavesNothingRunning(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("shell waited for a background child")
 	}
-	waitGone(t, readPids(t, filepath.Join(env.Cwd, "pids"), 1))
+	testkit.WaitGone(t, "the shell's processes", readPids(t, filepath.Join(env.Cwd, "pids"), 1)...)
 }
 
 func TestShellOutputKeepsHeadAndTail(t *testing.T) {
@@ -171,7 +143,7 @@ func TestBackgroundShellOutputAndKill(t *testing.T) {
 	if !strings.Contains(kill.Output, "SIGKILL") {
 		t.Fatalf("shell_kill %q", kill.Output)
 	}
-	waitGone(t, pids)
+	testkit.WaitGone(t, "the shell's processes", pids...)
 	wantError(t, run(t, ShellOutput{}, env, map[string]any{"id": id}), "no running")
 	wantError(t, run(t, ShellKill{}, env, map[string]any{"id": "nope"}), "no running")
 }
@@ -195,7 +167,7 @@ func TestLocalTerminalsCloseKillsEverything(t *testing.T) {
 	if err := terms.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, pids)
+	testkit.WaitGone(t, "the shell's processes", pids...)
 	wantError(t, run(t, Shell{}, env, map[string]any{"command": "true"}), "cannot start")
 }
 

@@ -35,24 +35,10 @@ type agent struct {
 	nextID int
 }
 
-// isolatedEnv keeps corvid away from the real home, keyring and providers.
-func isolatedEnv(home string) []string {
-	return []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"CORVID_HOME=" + filepath.Join(home, "corvid"),
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
-		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"CORVID_KEYRING=off",
-	}
-}
-
 func startAgent(tb testing.TB, bin, home, workspace string, args ...string) *agent {
 	tb.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = isolatedEnv(home)
+	cmd.Env = testkit.IsolatedEnvAt(home, "CORVID_HOME="+filepath.Join(home, "corvid"), "CORVID_KEYRING=off")
 	cmd.Dir = workspace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -137,14 +123,7 @@ func (a *agent) call(method string, params any) (json.RawMessage, int) {
 // script, in its own corvid process, and returns its id.
 func storedSession(b *testing.B, bin, home, workspace string, script any) string {
 	b.Helper()
-	raw, err := json.Marshal(script)
-	if err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(b.TempDir(), "script.json")
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	path := testkit.WriteScript(b, script)
 	a := startAgent(b, bin, home, workspace, "acp", "-m", "script:"+path)
 	res, _ := a.call("session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}})
 	var sess struct {

@@ -14,7 +14,7 @@ import (
 // lines all reach the same ACP server.
 func TestEntryPointAliasesServeACP(t *testing.T) {
 	bin := testkit.BuildCorvid(t)
-	script := writeScript(t, text("hi", 0))
+	script := testkit.WriteScript(t, text("hi", 0))
 	for _, args := range [][]string{
 		{"acp", "-m", "script:" + script},
 		{"rpc", "-m", "script:" + script},

@@ -314,11 +314,7 @@ func TestCompactionNearTheScriptsContextWindow(t *testing.T) {
 	// Response 1 leaves 1690 (no compaction), response 2 leaves 1720; the
 	// third turn compacts. The summary call sees [u1, a1, instruction] and
 	// so plays response 1 again; the third answer is response 2.
-	s := startCorvid(t, map[string]any{"contextWindow": 2000, "responses": []any{
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "answer one"}}, "usage": map[string]any{"inputTokens": 1650, "outputTokens": 40}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "answer two"}}, "usage": map[string]any{"inputTokens": 1700, "outputTokens": 20}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "answer three"}}, "usage": map[string]any{"inputTokens": 300, "outputTokens": 10}},
-	}}, testkit.Options{})
+	s := startCorvid(t, scriptFile(t, "near-context-window"), testkit.Options{})
 	sid := s.ready(t, testkit.Minimal())
 	s.turn(t, sid, "question one", "end_turn")
 	second := s.turn(t, sid, "question two", "end_turn")

@@ -9,8 +9,7 @@ import (
 )
 
 func TestTenConcurrentSessionsKeepTheirStreamsApart(t *testing.T) {
-	script := map[string]any{"responses": []any{map[string]any{"chunkSize": 3, "delayMs": 1,
-		"parts": []any{map[string]any{"type": "thinking", "text": "thinking hard"}, map[string]any{"type": "text", "text": "each session gets this"}}}}}
+	script := scriptFile(t, "thinking-then-text")
 	s := startCorvid(t, script, testkit.Options{})
 	first := s.ready(t, testkit.Zed())
 	ids := []string{first}
@@ -42,8 +41,7 @@ func TestTenConcurrentSessionsKeepTheirStreamsApart(t *testing.T) {
 
 // DESIGN.md §2: a prompt that collides with a live, uncancelled turn is refused.
 func TestPromptDuringALiveTurnIsRefused(t *testing.T) {
-	script := map[string]any{"responses": []any{map[string]any{"chunkSize": 1, "delayMs": 5,
-		"parts": []any{map[string]any{"type": "text", "text": "busy ", "repeat": 400}}}}}
+	script := scriptFile(t, "busy")
 	s := startCorvid(t, script, testkit.Options{})
 	sid := s.ready(t, testkit.Zed())
 	first := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "one"))

@@ -126,13 +126,7 @@ func TestTurnWithoutSubmissionAddsNothingAndLongOutputSplits(t *testing.T) {
 }
 
 func TestPrintModeShowsTheFinalOutputLast(t *testing.T) {
-	script := map[string]any{"responses": []any{
-		map[string]any{"parts": []any{
-			map[string]any{"type": "text", "text": "Looking."},
-			map[string]any{"type": "tool_call", "name": "submit_output", "input": map[string]any{"output": `{"ok": true}`}},
-		}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "Done."}}},
-	}}
+	script := scriptFile(t, "submit-output")
 	p := newPrintEnv(t, script)
 	out, errOut, code := p.run("", "run", "-p", "check", "-m", "script:"+p.script, "--output-format", "json")
 	if code != 0 {

@@ -9,9 +9,7 @@ import (
 
 // DESIGN.md §3 frames: no content.text over 64 KiB and no line of 1 MiB or more.
 func TestLargeOutputIsSplitIntoSmallFrames(t *testing.T) {
-	script := map[string]any{"responses": []any{map[string]any{"parts": []any{
-		map[string]any{"type": "text", "text": "0123456789abcdef", "repeat": 200000}, // 3.2 MB in one part
-	}}}}
+	script := scriptFile(t, "three-megabytes")
 	s := startCorvid(t, script, testkit.Options{})
 	sid := s.ready(t, testkit.Zed())
 	if stop, rerr := s.Prompt(s.ctx, sid, "big"); rerr != nil || stop != "end_turn" {
@@ -42,25 +40,10 @@ func TestHugeInboundPromptIsAccepted(t *testing.T) {
 	}
 }
 
-func TestScriptedStopReasonsPassThrough(t *testing.T) {
-	for _, reason := range []string{"max_tokens", "refusal"} {
-		t.Run(reason, func(t *testing.T) {
-			script := map[string]any{"responses": []any{map[string]any{"stopReason": reason,
-				"parts": []any{map[string]any{"type": "text", "text": "partial"}}}}}
-			s := startCorvid(t, script, testkit.Options{})
-			sid := s.ready(t, testkit.Minimal())
-			if stop, rerr := s.Prompt(s.ctx, sid, "q"); rerr != nil || stop != reason {
-				t.Errorf("stop %q %v, want %s", stop, rerr, reason)
-			}
-		})
-	}
-}
-
 // Zed cancels and at once sends the next prompt: that prompt waits for the cancelled
 // turn to wind down and then runs (DESIGN.md §2), instead of being refused.
 func TestCancelThenImmediateRePromptRuns(t *testing.T) {
-	script := map[string]any{"onExhausted": "repeat-last", "responses": []any{map[string]any{"chunkSize": 1, "delayMs": 5,
-		"parts": []any{map[string]any{"type": "text", "text": "slow ", "repeat": 400}}}}}
+	script := scriptFile(t, "slow-repeat-last")
 	s := startCorvid(t, script, testkit.Options{})
 	sid := s.ready(t, testkit.Zed())
 	first := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "one"))

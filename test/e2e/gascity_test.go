@@ -152,13 +152,7 @@ func TestGasCityShapesPromptWithMessagesAndReadTopLevelContent(t *testing.T) {
 
 // Thoughts and tool calls are not Gas City output text: only message chunks get the array.
 func TestGasCityContentOnlyOnMessageText(t *testing.T) {
-	script := map[string]any{"responses": []any{
-		map[string]any{"parts": []any{
-			map[string]any{"type": "thinking", "text": "pondering"},
-			map[string]any{"type": "tool_call", "name": "read", "input": map[string]any{"path": "a.txt"}},
-		}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "done"}}},
-	}}
+	script := scriptFile(t, "think-then-read")
 	s := startCorvid(t, script, testkit.Options{NeverAnswer: true})
 	if err := os.WriteFile(filepath.Join(s.workspace, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -187,27 +181,6 @@ func TestGasCityContentOnlyOnMessageText(t *testing.T) {
 	// The read ran in-process although this shape advertised fs: it never answers.
 	if n := len(s.Requests()); n != 0 {
 		t.Errorf("corvid sent %d requests (fs or permission) to a client that never answers", n)
-	}
-}
-
-// A connection that prompts with "prompt" keeps schema-exact frames: no top-level content.
-func TestPromptConnectionsGetNoTopLevelContent(t *testing.T) {
-	s := startCorvid(t, text("plain", 2), testkit.Options{})
-	sid := s.ready(t, testkit.Zed())
-	if stop, rerr := s.Prompt(s.ctx, sid, "hi"); rerr != nil || stop != "end_turn" {
-		t.Fatalf("prompt: %q %v", stop, rerr)
-	}
-	n := 0
-	for _, m := range s.Notifications() {
-		var p map[string]json.RawMessage
-		_ = json.Unmarshal(m.Params, &p)
-		if _, ok := p["content"]; ok {
-			t.Errorf("session/update with top-level content on a prompt connection: %s", m.Raw)
-		}
-		n++
-	}
-	if n == 0 {
-		t.Fatal("no notifications")
 	}
 }
 
@@ -289,10 +262,7 @@ func TestGasCityReadsThePermissionQuestion(t *testing.T) {
 // (gastownhall/gascity@a46ccb1c internal/runtime/acp/acp.go, Provider.Interrupt). It
 // must cancel the running turn and leave corvid serving; two SIGINTs in a row exit.
 func TestSIGINTCancelsTurnsAndKeepsServing(t *testing.T) {
-	script := map[string]any{"responses": []any{
-		map[string]any{"chunkSize": 4, "delayMs": 20, "parts": []any{map[string]any{"type": "text", "text": "slow answer ", "repeat": 500}}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "second answer"}}},
-	}}
+	script := scriptFile(t, "slow-then-second")
 	s := startCorvid(t, script, testkit.Options{NeverAnswer: true})
 	sid := s.gasCityHandshake(t, gasCityShapes()[0])
 	s.Send(gasCityPrompt(3, sid, "talk slowly"))

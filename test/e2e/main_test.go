@@ -7,7 +7,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,14 +29,7 @@ func startCorvid(t *testing.T, script any, opts testkit.Options, extraArgs ...st
 	t.Helper()
 	bin := testkit.BuildCorvid(t)
 	workspace := t.TempDir()
-	scriptPath := filepath.Join(t.TempDir(), "script.json")
-	b, err := json.Marshal(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(scriptPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	scriptPath := testkit.WriteScript(t, script)
 	opts.Args = append([]string{"acp", "-m", "script:" + scriptPath}, extraArgs...)
 	if opts.Dir == "" {
 		opts.Dir = workspace
@@ -45,6 +37,18 @@ func startCorvid(t *testing.T, script any, opts testkit.Options, extraArgs ...st
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return &session{Editor: testkit.Start(t, bin, opts), ctx: ctx, workspace: workspace}
+}
+
+// scriptFile reads testdata/scripts/NAME.json, a script for the tests that need more
+// than a transcript (timing between steps, several sessions or processes); behaviour a
+// transcript shows completely belongs in test/scenarios instead.
+func scriptFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "scripts", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // text is a script with one response that streams text.

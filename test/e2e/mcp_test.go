@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,7 +150,7 @@ func TestMCPServersEndWithTheSessionAndWithCorvid(t *testing.T) {
 			}); err != nil {
 				t.Fatalf("the MCP server never came up: %v", err)
 			}
-			pids := pidsOf(r.server)
+			pids := testkit.PidsOf(r.server)
 			if len(pids) == 0 {
 				t.Fatal("no MCP server process is running")
 			}
@@ -162,48 +161,9 @@ func TestMCPServersEndWithTheSessionAndWithCorvid(t *testing.T) {
 			} else {
 				r.Close()
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for len(alive(pids)) > 0 && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if left := alive(pids); len(left) > 0 {
-				t.Errorf("MCP server pids %v survive %s", left, how)
-			}
+			testkit.WaitGone(t, "MCP servers after "+how, pids...)
 		})
 	}
-}
-
-// pidsOf lists the live processes whose executable is path.
-func pidsOf(path string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == path {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// alive filters pids to processes that still run (zombies count as gone).
-func alive(pids []int) []int {
-	var out []int
-	for _, pid := range pids {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
-			continue
-		}
-		out = append(out, pid)
-	}
-	return out
 }
 
 // gated is a stdio server that cannot finish starting until the test

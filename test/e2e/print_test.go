@@ -30,11 +30,7 @@ func newPrintEnv(t *testing.T, script any) *printEnv {
 	t.Helper()
 	env, _ := testkit.IsolatedEnv(t)
 	p := &printEnv{t: t, env: env, workspace: t.TempDir()}
-	p.script = filepath.Join(t.TempDir(), "script.json")
-	b, _ := json.Marshal(script)
-	if err := os.WriteFile(p.script, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p.script = testkit.WriteScript(t, script)
 	return p
 }
 
@@ -255,10 +251,7 @@ func TestPrintModeRefusesWhatWouldAskAndNamesTheFlag(t *testing.T) {
 }
 
 func TestPrintModeResumeAndContinue(t *testing.T) {
-	p := newPrintEnv(t, map[string]any{"onExhausted": "repeat-last", "responses": []any{
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "first"}}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "later"}}},
-	}})
+	p := newPrintEnv(t, scriptFile(t, "print-resume"))
 	model := "script:" + p.script
 	out, errOut, code := p.run("", "run", "-p", "one", "-m", model, "--format", "json")
 	if code != 0 {
@@ -307,9 +300,7 @@ func TestPrintModeExitCodes(t *testing.T) {
 }
 
 func TestPrintModeSIGINTExits130(t *testing.T) {
-	p := newPrintEnv(t, map[string]any{"responses": []any{
-		map[string]any{"chunkSize": 4, "delayMs": 20, "parts": []any{map[string]any{"type": "text", "text": "slow answer ", "repeat": 500}}},
-	}})
+	p := newPrintEnv(t, scriptFile(t, "print-sigint"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, testkit.BuildCorvid(t), "run", "-p", "talk", "-m", "script:"+p.script)

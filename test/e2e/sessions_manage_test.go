@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -162,88 +160,15 @@ func TestListPagesThroughManySessionsNewestFirstWithACwdFilter(t *testing.T) {
 	}
 }
 
-// processesMatching returns the live (not zombie) processes whose command
-// line contains marker.
-func processesMatching(t *testing.T, marker string) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
-			continue
-		}
-		if processAlive(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// processAlive reports whether pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ...: the state follows the last ')'.
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
-}
-
-// childrenOf lists pid's direct children.
-func childrenOf(pid int) []int {
-	var out []int
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, f := range tasks {
-		b, _ := os.ReadFile(f)
-		for _, f := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(f); err == nil {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
-}
-
-// waitGone waits up to 3 s for every pid to be gone.
-func waitGone(t *testing.T, what string, pids []int) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		var alive []int
-		for _, p := range pids {
-			if processAlive(p) {
-				alive = append(alive, p)
-			}
-		}
-		if len(alive) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s: processes %v still run", what, alive)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // waitShell waits for a shell command carrying marker to run and returns its
 // pid and its children's.
 func waitShell(t *testing.T, marker string) []int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if pids := processesMatching(t, marker); len(pids) > 0 {
+		if pids := testkit.ProcessesMatching(marker); len(pids) > 0 {
 			for _, p := range pids {
-				pids = append(pids, childrenOf(p)...)
+				pids = append(pids, testkit.ChildrenOf(p)...)
 			}
 			return pids
 		}
@@ -288,7 +213,7 @@ func TestCloseKillsTheSessionsShellProcesses(t *testing.T) {
 					t.Errorf("the prompt running at close answered %s %v, want stopReason cancelled", res, rerr)
 				}
 			}
-			waitGone(t, "after session/close", pids)
+			testkit.WaitGone(t, "after session/close", pids...)
 			if _, rerr := s.Prompt(s.ctx, sid, "still there?"); rerr == nil {
 				t.Error("a prompt to a closed session was accepted")
 			}
@@ -351,10 +276,7 @@ func TestDeleteRemovesTheSessionEverywhere(t *testing.T) {
 }
 
 func TestForkCarriesHistoryAndThenDiverges(t *testing.T) {
-	st := newSharedHome(t, map[string]any{"responses": []any{
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "original answer"}}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "second answer"}}},
-	}})
+	st := newSharedHome(t, scriptFile(t, "fork"))
 	a := st.start(t, testkit.Minimal())
 	orig := a.NewSession(a.ctx, st.workspace)
 	a.turn(t, orig, "original question", "end_turn")
@@ -397,9 +319,7 @@ func TestForkCarriesHistoryAndThenDiverges(t *testing.T) {
 }
 
 func TestTwoProcessesShareOneStore(t *testing.T) {
-	st := newSharedHome(t, map[string]any{"responses": []any{
-		map[string]any{"chunkSize": 1, "delayMs": 5, "parts": []any{map[string]any{"type": "text", "text": strings.Repeat("slow ", 200)}}},
-	}, "onExhausted": "repeat-last"})
+	st := newSharedHome(t, scriptFile(t, "slow-shared"))
 	a := st.start(t, testkit.Minimal())
 	b := st.start(t, testkit.Minimal())
 

@@ -33,21 +33,8 @@ type sharedHome struct {
 func newSharedHome(t *testing.T, script any) *sharedHome {
 	t.Helper()
 	st := &sharedHome{home: filepath.Join(t.TempDir(), "corvid-home"), workspace: t.TempDir()}
-	st.script = writeScript(t, script)
+	st.script = testkit.WriteScript(t, script)
 	return st
-}
-
-func writeScript(t *testing.T, script any) string {
-	t.Helper()
-	b, err := json.Marshal(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "script.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // dbPath is the session database every process of the store opens.
@@ -221,7 +208,7 @@ func TestLoadInANewProcessReplaysWhatTheFirstStreamed(t *testing.T) {
 	if err := os.WriteFile(file, []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st.script = writeScript(t, richScript(file))
+	st.script = testkit.WriteScript(t, richScript(file))
 
 	a := st.start(t, testkit.Minimal())
 	sid := a.NewSession(a.ctx, st.workspace)
@@ -361,10 +348,7 @@ func TestLoadResultIsAnObjectForAnEmptySession(t *testing.T) {
 }
 
 func TestResumeSendsNoReplayAndKeepsMemory(t *testing.T) {
-	st := newSharedHome(t, map[string]any{"responses": []any{
-		map[string]any{"parts": []any{map[string]any{"type": "thinking", "text": "first thought"}, map[string]any{"type": "text", "text": "first answer"}}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "second answer"}}},
-	}})
+	st := newSharedHome(t, scriptFile(t, "resume-memory"))
 	a := st.start(t, testkit.Minimal())
 	sid := a.NewSession(a.ctx, st.workspace)
 	a.turn(t, sid, "first question", "end_turn")
@@ -504,10 +488,7 @@ func TestKillDuringStreamingLosesNoStreamedChunk(t *testing.T) {
 // model should know it had started answering (on a cancel the loop keeps
 // the partial answer in the context for the same reason).
 func TestKillDuringStreamingKeepsThePartialAnswerInTheContext(t *testing.T) {
-	st := newSharedHome(t, map[string]any{"responses": []any{
-		map[string]any{"chunkSize": 1, "delayMs": 3, "parts": []any{map[string]any{"type": "text", "text": strings.Repeat("a", 300)}}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "I was cut off."}}},
-	}})
+	st := newSharedHome(t, scriptFile(t, "partial-answer"))
 	a := st.start(t, testkit.Minimal())
 	sid := a.NewSession(a.ctx, st.workspace)
 	a.CallAsync("session/prompt", testkit.TextPrompt(sid, "say a lot"))
@@ -528,10 +509,7 @@ func TestKillDuringStreamingKeepsThePartialAnswerInTheContext(t *testing.T) {
 // The contrast: a cancelled turn keeps its partial answer in the context,
 // and a load in a new process restores it.
 func TestCancelledPartialAnswerSurvivesALoad(t *testing.T) {
-	st := newSharedHome(t, map[string]any{"responses": []any{
-		map[string]any{"chunkSize": 1, "delayMs": 3, "parts": []any{map[string]any{"type": "text", "text": strings.Repeat("a", 300)}}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "I was cut off."}}},
-	}})
+	st := newSharedHome(t, scriptFile(t, "partial-answer"))
 	a := st.start(t, testkit.Minimal())
 	sid := a.NewSession(a.ctx, st.workspace)
 	p := a.CallAsync("session/prompt", testkit.TextPrompt(sid, "say a lot"))
@@ -590,10 +568,7 @@ func waitStored(t *testing.T, ctx context.Context, dbPath, sid string, pred func
 }
 
 func TestKillDuringAToolCallReplaysItAsInterrupted(t *testing.T) {
-	st := newSharedHome(t, map[string]any{"responses": []any{
-		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "id": "call_sleep", "name": "shell", "input": map[string]any{"command": "sleep 5"}}}},
-		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "resumed after the crash"}}},
-	}})
+	st := newSharedHome(t, scriptFile(t, "kill-during-shell"))
 	a := st.start(t, testkit.Minimal(), "--yolo")
 	sid := a.NewSession(a.ctx, st.workspace)
 	a.CallAsync("session/prompt", testkit.TextPrompt(sid, "sleep a while"))

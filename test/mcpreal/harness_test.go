@@ -296,28 +296,8 @@ func (r *run) serverPIDs() []int {
 	if err != nil {
 		return nil
 	}
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() || pid == r.PID() {
-			continue
-		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil || cwd != want || zombie(pid) {
-			continue
-		}
-		out = append(out, pid)
-	}
-	return out
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:]))
-	return len(f) > 0 && f[0] == "Z"
+	return testkit.FindProcesses(func(pid int) bool {
+		cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
+		return pid != r.PID() && err == nil && cwd == want
+	})
 }

@@ -44,9 +44,9 @@ func TestFiftyConcurrentSessionsStreamApartAndReleaseEverything(t *testing.T) {
 	}
 	a.MustCall(a.ctx, "session/close", map[string]any{"sessionId": warm}, nil)
 	var baseFDs []string
-	eventually(2*time.Second, func() bool { return len(descendants(pid)) == 0 })
+	eventually(2*time.Second, func() bool { return len(testkit.Descendants(pid)) == 0 })
 	baseFDs = openFDs(pid)
-	t.Logf("baseline: %d open fds, %d descendants", len(baseFDs), len(descendants(pid)))
+	t.Logf("baseline: %d open fds, %d descendants", len(baseFDs), len(testkit.Descendants(pid)))
 
 	ids := make([]string, concurrentSessions)
 	for i := range ids {
@@ -112,8 +112,8 @@ func TestFiftyConcurrentSessionsStreamApartAndReleaseEverything(t *testing.T) {
 	for _, sid := range ids {
 		a.MustCall(a.ctx, "session/close", map[string]any{"sessionId": sid}, nil)
 	}
-	if !eventually(5*time.Second, func() bool { return len(descendants(pid)) == 0 }) {
-		t.Errorf("child processes left after closing every session: %v", descendants(pid))
+	if !eventually(5*time.Second, func() bool { return len(testkit.Descendants(pid)) == 0 }) {
+		t.Errorf("child processes left after closing every session: %v", testkit.Descendants(pid))
 	}
 	var left []string
 	if !eventually(5*time.Second, func() bool { left = extra(baseFDs, openFDs(pid)); return len(left) == 0 }) {

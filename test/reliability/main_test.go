@@ -5,15 +5,13 @@
 // session must load in a fresh process.
 //
 // Random points come from a seed logged at the start of each test; set
-// CORVID_RELIABILITY_SEED to replay a run. Tests that fail because of a known bug
-// in corvid skip with "BUG: ..."; CORVID_RELIABILITY_BUGS=1 makes them fail instead.
+// CORVID_RELIABILITY_SEED to replay a run.
 //
 // Run with `go test ./test/reliability/`; set CORVID_BIN to test a prebuilt binary.
 package reliability
 
 import (
 	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -40,21 +38,8 @@ func newStore(t *testing.T, script any) *store {
 	return &store{
 		home:      filepath.Join(t.TempDir(), "corvid-home"),
 		workspace: t.TempDir(),
-		script:    writeScript(t, script),
+		script:    testkit.WriteScript(t, script),
 	}
-}
-
-func writeScript(t *testing.T, script any) string {
-	t.Helper()
-	b, err := json.Marshal(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "script.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func (s *store) dbPath() string { return filepath.Join(s.home, "sessions.db") }
@@ -75,6 +60,7 @@ func (s *store) start(t *testing.T, extra ...string) *agent {
 
 func (s *store) startWith(t *testing.T, opts testkit.Options, args ...string) *agent {
 	t.Helper()
+	bin := testkit.BuildCorvid(t) // before the deadline: the first call builds corvid
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	opts.Args = args
@@ -83,7 +69,7 @@ func (s *store) startWith(t *testing.T, opts testkit.Options, args ...string) *a
 	if opts.ExitTimeout == 0 {
 		opts.ExitTimeout = 5 * time.Second
 	}
-	a := &agent{Editor: testkit.Start(t, testkit.BuildCorvid(t), opts), ctx: ctx, st: s}
+	a := &agent{Editor: testkit.Start(t, bin, opts), ctx: ctx, st: s}
 	if _, rerr := a.Initialize(ctx, testkit.Minimal()); rerr != nil {
 		t.Fatalf("initialize: %v", rerr)
 	}
@@ -131,17 +117,6 @@ func seeded(t *testing.T) *rand.Rand {
 	}
 	t.Logf("seed %d (CORVID_RELIABILITY_SEED=%d replays this run)", seed, seed)
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-// knownBug skips a test whose failure is a known corvid bug, described in why.
-// A test that already failed stays failed.
-func knownBug(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CORVID_RELIABILITY_BUGS") != "" {
-		t.Error("BUG: " + why)
-		return
-	}
-	t.Skip("BUG: " + why + " (CORVID_RELIABILITY_BUGS=1 fails instead)")
 }
 
 // text is one scripted part of type kind.

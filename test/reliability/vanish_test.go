@@ -50,7 +50,7 @@ func TestStdinClosedMidTurnExitsCleanlyAndKeepsTheSession(t *testing.T) {
 				_, err = a.WaitUpdate(a.ctx, func(u testkit.Update) bool {
 					return u.SessionID == sid && u.SessionUpdate == "tool_call_update" && u.Status == "in_progress"
 				})
-				if err == nil && !eventually(2*time.Second, func() bool { return len(withMarker(marker)) > 0 }) {
+				if err == nil && !eventually(2*time.Second, func() bool { return len(testkit.ProcessesMatching(marker)) > 0 }) {
 					t.Fatal("the shell command never started")
 				}
 			}
@@ -61,9 +61,7 @@ func TestStdinClosedMidTurnExitsCleanlyAndKeepsTheSession(t *testing.T) {
 			if code != 0 || took > time.Second {
 				t.Errorf("stdin closed mid-turn: exit %d after %v, want 0 within 1s", code, took)
 			}
-			if !eventually(200*time.Millisecond, func() bool { return len(withMarker(marker)) == 0 }) {
-				t.Errorf("the shell command outlived corvid: pids %v", withMarker(marker))
-			}
+			testkit.WaitGone(t, "the shell command after corvid exited", testkit.ProcessesMatching(marker)...)
 			streamed := a.Updates(sid)
 
 			b := st.start(t)
@@ -192,9 +190,7 @@ func TestBrokenStdoutMidStreamEndsCorvidAndKeepsTheSession(t *testing.T) {
 		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 		<-r.exited
 	}
-	if !eventually(200*time.Millisecond, func() bool { return len(withMarker(marker)) == 0 }) {
-		t.Errorf("the shell command outlived corvid: pids %v", withMarker(marker))
-	}
+	testkit.WaitGone(t, "the shell command after corvid exited", testkit.ProcessesMatching(marker)...)
 
 	b := st.start(t)
 	replay := b.load(t, sid)

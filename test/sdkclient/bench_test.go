@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"os"
 	"os/exec"
 	"slices"
@@ -123,8 +124,8 @@ func (p *rawCorvid) newSession(b *testing.B, id int, cwd string) string {
 // benchEnv is an isolated home, workspace and minimal script shared by a benchmark's runs.
 func benchEnv(b *testing.B) (bin, script string, env []string, dir string) {
 	bin = corvidBin(b)
-	script = writeScript(b, textScript("", "hi", 0, 0))
-	return bin, script, isolatedEnv(b.TempDir()), b.TempDir()
+	script = testkit.WriteScript(b, textScript("", "hi", 0, 0))
+	return bin, script, testkit.IsolatedEnvAt(b.TempDir(), "CORVID_KEYRING=off"), b.TempDir()
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -187,7 +188,7 @@ func BenchmarkStdinEOFExit(b *testing.B) {
 func BenchmarkScripted10kChunkTurn(b *testing.B) {
 	const chunks = 10_000
 	bin, _, env, dir := benchEnv(b)
-	script := writeScript(b, map[string]any{
+	script := testkit.WriteScript(b, map[string]any{
 		"chunkSize":   1,
 		"onExhausted": "repeat-last",
 		"responses": []any{map[string]any{"parts": []any{

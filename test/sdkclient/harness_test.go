@@ -3,9 +3,9 @@ package sdkclient
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -31,20 +31,6 @@ type corvid struct {
 	stderr  *syncBuffer
 	exited  chan struct{} // closed when the process has been waited for
 	waitErr error
-}
-
-// writeScript writes a script-format value (docs/script-format.md) to a file and returns its path.
-func writeScript(tb testing.TB, script any) string {
-	tb.Helper()
-	b, err := json.Marshal(script)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	path := filepath.Join(tb.TempDir(), "script.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	return path
 }
 
 // textScript is a script with one response streaming thinking then text, chunkSize runes at a time.
@@ -93,7 +79,7 @@ func start(t *testing.T, scriptPath string, opts startOpts) *corvid {
 	}
 	c.cmd = exec.Command(bin, append([]string{"acp", "-m", "script:" + scriptPath}, opts.args...)...)
 	c.cmd.Dir = c.workspace
-	c.cmd.Env = isolatedEnv(c.home)
+	c.cmd.Env = testkit.IsolatedEnvAt(c.home, "CORVID_KEYRING=off")
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, c.stderr
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)

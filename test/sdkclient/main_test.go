@@ -13,9 +13,6 @@ package sdkclient
 
 import (
 	"github.com/corvid-agent/corvid/internal/testkit"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -28,29 +25,4 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 func corvidBin(tb testing.TB) string {
 	tb.Helper()
 	return testkit.BuildCorvid(tb)
-}
-
-// isolatedEnv is the environment for one corvid process: the caller's, minus anything
-// that could reach a real home, config, store, keyring or provider, plus fresh
-// directories under home.
-func isolatedEnv(home string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if k == "HOME" || strings.HasPrefix(k, "XDG_") || strings.HasPrefix(k, "CORVID_") ||
-			strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_BASE_URL") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env,
-		"HOME="+home,
-		"CORVID_HOME="+filepath.Join(home, ".corvid"),
-		"CORVID_KEYRING=off",
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
-		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
-		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"XDG_RUNTIME_DIR="+filepath.Join(home, "run"),
-	)
 }

@@ -1,6 +1,7 @@
 package sdkclient
 
 import (
+	"context"
 	"errors"
 	"github.com/corvid-agent/corvid/internal/testkit"
 	"os"
@@ -12,15 +13,22 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// quiet is how long a test watches for stray updates after a prompt has returned.
-const quiet = 300 * time.Millisecond
+// afterBarrier returns sid's updates once a later request has been answered. corvid
+// answers requests in the order it writes, and the SDK hands a response over only after
+// every notification read before it, so an update corvid sent after the prompt
+// response (a defect) is recorded by then: no wall-clock window is needed.
+func (c *corvid) afterBarrier(ctx context.Context, t *testing.T, sid acp.SessionId) []acp.SessionNotification {
+	t.Helper()
+	c.newSession(ctx, t)
+	return c.client.snapshot(sid)
+}
 
 // noCaps is a client that advertises nothing, so every tool runs inside corvid.
 var noCaps = acp.ClientCapabilities{}
 
 func TestInitializeAnswersProtocolV1AsCorvid(t *testing.T) {
 	for _, asked := range []int{1, 2} {
-		c := start(t, writeScript(t, textScript("", "hi", 0, 0)), startOpts{})
+		c := start(t, testkit.WriteScript(t, textScript("", "hi", 0, 0)), startOpts{})
 		ctx := testContext(t)
 		resp, err := c.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion(asked), ClientCapabilities: noCaps})
 		if err != nil {
@@ -36,7 +44,7 @@ func TestInitializeAnswersProtocolV1AsCorvid(t *testing.T) {
 }
 
 func TestNewSessionReturnsDistinctIDs(t *testing.T) {
-	c := start(t, writeScript(t, textScript("", "hi", 0, 0)), startOpts{})
+	c := start(t, testkit.WriteScript(t, textScript("", "hi", 0, 0)), startOpts{})
 	ctx := testContext(t)
 	first := c.ready(ctx, t, noCaps)
 	second := c.newSession(ctx, t)
@@ -50,14 +58,13 @@ func TestStreamedTurnDeliversChunksBeforePromptReturns(t *testing.T) {
 		thinking = "The user wants a pangram; I know one."
 		text     = "The quick brown fox jumps over the lazy dog. Ünïcödé survives chunking too."
 	)
-	c := start(t, writeScript(t, textScript(thinking, text, 5, 0)), startOpts{})
+	c := start(t, testkit.WriteScript(t, textScript(thinking, text, 5, 0)), startOpts{})
 	ctx := testContext(t)
 	sid := c.ready(ctx, t, noCaps)
 
 	resp := c.prompt(ctx, t, sid, "Say a pangram.")
 	atReturn := c.client.snapshot(sid)
-	time.Sleep(quiet)
-	later := c.client.snapshot(sid)
+	later := c.afterBarrier(ctx, t, sid)
 
 	if resp.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("stopReason = %q, want %q", resp.StopReason, acp.StopReasonEndTurn)
@@ -139,7 +146,7 @@ func TestToolCallRoundTripCompletes(t *testing.T) {
 
 // writeScriptFile is the permission scenarios' script: a write tool call, then a closing text.
 func writeScriptFile(t *testing.T) string {
-	return writeScript(t, map[string]any{"responses": []any{
+	return testkit.WriteScript(t, map[string]any{"responses": []any{
 		map[string]any{"parts": []any{
 			map[string]any{"type": "text", "text": "I will create notes.txt."},
 			map[string]any{"type": "tool_call", "name": "write", "input": map[string]any{"path": "notes.txt", "content": "written by corvid\n"}},
@@ -219,7 +226,7 @@ func TestPermissionAnswerDecidesWrite(t *testing.T) {
 
 // slowScript streams ~2,700 characters 4 at a time, 20 ms apart: about 13 s if not cancelled.
 func slowScript(t *testing.T) string {
-	return writeScript(t, map[string]any{
+	return testkit.WriteScript(t, map[string]any{
 		"chunkSize": 4, "delayMs": 20,
 		"responses": []any{map[string]any{"parts": []any{
 			map[string]any{"type": "text", "text": "This answer streams slowly so that you can cancel it. ", "repeat": 50},
@@ -254,8 +261,7 @@ func TestCancelMidStreamStopsWithCancelled(t *testing.T) {
 		t.Errorf("stopReason = %q, want %q", r.resp.StopReason, acp.StopReasonCancelled)
 	}
 	atReturn := c.client.snapshot(sid)
-	time.Sleep(quiet)
-	if later := c.client.snapshot(sid); len(later) != len(atReturn) {
+	if later := c.afterBarrier(ctx, t, sid); len(later) != len(atReturn) {
 		t.Errorf("%d session/update arrived after the cancelled prompt's response", len(later)-len(atReturn))
 	}
 	full := strings.Repeat("This answer streams slowly so that you can cancel it. ", 50)
@@ -267,7 +273,7 @@ func TestCancelMidStreamStopsWithCancelled(t *testing.T) {
 
 func TestTwoConcurrentSessionsStreamIndependently(t *testing.T) {
 	const text = "Forty characters of text, two at a time."
-	c := start(t, writeScript(t, textScript("", text, 2, 5)), startOpts{})
+	c := start(t, testkit.WriteScript(t, textScript("", text, 2, 5)), startOpts{})
 	ctx := testContext(t)
 	a := c.ready(ctx, t, noCaps)
 	b := c.newSession(ctx, t)
@@ -309,7 +315,7 @@ func TestTwoConcurrentSessionsStreamIndependently(t *testing.T) {
 func TestTwoProcessesShareOneStore(t *testing.T) {
 	const text = "Both processes stream into one store."
 	home := t.TempDir()
-	script := writeScript(t, textScript("", text, 3, 2))
+	script := testkit.WriteScript(t, textScript("", text, 3, 2))
 	var done []<-chan promptResult
 	var procs []*corvid
 	var sids []acp.SessionId
@@ -335,7 +341,7 @@ func TestTwoProcessesShareOneStore(t *testing.T) {
 }
 
 func TestPromptForUnknownSessionFails(t *testing.T) {
-	c := start(t, writeScript(t, textScript("", "still alive", 0, 0)), startOpts{})
+	c := start(t, testkit.WriteScript(t, textScript("", "still alive", 0, 0)), startOpts{})
 	ctx := testContext(t)
 	c.ready(ctx, t, noCaps)
 
@@ -360,7 +366,7 @@ func TestLargeTextIsSplitUnder64KiB(t *testing.T) {
 	// One 300 KiB part with no chunkSize: the model hands corvid the whole text at once,
 	// and corvid must split it so no content.text exceeds 64 KiB (DESIGN.md §3, frames).
 	text := strings.Repeat("0123456789abcdef", 300*1024/16)
-	c := start(t, writeScript(t, textScript("", text, 0, 0)), startOpts{})
+	c := start(t, testkit.WriteScript(t, textScript("", text, 0, 0)), startOpts{})
 	ctx := testContext(t)
 	sid := c.ready(ctx, t, noCaps)
 	if resp := c.prompt(ctx, t, sid, "Say a lot."); resp.StopReason != acp.StopReasonEndTurn {

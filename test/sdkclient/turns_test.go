@@ -3,6 +3,7 @@ package sdkclient
 import (
 	"context"
 	"errors"
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ import (
 
 func TestCancelThenImmediatePromptRuns(t *testing.T) {
 	const second = "Second turn, answered."
-	script := writeScript(t, map[string]any{
+	script := testkit.WriteScript(t, map[string]any{
 		"chunkSize": 4, "delayMs": 20, "onExhausted": "repeat-last",
 		"responses": []any{
 			map[string]any{"parts": []any{map[string]any{"type": "text", "text": "slow answer ", "repeat": 40}}},
@@ -116,7 +117,7 @@ func TestAllowAlwaysIsRememberedForTheSession(t *testing.T) {
 	write := func(path string) map[string]any {
 		return map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": "write", "input": map[string]any{"path": path, "content": path + "\n"}}}}
 	}
-	script := writeScript(t, map[string]any{"responses": []any{
+	script := testkit.WriteScript(t, map[string]any{"responses": []any{
 		write("a.txt"), write("b.txt"),
 		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "Both written."}}},
 	}})

@@ -2,7 +2,6 @@ package security
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,14 +62,7 @@ func startFileAgent(t *testing.T, script map[string]any, opts testkit.Options, s
 	if setup != nil {
 		setup(ws, outside)
 	}
-	scriptPath := filepath.Join(base, "script.json")
-	b, err := json.Marshal(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(scriptPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	scriptPath := testkit.WriteScript(t, script)
 	opts.Args = append([]string{"acp", "-m", "script:" + scriptPath}, args...)
 	opts.Dir = ws
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -30,15 +29,7 @@ func rtBinary(t *testing.T) string {
 // rtScript writes a scripted-model file and returns its path.
 func rtScript(t *testing.T, responses ...any) string {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"responses": responses, "onExhausted": "repeat-last"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "script.json")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testkit.WriteScript(t, map[string]any{"responses": responses, "onExhausted": "repeat-last"})
 }
 
 // rtTool is a scripted response that calls one tool.
@@ -209,33 +200,6 @@ func (a *rawAgent) nextResponse(ctx context.Context) (map[string]json.RawMessage
 			return nil, ctx.Err()
 		}
 	}
-}
-
-// isolatedEnv is a minimal environment with HOME and CORVID_HOME under home.
-func isolatedEnv(home string, extra ...string) []string {
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"CORVID_HOME=" + filepath.Join(home, ".corvid"),
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
-		"XDG_RUNTIME_DIR=" + filepath.Join(home, "run"),
-	}
-	_ = os.MkdirAll(filepath.Join(home, "run"), 0o700)
-	return append(env, extra...)
-}
-
-// processGone reports whether pid no longer exists (or is a zombie).
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] == "Z"
 }
 
 // waitFile waits for path to exist with content and returns it.

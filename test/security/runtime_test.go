@@ -38,7 +38,7 @@ func TestClosedStderrNeitherKillsCorvidNorOrphansShellChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	errR.Close() // nobody reads stderr: the next write gets EPIPE
-	a := startRaw(t, isolatedEnv(home), ws, errW, "acp", "-m", "script:"+script, "--yolo", "--log-level", "debug")
+	a := startRaw(t, testkit.IsolatedEnvAt(home), ws, errW, "acp", "-m", "script:"+script, "--yolo", "--log-level", "debug")
 	errW.Close()
 
 	// initialize with clientInfo logs a line at once.
@@ -68,7 +68,7 @@ func TestClosedStderrNeitherKillsCorvidNorOrphansShellChildren(t *testing.T) {
 	a.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"` + sn.SessionID + `"}}`)
 	resp, err := a.waitID(ctx, strconv.Itoa(promptID), nil)
 	if err != nil {
-		t.Fatalf("prompt after stderr closed: %v (shell pid %d alive: %v)", err, pid, !processGone(pid))
+		t.Fatalf("prompt after stderr closed: %v (shell pid %d alive: %v)", err, pid, !testkit.ProcessGone(pid))
 	}
 	if !strings.Contains(string(resp["result"]), "cancelled") {
 		t.Errorf("prompt answer %s, want stopReason cancelled", resp["result"])
@@ -82,7 +82,7 @@ func TestClosedStderrNeitherKillsCorvidNorOrphansShellChildren(t *testing.T) {
 	if st := a.cmd.ProcessState; !st.Exited() || st.ExitCode() != 0 {
 		t.Errorf("corvid ended with %v, want exit 0", st)
 	}
-	for !processGone(pid) {
+	for !testkit.ProcessGone(pid) {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("shell child %d outlived corvid", pid)
@@ -213,7 +213,7 @@ func TestChangedProjectConfigNeedsTrustAgain(t *testing.T) {
 	script := rtScript(t, rtTool("write", map[string]any{"path": "a.txt", "content": "x"}), rtText("done"))
 	home := t.TempDir()
 	trust := exec.Command(rtBinary(t), "trust", project)
-	trust.Env, trust.Dir = isolatedEnv(home, "CORVID_HOME="+home), project
+	trust.Env, trust.Dir = testkit.IsolatedEnvAt(home, "CORVID_HOME="+home), project
 	if out, err := trust.CombinedOutput(); err != nil {
 		t.Fatalf("corvid trust: %v\n%s", err, out)
 	}
@@ -541,7 +541,7 @@ func TestEnvelopeEdgeCases(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	home, ws := t.TempDir(), t.TempDir()
-	a := startRaw(t, isolatedEnv(home), ws, nil, "acp", "-m", "script:"+rtScript(t, rtText("hi")))
+	a := startRaw(t, testkit.IsolatedEnvAt(home), ws, nil, "acp", "-m", "script:"+rtScript(t, rtText("hi")))
 
 	for _, id := range []string{"1e2", "1.0"} {
 		a.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize","params":{"protocolVersion":1}}`)

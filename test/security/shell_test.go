@@ -55,14 +55,7 @@ func shStart(t *testing.T, turns [][]map[string]any, opts testkit.Options, confi
 	if len(responses) == 0 {
 		responses = append(responses, map[string]any{"parts": []any{map[string]any{"type": "text", "text": "done"}}})
 	}
-	b, err := json.Marshal(map[string]any{"responses": responses})
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(base, "script.json")
-	if err := os.WriteFile(script, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := testkit.WriteScript(t, map[string]any{"responses": responses})
 	opts.Args = append([]string{"acp", "-m", "script:" + script}, args...)
 	opts.Dir = a.ws
 	if config != "" {

@@ -1,33 +1,46 @@
-// Package anthropic is corvid's Anthropic provider: an llm.Model on the
-// official Go SDK (github.com/anthropics/anthropic-sdk-go/v2), registered as
-// "anthropic". It is the only importer of that SDK.
+// Package anthropic is corvid's Anthropic provider: an llm.Model that
+// speaks the Messages API (POST /v1/messages, stream:true) directly over
+// net/http and encoding/json, registered as "anthropic".
 //
-// Start with New and (*model).Stream. The files split by concern:
-// request.go turns an llm.Request into Messages API parameters, stream.go
-// turns the SDK's stream events into llm.Events, errors.go turns failures
-// into *llm.Error, and idle.go ends an attempt whose stream went quiet.
+// It does not link the official Go SDK (github.com/anthropics/anthropic-sdk-go):
+// that SDK was about half of the binary and a large share of the idle
+// memory and start-up of corvid, for one request shape. The SDK stays a
+// test-only oracle: the tests compare every request body with the one its
+// parameter types build and read the recorded streams with its
+// accumulator as well (oracle_*_test.go).
+//
+// Start with New and (*model).Stream. The files split by concern: wire.go
+// holds the JSON shapes, request.go turns an llm.Request into a request
+// body, stream.go turns stream events into llm.Events (the SSE framing is
+// package sse), and errors.go turns failures into *llm.Error.
 //
 // Invariants:
-//   - The SDK never reads the environment: the key and base URL come from
-//     llm.ProviderConfig alone, and the SDK's own retries are off (retry
+//   - Nothing reads the environment: the key and base URL come from
+//     llm.ProviderConfig alone, and there are no hidden retries (retry
 //     with llm.WithRetry, which knows whether anything was streamed yet).
 //   - The key is sent in x-api-key only, and never appears in an error.
+//   - An attempt whose server sends nothing (pings included) for the idle
+//     timeout ends with a retryable error.
 //   - A redacted_thinking block travels through corvid as a thinking part
 //     with no text whose Signature is redactedPrefix + the block's data; it
 //     is an opaque token echoed back like any signature.
 package anthropic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"iter"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
-
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/llm/sse"
 )
 
 // DefaultIdleTimeout is how long a stream may stay silent (no byte from the
@@ -35,6 +48,14 @@ import (
 // unless llm.ProviderConfig.IdleTimeout says otherwise. New reads it once,
 // so set it before building a model.
 var DefaultIdleTimeout = 60 * time.Second
+
+// defaultBaseURL is the Messages API's address.
+const defaultBaseURL = "https://api.anthropic.com"
+
+// apiVersion is the anthropic-version header: the version of the Messages
+// API whose shapes wire.go holds (the one the SDK corvid used to link,
+// v2.15.0, sent).
+const apiVersion = "2026-10-21"
 
 // longContextBeta is the anthropic-beta value that opens the 1M-token
 // context window.
@@ -52,7 +73,7 @@ func Register(r *llm.Registry) {
 }
 
 type model struct {
-	client anthropic.Client
+	client *http.Client
 	cfg    llm.ProviderConfig
 	info   llm.ModelInfo
 	idle   time.Duration
@@ -63,24 +84,6 @@ type model struct {
 func New(cfg llm.ProviderConfig) (llm.Model, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("anthropic: no model id given")
-	}
-	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithHTTPClient(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}),
-		option.WithMaxRetries(0),
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts,
-			option.WithAPIKey(cfg.APIKey),
-			// This SDK version sends the key as a bearer token; the Messages
-			// API's documented header for API keys is x-api-key, so send it
-			// there and only there.
-			option.WithHeaderDel("Authorization"),
-			option.WithHeader("X-Api-Key", cfg.APIKey),
-		)
-	}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
 	info := cfg.Info
 	if info.ID == "" {
@@ -102,7 +105,7 @@ func New(cfg llm.ProviderConfig) (llm.Model, error) {
 		idle = cfg.IdleTimeout
 	}
 	return &model{
-		client: anthropic.NewClient(opts...),
+		client: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		cfg:    cfg,
 		info:   info,
 		idle:   idle,
@@ -116,14 +119,26 @@ func (m *model) baseURL() string {
 	if m.cfg.BaseURL != "" {
 		return m.cfg.BaseURL
 	}
-	return "https://api.anthropic.com"
+	return defaultBaseURL
+}
+
+// endpoint is the messages URL: v1/messages under the base URL's path.
+func (m *model) endpoint() (string, error) {
+	u, err := url.Parse(m.baseURL())
+	if err != nil {
+		return "", err
+	}
+	if u.Path != "" && !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	return u.ResolveReference(&url.URL{Path: "v1/messages"}).String(), nil
 }
 
 // Stream runs one Messages API call with stream:true. See the package doc
 // for what it guarantees.
 func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		params, err := m.params(req)
+		body, err := m.body(req)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
@@ -133,21 +148,71 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		watch := llm.NewIdleWatch(m.idle, cancel)
 		defer watch.Stop()
 
-		opts := []option.RequestOption{option.WithMiddleware(idleMiddleware(watch))}
-		if req.ContextWindow > defaultContextWindow {
-			// The 1M-token window is a beta the request must ask for.
-			opts = append(opts, option.WithHeaderAdd("anthropic-beta", longContextBeta))
+		// fail yields what ended the attempt: the caller's cancellation
+		// and the idle watch take precedence over the error they caused.
+		fail := func(err error) {
+			switch {
+			case ctx.Err() != nil:
+				yield(llm.Event{}, ctx.Err())
+			case watch.Fired():
+				yield(llm.Event{}, stallError(m.idle))
+			default:
+				yield(llm.Event{}, m.scrub(err))
+			}
 		}
-		stream := m.client.Messages.NewStreaming(attemptCtx, params, opts...)
-		defer stream.Close()
 
+		// The 1M-token window is a beta the request must ask for.
+		res, err := m.send(attemptCtx, body, req.ContextWindow > defaultContextWindow)
+		if err != nil {
+			fail(err)
+			return
+		}
+		res.Body = watch.WatchBody(res.Body)
+		defer res.Body.Close()
+		watch.Kick() // the headers are activity
+		if res.StatusCode >= 400 {
+			fail(httpError(res, m.baseURL()))
+			return
+		}
+
+		events := sse.NewReader(res.Body)
 		var tr translator
-		for stream.Next() {
+		for {
+			data, complete, err := events.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if errors.Is(err, sse.ErrNotSSE) || err == nil && !complete {
+				// A line that is no SSE field, and an event the end of the
+				// body cut short, are skipped, as the SDK corvid used to
+				// link skipped them.
+				continue
+			}
+			if err != nil {
+				fail(classify(err, m.baseURL()))
+				return
+			}
+			if len(bytes.TrimSpace(data)) == 0 {
+				continue
+			}
+			var ev streamEvent
+			if err := decodeEvent(data, &ev); err != nil {
+				fail(classify(err, m.baseURL()))
+				return
+			}
+			if ev.Type == "error" {
+				fail(apiError(res.StatusCode, ev.Error, res.Header))
+				return
+			}
 			watch.Kick()
-			for _, ev := range tr.translate(stream.Current()) {
-				if !yield(ev, nil) {
-					return
+			if evs := tr.translate(&ev); len(evs) > 0 {
+				watch.Pause()
+				for _, e := range evs {
+					if !yield(e, nil) {
+						return
+					}
 				}
+				watch.Resume()
 			}
 			if tr.err != nil {
 				yield(llm.Event{}, m.scrub(tr.err))
@@ -157,22 +222,53 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 				return
 			}
 		}
-		switch err := stream.Err(); {
-		case ctx.Err() != nil:
-			yield(llm.Event{}, ctx.Err())
-		case watch.Fired():
-			yield(llm.Event{}, stallError(m.idle))
-		case err != nil:
-			yield(llm.Event{}, m.scrub(classify(err, m.baseURL())))
-		default:
-			// The body ended cleanly. A stream that told us why it stopped is
-			// complete even without message_stop; anything else was cut.
-			if ev, ok := tr.finish(); ok {
-				yield(ev, nil)
-				return
-			}
-			yield(llm.Event{}, m.scrub(&llm.Error{Provider: "anthropic", Retryable: true,
-				Message: "Anthropic stream ended early: the connection closed before the response was complete"}))
+		watch.Stop()
+		if ctx.Err() != nil || watch.Fired() {
+			fail(nil)
+			return
 		}
+		// The body ended cleanly. A stream that told us why it stopped is
+		// complete even without message_stop; anything else was cut.
+		if ev, ok := tr.finish(); ok {
+			yield(ev, nil)
+			return
+		}
+		yield(llm.Event{}, m.scrub(&llm.Error{Provider: "anthropic", Retryable: true,
+			Message: "Anthropic stream ended early: the connection closed before the response was complete"}))
 	}
+}
+
+// send posts body and returns the answer once its headers are in; its
+// error is the transport's.
+func (m *model) send(ctx context.Context, body *messagesRequest, longContext bool) (*http.Response, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, &llm.Error{Provider: "anthropic", Message: "Anthropic request could not be encoded: " + err.Error()}
+	}
+	endpoint, err := m.endpoint()
+	if err != nil {
+		return nil, &llm.Error{Provider: "anthropic",
+			Message: fmt.Sprintf("Anthropic base URL %q is not usable: %v; check ANTHROPIC_BASE_URL", m.baseURL(), err)}
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(raw))
+	if err != nil {
+		return nil, &llm.Error{Provider: "anthropic",
+			Message: fmt.Sprintf("Anthropic base URL %q is not usable: %v; check ANTHROPIC_BASE_URL", m.baseURL(), err)}
+	}
+	h := hreq.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	h.Set("User-Agent", "corvid")
+	h.Set("Anthropic-Version", apiVersion)
+	if m.cfg.APIKey != "" {
+		h.Set("X-Api-Key", m.cfg.APIKey)
+	}
+	if longContext {
+		h.Add("Anthropic-Beta", longContextBeta)
+	}
+	res, err := m.client.Do(hreq)
+	if err != nil {
+		return nil, classify(err, m.baseURL())
+	}
+	return res, nil
 }

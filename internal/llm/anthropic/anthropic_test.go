@@ -9,7 +9,7 @@ import (
 )
 
 func TestRequestCarriesOnlyTheConfiguredKey(t *testing.T) {
-	// The SDK must read none of these: a wrong key, a token and a base URL
+	// The provider must read none of these: a wrong key, a token and a base URL
 	// that leads nowhere.
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
 	t.Setenv("ANTHROPIC_AUTH_TOKEN", "token-from-env")

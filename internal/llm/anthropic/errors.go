@@ -3,6 +3,7 @@ package anthropic
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,22 +14,20 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
 // Error messages follow llm's convention "summary: detail", so that
 // llm.WithRetry can say "<summary> after N attempts; retry later".
 
-// classify turns a failure of the SDK into an *llm.Error (possibly
-// carrying a retry-after hint). Context errors are handled by the caller.
+// maxErrorBody bounds how much of an HTTP error answer is read.
+const maxErrorBody = 1 << 20
+
+// classify turns a failure of the connection (sending the request or
+// reading the stream) into an *llm.Error. Context errors are handled by
+// the caller.
 func classify(err error, baseURL string) error {
-	var apiErr *anthropic.Error
-	if errors.As(err, &apiErr) {
-		return apiError(apiErr)
-	}
-	// Everything else is the connection. A refused connection, an unknown
+	// A refused connection, an unknown
 	// host or a certificate the client rejects will not change in a few
 	// seconds: say so at once. Anything else (reset, cut mid-body, a
 	// malformed event) is worth another attempt; its cause stays in the
@@ -92,10 +91,28 @@ var statusOfType = map[string]int{
 	"overloaded_error":      529,
 }
 
-func apiError(e *anthropic.Error) error {
-	typ := string(e.Type())
+// httpError turns an answer with an HTTP error status into an *llm.Error,
+// from the API's error body ({"type": "error", "error": {"type",
+// "message"}}) when it has one, else from the status alone.
+func httpError(res *http.Response, baseURL string) error {
+	raw, err := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	if err != nil {
+		return classify(err, baseURL)
+	}
+	var body struct {
+		Error apiErrorBody `json:"error"`
+	}
+	// Malformed JSON (a proxy's page) leaves body empty; a field of an
+	// unexpected type is left out and the rest kept.
+	_ = json.Unmarshal(raw, &body)
+	return apiError(res.StatusCode, body.Error, res.Header)
+}
+
+// apiError is the error of an error answer (status >= 400) or of an error
+// event inside a 200 stream, with the server's retry-after hint if any.
+func apiError(status int, e apiErrorBody, header http.Header) error {
+	typ := e.Type
 	msg := strings.TrimSpace(e.Message)
-	status := e.StatusCode
 	midStream := status == http.StatusOK // an `event: error` inside the stream
 	if midStream {
 		status = statusOfType[typ]
@@ -119,10 +136,8 @@ func apiError(e *anthropic.Error) error {
 	default:
 		out.Message = fmt.Sprintf("Anthropic returned %d %s: %s", status, typ, msg)
 	}
-	if e.Response != nil {
-		if d := retryAfter(e.Response.Header, time.Now()); d > 0 {
-			return llm.RetryAfterHint(out, d)
-		}
+	if d := retryAfter(header, time.Now()); d > 0 {
+		return llm.RetryAfterHint(out, d)
 	}
 	return out
 }

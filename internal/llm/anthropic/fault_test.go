@@ -60,7 +60,7 @@ func TestHTTPErrorsBecomeActionableLLMErrors(t *testing.T) {
 		}
 	}
 	if n := len(fake.Requests()); n != len(cases) {
-		t.Fatalf("%d requests for %d failures: the SDK must not retry on its own", n, len(cases))
+		t.Fatalf("%d requests for %d failures: the provider must not retry on its own", n, len(cases))
 	}
 }
 

@@ -8,9 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
-
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
@@ -27,8 +24,8 @@ const (
 	answerReserve = 4096
 )
 
-// params turns req into Messages API parameters.
-func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
+// body turns req into the Messages API request body.
+func (m *model) body(req llm.Request) (*messagesRequest, error) {
 	modelID := req.Model
 	if modelID == "" {
 		modelID = m.cfg.Model
@@ -37,82 +34,123 @@ func (m *model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 	if maxTokens <= 0 {
 		maxTokens = m.info.MaxOutput
 	}
-	p := anthropic.MessageNewParams{Model: modelID}
+	b := &messagesRequest{Model: modelID, Stream: true}
 	switch {
 	case req.ThinkingBudget > 0 && adaptive(modelID):
 		// Claude 4.6 and later: the model decides how much to think, at
 		// an effort; budget_tokens is deprecated there (removed from 4.7).
-		p.Thinking = anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}}
-		p.OutputConfig = anthropic.OutputConfigParam{Effort: effort(modelID, req.ThinkingBudget)}
+		b.Thinking = &thinking{Type: "adaptive"}
+		b.OutputConfig = &outputConfig{Effort: effort(modelID, req.ThinkingBudget)}
 	case req.ThinkingBudget > 0:
 		budget := max(req.ThinkingBudget, minThinkingBudget)
 		if maxTokens <= budget {
 			maxTokens = budget + answerReserve
 		}
-		p.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(budget))
+		b.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
 	}
-	p.MaxTokens = int64(maxTokens)
+	b.MaxTokens = maxTokens
 	// Prompt caching: breakpoints after the system prompt, after the
 	// tools and at the end of the conversation (3 of the 4 allowed), so
 	// each turn reads the prefix the previous one wrote.
 	if req.System != "" {
-		p.System = []anthropic.TextBlockParam{{Text: req.System, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
+		b.System = []textBlock{{Type: "text", Text: req.System, CacheControl: ephemeral()}}
 	}
 	for _, t := range req.Tools {
-		tool, err := toolParam(t)
+		tl, err := wireTool(t)
 		if err != nil {
-			return p, err
+			return nil, err
 		}
-		p.Tools = append(p.Tools, tool)
+		b.Tools = append(b.Tools, tl)
 	}
-	if n := len(p.Tools); n > 0 && p.Tools[n-1].OfTool != nil {
-		p.Tools[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	if n := len(b.Tools); n > 0 {
+		b.Tools[n-1].CacheControl = ephemeral()
 	}
 	for _, msg := range req.Messages {
-		blocks := contentBlocks(msg.Parts)
+		blocks := wireBlocks(msg.Parts)
 		if len(blocks) == 0 {
 			continue // the API rejects a message without content
 		}
 		switch msg.Role {
-		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, anthropic.NewAssistantMessage(blocks...))
-		case llm.RoleUser:
-			p.Messages = append(p.Messages, anthropic.NewUserMessage(blocks...))
+		case llm.RoleAssistant, llm.RoleUser:
+			b.Messages = append(b.Messages, message{Role: string(msg.Role), Content: blocks})
 		default:
-			return p, fmt.Errorf("anthropic: message role %q is neither user nor assistant", msg.Role)
+			return nil, fmt.Errorf("anthropic: message role %q is neither user nor assistant", msg.Role)
 		}
 	}
-	if n := len(p.Messages); n > 0 {
-		switch last := p.Messages[n-1]; {
-		case last.OfUser != nil:
-			markCache(last.OfUser.Content)
-		case last.OfAssistant != nil:
-			markCache(last.OfAssistant.Content)
-		}
+	if n := len(b.Messages); n > 0 {
+		markBreakpoint(b.Messages[n-1].Content)
 	}
-	return p, nil
+	return b, nil
 }
 
-// markCache puts a cache breakpoint on the last block of blocks that can
-// carry one (thinking blocks cannot).
-func markCache(blocks []anthropic.ContentBlockParamUnion) {
-	cc := anthropic.NewCacheControlEphemeralParam()
+// markBreakpoint puts a cache breakpoint on the last block of blocks that
+// can carry one (thinking blocks cannot).
+func markBreakpoint(blocks []block) {
 	for i := len(blocks) - 1; i >= 0; i-- {
-		b := &blocks[i]
-		switch {
-		case b.OfText != nil:
-			b.OfText.CacheControl = cc
-		case b.OfToolResult != nil:
-			b.OfToolResult.CacheControl = cc
-		case b.OfToolUse != nil:
-			b.OfToolUse.CacheControl = cc
-		case b.OfImage != nil:
-			b.OfImage.CacheControl = cc
-		default:
-			continue
+		if cc := blocks[i].cacheControl(); cc != nil {
+			*cc = ephemeral()
+			return
 		}
-		return
 	}
+}
+
+// wireTool describes t to the API. The input schema is sent exactly as
+// given (it must be a JSON object schema).
+func wireTool(t llm.ToolSpec) (tool, error) {
+	schema := t.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object","properties":{}}`) // the API requires one
+	}
+	if !json.Valid(schema) {
+		return tool{}, fmt.Errorf("anthropic: tool %s: input schema is not valid JSON", t.Name)
+	}
+	return tool{Name: t.Name, Description: t.Description, InputSchema: schema}, nil
+}
+
+// wireBlocks converts parts, leaving out those the API would refuse: an
+// empty text, and a thinking part without signature (one that was cut off
+// mid-stream or came from another provider), which cannot be verified.
+func wireBlocks(parts []llm.Part) []block {
+	var blocks []block
+	for _, p := range parts {
+		switch p.Type {
+		case llm.PartText:
+			if p.Text != "" {
+				blocks = append(blocks, block{Text: &textBlock{Type: "text", Text: p.Text}})
+			}
+		case llm.PartThinking:
+			switch {
+			case p.Text == "" && strings.HasPrefix(p.Signature, redactedPrefix):
+				blocks = append(blocks, block{RedactedThinking: &redactedThinkingBlock{Type: "redacted_thinking",
+					Data: strings.TrimPrefix(p.Signature, redactedPrefix)}})
+			case p.Signature != "":
+				blocks = append(blocks, block{Thinking: &thinkingBlock{Type: "thinking", Thinking: p.Text, Signature: p.Signature}})
+			}
+		case llm.PartImage:
+			blocks = append(blocks, block{Image: wireImage(p)})
+		case llm.PartToolUse:
+			blocks = append(blocks, block{ToolUse: &toolUseBlock{Type: "tool_use", ID: p.ToolUseID, Name: p.ToolName, Input: toolInput(p.Input)}})
+		case llm.PartToolResult:
+			blocks = append(blocks, block{ToolResult: wireToolResult(p)})
+		}
+	}
+	return blocks
+}
+
+func wireImage(p llm.Part) *imageBlock {
+	return &imageBlock{Type: "image", Source: imageSource{Type: "base64", MediaType: p.MimeType,
+		Data: base64.StdEncoding.EncodeToString(p.Data)}}
+}
+
+func wireToolResult(p llm.Part) *toolResultBlock {
+	r := &toolResultBlock{Type: "tool_result", ToolUseID: p.ToolUseID, IsError: p.IsError}
+	if p.Text != "" {
+		r.Content = append(r.Content, block{Text: &textBlock{Type: "text", Text: p.Text}})
+	}
+	for _, img := range p.Images {
+		r.Content = append(r.Content, block{Image: wireImage(img)})
+	}
+	return r
 }
 
 // version is a Claude model id's version: "claude-opus-4-6" → [4 6],
@@ -138,67 +176,16 @@ func adaptive(model string) bool {
 
 // effort maps corvid's thinking budget (its thought levels are 2048, 8192,
 // 16384 and 32000 tokens) onto the effort levels; max exists on Opus only.
-func effort(model string, budget int) anthropic.OutputConfigEffort {
+func effort(model string, budget int) string {
 	switch {
 	case budget <= 2048:
-		return anthropic.OutputConfigEffortLow
+		return "low"
 	case budget <= 8192:
-		return anthropic.OutputConfigEffortMedium
+		return "medium"
 	case budget <= 16384 || !strings.Contains(model, "opus"):
-		return anthropic.OutputConfigEffortHigh
+		return "high"
 	}
-	return anthropic.OutputConfigEffortMax
-}
-
-// toolParam describes t to the API. The input schema is sent exactly as
-// given (it must be a JSON object schema).
-func toolParam(t llm.ToolSpec) (anthropic.ToolUnionParam, error) {
-	tool := anthropic.ToolParam{Name: t.Name}
-	if t.Description != "" {
-		tool.Description = anthropic.String(t.Description)
-	}
-	schema := t.InputSchema
-	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object","properties":{}}`) // the API requires one
-	}
-	if !json.Valid(schema) {
-		return anthropic.ToolUnionParam{}, fmt.Errorf("anthropic: tool %s: input schema is not valid JSON", t.Name)
-	}
-	tool.InputSchema = param.Override[anthropic.ToolInputSchemaParam](schema)
-	return anthropic.ToolUnionParam{OfTool: &tool}, nil
-}
-
-// contentBlocks converts parts, leaving out those the API would refuse: an
-// empty text, and a thinking part without signature (one that was cut off
-// mid-stream or came from another provider), which cannot be verified.
-func contentBlocks(parts []llm.Part) []anthropic.ContentBlockParamUnion {
-	var blocks []anthropic.ContentBlockParamUnion
-	for _, p := range parts {
-		switch p.Type {
-		case llm.PartText:
-			if p.Text != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(p.Text))
-			}
-		case llm.PartThinking:
-			switch {
-			case p.Text == "" && strings.HasPrefix(p.Signature, redactedPrefix):
-				blocks = append(blocks, anthropic.NewRedactedThinkingBlock(strings.TrimPrefix(p.Signature, redactedPrefix)))
-			case p.Signature != "":
-				blocks = append(blocks, anthropic.NewThinkingBlock(p.Signature, p.Text))
-			}
-		case llm.PartImage:
-			blocks = append(blocks, imageBlock(p))
-		case llm.PartToolUse:
-			blocks = append(blocks, anthropic.NewToolUseBlock(p.ToolUseID, toolInput(p.Input), p.ToolName))
-		case llm.PartToolResult:
-			blocks = append(blocks, toolResultBlock(p))
-		}
-	}
-	return blocks
-}
-
-func imageBlock(p llm.Part) anthropic.ContentBlockParamUnion {
-	return anthropic.NewImageBlockBase64(p.MimeType, base64.StdEncoding.EncodeToString(p.Data))
+	return "max"
 }
 
 // toolInput is a tool call's input as the API wants it: a JSON object,
@@ -208,22 +195,4 @@ func toolInput(in json.RawMessage) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return in
-}
-
-func toolResultBlock(p llm.Part) anthropic.ContentBlockParamUnion {
-	r := anthropic.ToolResultBlockParam{ToolUseID: p.ToolUseID}
-	if p.IsError {
-		r.IsError = anthropic.Bool(true)
-	}
-	if p.Text != "" {
-		r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{
-			OfText: &anthropic.TextBlockParam{Text: p.Text},
-		})
-	}
-	for _, img := range p.Images {
-		r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{
-			OfImage: imageBlock(img).OfImage,
-		})
-	}
-	return anthropic.ContentBlockParamUnion{OfToolResult: &r}
 }

@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
-// translator turns the SDK's stream events into llm.Events, one response
+// translator turns the API's stream events into llm.Events, one response
 // at a time. Usage is reported once, at message_delta, with the input and
 // cache counts of message_start folded in, so that nothing is yielded
 // before the first content block: an attempt that fails that early can
@@ -32,7 +30,7 @@ type toolBlock struct {
 // translate returns the events for ev (often none). The slice is reused by
 // the next call. It sets t.err when the stream is unusable and t.done after
 // the final event.
-func (t *translator) translate(ev anthropic.MessageStreamEventUnion) []llm.Event {
+func (t *translator) translate(ev *streamEvent) []llm.Event {
 	t.out = t.out[:0]
 	idx := int(ev.Index)
 	switch ev.Type {
@@ -149,13 +147,13 @@ func (t *translator) emitText(typ llm.EventType, idx int, text string) {
 }
 
 // stopReason maps the API's stop reasons onto corvid's closed set.
-func stopReason(r anthropic.StopReason) llm.StopReason {
+func stopReason(r string) llm.StopReason {
 	switch r {
-	case anthropic.StopReasonToolUse:
+	case "tool_use":
 		return llm.StopToolUse
-	case anthropic.StopReasonMaxTokens, anthropic.StopReasonModelContextWindowExceeded:
+	case "max_tokens", "model_context_window_exceeded":
 		return llm.StopMaxTokens
-	case anthropic.StopReasonRefusal:
+	case "refusal":
 		return llm.StopRefusal
 	default: // end_turn, stop_sequence, pause_turn (the turn can go on), unknown
 		return llm.StopEndTurn

@@ -1,10 +1,6 @@
 package anthropic
 
-import (
-	"testing"
-
-	"github.com/anthropics/anthropic-sdk-go/v2"
-)
+import "testing"
 
 func TestAdaptiveThinkingFromClaude46On(t *testing.T) {
 	for model, want := range map[string]bool{
@@ -25,7 +21,7 @@ func TestAdaptiveThinkingFromClaude46On(t *testing.T) {
 	for _, c := range []struct {
 		model  string
 		budget int
-		want   anthropic.OutputConfigEffort
+		want   string
 	}{
 		{"claude-opus-4-6", 2048, "low"},
 		{"claude-opus-4-6", 8192, "medium"},

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -9,14 +10,10 @@ import (
 	"sort"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
-// chatParams translates a request into Chat Completions parameters.
+// chatParams translates a request into a Chat Completions request body.
 //
 // Tool results, which corvid keeps in user messages, become role "tool"
 // messages right after the assistant message that called them, as the API
@@ -24,14 +21,14 @@ import (
 // only). Thinking parts are not sent back, except as reasoning_content on
 // assistant messages with tool calls for the providers whose API requires
 // it (echoReasoning); other servers reject or ignore the field.
-func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
-	var msgs []sdk.ChatCompletionMessageParamUnion
+func (m *model) chatParams(req llm.Request) chatRequest {
+	var msgs []chatMessage
 	if req.System != "" {
+		role := "system"
 		if m.official {
-			msgs = append(msgs, sdk.DeveloperMessage(req.System))
-		} else {
-			msgs = append(msgs, sdk.SystemMessage(req.System))
+			role = "developer"
 		}
+		msgs = append(msgs, chatMessage{Role: role, Content: req.System})
 	}
 	for _, msg := range req.Messages {
 		switch msg.Role {
@@ -43,25 +40,22 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 			msgs = append(msgs, chatUser(msg)...)
 		}
 	}
-	p := sdk.ChatCompletionNewParams{
+	p := chatRequest{
 		Model:         req.Model,
 		Messages:      msgs,
-		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
+		Stream:        true,
+		StreamOptions: chatStreamOptions{IncludeUsage: true},
 	}
 	if req.MaxTokens > 0 {
 		if m.official {
-			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+			p.MaxCompletionTokens = int64(req.MaxTokens)
 		} else {
-			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+			p.MaxTokens = int64(req.MaxTokens)
 		}
 	}
 	m.chatThinking(&p, req)
 	for _, t := range req.Tools {
-		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema(t.InputSchema)}
-		if t.Description != "" {
-			fd.Description = param.NewOpt(t.Description)
-		}
-		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(fd))
+		p.Tools = append(p.Tools, chatTool{Type: "function", Function: chatFuncDecl{Name: t.Name, Description: t.Description, Parameters: schema(t.InputSchema)}})
 	}
 	return p
 }
@@ -74,9 +68,9 @@ func (m *model) chatParams(req llm.Request) sdk.ChatCompletionNewParams {
 // Fireworks, Cerebras and the local servers are sent none.
 var echoReasoning = map[string]bool{"deepseek": true}
 
-func chatAssistant(msg llm.Message, withReasoning bool) (sdk.ChatCompletionMessageParamUnion, bool) {
+func chatAssistant(msg llm.Message, withReasoning bool) (chatMessage, bool) {
 	var text, reasoning strings.Builder
-	a := sdk.ChatCompletionAssistantMessageParam{}
+	a := chatMessage{Role: "assistant"}
 	for _, part := range msg.Parts {
 		switch part.Type {
 		case llm.PartThinking:
@@ -88,56 +82,54 @@ func chatAssistant(msg llm.Message, withReasoning bool) (sdk.ChatCompletionMessa
 			if args == "" {
 				args = "{}"
 			}
-			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-					ID:       part.ToolUseID,
-					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: part.ToolName, Arguments: args},
-				},
-			})
+			a.ToolCalls = append(a.ToolCalls, chatToolCall{ID: part.ToolUseID, Type: "function", Function: chatFunction{Name: part.ToolName, Arguments: args}})
 		}
 	}
 	if text.Len() == 0 && len(a.ToolCalls) == 0 {
-		return sdk.ChatCompletionMessageParamUnion{}, false
+		return chatMessage{}, false
 	}
 	if text.Len() > 0 {
-		a.Content.OfString = param.NewOpt(text.String())
+		a.Content = text.String()
 	}
 	if withReasoning && len(a.ToolCalls) > 0 && reasoning.Len() > 0 {
-		a.SetExtraFields(map[string]any{"reasoning_content": reasoning.String()})
+		a.ReasoningContent = reasoning.String()
 	}
-	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
+	return a, true
 }
 
-func chatUser(msg llm.Message) []sdk.ChatCompletionMessageParamUnion {
-	var out []sdk.ChatCompletionMessageParamUnion
-	var parts, resultImages []sdk.ChatCompletionContentPartUnionParam
+func chatUser(msg llm.Message) []chatMessage {
+	var out []chatMessage
+	var parts, resultImages []any
 	for _, part := range msg.Parts {
 		switch part.Type {
 		case llm.PartToolResult:
-			out = append(out, sdk.ToolMessage(toolResultText(part), part.ToolUseID))
+			out = append(out, chatMessage{Role: "tool", Content: toolResultText(part), ToolCallID: part.ToolUseID})
 			for _, img := range part.Images {
 				resultImages = append(resultImages, imagePart(img))
 			}
 		case llm.PartText:
-			parts = append(parts, sdk.TextContentPart(part.Text))
+			parts = append(parts, chatText{Type: "text", Text: part.Text})
 		case llm.PartImage:
 			parts = append(parts, imagePart(part))
 		}
 	}
 	if len(resultImages) > 0 {
-		out = append(out, sdk.UserMessage(append([]sdk.ChatCompletionContentPartUnionParam{
-			sdk.TextContentPart("Images returned by the tool calls above:")}, resultImages...)))
+		out = append(out, chatMessage{Role: "user", Content: append([]any{
+			chatText{Type: "text", Text: "Images returned by the tool calls above:"}}, resultImages...)})
 	}
-	if len(parts) == 1 && parts[0].OfText != nil {
-		out = append(out, sdk.UserMessage(parts[0].OfText.Text))
-	} else if len(parts) > 0 {
-		out = append(out, sdk.UserMessage(parts))
+	if len(parts) == 1 {
+		if only, ok := parts[0].(chatText); ok {
+			return append(out, chatMessage{Role: "user", Content: only.Text})
+		}
+	}
+	if len(parts) > 0 {
+		out = append(out, chatMessage{Role: "user", Content: parts})
 	}
 	return out
 }
 
-func imagePart(p llm.Part) sdk.ChatCompletionContentPartUnionParam {
-	return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: dataURL(p)})
+func imagePart(p llm.Part) chatImage {
+	return chatImage{Type: "image_url", ImageURL: imageURL{URL: dataURL(p)}}
 }
 
 func dataURL(p llm.Part) string {
@@ -148,8 +140,8 @@ func dataURL(p llm.Part) string {
 	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
 }
 
-// chatTool is a tool call being assembled from deltas.
-type chatTool struct {
+// toolCall is a tool call being assembled from deltas.
+type toolCall struct {
 	block   int // our event index
 	id      string
 	name    string
@@ -164,7 +156,7 @@ type chatState struct {
 	next    int
 	cur     string // "text", "thinking" or ""
 	curIdx  int
-	tools   map[int64]*chatTool
+	tools   map[int64]*toolCall
 	order   []int64
 	finish  string
 	usage   llm.Usage
@@ -182,23 +174,37 @@ func (s *chatState) block(kind string) int {
 // streamChat runs a Chat Completions stream.
 func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		var fail httpFailure
 		attemptCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		watch := llm.NewIdleWatch(m.idleTimeout(), cancel)
 		defer watch.Stop()
-		stream := m.chat.NewStreaming(attemptCtx, m.chatParams(req), fail.capture(), idleOption(watch))
-		defer stream.Close()
-		st := &chatState{tools: map[int64]*chatTool{}}
-		for stream.Next() {
-			chunk := stream.Current()
-			if chunk.JSON.Usage.Valid() && (chunk.Usage.PromptTokens > 0 || chunk.Usage.CompletionTokens > 0) {
+		res, err := m.send(attemptCtx, "chat/completions", m.chatParams(req), watch)
+		if err != nil {
+			watch.Stop()
+			yield(llm.Event{}, m.failure(ctx, watch, err))
+			return
+		}
+		defer res.Body.Close()
+		st := &chatState{tools: map[int64]*toolCall{}}
+		var failed error
+		stopped := false
+		readErr := readEvents(res.Body, func(data []byte) bool {
+			if hasError(data) {
+				failed = m.errorEvent(data)
+				return false
+			}
+			var chunk chatChunk
+			if err := decodeEvent(data, &chunk); err != nil {
+				failed = err
+				return false
+			}
+			if u, ok := chunk.usage(); ok && (u.PromptTokens > 0 || u.CompletionTokens > 0) {
 				// llm.Usage counts input without the cached part (as Anthropic
 				// does), so that pricing each kind once adds up.
-				cached, written := chunk.Usage.PromptTokensDetails.CachedTokens, chunk.Usage.PromptTokensDetails.CacheWriteTokens
+				cached, written := int64(u.PromptTokensDetails.CachedTokens), int64(u.PromptTokensDetails.CacheWriteTokens)
 				st.usage = llm.Usage{
-					InputTokens:      max(0, chunk.Usage.PromptTokens-cached-written),
-					OutputTokens:     outputTokens(chunk.Usage),
+					InputTokens:      max(0, int64(u.PromptTokens)-cached-written),
+					OutputTokens:     outputTokens(u),
 					CacheReadTokens:  cached,
 					CacheWriteTokens: written,
 				}
@@ -211,23 +217,24 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 				}
 				evs = append(evs, st.delta(ch.Delta)...)
 				if ch.FinishReason != "" {
-					st.finish = ch.FinishReason
+					st.finish = string(ch.FinishReason)
 				}
 			}
 			if !yieldAll(watch, yield, evs) {
-				return
+				stopped = true
+				return false
 			}
+			return true
+		})
+		if stopped {
+			return
 		}
 		watch.Stop()
-		switch err := stream.Err(); {
-		case ctx.Err() != nil:
-			yield(llm.Event{}, ctx.Err())
-			return
-		case watch.Fired():
-			yield(llm.Event{}, m.errStalled())
-			return
-		case err != nil:
-			yield(llm.Event{}, m.wrap(ctx, err, &fail))
+		if failed == nil {
+			failed = readErr
+		}
+		if failed != nil || ctx.Err() != nil || watch.Fired() {
+			yield(llm.Event{}, m.failure(ctx, watch, failed))
 			return
 		}
 		if st.finish == "" {
@@ -242,13 +249,24 @@ func (m *model) streamChat(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 	}
 }
 
+// usage is the chunk's usage when it has one (an object, not null).
+func (c *chatChunk) usage() (chatUsage, bool) {
+	var u chatUsage
+	raw := bytes.TrimSpace(c.Usage)
+	if len(raw) == 0 || raw[0] != '{' {
+		return u, false
+	}
+	_ = json.Unmarshal(raw, &u)
+	return u, true
+}
+
 // outputTokens is what the response generated. OpenAI counts reasoning
 // tokens inside completion_tokens; xAI leaves them out (completion 1,
 // reasoning 290, total 303 for 12 prompt tokens) but bills them as output.
 // They are added when total_tokens shows they were left out.
-func outputTokens(u sdk.CompletionUsage) int64 {
-	out, r := u.CompletionTokens, u.CompletionTokensDetails.ReasoningTokens
-	if r > 0 && u.TotalTokens >= u.PromptTokens+out+r {
+func outputTokens(u chatUsage) int64 {
+	out, r := int64(u.CompletionTokens), int64(u.CompletionTokensDetails.ReasoningTokens)
+	if r > 0 && int64(u.TotalTokens) >= int64(u.PromptTokens)+out+r {
 		out += r
 	}
 	return out
@@ -256,17 +274,12 @@ func outputTokens(u sdk.CompletionUsage) int64 {
 
 // reasoningDelta reads the non-standard reasoning fields servers add to a
 // delta: reasoning_content (DeepSeek, vLLM, llama.cpp, LM Studio) and
-// reasoning (OpenRouter, Ollama, Groq).
-func reasoningDelta(d sdk.ChatCompletionChunkChoiceDelta) string {
-	for _, name := range []string{"reasoning_content", "reasoning"} {
-		// Extra fields are never Valid (the SDK has no type for them); their
-		// raw JSON is what counts.
-		f, ok := d.JSON.ExtraFields[name]
-		if !ok {
-			continue
-		}
+// reasoning (OpenRouter, Ollama, Groq). Only a non-empty JSON string
+// counts.
+func reasoningDelta(d chatDelta) string {
+	for _, raw := range []json.RawMessage{d.ReasoningContent, d.Reasoning} {
 		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+		if json.Unmarshal(raw, &s) == nil && s != "" {
 			return s
 		}
 	}
@@ -287,18 +300,26 @@ type contentPart struct {
 
 // contentParts reads a delta.content that is a list of typed parts; ok is
 // false when it is not a list (the usual string).
-func contentParts(d sdk.ChatCompletionChunkChoiceDelta) (parts []contentPart, ok bool) {
-	raw := strings.TrimSpace(d.JSON.Content.Raw())
-	if !strings.HasPrefix(raw, "[") {
+func contentParts(d chatDelta) (parts []contentPart, ok bool) {
+	raw := bytes.TrimSpace(d.Content)
+	if !bytes.HasPrefix(raw, []byte("[")) {
 		return nil, false
 	}
-	if json.Unmarshal([]byte(raw), &parts) != nil {
+	if json.Unmarshal(raw, &parts) != nil {
 		return nil, false
 	}
 	return parts, true
 }
 
-func (s *chatState) delta(d sdk.ChatCompletionChunkChoiceDelta) []llm.Event {
+// contentText is a delta.content that is not a list of parts: a string as
+// itself, null as "", anything else as its JSON text.
+func contentText(d chatDelta) string {
+	var s str
+	_ = s.UnmarshalJSON(d.Content)
+	return string(s)
+}
+
+func (s *chatState) delta(d chatDelta) []llm.Event {
 	var evs []llm.Event
 	if r := reasoningDelta(d); r != "" {
 		evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: s.block("thinking"), Text: r})
@@ -318,31 +339,32 @@ func (s *chatState) delta(d sdk.ChatCompletionChunkChoiceDelta) []llm.Event {
 				}
 			}
 		}
-	} else if d.Content != "" {
-		evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.block("text"), Text: d.Content})
+	} else if c := contentText(d); c != "" {
+		evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.block("text"), Text: c})
 	}
 	if d.Refusal != "" {
-		evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.block("text"), Text: d.Refusal})
+		evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: s.block("text"), Text: string(d.Refusal)})
 		if s.finish == "" {
 			s.finish = "content_filter"
 		}
 	}
 	for _, tc := range d.ToolCalls {
-		t, ok := s.tools[tc.Index]
+		idx := int64(tc.Index)
+		t, ok := s.tools[idx]
 		if !ok {
 			s.cur = ""
-			t = &chatTool{block: s.next}
+			t = &toolCall{block: s.next}
 			s.next++
-			s.tools[tc.Index] = t
-			s.order = append(s.order, tc.Index)
+			s.tools[idx] = t
+			s.order = append(s.order, idx)
 		}
 		if tc.ID != "" && t.id == "" {
-			t.id = tc.ID
+			t.id = string(tc.ID)
 		}
 		if tc.Function.Name != "" && !t.started {
-			t.name += tc.Function.Name
+			t.name += string(tc.Function.Name)
 		}
-		t.args.WriteString(tc.Function.Arguments)
+		t.args.WriteString(string(tc.Function.Arguments))
 		// Start once the name is known; arguments that came first are sent
 		// as one delta then.
 		if !t.started && t.name != "" {
@@ -355,7 +377,7 @@ func (s *chatState) delta(d sdk.ChatCompletionChunkChoiceDelta) []llm.Event {
 				evs = append(evs, llm.Event{Type: llm.EventToolUseDelta, Index: t.block, Text: t.args.String()})
 			}
 		} else if t.started && tc.Function.Arguments != "" {
-			evs = append(evs, llm.Event{Type: llm.EventToolUseDelta, Index: t.block, Text: tc.Function.Arguments})
+			evs = append(evs, llm.Event{Type: llm.EventToolUseDelta, Index: t.block, Text: string(tc.Function.Arguments)})
 		}
 	}
 	return evs

@@ -3,9 +3,6 @@ package openai
 import (
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
@@ -26,7 +23,7 @@ import (
 //     grok-4 and grok-code-fast refuse the parameter);
 //   - DeepSeek (the model id chooses reasoning) and Mistral (magistral
 //     always reasons) have no such parameter.
-func (m *model) chatThinking(p *sdk.ChatCompletionNewParams, req llm.Request) {
+func (m *model) chatThinking(p *chatRequest, req llm.Request) {
 	e := effort(req.ThinkingBudget)
 	if e == "" {
 		return
@@ -34,15 +31,15 @@ func (m *model) chatThinking(p *sdk.ChatCompletionNewParams, req llm.Request) {
 	id := strings.ToLower(req.Model)
 	switch {
 	case m.p.Name == "openrouter":
-		p.SetExtraFields(map[string]any{"reasoning": map[string]any{"effort": e}})
+		p.Reasoning = &effortParam{Effort: e}
 	case m.official, strings.Contains(id, "gpt-oss"):
-		p.ReasoningEffort = shared.ReasoningEffort(e)
+		p.ReasoningEffort = e
 	case m.p.Name == "groq" && strings.Contains(id, "qwen3"):
 		p.ReasoningEffort = "default"
 	case m.p.Name == "xai" && strings.HasPrefix(id, "grok-3-mini"):
 		if e == "medium" {
 			e = "low"
 		}
-		p.ReasoningEffort = shared.ReasoningEffort(e)
+		p.ReasoningEffort = e
 	}
 }

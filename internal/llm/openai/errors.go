@@ -10,49 +10,14 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
-// httpFailure is what the capture middleware saw of an HTTP error answer.
-// The SDK's own error type loses the status when the body is not JSON
-// (a proxy's HTML 502), so corvid reads the answer itself.
-type httpFailure struct {
-	mu         sync.Mutex
-	status     int
-	body       []byte
-	retryAfter time.Duration
-}
-
-// capture returns a per-request option that records an HTTP error answer
-// into f, leaving the body readable for the SDK.
-func (f *httpFailure) capture() option.RequestOption {
-	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(req)
-		if err != nil || res == nil || res.StatusCode < 400 {
-			return res, err
-		}
-		body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-		res.Body.Close()
-		res.Body = io.NopCloser(strings.NewReader(string(body)))
-		f.mu.Lock()
-		f.status, f.body, f.retryAfter = res.StatusCode, body, retryAfter(res.Header)
-		f.mu.Unlock()
-		return res, nil
-	})
-}
-
-func (f *httpFailure) get() (status int, body []byte, after time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.status, f.body, f.retryAfter
-}
+// maxErrorBody bounds how much of an HTTP error answer is read.
+const maxErrorBody = 64 << 10
 
 // retryAfter reads retry-after-ms or retry-after (seconds or an HTTP date).
 func retryAfter(h http.Header) time.Duration {
@@ -217,7 +182,8 @@ func (m *model) redact(s string) string {
 	return s
 }
 
-// httpError converts a captured HTTP failure.
+// httpError converts an HTTP error answer: its status, the start of its
+// body and its retry-after hint.
 func (m *model) httpError(status int, body []byte, after time.Duration) error {
 	code, text := parseErrorBody(body)
 	e := &llm.Error{
@@ -247,32 +213,31 @@ func (m *model) streamError(code, text string) error {
 	}
 }
 
+// errorEvent converts a stream event whose data has a top-level "error"
+// field (any value, null included): a Chat Completions error chunk, or the
+// Responses API's error event.
+func (m *model) errorEvent(data []byte) error {
+	code, text := parseErrorBody(data)
+	return m.streamError(code, text)
+}
+
+// hasError says whether an event's data has a top-level "error" field.
+func hasError(data []byte) bool {
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(data, &env) == nil && env.Error != nil
+}
+
 // wrap converts any failure of a request or stream into what Stream yields:
 // ctx.Err() once the context is done, else an *llm.Error.
-func (m *model) wrap(ctx context.Context, err error, f *httpFailure) error {
+func (m *model) wrap(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
-	}
-	if f != nil {
-		if status, body, after := f.get(); status != 0 {
-			return m.httpError(status, body, after)
-		}
 	}
 	var le *llm.Error
 	if errors.As(err, &le) {
 		return err
-	}
-	var se *ssestream.StreamError
-	if errors.As(err, &se) {
-		var env struct {
-			Error json.RawMessage `json:"error"`
-		}
-		_ = json.Unmarshal(se.Event.Data, &env)
-		code, text := parseErrorBody(se.Event.Data)
-		if len(env.Error) == 0 {
-			code, text = "", "the stream carried an error"
-		}
-		return m.streamError(code, text)
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError

@@ -2,10 +2,7 @@ package openai
 
 import (
 	"fmt"
-	"net/http"
 	"time"
-
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 )
@@ -14,14 +11,6 @@ import (
 // server) before the attempt fails with a retryable error, unless
 // llm.ProviderConfig.IdleTimeout says otherwise.
 const DefaultIdleTimeout = 60 * time.Second
-
-// idleOption is a per-request SDK option counting the response headers
-// and every body read as activity.
-func idleOption(w *llm.IdleWatch) option.RequestOption {
-	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		return w.WatchResponse(next(req))
-	})
-}
 
 // idleTimeout is the configured timeout or the default.
 func (m *model) idleTimeout() time.Duration {

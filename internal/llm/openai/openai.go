@@ -1,6 +1,6 @@
 // Package openai is corvid's provider for OpenAI and for every server that
-// speaks OpenAI's wire format. It is the only importer of
-// github.com/openai/openai-go/v3.
+// speaks OpenAI's wire format, spoken directly over net/http and
+// encoding/json like the Gemini provider.
 //
 // Two protocols are spoken, chosen per provider by config.Provider.API:
 //
@@ -13,25 +13,32 @@
 // Register adds a factory for every such provider in config.Providers;
 // RegisterCustom adds the [custom.NAME] providers of config.toml. Each
 // factory takes its key and base URL from llm.ProviderConfig and nothing
-// else: the SDK's client constructor, which reads OPENAI_API_KEY,
-// OPENAI_BASE_URL, OPENAI_ORG_ID and more from the process environment, is
-// never called; the services are built from explicit options only, so a
-// request to OpenRouter can never carry an OpenAI key. Errors become
-// *llm.Error (errors.go); an attempt whose server goes silent for the idle
-// timeout ends with a retryable one (idle.go).
+// else: nothing here reads the process environment (OPENAI_API_KEY,
+// OPENAI_BASE_URL, OPENAI_ORG_ID), so a request to OpenRouter can never
+// carry an OpenAI key, and there are no hidden retries (llm.WithRetry owns
+// them). Errors become *llm.Error (errors.go); an attempt whose server goes
+// silent for the idle timeout ends with a retryable one (idle.go).
+//
+// The wire types are in wire.go, the SSE framing in stream.go and package
+// sse. The official SDK, github.com/openai/openai-go, is a test-only
+// oracle: oracle_test.go decodes corvid's request bodies with its parameter
+// types, oracle_stream_test.go reads the recorded streams of test/recorded
+// with its decoder and accumulator; golden_test.go and answers_test.go pin
+// what the SDK-based provider sent and how it read 115 server answers. The
+// binary does not link the SDK (internal/deps_test.go).
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
+	"net/url"
 	"strings"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
@@ -79,8 +86,9 @@ type model struct {
 	cfg      llm.ProviderConfig
 	baseURL  string
 	official bool // api.openai.com: max_completion_tokens, reasoning_effort, developer role
-	chat     sdk.ChatCompletionService
-	resp     responses.ResponseService
+	client   *http.Client
+	base     *url.URL // baseURL parsed, its path ending in "/"
+	baseErr  error    // why baseURL does not parse
 }
 
 func newModel(p config.Provider, cfg llm.ProviderConfig, client *http.Client) (*model, error) {
@@ -100,24 +108,112 @@ func newModel(p config.Provider, cfg llm.ProviderConfig, client *http.Client) (*
 	if client == nil {
 		client = &http.Client{}
 	}
-	// Only explicit options: no environment defaults (see the package doc).
-	// Retries belong to llm.WithRetry, which knows what was already
-	// streamed, so the SDK's own are off.
-	opts := []option.RequestOption{
-		option.WithHTTPClient(client),
-		option.WithBaseURL(base),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithMaxRetries(0),
-	}
 	m := &model{
 		p:        p,
 		cfg:      cfg,
 		baseURL:  base,
 		official: p.Name == "openai" && strings.Contains(base, "api.openai.com"),
-		chat:     sdk.NewChatCompletionService(opts...),
-		resp:     responses.NewResponseService(opts...),
 	}
+	// Endpoints resolve against the base URL as a directory: .../v1 and
+	// .../v1/ both give .../v1/chat/completions.
+	m.base, m.baseErr = url.Parse(base)
+	if m.baseErr == nil && m.base.Path != "" && !strings.HasSuffix(m.base.Path, "/") {
+		m.base.Path += "/"
+	}
+	m.client = sameOriginClient(client, m.base)
 	return m, nil
+}
+
+// errOtherOrigin ends a request redirected away from the base URL's origin.
+var errOtherOrigin = errors.New("request URL origin must match the configured base URL")
+
+// sameOriginClient is client following redirects only within origin's
+// scheme, host and port, so that the key never goes to another server.
+func sameOriginClient(client *http.Client, origin *url.URL) *http.Client {
+	c := *client
+	next := client.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if origin == nil || !sameOrigin(req.URL, origin) {
+			return errOtherOrigin
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// sameOrigin compares scheme, host and effective port.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && effectivePort(a) == effectivePort(b)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
+}
+
+// send posts body to the endpoint (relative to the base URL) and returns
+// the answer, its body counted as activity by watch. An answer with status
+// 400 or more is returned as an error (already an *llm.Error, unless the
+// attempt was cancelled or stalled while its body was read; see failure).
+func (m *model) send(ctx context.Context, endpoint string, body any, watch *llm.IdleWatch) (*http.Response, error) {
+	if m.baseErr != nil {
+		return nil, fmt.Errorf("base URL %q does not parse: %w", m.baseURL, m.baseErr)
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	u, err := m.base.Parse(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	hreq.Header.Set("User-Agent", "corvid")
+	if m.cfg.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+m.cfg.APIKey)
+	}
+	res, err := watch.WatchResponse(m.client.Do(hreq))
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode >= 400 {
+		defer res.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		return nil, m.httpError(res.StatusCode, b, retryAfter(res.Header))
+	}
+	return res, nil
+}
+
+// failure is what an attempt that ended with err yields: ctx.Err() once
+// the caller's context is done, the stall error when the idle watch ended
+// it, else err as an *llm.Error.
+func (m *model) failure(ctx context.Context, watch *llm.IdleWatch, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case watch.Fired():
+		return m.errStalled()
+	}
+	return m.wrap(ctx, err)
 }
 
 // Info describes the model: what the caller's catalog knows, else defaults.
@@ -140,7 +236,7 @@ func (m *model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 	return m.streamChat(ctx, req)
 }
 
-// schema decodes a tool's JSON Schema for the SDK, defaulting to an empty
+// schema decodes a tool's JSON Schema, defaulting to an empty
 // object schema.
 func schema(raw json.RawMessage) map[string]any {
 	var s map[string]any

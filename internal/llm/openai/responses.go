@@ -7,10 +7,6 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/responses"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
@@ -30,9 +26,9 @@ func (m *model) wantsReasoning(req llm.Request) bool {
 	return req.ThinkingBudget > 0 || m.cfg.Info.Reasoning
 }
 
-// responsesParams translates a request into Responses API parameters.
-func (m *model) responsesParams(req llm.Request) responses.ResponseNewParams {
-	var items responses.ResponseInputParam
+// responsesParams translates a request into a Responses API request body.
+func (m *model) responsesParams(req llm.Request) respRequest {
+	items := []any{}
 	for _, msg := range req.Messages {
 		if msg.Role == llm.RoleAssistant {
 			items = append(items, responsesAssistant(msg)...)
@@ -40,73 +36,62 @@ func (m *model) responsesParams(req llm.Request) responses.ResponseNewParams {
 			items = append(items, responsesUser(msg)...)
 		}
 	}
-	p := responses.ResponseNewParams{
-		Model: req.Model,
-		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: items},
-		Store: param.NewOpt(false),
-	}
-	if req.System != "" {
-		p.Instructions = param.NewOpt(req.System)
+	p := respRequest{
+		Model:        req.Model,
+		Input:        items,
+		Stream:       true,
+		Store:        false,
+		Instructions: req.System,
 	}
 	if req.MaxTokens > 0 {
-		p.MaxOutputTokens = param.NewOpt(int64(req.MaxTokens))
+		p.MaxOutputTokens = int64(req.MaxTokens)
 	}
 	if m.wantsReasoning(req) {
-		p.Reasoning = shared.ReasoningParam{Summary: shared.ReasoningSummaryAuto}
-		if e := effort(req.ThinkingBudget); e != "" {
-			p.Reasoning.Effort = shared.ReasoningEffort(e)
-		}
-		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+		p.Reasoning = &respReasoning{Summary: "auto", Effort: effort(req.ThinkingBudget)}
+		p.Include = []string{"reasoning.encrypted_content"}
 	}
 	for _, t := range req.Tools {
-		tool := responses.ToolParamOfFunction(t.Name, schema(t.InputSchema), false)
-		if t.Description != "" {
-			tool.OfFunction.Description = param.NewOpt(t.Description)
-		}
-		p.Tools = append(p.Tools, tool)
+		p.Tools = append(p.Tools, respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema(t.InputSchema)})
 	}
 	return p
 }
 
-func responsesUser(msg llm.Message) []responses.ResponseInputItemUnionParam {
-	var out []responses.ResponseInputItemUnionParam
-	var content, resultImages responses.ResponseInputMessageContentListParam
+func responsesUser(msg llm.Message) []any {
+	var out []any
+	var content, resultImages []any
 	for _, part := range msg.Parts {
 		switch part.Type {
 		case llm.PartToolResult:
-			out = append(out, responses.ResponseInputItemParamOfFunctionCallOutput(toolResultText(part)))
-			out[len(out)-1].OfFunctionCallOutput.CallID = param.NewOpt(part.ToolUseID)
+			out = append(out, respFunctionOutput{Type: "function_call_output", CallID: part.ToolUseID, Output: toolResultText(part)})
 			for _, img := range part.Images {
-				resultImages = append(resultImages, inputImage(img))
+				resultImages = append(resultImages, inputImagePart(img))
 			}
 		case llm.PartText:
-			content = append(content, responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: part.Text}})
+			content = append(content, inputText{Type: "input_text", Text: part.Text})
 		case llm.PartImage:
-			content = append(content, inputImage(part))
+			content = append(content, inputImagePart(part))
 		}
 	}
 	if len(resultImages) > 0 {
-		intro := responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: "Images returned by the tool calls above:"}}
-		out = append(out, responses.ResponseInputItemParamOfMessage(append(responses.ResponseInputMessageContentListParam{intro}, resultImages...), responses.EasyInputMessageRoleUser))
+		intro := inputText{Type: "input_text", Text: "Images returned by the tool calls above:"}
+		out = append(out, respMessage{Role: "user", Content: append([]any{intro}, resultImages...)})
 	}
 	if len(content) > 0 {
-		out = append(out, responses.ResponseInputItemParamOfMessage(content, responses.EasyInputMessageRoleUser))
+		out = append(out, respMessage{Role: "user", Content: content})
 	}
 	return out
 }
 
-func inputImage(p llm.Part) responses.ResponseInputContentUnionParam {
-	img := responses.ResponseInputContentParamOfInputImage(responses.ResponseInputImageDetailAuto)
-	img.OfInputImage.ImageURL = param.NewOpt(dataURL(p))
-	return img
+func inputImagePart(p llm.Part) inputImage {
+	return inputImage{Type: "input_image", Detail: "auto", ImageURL: dataURL(p)}
 }
 
-func responsesAssistant(msg llm.Message) []responses.ResponseInputItemUnionParam {
-	var out []responses.ResponseInputItemUnionParam
+func responsesAssistant(msg llm.Message) []any {
+	var out []any
 	var text strings.Builder
 	flush := func() {
 		if text.Len() > 0 {
-			out = append(out, responses.ResponseInputItemParamOfMessage(text.String(), responses.EasyInputMessageRoleAssistant))
+			out = append(out, respMessage{Role: "assistant", Content: text.String()})
 			text.Reset()
 		}
 	}
@@ -120,13 +105,11 @@ func responsesAssistant(msg llm.Message) []responses.ResponseInputItemUnionParam
 			flush()
 			// summary is required even when empty (ReasoningItem.required
 			// is [id, summary, type]): a non-nil empty list sends [].
-			summary := []responses.ResponseReasoningItemSummaryParam{}
+			summary := []summaryText{}
 			if part.Text != "" {
-				summary = append(summary, responses.ResponseReasoningItemSummaryParam{Text: part.Text})
+				summary = append(summary, summaryText{Type: "summary_text", Text: part.Text})
 			}
-			item := responses.ResponseInputItemParamOfReasoning(sig.ID, summary)
-			item.OfReasoning.EncryptedContent = param.NewOpt(sig.EncryptedContent)
-			out = append(out, item)
+			out = append(out, respReasoningItem{Type: "reasoning", ID: sig.ID, Summary: summary, EncryptedContent: sig.EncryptedContent})
 		case llm.PartText:
 			text.WriteString(part.Text)
 		case llm.PartToolUse:
@@ -135,7 +118,7 @@ func responsesAssistant(msg llm.Message) []responses.ResponseInputItemUnionParam
 			if args == "" {
 				args = "{}"
 			}
-			out = append(out, responses.ResponseInputItemParamOfFunctionCall(args, part.ToolUseID, part.ToolName))
+			out = append(out, respFunctionCall{Type: "function_call", CallID: part.ToolUseID, Name: part.ToolName, Arguments: args})
 		}
 	}
 	flush()
@@ -148,7 +131,7 @@ func responsesAssistant(msg llm.Message) []responses.ResponseInputItemUnionParam
 type respState struct {
 	next    int
 	blocks  map[string]int
-	calls   map[int64]*chatTool // by output_index
+	calls   map[int64]*toolCall // by output_index
 	ordered []int64
 	refused bool
 }
@@ -165,110 +148,130 @@ func (s *respState) block(key string) int {
 // streamResponses runs a Responses API stream.
 func (m *model) streamResponses(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		var fail httpFailure
 		attemptCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		watch := llm.NewIdleWatch(m.idleTimeout(), cancel)
 		defer watch.Stop()
-		stream := m.resp.NewStreaming(attemptCtx, m.responsesParams(req), fail.capture(), idleOption(watch))
-		defer stream.Close()
-		st := &respState{blocks: map[string]int{}, calls: map[int64]*chatTool{}}
-		for stream.Next() {
-			evs, done, err := m.respEvent(st, stream.Current())
+		res, err := m.send(attemptCtx, "responses", m.responsesParams(req), watch)
+		if err != nil {
+			watch.Stop()
+			yield(llm.Event{}, m.failure(ctx, watch, err))
+			return
+		}
+		defer res.Body.Close()
+		st := &respState{blocks: map[string]int{}, calls: map[int64]*toolCall{}}
+		var failed error
+		ended := false // the stream's end was yielded, or the consumer left
+		readErr := readEvents(res.Body, func(data []byte) bool {
+			if hasError(data) {
+				failed = m.errorEvent(data)
+				return false
+			}
+			var e respEvent
+			if err := decodeEvent(data, &e); err != nil {
+				failed = err
+				return false
+			}
+			evs, done, err := m.respEvent(st, &e)
 			if done {
 				watch.Stop()
 			}
 			if !yieldAll(watch, yield, evs) {
-				return
+				ended = true
+				return false
 			}
 			if err != nil {
 				yield(llm.Event{}, err)
-				return
+				ended = true
+				return false
 			}
 			if done {
-				return
+				ended = true
+				return false
 			}
+			return true
+		})
+		if ended {
+			return
 		}
 		watch.Stop()
-		switch err := stream.Err(); {
-		case ctx.Err() != nil:
-			yield(llm.Event{}, ctx.Err())
-		case watch.Fired():
-			yield(llm.Event{}, m.errStalled())
-		case err != nil:
-			yield(llm.Event{}, m.wrap(ctx, err, &fail))
-		default:
-			yield(llm.Event{}, errCut(m))
+		if failed == nil {
+			failed = readErr
 		}
+		if failed != nil || ctx.Err() != nil || watch.Fired() {
+			yield(llm.Event{}, m.failure(ctx, watch, failed))
+			return
+		}
+		yield(llm.Event{}, errCut(m))
 	}
 }
 
 // respEvent handles one event; done is true after the terminal event.
-func (m *model) respEvent(st *respState, e responses.ResponseStreamEventUnion) (evs []llm.Event, done bool, err error) {
+func (m *model) respEvent(st *respState, e *respEvent) (evs []llm.Event, done bool, err error) {
 	switch e.Type {
 	case "response.output_text.delta":
 		if e.Delta != "" {
-			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: st.block(fmt.Sprintf("t:%d:%d", e.OutputIndex, e.ContentIndex)), Text: e.Delta})
+			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: st.block(fmt.Sprintf("t:%d:%d", e.OutputIndex, e.ContentIndex)), Text: string(e.Delta)})
 		}
 	case "response.refusal.delta":
 		st.refused = true
 		if e.Delta != "" {
-			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: st.block(fmt.Sprintf("t:%d:%d", e.OutputIndex, e.ContentIndex)), Text: e.Delta})
+			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: st.block(fmt.Sprintf("t:%d:%d", e.OutputIndex, e.ContentIndex)), Text: string(e.Delta)})
 		}
 	case "response.reasoning_summary_text.delta":
 		if e.Delta != "" {
-			evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: st.block(fmt.Sprintf("r:%d:%d", e.OutputIndex, e.SummaryIndex)), Text: e.Delta})
+			evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: st.block(fmt.Sprintf("r:%d:%d", e.OutputIndex, e.SummaryIndex)), Text: string(e.Delta)})
 		}
 	case "response.reasoning_text.delta": // raw reasoning (open-weight models)
 		if e.Delta != "" {
-			evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: st.block(fmt.Sprintf("r:%d:%d", e.OutputIndex, e.ContentIndex)), Text: e.Delta})
+			evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: st.block(fmt.Sprintf("r:%d:%d", e.OutputIndex, e.ContentIndex)), Text: string(e.Delta)})
 		}
 	case "response.output_item.added":
 		if e.Item.Type == "function_call" {
-			t := &chatTool{block: st.block(fmt.Sprintf("f:%d", e.OutputIndex)), id: e.Item.CallID, name: e.Item.Name, started: true}
+			t := &toolCall{block: st.block(fmt.Sprintf("f:%d", e.OutputIndex)), id: string(e.Item.CallID), name: string(e.Item.Name), started: true}
 			if t.id == "" {
-				t.id = e.Item.ID
+				t.id = string(e.Item.ID)
 			}
-			st.calls[e.OutputIndex] = t
-			st.ordered = append(st.ordered, e.OutputIndex)
+			st.calls[int64(e.OutputIndex)] = t
+			st.ordered = append(st.ordered, int64(e.OutputIndex))
 			evs = append(evs, llm.Event{Type: llm.EventToolUseStart, Index: t.block, ToolUseID: t.id, ToolName: t.name})
 		}
 	case "response.function_call_arguments.delta":
-		if t, ok := st.calls[e.OutputIndex]; ok && e.Delta != "" {
-			t.args.WriteString(e.Delta)
-			evs = append(evs, llm.Event{Type: llm.EventToolUseDelta, Index: t.block, Text: e.Delta})
+		if t, ok := st.calls[int64(e.OutputIndex)]; ok && e.Delta != "" {
+			t.args.WriteString(string(e.Delta))
+			evs = append(evs, llm.Event{Type: llm.EventToolUseDelta, Index: t.block, Text: string(e.Delta)})
 		}
 	case "response.function_call_arguments.done":
-		if t, ok := st.calls[e.OutputIndex]; ok && e.Arguments != "" {
+		if t, ok := st.calls[int64(e.OutputIndex)]; ok && e.Arguments != "" {
 			t.args.Reset()
-			t.args.WriteString(e.Arguments)
+			t.args.WriteString(string(e.Arguments))
 		}
 	case "response.output_item.done":
 		switch e.Item.Type {
 		case "function_call":
-			t, ok := st.calls[e.OutputIndex]
+			t, ok := st.calls[int64(e.OutputIndex)]
 			if !ok {
 				break
 			}
 			args := t.args.String()
-			if a := e.Item.Arguments.OfString; a != "" {
+			if a := e.Item.arguments(); a != "" {
 				args = a
 			}
 			evs = append(evs, llm.Event{Type: llm.EventToolUseEnd, Index: t.block, ToolUseID: t.id, ToolName: t.name, Input: toolInput(args)})
-			delete(st.calls, e.OutputIndex)
+			delete(st.calls, int64(e.OutputIndex))
 		case "reasoning":
 			if e.Item.EncryptedContent != "" {
-				sig, _ := json.Marshal(reasoningSig{ID: e.Item.ID, EncryptedContent: e.Item.EncryptedContent})
+				sig, _ := json.Marshal(reasoningSig{ID: string(e.Item.ID), EncryptedContent: string(e.Item.EncryptedContent)})
 				evs = append(evs, llm.Event{Type: llm.EventSignature, Index: st.block(fmt.Sprintf("r:%d:0", e.OutputIndex)), Text: string(sig)})
 			}
 		}
 	case "response.completed", "response.incomplete":
 		r := e.Response
 		u := r.Usage
-		cached, written := u.InputTokensDetails.CachedTokens, u.InputTokensDetails.CacheWriteTokens
+		cached, written := int64(u.InputTokensDetails.CachedTokens), int64(u.InputTokensDetails.CacheWriteTokens)
 		evs = append(evs, llm.Event{Type: llm.EventUsage, Usage: llm.Usage{
-			InputTokens:      max(0, u.InputTokens-cached-written),
-			OutputTokens:     u.OutputTokens,
+			InputTokens:      max(0, int64(u.InputTokens)-cached-written),
+			OutputTokens:     int64(u.OutputTokens),
 			CacheReadTokens:  cached,
 			CacheWriteTokens: written,
 		}})
@@ -283,17 +286,17 @@ func (m *model) respEvent(st *respState, e responses.ResponseStreamEventUnion) (
 		}
 		return append(evs, llm.Event{Type: llm.EventStop, StopReason: reason}), true, nil
 	case "response.failed":
-		code, msg := string(e.Response.Error.Code), e.Response.Error.Message
+		code, msg := string(e.Response.Error.Code), string(e.Response.Error.Message)
 		if msg == "" {
 			msg = "the response failed"
 		}
 		return nil, true, m.streamError(code, msg)
 	case "error":
-		msg := e.Message
+		msg := string(e.Message)
 		if msg == "" {
 			msg = "the stream carried an error"
 		}
-		return nil, true, m.streamError(e.Code, msg)
+		return nil, true, m.streamError(string(e.Code), msg)
 	}
 	return evs, false, nil
 }
