@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -22,12 +21,10 @@ import (
 	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/llm/providers"
 	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/tool"
-
-	_ "github.com/corvid-agent/corvid/internal/llm/anthropic"
-	_ "github.com/corvid-agent/corvid/internal/llm/script"
 )
 
 type acpCmd struct {
@@ -170,21 +167,6 @@ func (c *acpCmd) Run() error {
 	return nil
 }
 
-// claimStdout duplicates fd 1 for the protocol and points fd 1 and
-// os.Stdout at stderr.
-func claimStdout() (*os.File, error) {
-	fd, err := syscall.Dup(1)
-	if err != nil {
-		return nil, err
-	}
-	syscall.CloseOnExec(fd)
-	if err := syscall.Dup2(2, 1); err != nil {
-		return nil, err
-	}
-	os.Stdout = os.Stderr
-	return os.NewFile(uintptr(fd), "protocol-stdout"), nil
-}
-
 // terminalNotice is the one line `corvid acp` writes when a person, not an
 // editor, started it.
 const terminalNotice = "corvid acp speaks the Agent Client Protocol on stdin/stdout; editors launch it. " +
@@ -257,7 +239,7 @@ func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string
 	if e := catalog.Lookup(provider, modelID); !e.Known && len(catalog.List(provider)) > 0 {
 		slog.Warn(fmt.Sprintf("model %s:%s is not in corvid's catalog; if the first prompt fails, `corvid models` lists the known ones", provider, modelID))
 	}
-	pc, err := providerConfig(env, file, provider, modelID)
+	pc, err := providers.Config(env, file, provider, modelID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -297,7 +279,7 @@ func (c *acpCmd) openModelID(env config.Env, file *config.File, id string) (llm.
 	if err != nil {
 		return nil, err
 	}
-	pc, err := providerConfig(env, file, provider, modelID)
+	pc, err := providers.Config(env, file, provider, modelID)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,9 @@ import (
 	"runtime/debug"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/llm/providers"
 )
 
 // version, commit and date are stamped in by release builds:
@@ -82,6 +85,7 @@ func (versionCmd) Run() error {
 }
 
 func main() {
+	providers.Register(llm.Default)
 	args := os.Args[1:]
 	args = helpArgs(printModeArgs(acpFlagArgs(args)))
 	var cli CLI

@@ -1,23 +1,16 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"time"
 
 	"github.com/corvid-agent/corvid/internal/config"
-	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/llm/catalog"
-	"github.com/corvid-agent/corvid/internal/llm/openai"
-
-	_ "github.com/corvid-agent/corvid/internal/llm/gemini"
+	"github.com/corvid-agent/corvid/internal/llm/providers"
 )
 
 // modelsCmd lists the models usable with the credentials at hand. Its
@@ -36,29 +29,26 @@ func runModels(env config.Env, cwd, only string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	providers := file.AllProviders()
+	list := file.AllProviders()
 	if only != "" {
 		p, ok := file.Provider(only)
 		if !ok {
 			_, _, err := loadProvider(env, cwd, only)
 			return err
 		}
-		providers = []config.Provider{p}
+		list = []config.Provider{p}
 	}
-	statuses := config.StatusOf(env, providers)
+	statuses := config.StatusOf(env, list)
 
 	// Ask the local servers what they serve, concurrently and briefly.
-	served := make([][]string, len(statuses))
+	models := make([][]catalog.Entry, len(statuses))
 	reachable := make([]bool, len(statuses))
 	var wg sync.WaitGroup
 	for i, st := range statuses {
-		if st.Provider.NeedsKey || !st.Configured {
+		if !st.Configured {
 			continue
 		}
-		wg.Go(func() {
-			key, _ := config.Credential(env, st.Provider)
-			served[i], reachable[i] = listServed(st.BaseURL, key)
-		})
+		wg.Go(func() { models[i], reachable[i] = providers.Models(env, st) })
 	}
 	wg.Wait()
 
@@ -90,20 +80,10 @@ func runModels(env config.Env, cwd, only string, out io.Writer) error {
 		} else {
 			fmt.Fprintf(tw, "%s (key from %s)\n", p.Name, st.Source)
 		}
-		ids := served[i]
-		if !local {
-			for _, e := range catalog.List(p.Name) {
-				ids = append(ids, e.ID)
-			}
-			if len(ids) == 0 && p.DefaultModel != "" {
-				ids = []string{p.DefaultModel}
-			}
+		for _, e := range models[i] {
+			fmt.Fprintf(tw, "  %s:%s\t%s\t%s\t%s\t%s\n", p.Name, e.ID, contextText(e), tokens(int64(e.MaxOutput))+" out", priceText(e), features(e))
 		}
-		for _, id := range ids {
-			e := catalog.Lookup(p.Name, id)
-			fmt.Fprintf(tw, "  %s:%s\t%s\t%s\t%s\t%s\n", p.Name, id, contextText(e), tokens(int64(e.MaxOutput))+" out", priceText(e), features(e))
-		}
-		if len(ids) == 0 {
+		if len(models[i]) == 0 {
 			fmt.Fprintf(tw, "  (no model list; use %s:MODEL)\n", p.Name)
 		}
 	}
@@ -122,38 +102,6 @@ func runModels(env config.Env, cwd, only string, out io.Writer) error {
 		fmt.Fprintf(tw, "Without credentials: %s (corvid auth status says how to add them)\n", strings.Join(missing, ", "))
 	}
 	return tw.Flush()
-}
-
-// listServed asks an OpenAI-compatible server for GET /models. It reports
-// whether the server answered at all.
-func listServed(baseURL, key string) ([]string, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil)
-	if err != nil {
-		return nil, false
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, false
-	}
-	defer res.Body.Close()
-	var body struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if res.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(res.Body, 4<<20)).Decode(&body) != nil {
-		return nil, true
-	}
-	var ids []string
-	for _, d := range body.Data {
-		ids = append(ids, d.ID)
-	}
-	return ids, true
 }
 
 func tokens(n int64) string {
@@ -197,34 +145,4 @@ func features(e catalog.Entry) string {
 		f = append(f, "reasoning")
 	}
 	return strings.Join(f, " ")
-}
-
-// providerConfig is what llm.Open needs for provider:model, resolved from
-// config (credentials, base URL, custom providers) and the catalog
-// (context window, output limit, images, reasoning). Custom providers of
-// file are registered with the openai package on the way. It fails with a
-// how-to when the provider needs a key and has none.
-func providerConfig(env config.Env, file *config.File, provider, model string) (llm.ProviderConfig, error) {
-	p, ok := file.Provider(provider)
-	if !ok {
-		return llm.ProviderConfig{}, fmt.Errorf("unknown provider %q", provider)
-	}
-	if p.Custom {
-		if err := openai.RegisterCustom(p); err != nil {
-			return llm.ProviderConfig{}, err
-		}
-	}
-	key, _ := config.Credential(env, p)
-	if p.NeedsKey && key == "" {
-		return llm.ProviderConfig{}, fmt.Errorf("no credentials for %s: set %s or run `corvid auth login %s`", p.DisplayName(), strings.Join(p.KeyVars, " or "), p.Name)
-	}
-	return llm.ProviderConfig{
-		Provider: p.Name,
-		Model:    model,
-		APIKey:   key,
-		BaseURL:  config.BaseURL(env, p),
-		Info:     catalog.Lookup(p.Name, model).Info(),
-
-		IdleTimeout: config.StreamIdleTimeout(env),
-	}, nil
 }

@@ -2,8 +2,11 @@
 // JSON-RPC 2.0 connection over newline-delimited JSON.
 //
 // It knows nothing of agents: internal/acpserver is its only importer outside
-// tests. Start with Conn (conn.go) for the transport and the *Request /
-// *Response types for the wire shapes. Types follow
+// tests. Start with Conn (conn.go) for the transport: read.go frames and
+// decodes the input, dispatch.go runs the peer's requests in order,
+// call.go makes our calls and routes their responses, write.go encodes and
+// writes frames. The *Request / *Response types are the wire shapes, and
+// validate.go checks what the schema requires beyond JSON shape. Types follow
 // shared/acp-schema/v1/schema.json field for field; they are lenient on input
 // (unknown fields ignored, null = absent) and strict on output (empty
 // optionals omitted, empty results are {} and never null).

@@ -103,23 +103,32 @@ func Decode(line []byte) (m Message, problem string) {
 			note("error is not a JSON-RPC error object")
 		}
 	}
-	switch {
-	case hasMethod && hasResult:
-		note("a request or notification carries result")
-	case hasMethod && hasError:
-		note("a request or notification carries error")
-	case hasMethod:
-	case m.ID == nil:
-		note("neither a request (method), a notification (method) nor a response (id)")
-	case hasResult && hasError:
-		note("a response carries both result and error")
-	case !hasResult && !hasError:
-		note("a response carries neither result nor error")
+	if s := shapeProblem(hasMethod, m.ID != nil, hasResult, hasError); s != "" {
+		note(s)
 	}
 	if len(notes) > 0 {
 		return m, notes[0]
 	}
 	return m, ""
+}
+
+// shapeProblem says how the members present break the shape of a request,
+// notification or response ("" when they do not).
+func shapeProblem(hasMethod, hasID, hasResult, hasError bool) string {
+	switch {
+	case hasMethod && hasResult:
+		return "a request or notification carries result"
+	case hasMethod && hasError:
+		return "a request or notification carries error"
+	case hasMethod:
+	case !hasID:
+		return "neither a request (method), a notification (method) nor a response (id)"
+	case hasResult && hasError:
+		return "a response carries both result and error"
+	case !hasResult && !hasError:
+		return "a response carries neither result nor error"
+	}
+	return ""
 }
 
 // Compact returns raw without insignificant white space (raw itself if it is not JSON).

@@ -1,6 +1,7 @@
 package acpserver
 
 import (
+	"context"
 	"strings"
 
 	"github.com/corvid-agent/corvid/internal/acp"
@@ -47,41 +48,42 @@ func (s *Server) authMethods(terminal bool) []acp.AuthMethod {
 	return out
 }
 
-func (s *Server) authenticate(params []byte) (any, error) {
-	var req acp.AuthenticateRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
+// Authenticate re-reads credentials for an offered method and serves the
+// model they give.
+func (s *Server) Authenticate(_ context.Context, req *acp.AuthenticateRequest) (struct{}, error) {
 	a := s.opts.Auth
 	known := false
 	for _, m := range s.authMethods(false) {
 		known = known || m.ID == req.MethodID
 	}
 	if req.MethodID == terminalAuthID {
-		return nil, acp.InvalidParams("Terminal authentication is not done through authenticate", "run the terminal method's command; then initialize again")
+		return struct{}{}, acp.InvalidParams("Terminal authentication is not done through authenticate", "run the terminal method's command; then initialize again")
 	}
 	if a == nil || !known {
-		return nil, acp.InvalidParams("Unknown authentication method", "no authentication method "+req.MethodID+" is offered; see authMethods in the initialize response")
+		return struct{}{}, acp.InvalidParams("Unknown authentication method", "no authentication method "+req.MethodID+" is offered; see authMethods in the initialize response")
 	}
 	m, err := a.Resolve()
 	if err != nil {
-		return nil, acp.AuthRequired("Authentication failed: " + err.Error())
+		s.log.Error("authenticate", "err", err)
+		return struct{}{}, acp.AuthRequired("Authentication failed: " + userMessage(err, "the credentials could not be read; see corvid's log for the cause."))
 	}
 	if m == nil {
 		v := strings.TrimPrefix(req.MethodID, "env:")
-		return nil, acp.AuthRequired("Authentication required: " + v + " is not set for corvid and no key is stored. Set it in corvid's environment or run `corvid auth login`, then restart the agent.")
+		return struct{}{}, acp.AuthRequired("Authentication required: " + v + " is not set for corvid and no key is stored. Set it in corvid's environment or run `corvid auth login`, then restart the agent.")
 	}
 	s.opts.Agent.SetModel(m)
 	return struct{}{}, nil
 }
 
-func (s *Server) logout() (any, error) {
+// Logout removes stored keys.
+func (s *Server) Logout(context.Context, *acp.LogoutRequest) (struct{}, error) {
 	a := s.opts.Auth
 	if a == nil || a.Logout == nil {
-		return nil, acp.MethodNotFound("logout")
+		return struct{}{}, acp.MethodNotFound("logout")
 	}
 	if err := a.Logout(); err != nil {
-		return nil, &acp.Error{Code: acp.CodeInternalError, Message: "Logout failed: " + err.Error()}
+		s.log.Error("logout", "err", err)
+		return struct{}{}, &acp.Error{Code: acp.CodeInternalError, Message: "Logout failed: " + userMessage(err, "the stored keys could not be removed; see corvid's log for the cause.")}
 	}
 	m, _ := a.Resolve()
 	s.opts.Agent.SetModel(m) // nil unless a key remains in the environment

@@ -1,8 +1,8 @@
 package acpserver
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -66,21 +66,20 @@ func modeState(c agent.Controls) *acp.SessionModeState {
 	return st
 }
 
-func (s *Server) setConfigOption(params json.RawMessage) (any, error) {
-	var req acp.SetSessionConfigOptionRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
+// SetConfigOption changes one session config option and answers with the
+// whole new set.
+func (s *Server) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+	var none acp.SetSessionConfigOptionResponse
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	if req.Type == "boolean" {
-		return nil, acp.InvalidParams("Unknown config option", fmt.Sprintf("%q is not a boolean option of this session", req.ConfigID))
+		return none, acp.InvalidParams("Unknown config option", fmt.Sprintf("%q is not a boolean option of this session", req.ConfigID))
 	}
 	var value string
 	if err := json.Unmarshal(req.Value, &value); err != nil {
-		return nil, acp.InvalidParams("Invalid config value", fmt.Sprintf("the value of %q must be a string value id", req.ConfigID))
+		return none, acp.InvalidParams("Invalid config value", fmt.Sprintf("the value of %q must be a string value id", req.ConfigID))
 	}
 	before := ss.Controls()
 	switch req.ConfigID {
@@ -90,19 +89,19 @@ func (s *Server) setConfigOption(params json.RawMessage) (any, error) {
 		err = ss.SetModel(value)
 	case optThoughtLevel:
 		if !before.Reasoning {
-			return nil, acp.InvalidParams("Unknown config option", "thought_level is offered only for models that reason")
+			return none, acp.InvalidParams("Unknown config option", "thought_level is offered only for models that reason")
 		}
 		err = ss.SetThoughtLevel(value)
 	case optContextWindow:
 		if len(before.Tiers) < 2 {
-			return nil, acp.InvalidParams("Unknown config option", "context_window is offered only for models with several context tiers")
+			return none, acp.InvalidParams("Unknown config option", "context_window is offered only for models with several context tiers")
 		}
 		err = ss.SetContextWindow(value)
 	default:
-		return nil, acp.InvalidParams("Unknown config option", fmt.Sprintf("no option %q; options: %s", req.ConfigID, optionIDs(configOptions(before))))
+		return none, acp.InvalidParams("Unknown config option", fmt.Sprintf("no option %q; options: %s", req.ConfigID, optionIDs(configOptions(before))))
 	}
 	if err != nil {
-		return nil, controlError(err)
+		return none, err
 	}
 	after := ss.Controls()
 	opts := configOptions(after)
@@ -113,18 +112,15 @@ func (s *Server) setConfigOption(params json.RawMessage) (any, error) {
 	return acp.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
 }
 
-func (s *Server) setMode(params json.RawMessage) (any, error) {
-	var req acp.SetSessionModeRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
+// SetMode switches the session's permission mode.
+func (s *Server) SetMode(_ context.Context, req *acp.SetSessionModeRequest) (struct{}, error) {
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
-		return nil, err
+		return struct{}{}, err
 	}
 	before := ss.Controls()
 	if err := ss.SetMode(req.ModeID); err != nil {
-		return nil, controlError(err)
+		return struct{}{}, err
 	}
 	after := ss.Controls()
 	if after.Mode != before.Mode {
@@ -132,13 +128,6 @@ func (s *Server) setMode(params json.RawMessage) (any, error) {
 		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(after)})
 	}
 	return struct{}{}, nil
-}
-
-func controlError(err error) error {
-	if errors.Is(err, agent.ErrInvalidValue) {
-		return acp.InvalidParams("Invalid config value", strings.TrimPrefix(err.Error(), agent.ErrInvalidValue.Error()+": "))
-	}
-	return err
 }
 
 func optionIDs(opts []acp.SessionConfigOption) string {

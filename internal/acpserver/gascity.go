@@ -32,8 +32,8 @@ import (
 // Connections that prompt with "prompt" never see any of this: their frames
 // stay schema-exact.
 
-// promptParams is session/prompt's params with Gas City's alternative.
-type promptParams struct {
+// PromptParams is session/prompt's params with Gas City's alternative.
+type PromptParams struct {
 	acp.PromptRequest
 	Messages json.RawMessage `json:"messages"`
 }

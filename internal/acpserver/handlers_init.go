@@ -1,22 +1,13 @@
 package acpserver
 
 import (
-	"encoding/json"
+	"context"
 
 	"github.com/corvid-agent/corvid/internal/acp"
 )
 
-func (s *Server) initialize(params json.RawMessage) (any, error) {
-	var req acp.InitializeRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
-	if len(req.ProtocolVersion) > 0 {
-		var v json.Number
-		if err := json.Unmarshal(req.ProtocolVersion, &v); err != nil {
-			return nil, acp.InvalidParams("Invalid params", "protocolVersion must be an integer")
-		}
-	}
+// Initialize records the client's capabilities and answers with corvid's.
+func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.InitializeResponse, error) {
 	s.mu.Lock()
 	s.initialized = true
 	s.clientCaps = req.ClientCapabilities

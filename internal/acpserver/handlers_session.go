@@ -3,7 +3,6 @@ package acpserver
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,15 +11,12 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/acp"
 	"github.com/corvid-agent/corvid/internal/agent"
-	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/mcp"
 )
 
-func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, error) {
-	var req acp.NewSessionRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
+// NewSession starts a session; with MCP servers to start, it answers
+// concurrently.
+func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any, error) {
 	cwd, dirs, err := s.sessionPlace(req.Cwd, req.AdditionalDirectories)
 	if err != nil {
 		return nil, err
@@ -35,10 +31,7 @@ func (s *Server) newSession(_ context.Context, params json.RawMessage) (any, err
 			if errors.Is(err, agent.ErrNoModel) {
 				return nil, acp.AuthRequired(s.opts.NoModelMessage)
 			}
-			if errors.Is(err, agent.ErrStore) || errors.Is(err, agent.ErrProjectConfig) {
-				return nil, s.storeError(err)
-			}
-			return nil, err
+			return nil, err // mapped by rpcError
 		}
 		ss.Session = as
 		s.mu.Lock()
@@ -145,11 +138,9 @@ func checkDirs(dirs []string) ([]string, error) {
 	return out, nil
 }
 
-func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error) {
-	var req promptParams
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
+// Prompt starts a turn in order and runs it concurrently; the answer is
+// its stop reason, written after the turn's last update.
+func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
 		return nil, err
@@ -184,33 +175,10 @@ func (s *Server) prompt(ctx context.Context, params json.RawMessage) (any, error
 		defer stop()
 		reason, err := turn.Run()
 		if err != nil {
-			return nil, s.turnError(err)
+			return nil, err // mapped by rpcError
 		}
 		return acp.PromptResponse{StopReason: string(reason)}, nil
 	}), nil
-}
-
-// turnError maps a failed turn to what the client sees.
-func (s *Server) turnError(err error) error {
-	var le *llm.Error
-	if errors.As(err, &le) {
-		if le.Status == 401 {
-			// The key was refused: -32000 tells the editor to offer
-			// authentication again.
-			return acp.AuthRequired(le.Message)
-		}
-		return &acp.Error{Code: acp.CodeInternalError, Message: le.Message}
-	}
-	if errors.Is(err, agent.ErrBusy) {
-		return acp.InvalidParams("A prompt turn is already running in this session", err.Error())
-	}
-	if errors.Is(err, agent.ErrBusyElsewhere) {
-		return acp.InvalidParams("This session is running a turn in another corvid process", err.Error())
-	}
-	if errors.Is(err, agent.ErrStore) {
-		return s.storeError(err)
-	}
-	return err
 }
 
 // promptBlocks validates and converts prompt content.
@@ -254,11 +222,8 @@ func (s *Server) promptBlocks(in []acp.ContentBlock) ([]agent.Block, error) {
 	return out, nil
 }
 
-func (s *Server) cancel(params json.RawMessage) {
-	var req acp.SessionIDRequest
-	if json.Unmarshal(params, &req) != nil {
-		return
-	}
+// Cancel cancels the session's running turn, if any.
+func (s *Server) Cancel(_ context.Context, req *acp.SessionIDRequest) {
 	s.mu.Lock()
 	ss := s.sessions[req.SessionID]
 	s.mu.Unlock()

@@ -2,7 +2,6 @@ package acpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -15,15 +14,18 @@ func sessionNotFound(id string) error {
 	return acp.ResourceNotFound("Session not found", "no stored session "+id+"; session/list shows the ones that exist")
 }
 
+// LoadSession restores a stored session and replays its history.
+func (s *Server) LoadSession(ctx context.Context, req *acp.LoadSessionRequest) (any, error) {
+	return s.restore(ctx, req, true)
+}
+
+// ResumeSession restores a stored session without replaying it.
+func (s *Server) ResumeSession(ctx context.Context, req *acp.LoadSessionRequest) (any, error) {
+	return s.restore(ctx, req, false)
+}
+
 // restore handles session/load (replay true) and session/resume (false).
-func (s *Server) restore(ctx context.Context, params json.RawMessage, replay bool) (any, error) {
-	var req acp.LoadSessionRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
-	if req.SessionID == "" {
-		return nil, acp.InvalidParams("Invalid params", "sessionId is required")
-	}
+func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, replay bool) (any, error) {
 	cwd, dirs, err := s.sessionPlace(req.Cwd, req.AdditionalDirectories)
 	if err != nil {
 		return nil, err
@@ -66,31 +68,19 @@ func (s *Server) restore(ctx context.Context, params json.RawMessage, replay boo
 	})
 }
 
-func (s *Server) storeError(err error) error {
-	if errors.Is(err, agent.ErrProjectConfig) {
-		s.log.Error("project config", "err", err)
-		return &acp.Error{Code: acp.CodeInternalError, Message: "The project configuration cannot be used: " + err.Error()}
-	}
-	s.log.Error("session store", "err", err)
-	return &acp.Error{Code: acp.CodeInternalError, Message: "The session store failed: " + err.Error()}
-}
-
-func (s *Server) listSessions(ctx context.Context, params json.RawMessage) (any, error) {
-	var req acp.ListSessionsRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
+// ListSessions pages through the stored sessions, optionally of one cwd.
+func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
 	if req.Cwd != "" {
 		if _, err := s.checkCwd(req.Cwd); err != nil {
-			return nil, err
+			return acp.ListSessionsResponse{}, err
 		}
 	}
 	list, next, err := s.opts.Agent.ListSessions(ctx, req.Cwd, req.Cursor)
 	if errors.Is(err, agent.ErrBadCursor) {
-		return nil, acp.InvalidParams("Invalid cursor", "cursor was not issued by this agent's session/list")
+		return acp.ListSessionsResponse{}, acp.InvalidParams("Invalid cursor", "cursor was not issued by this agent's session/list")
 	}
 	if err != nil {
-		return nil, s.storeError(err)
+		return acp.ListSessionsResponse{}, s.storeError(err)
 	}
 	resp := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}, NextCursor: next}
 	for _, si := range list {
@@ -103,14 +93,11 @@ func (s *Server) listSessions(ctx context.Context, params json.RawMessage) (any,
 	return resp, nil
 }
 
-func (s *Server) closeSession(params json.RawMessage) (any, error) {
-	var req acp.SessionIDRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
+// CloseSession ends a live session on this connection.
+func (s *Server) CloseSession(_ context.Context, req *acp.SessionIDRequest) (struct{}, error) {
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
-		return nil, err
+		return struct{}{}, err
 	}
 	s.mu.Lock()
 	delete(s.sessions, req.SessionID)
@@ -119,14 +106,8 @@ func (s *Server) closeSession(params json.RawMessage) (any, error) {
 	return struct{}{}, nil
 }
 
-func (s *Server) deleteSession(ctx context.Context, params json.RawMessage) (any, error) {
-	var req acp.SessionIDRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
-	if req.SessionID == "" {
-		return nil, acp.InvalidParams("Invalid params", "sessionId is required")
-	}
+// DeleteSession closes a session if live and removes it from the store.
+func (s *Server) DeleteSession(ctx context.Context, req *acp.SessionIDRequest) (struct{}, error) {
 	s.mu.Lock()
 	ss := s.sessions[req.SessionID]
 	delete(s.sessions, req.SessionID)
@@ -135,19 +116,13 @@ func (s *Server) deleteSession(ctx context.Context, params json.RawMessage) (any
 		ss.Close()
 	}
 	if err := s.opts.Agent.DeleteSession(ctx, req.SessionID); err != nil {
-		return nil, s.storeError(err)
+		return struct{}{}, s.storeError(err)
 	}
 	return struct{}{}, nil
 }
 
-func (s *Server) forkSession(ctx context.Context, params json.RawMessage) (any, error) {
-	var req acp.LoadSessionRequest
-	if err := decode(params, &req); err != nil {
-		return nil, err
-	}
-	if req.SessionID == "" {
-		return nil, acp.InvalidParams("Invalid params", "sessionId is required")
-	}
+// ForkSession copies a stored session under a new id and opens the copy.
+func (s *Server) ForkSession(ctx context.Context, req *acp.LoadSessionRequest) (any, error) {
 	cwd, dirs, err := s.sessionPlace(req.Cwd, req.AdditionalDirectories)
 	if err != nil {
 		return nil, err

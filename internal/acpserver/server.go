@@ -3,15 +3,16 @@
 // notifications, and asks the client for permission (and, when advertised,
 // for file and terminal access). It is the only importer of internal/acp.
 //
-// Start with Serve; each method's handler is a short adapter in
-// handlers_*.go that resolves state and calls into internal/agent.
+// Start with Serve and Protocol (protocol.go): one method per ACP method,
+// reached through a dispatcher that decodes and validates params once; each
+// is a short adapter in handlers_*.go, controls.go or auth.go that resolves
+// state and calls into internal/agent. Failures become JSON-RPC errors in
+// one place, rpcError (errors.go).
 package acpserver
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -139,84 +140,22 @@ func (s *Server) closeAll() {
 	wg.Wait()
 }
 
-// HandleRequest routes a client request.
+// HandleRequest routes a client request through the Protocol dispatcher.
 func (s *Server) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	switch method {
-	case "initialize":
-		return s.initialize(params)
-	case "authenticate":
-		return s.authenticate(params)
-	case "logout":
-		return s.logout()
-	case "session/new":
-		return s.newSession(ctx, params)
-	case "session/prompt":
-		return s.prompt(ctx, params)
-	case "session/close":
-		return s.closeSession(params)
-	case "session/set_mode":
-		return s.setMode(params)
-	case "session/set_config_option":
-		return s.setConfigOption(params)
-	}
-	if s.opts.Stored {
-		switch method {
-		case "session/load":
-			return s.restore(ctx, params, true)
-		case "session/resume":
-			return s.restore(ctx, params, false)
-		case "session/list":
-			return s.listSessions(ctx, params)
-		case "session/delete":
-			return s.deleteSession(ctx, params)
-		case "session/fork":
-			return s.forkSession(ctx, params)
-		}
-	}
-	return nil, acp.MethodNotFound(method)
+	return dispatchRequest(ctx, s, s.opts.Stored, method, params)
 }
 
-// HandleNotification routes a client notification. Unknown ones, including
-// Gas City's non-standard "initialized" and any "_"-prefixed extension, are
-// ignored as the spec asks.
+// HandleNotification routes a client notification; unknown ones are logged
+// and ignored.
 func (s *Server) HandleNotification(ctx context.Context, method string, params json.RawMessage) {
-	switch method {
-	case "session/cancel":
-		s.cancel(params)
-	default:
+	if !dispatchNotification(ctx, s, method, params) {
 		s.log.Debug("ignoring notification", "method", method)
 	}
 }
 
-// decode unmarshals params into v, mapping failure to -32602 with details.
-// Absent params decode as an empty object.
-func decode(params json.RawMessage, v any) error {
-	if len(params) == 0 {
-		params = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(params, v); err != nil {
-		return acp.InvalidParams("Invalid params", paramsProblem(err))
-	}
-	return nil
-}
-
-// paramsProblem says what is wrong with params in the protocol's terms,
-// without Go type names.
-func paramsProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return "params must be a JSON object"
-		}
-		return fmt.Sprintf("%s must not be a JSON %s", te.Field, te.Value)
-	}
-	return "params are not valid for this method"
-}
-
+// lookup finds a live session; its id is known to be non-empty
+// (the params were validated).
 func (s *Server) lookup(id string) (*session, error) {
-	if id == "" {
-		return nil, acp.InvalidParams("Invalid params", "sessionId is required")
-	}
 	s.mu.Lock()
 	ss := s.sessions[id]
 	s.mu.Unlock()

@@ -119,23 +119,7 @@ func checkEnvelope(c *checkRun) {
 		return true
 	}
 
-	// String and int64 ids.
-	strID := `"conf-é \"7\""`
-	if r, _, err := c.probe(a, strID, "conformance/probe"); err != nil {
-		c.fail("envelope.id-string", "no answer to id %s: %v", strID, err)
-	} else if !sameID(r, strID) {
-		c.fail("envelope.id-string", "id %s came back as %s", strID, r.ID)
-	} else {
-		c.pass("envelope.id-string", "id %s echoed", strID)
-	}
-	bigID := "9007199254740993"
-	if r, _, err := c.probe(a, bigID, "conformance/probe"); err != nil {
-		c.fail("envelope.id-int64", "no answer to id %s: %v", bigID, err)
-	} else if !sameID(r, bigID) {
-		c.fail("envelope.id-int64", "id %s came back as %s", bigID, r.ID)
-	} else {
-		c.pass("envelope.id-int64", "id %s echoed", bigID)
-	}
+	checkIDEchoes(c, a)
 
 	// Unknown extension request.
 	if r, _, err := c.probe(a, "43", "_conformance/unknown"); err != nil {
@@ -144,40 +128,11 @@ func checkEnvelope(c *checkRun) {
 		expectCode(c, "envelope.ext-method-not-found", r, -32601, "_conformance/unknown")
 	}
 
-	// Parse error: the reply must carry id null.
-	_ = a.writeLine(`{"jsonrpc":"2.0","id":44,"method":"initialize","params":{`)
-	errs, ok := errorsUntilProbe(c, a, 1)
-	if ok {
+	if checkParseError(c, a) {
 		usable = append(usable, "bad JSON")
 	}
-	switch {
-	case len(errs) == 0:
-		c.fail("envelope.parse-error", "no response to a line of bad JSON")
-	case errs[0].Error == nil || errs[0].Error.Code != -32700:
-		c.fail("envelope.parse-error", "want error -32700, got %s", short(errs[0].Raw))
-	case errs[0].ID == nil:
-		c.fail("envelope.parse-error", "-32700 must carry \"id\": null; the id is missing")
-	case idKey(errs[0].ID) != "null":
-		c.fail("envelope.parse-error", "-32700 must carry id null, got id %s", errs[0].ID)
-	default:
-		c.pass("envelope.parse-error", "-32700 with id null")
-	}
-
-	// A well-formed object that is not a valid request (method is a number).
-	_ = a.writeLine(`{"jsonrpc":"2.0","id":45,"method":17,"params":{}}`)
-	errs, ok = errorsUntilProbe(c, a, 2)
-	if ok {
+	if checkInvalidRequest(c, a) {
 		usable = append(usable, "invalid request")
-	}
-	switch {
-	case len(errs) == 0:
-		c.fail("envelope.invalid-request", `no response to {"id":45,"method":17}`)
-	case errs[0].Error == nil || errs[0].Error.Code != -32600:
-		c.fail("envelope.invalid-request", "want error -32600, got %s", short(errs[0].Raw))
-	case errs[0].ID == nil || (idKey(errs[0].ID) != "45" && idKey(errs[0].ID) != "null"):
-		c.fail("envelope.invalid-request", "-32600 must carry id 45 (or null), got %s", errs[0].ID)
-	default:
-		c.pass("envelope.invalid-request", "-32600 with id %s", errs[0].ID)
 	}
 
 	// Invalid params.
@@ -418,4 +373,60 @@ func checkExtensibility(c *checkRun) {
 		accepted = append(accepted, "session/prompt")
 		c.pass("extensibility.meta-accepted", "accepted on %s", strings.Join(accepted, ", "))
 	}
+}
+
+// checkIDEchoes checks that a string id and an int64 id beyond float
+// precision come back as sent.
+func checkIDEchoes(c *checkRun, a *agent) {
+	for _, tc := range []struct{ req, id string }{
+		{"envelope.id-string", `"conf-é \"7\""`},
+		{"envelope.id-int64", "9007199254740993"},
+	} {
+		if r, _, err := c.probe(a, tc.id, "conformance/probe"); err != nil {
+			c.fail(tc.req, "no answer to id %s: %v", tc.id, err)
+		} else if !sameID(r, tc.id) {
+			c.fail(tc.req, "id %s came back as %s", tc.id, r.ID)
+		} else {
+			c.pass(tc.req, "id %s echoed", tc.id)
+		}
+	}
+}
+
+// checkParseError sends a line of bad JSON: the reply must be -32700 with
+// id null. It says whether the agent answered a request after it.
+func checkParseError(c *checkRun, a *agent) bool {
+	_ = a.writeLine(`{"jsonrpc":"2.0","id":44,"method":"initialize","params":{`)
+	errs, ok := errorsUntilProbe(c, a, 1)
+	switch {
+	case len(errs) == 0:
+		c.fail("envelope.parse-error", "no response to a line of bad JSON")
+	case errs[0].Error == nil || errs[0].Error.Code != -32700:
+		c.fail("envelope.parse-error", "want error -32700, got %s", short(errs[0].Raw))
+	case errs[0].ID == nil:
+		c.fail("envelope.parse-error", "-32700 must carry \"id\": null; the id is missing")
+	case idKey(errs[0].ID) != "null":
+		c.fail("envelope.parse-error", "-32700 must carry id null, got id %s", errs[0].ID)
+	default:
+		c.pass("envelope.parse-error", "-32700 with id null")
+	}
+	return ok
+}
+
+// checkInvalidRequest sends a well-formed object that is not a valid
+// request (method is a number): the reply must be -32600 with its id (or
+// null). It says whether the agent answered a request after it.
+func checkInvalidRequest(c *checkRun, a *agent) bool {
+	_ = a.writeLine(`{"jsonrpc":"2.0","id":45,"method":17,"params":{}}`)
+	errs, ok := errorsUntilProbe(c, a, 2)
+	switch {
+	case len(errs) == 0:
+		c.fail("envelope.invalid-request", `no response to {"id":45,"method":17}`)
+	case errs[0].Error == nil || errs[0].Error.Code != -32600:
+		c.fail("envelope.invalid-request", "want error -32600, got %s", short(errs[0].Raw))
+	case errs[0].ID == nil || (idKey(errs[0].ID) != "45" && idKey(errs[0].ID) != "null"):
+		c.fail("envelope.invalid-request", "-32600 must carry id 45 (or null), got %s", errs[0].ID)
+	default:
+		c.pass("envelope.invalid-request", "-32600 with id %s", errs[0].ID)
+	}
+	return ok
 }

@@ -199,15 +199,7 @@ func (c *compiler) keyword(n *node, k string, v any) error {
 			return fmt.Errorf("only %s is supported at the document root", draft202012)
 		}
 	case "$defs":
-		defs, ok := v.(map[string]any)
-		if !ok {
-			return errors.New("must be an object")
-		}
-		for _, name := range sortedKeys(defs) {
-			if _, err := c.compile(defs[name], loc+"/"+escapeToken(name)); err != nil {
-				return err
-			}
-		}
+		return c.defs(v, loc)
 	case "$ref":
 		s, ok := v.(string)
 		if !ok {
@@ -217,31 +209,74 @@ func (c *compiler) keyword(n *node, k string, v any) error {
 	case "type":
 		n.types, err = parseTypes(v)
 	case "properties":
-		props, ok := v.(map[string]any)
-		if !ok {
-			return errors.New("must be an object")
-		}
-		n.props = map[string]*node{}
-		n.propNames = sortedKeys(props)
-		for _, name := range n.propNames {
-			pn, err := c.compile(props[name], loc+"/"+escapeToken(name))
-			if err != nil {
-				return err
-			}
-			n.props[name] = pn
-		}
+		return c.properties(n, v, loc)
 	case "required":
-		list, ok := v.([]any)
+		return n.setRequired(v)
+	case "additionalProperties", "items", "allOf", "anyOf", "oneOf", "not":
+		return c.applicator(n, k, v, loc)
+	case "enum", "const", "format", "minimum", "maximum", "minLength":
+		return n.valueKeyword(k, v)
+	case "unevaluatedProperties":
+		// Only `true` is supported: it asserts nothing, so no annotation tracking is needed.
+		if v != true {
+			return errors.New("only the value true is supported")
+		}
+	default:
+		return errors.New("unsupported keyword")
+	}
+	return err
+}
+
+// defs compiles every schema of $defs, so each can be referred to.
+func (c *compiler) defs(v any, loc string) error {
+	defs, ok := v.(map[string]any)
+	if !ok {
+		return errors.New("must be an object")
+	}
+	for _, name := range sortedKeys(defs) {
+		if _, err := c.compile(defs[name], loc+"/"+escapeToken(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *compiler) properties(n *node, v any, loc string) error {
+	props, ok := v.(map[string]any)
+	if !ok {
+		return errors.New("must be an object")
+	}
+	n.props = map[string]*node{}
+	n.propNames = sortedKeys(props)
+	for _, name := range n.propNames {
+		pn, err := c.compile(props[name], loc+"/"+escapeToken(name))
+		if err != nil {
+			return err
+		}
+		n.props[name] = pn
+	}
+	return nil
+}
+
+func (n *node) setRequired(v any) error {
+	list, ok := v.([]any)
+	if !ok {
+		return errors.New("must be an array of strings")
+	}
+	for _, r := range list {
+		s, ok := r.(string)
 		if !ok {
 			return errors.New("must be an array of strings")
 		}
-		for _, r := range list {
-			s, ok := r.(string)
-			if !ok {
-				return errors.New("must be an array of strings")
-			}
-			n.required = append(n.required, s)
-		}
+		n.required = append(n.required, s)
+	}
+	return nil
+}
+
+// applicator compiles a keyword whose value is a schema or a list of them.
+func (c *compiler) applicator(n *node, k string, v any, loc string) error {
+	var err error
+	switch k {
 	case "additionalProperties":
 		n.additional, err = c.sub(v, loc)
 	case "items":
@@ -254,6 +289,13 @@ func (c *compiler) keyword(n *node, k string, v any) error {
 		n.oneOf, err = c.subList(v, loc)
 	case "not":
 		n.not, err = c.compile(v, loc)
+	}
+	return err
+}
+
+// valueKeyword records a keyword that constrains the value itself.
+func (n *node) valueKeyword(k string, v any) error {
+	switch k {
 	case "enum":
 		list, ok := v.([]any)
 		if !ok {
@@ -286,15 +328,8 @@ func (c *compiler) keyword(n *node, k string, v any) error {
 			return errors.New("must be a small non-negative integer")
 		}
 		n.minLength = int(d.int64())
-	case "unevaluatedProperties":
-		// Only `true` is supported: it asserts nothing, so no annotation tracking is needed.
-		if v != true {
-			return errors.New("only the value true is supported")
-		}
-	default:
-		return errors.New("unsupported keyword")
 	}
-	return err
+	return nil
 }
 
 func (n *node) acceptsAll() bool {

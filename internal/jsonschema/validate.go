@@ -99,6 +99,16 @@ func (c *checker) valid(n *node, v any) bool {
 		}
 		return false // later keywords would only report noise about the wrong type
 	}
+	ok := c.validValue(n, v, num)
+	if !ok && c.done() {
+		return false
+	}
+	return c.validApplicators(n, v) && ok
+}
+
+// validValue checks the keywords about v itself: const, enum and those of
+// its type. It stops at the first failure unless every one is collected.
+func (c *checker) validValue(n *node, v any, num decimal) bool {
 	ok := true
 	if n.hasConst && !jsonEqual(v, n.constVal) {
 		if c.collect {
@@ -116,42 +126,54 @@ func (c *checker) valid(n *node, v any) bool {
 			return false
 		}
 	}
+	var typeOK bool
 	switch v := v.(type) {
 	case json.Number:
-		if !c.validNumber(n, v, num) {
-			if ok = false; c.done() {
-				return false
-			}
-		}
+		typeOK = c.validNumber(n, v, num)
 	case string:
-		if n.minLength >= 0 && utf8.RuneCountInString(v) < n.minLength {
-			if c.collect {
-				c.fail(n, "minLength", "string has %d characters, want at least %d", utf8.RuneCountInString(v), n.minLength)
-			}
-			if ok = false; c.done() {
-				return false
-			}
-		}
+		typeOK = c.validString(n, v)
 	case map[string]any:
-		if !c.validObject(n, v) {
+		typeOK = c.validObject(n, v)
+	case []any:
+		typeOK = c.validArray(n, v)
+	default:
+		typeOK = true
+	}
+	return typeOK && ok
+}
+
+func (c *checker) validString(n *node, v string) bool {
+	if n.minLength >= 0 && utf8.RuneCountInString(v) < n.minLength {
+		if c.collect {
+			c.fail(n, "minLength", "string has %d characters, want at least %d", utf8.RuneCountInString(v), n.minLength)
+		}
+		return false
+	}
+	return true
+}
+
+func (c *checker) validArray(n *node, v []any) bool {
+	if n.items == nil {
+		return true
+	}
+	ok := true
+	for i, item := range v {
+		c.path = append(c.path, pathToken{index: i})
+		itemOK := c.valid(n.items, item)
+		c.path = c.path[:len(c.path)-1]
+		if !itemOK {
 			if ok = false; c.done() {
 				return false
-			}
-		}
-	case []any:
-		if n.items != nil {
-			for i, item := range v {
-				c.path = append(c.path, pathToken{index: i})
-				itemOK := c.valid(n.items, item)
-				c.path = c.path[:len(c.path)-1]
-				if !itemOK {
-					if ok = false; c.done() {
-						return false
-					}
-				}
 			}
 		}
 	}
+	return ok
+}
+
+// validApplicators checks the keywords that apply other schemas to v:
+// $ref, allOf, anyOf, oneOf and not.
+func (c *checker) validApplicators(n *node, v any) bool {
+	ok := true
 	if n.ref != nil && !c.valid(n.ref, v) {
 		if ok = false; c.done() {
 			return false

@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"iter"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/usererr"
 )
 
 // Role says who produced a message.
@@ -172,3 +174,6 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// UserError is what the user sees of a provider failure (usererr.Shower).
+func (e *Error) UserError() *usererr.Error { return &usererr.Error{Message: e.Message, Err: e} }

@@ -10,25 +10,33 @@ import (
 // Factory builds a Model for one provider.
 type Factory func(cfg ProviderConfig) (Model, error)
 
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Factory{}
-)
-
-// Register makes a provider available under name. Provider packages call it
-// from init; cmd/corvid imports them.
-func Register(name string, f Factory) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	registry[name] = f
+// Registry maps provider names to factories. Provider packages do not
+// register themselves: each exports Register(*Registry), and
+// internal/llm/providers.Register calls them all, once, from cmd/corvid.
+type Registry struct {
+	mu sync.RWMutex
+	m  map[string]Factory
 }
 
-// Registered lists the registered provider names, sorted.
-func Registered() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{m: map[string]Factory{}} }
+
+// Default is the registry Open uses.
+var Default = NewRegistry()
+
+// Register makes a provider available under name.
+func (r *Registry) Register(name string, f Factory) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[name] = f
+}
+
+// Names lists the registered provider names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.m))
+	for n := range r.m {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -36,15 +44,18 @@ func Registered() []string {
 }
 
 // Open builds the model cfg names.
-func Open(cfg ProviderConfig) (Model, error) {
-	registryMu.RLock()
-	f, ok := registry[cfg.Provider]
-	registryMu.RUnlock()
+func (r *Registry) Open(cfg ProviderConfig) (Model, error) {
+	r.mu.RLock()
+	f, ok := r.m[cfg.Provider]
+	r.mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("unknown provider %q (known: %s)", cfg.Provider, strings.Join(Registered(), ", "))
+		return nil, fmt.Errorf("unknown provider %q (known: %s)", cfg.Provider, strings.Join(r.Names(), ", "))
 	}
 	return f(cfg)
 }
+
+// Open builds the model cfg names from the Default registry.
+func Open(cfg ProviderConfig) (Model, error) { return Default.Open(cfg) }
 
 // ParseModelID splits "provider:model" or "provider/model". A bare name has
 // no provider.

@@ -100,34 +100,12 @@ const remoteRetryCap = 15 * time.Second
 // start is reported through Options.OnNotice.
 func (c *conn) run() {
 	attempt := 0
-	first, late := true, false
+	first := true
 	for {
 		began := time.Now()
 		err := c.startOnce()
-		if first {
-			first = false
-			c.mu.Lock()
-			c.startErr = err
-			late = c.late
-			// Under mu: Start sees either the outcome or sets late (and
-			// then no longer looks).
-			close(c.started)
-			c.mu.Unlock()
-			switch {
-			case err != nil && (late || c.m.background):
-				c.m.notice(startFailed(c.srv.Name, err).Error() + c.retryNote(attempt))
-			case err == nil && (late || c.m.background):
-				c.m.changed() // the tools join before the notice says so
-				if late {
-					c.m.notice(fmt.Sprintf("MCP server %q is ready (%s).", c.srv.Name, c.summary()))
-				}
-			}
-		} else if err == nil {
-			c.m.changed()
-			c.m.notice(fmt.Sprintf("MCP server %q is running again (%s).", c.srv.Name, c.summary()))
-		} else if c.life.Err() == nil {
-			c.m.log.Warn("mcp server restart failed", "server", c.srv.Name, "error", err)
-		}
+		c.reportStart(first, err, attempt)
+		first = false
 		if c.life.Err() != nil {
 			return
 		}
@@ -148,27 +126,9 @@ func (c *conn) run() {
 			return // a command that cannot start at all is not retried
 		}
 		attempt++
-		// A remote server that has not come up yet has no tools the model
-		// could call to try it again, so corvid keeps trying for the
-		// session's life, at most once every remoteRetryCap; a stdio
-		// command that keeps dying is given up on.
-		remote := c.srv.kind() != TypeStdio
-		if attempt > c.m.opts.MaxRestarts && !remote {
-			c.mu.Lock()
-			c.gaveUp, c.restarting = true, false
-			c.mu.Unlock()
-			c.m.notice(fmt.Sprintf("MCP server %q stopped%s; corvid gave up restarting it after %d attempts.", c.srv.Name, c.exitNote(), c.m.opts.MaxRestarts))
+		wait, again := c.nextWait(attempt, err)
+		if !again {
 			return
-		}
-		if attempt == c.m.opts.MaxRestarts+1 {
-			c.m.notice(fmt.Sprintf("MCP server %q is still unreachable; corvid keeps trying every %s.", c.srv.Name, remoteRetryCap))
-		}
-		wait := c.m.opts.RestartBackoff << min(attempt-1, 16)
-		if remote && wait > remoteRetryCap {
-			wait = remoteRetryCap
-		}
-		if c.srv.kind() == TypeStdio && err == nil {
-			c.m.notice(fmt.Sprintf("MCP server %q stopped%s; corvid restarts it in %s (attempt %d of %d).", c.srv.Name, c.exitNote(), wait, attempt, c.m.opts.MaxRestarts))
 		}
 		select {
 		case <-c.life.Done():
@@ -176,6 +136,64 @@ func (c *conn) run() {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// reportStart records and announces the outcome of one start: the first
+// one releases Start (and becomes a notice when it came late or in the
+// background); a restart says it is running again.
+func (c *conn) reportStart(first bool, err error, attempt int) {
+	if !first {
+		if err == nil {
+			c.m.changed()
+			c.m.notice(fmt.Sprintf("MCP server %q is running again (%s).", c.srv.Name, c.summary()))
+		} else if c.life.Err() == nil {
+			c.m.log.Warn("mcp server restart failed", "server", c.srv.Name, "error", err)
+		}
+		return
+	}
+	c.mu.Lock()
+	c.startErr = err
+	late := c.late
+	// Under mu: Start sees either the outcome or sets late (and
+	// then no longer looks).
+	close(c.started)
+	c.mu.Unlock()
+	switch {
+	case err != nil && (late || c.m.background):
+		c.m.notice(startFailed(c.srv.Name, err).Error() + c.retryNote(attempt))
+	case err == nil && (late || c.m.background):
+		c.m.changed() // the tools join before the notice says so
+		if late {
+			c.m.notice(fmt.Sprintf("MCP server %q is ready (%s).", c.srv.Name, c.summary()))
+		}
+	}
+}
+
+// nextWait is how long to wait before start attempt number attempt, or
+// false when corvid gives up. A remote server that has not come up yet has
+// no tools the model could call to try it again, so corvid keeps trying
+// for the session's life, at most once every remoteRetryCap; a stdio
+// command that keeps dying is given up on.
+func (c *conn) nextWait(attempt int, err error) (time.Duration, bool) {
+	remote := c.srv.kind() != TypeStdio
+	if attempt > c.m.opts.MaxRestarts && !remote {
+		c.mu.Lock()
+		c.gaveUp, c.restarting = true, false
+		c.mu.Unlock()
+		c.m.notice(fmt.Sprintf("MCP server %q stopped%s; corvid gave up restarting it after %d attempts.", c.srv.Name, c.exitNote(), c.m.opts.MaxRestarts))
+		return 0, false
+	}
+	if attempt == c.m.opts.MaxRestarts+1 {
+		c.m.notice(fmt.Sprintf("MCP server %q is still unreachable; corvid keeps trying every %s.", c.srv.Name, remoteRetryCap))
+	}
+	wait := c.m.opts.RestartBackoff << min(attempt-1, 16)
+	if remote && wait > remoteRetryCap {
+		wait = remoteRetryCap
+	}
+	if !remote && err == nil {
+		c.m.notice(fmt.Sprintf("MCP server %q stopped%s; corvid restarts it in %s (attempt %d of %d).", c.srv.Name, c.exitNote(), wait, attempt, c.m.opts.MaxRestarts))
+	}
+	return wait, true
 }
 
 // markLate ends the wait for c's start: if c is still starting it is
@@ -314,7 +332,7 @@ func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSess
 	}
 	switch {
 	case timedOut.Load():
-		return nil, nil, nil, &userError{fmt.Sprintf("no answer within %s (set startup_timeout to allow longer)", c.timeout()), err}
+		return nil, nil, nil, userErr(fmt.Sprintf("no answer within %s (set startup_timeout to allow longer)", c.timeout()), err)
 	case ctx.Err() != nil:
 		return nil, nil, nil, ctx.Err()
 	}
@@ -328,7 +346,7 @@ func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSess
 		if line := proc.lastStderr(500 * time.Millisecond); line != "" {
 			msg += ": " + line
 		}
-		return nil, nil, nil, &userError{msg, err}
+		return nil, nil, nil, userErr(msg, err)
 	}
 	return nil, nil, nil, err
 }
@@ -449,7 +467,7 @@ func (c *conn) session(ctx context.Context) (l live, fresh bool, err error) {
 	c.mu.Unlock()
 	switch {
 	case closed:
-		return live{}, false, &userError{fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil}
+		return live{}, false, userErr(fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil)
 	case l.cs != nil:
 		return l, false, nil
 	case c.srv.kind() == TypeStdio:
@@ -460,7 +478,7 @@ func (c *conn) session(ctx context.Context) (l live, fresh bool, err error) {
 		if restarting {
 			msg += "; corvid is restarting it"
 		}
-		return live{}, false, &userError{msg, nil}
+		return live{}, false, userErr(msg, nil)
 	}
 
 	c.reconnect.Lock()
@@ -477,10 +495,10 @@ func (c *conn) session(ctx context.Context) (l live, fresh bool, err error) {
 		if ctx.Err() != nil {
 			return live{}, false, ctx.Err()
 		}
-		return live{}, false, &userError{fmt.Sprintf("MCP server %q is unreachable: %s", c.srv.Name, describe(err)), err}
+		return live{}, false, userErr(fmt.Sprintf("MCP server %q is unreachable: %s", c.srv.Name, describe(err)), err)
 	}
 	if !c.adopt(cs, cancel, nil) {
-		return live{}, false, &userError{fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil}
+		return live{}, false, userErr(fmt.Sprintf("MCP server %q was shut down", c.srv.Name), nil)
 	}
 	c.scheduleRefresh() // the server may have changed while away
 	return live{cs: cs}, true, nil

@@ -41,6 +41,7 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/tool"
+	"github.com/corvid-agent/corvid/internal/usererr"
 )
 
 // Transport types of Server.Type.
@@ -234,7 +235,7 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 				errs[i] = c.startErr
 			}
 			if errs[i] != nil {
-				errs[i] = &userError{startFailed(s.Name, errs[i]).Error() + c.retryNote(0), errs[i]}
+				errs[i] = userErr(startFailed(s.Name, errs[i]).Error()+c.retryNote(0), errs[i])
 			}
 		}
 		if errs[i] != nil {
@@ -377,7 +378,7 @@ func validate(s Server, seen map[string]bool) error {
 	case s.Name == "":
 		return errors.New("an MCP server without a name cannot be started")
 	case seen[s.Name]:
-		return &userError{fmt.Sprintf("MCP server %q is listed twice; the first entry is used", s.Name), nil}
+		return userErr(fmt.Sprintf("MCP server %q is listed twice; the first entry is used", s.Name), nil)
 	}
 	switch s.kind() {
 	case TypeStdio:
@@ -394,25 +395,19 @@ func validate(s Server, seen map[string]bool) error {
 	return nil
 }
 
-// userError is an error whose text is a sentence for the user; it wraps the
+// userErr is an error whose text is a sentence for the user; it wraps the
 // underlying cause for errors.Is.
-type userError struct {
-	msg string
-	err error
-}
-
-func (e *userError) Error() string { return e.msg }
-func (e *userError) Unwrap() error { return e.err }
+func userErr(msg string, cause error) error { return usererr.Wrap(cause, msg) }
 
 func startFailed(server string, err error) error {
-	return &userError{fmt.Sprintf("MCP server %q failed to start: %s", server, describe(err)), err}
+	return userErr(fmt.Sprintf("MCP server %q failed to start: %s", server, describe(err)), err)
 }
 
 // describe words a go-sdk or network error for the user: the go-sdk's
 // layers of "calling …: sending …:" go, and an address loses its query and
 // user info, where tokens hide.
 func describe(err error) string {
-	if _, ok := err.(*userError); ok {
+	if _, ok := err.(*usererr.Error); ok {
 		return err.Error()
 	}
 	var uerr *url.Error

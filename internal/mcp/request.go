@@ -65,7 +65,7 @@ func (c *conn) do(ctx context.Context, what string, request func(*sdk.ClientSess
 		rejected := isRejected(err)
 		var werr *jsonrpc.Error
 		if !rejected && errors.As(err, &werr) {
-			return &userError{fmt.Sprintf("MCP server %q refused %s: %s", c.srv.Name, what, oneLine(werr.Message)), err}
+			return userErr(fmt.Sprintf("MCP server %q refused %s: %s", c.srv.Name, what, oneLine(werr.Message)), err)
 		}
 		if c.srv.kind() == TypeStdio {
 			return c.stdioLost(l, what, err)
@@ -76,7 +76,7 @@ func (c *conn) do(ctx context.Context, what string, request func(*sdk.ClientSess
 		if (rejected || errors.Is(err, sdk.ErrSessionMissing)) && !fresh && !retried {
 			continue
 		}
-		return &userError{fmt.Sprintf("lost the connection to MCP server %q during %s (%s); corvid reconnects on the next call", c.srv.Name, what, describe(err)), err}
+		return userErr(fmt.Sprintf("lost the connection to MCP server %q during %s (%s); corvid reconnects on the next call", c.srv.Name, what, describe(err)), err)
 	}
 }
 
@@ -130,7 +130,7 @@ func (c *conn) stdioLost(l live, what string, why error) error {
 	restarting := c.restarting
 	c.mu.Unlock()
 	if restarting {
-		return &userError{msg + "; corvid is restarting it, so its tools come back shortly", why}
+		return userErr(msg+"; corvid is restarting it, so its tools come back shortly", why)
 	}
-	return &userError{msg + "; its tools are unavailable until corvid restarts it with the next session", why}
+	return userErr(msg+"; its tools are unavailable until corvid restarts it with the next session", why)
 }

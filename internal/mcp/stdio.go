@@ -57,7 +57,7 @@ func startProcess(s Server, dir string, log *slog.Logger) (*process, error) {
 	for _, e := range s.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inOwnGroup(cmd)
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
@@ -232,7 +232,7 @@ func (p *process) lastStderr(wait time.Duration) string {
 // signalGroup sends sig to the whole process group.
 func (p *process) signalGroup(sig syscall.Signal) {
 	if pid := p.pid(); pid > 0 {
-		_ = syscall.Kill(-pid, sig)
+		signalGroup(p.cmd.Process, sig)
 	}
 }
 

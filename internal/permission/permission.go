@@ -85,43 +85,60 @@ type Input struct {
 //     mode, writes other than deletes inside the roots) → Allow
 //  11. → Ask
 func Decide(in Input) Decision {
-	pv := in.Preview
 	sc := scope{roots: in.Roots}
-	if r, ok := findRule(in.Rules.denies(), in.Tool, pv, sc, false); ok {
-		return Decision{Deny, fmt.Sprintf("denied by the rule %q", r)}
-	}
-	if in.Memory.matches(in.Tool, pv, sc, Deny) {
-		return Decision{Deny, "the user chose to always reject this"}
-	}
 	mode := in.Mode
 	if mode == "" {
 		mode = ModeDefault
 	}
+	if d, ok := decideFirm(in, mode, sc); ok {
+		return d
+	}
+	if d, ok := decideByRules(in, sc); ok {
+		return d
+	}
+	return modeDefault(in.Preview, mode, sc)
+}
+
+// decideFirm is steps 1 to 6 of Decide: what no rule or answer overrides.
+func decideFirm(in Input, mode Mode, sc scope) (Decision, bool) {
+	pv := in.Preview
+	if r, ok := findRule(in.Rules.denies(), in.Tool, pv, sc, false); ok {
+		return Decision{Deny, fmt.Sprintf("denied by the rule %q", r)}, true
+	}
+	if in.Memory.matches(in.Tool, pv, sc, Deny) {
+		return Decision{Deny, "the user chose to always reject this"}, true
+	}
 	if mode == ModePlan && !(pv.DeclaredReadOnly && pv.Access == tool.AccessExecute) {
 		switch pv.Access {
 		case tool.AccessWrite, tool.AccessExecute, tool.AccessNetwork:
-			return Decision{Deny, fmt.Sprintf("plan mode: %s calls are not allowed while planning", pv.Access)}
+			return Decision{Deny, fmt.Sprintf("plan mode: %s calls are not allowed while planning", pv.Access)}, true
 		}
 	}
 	if pv.Access == tool.AccessNone {
-		return Decision{Allow, "needs no access"}
+		return Decision{Allow, "needs no access"}, true
 	}
 	if mode == ModeAsk {
-		return Decision{Ask, "ask mode: every call asks"}
+		return Decision{Ask, "ask mode: every call asks"}, true
 	}
 	if in.Yolo || mode == ModeYolo {
-		return Decision{Allow, "yolo: everything not denied runs"}
+		return Decision{Allow, "yolo: everything not denied runs"}, true
 	}
 	if pv.Access == tool.AccessWrite {
 		if p, why, ok := protectedPath(pv.Paths); ok {
-			return Decision{Ask, fmt.Sprintf("%s is protected (%s): changes to it always ask", p, why)}
+			return Decision{Ask, fmt.Sprintf("%s is protected (%s): changes to it always ask", p, why)}, true
 		}
 	}
+	return Decision{}, false
+}
+
+// decideByRules is steps 7 to 9 of Decide: answers and rules.
+func decideByRules(in Input, sc scope) (Decision, bool) {
+	pv := in.Preview
 	if in.Memory.matches(in.Tool, pv, sc, Allow) {
-		return Decision{Allow, "the user chose to always allow this"}
+		return Decision{Allow, "the user chose to always allow this"}, true
 	}
 	if r, ok := findRule(in.Rules.asks(), in.Tool, pv, sc, false); ok {
-		return Decision{Ask, fmt.Sprintf("the rule %q asks", r)}
+		return Decision{Ask, fmt.Sprintf("the rule %q asks", r)}, true
 	}
 	allows := in.Rules.allows()
 	for _, a := range in.Allow {
@@ -131,8 +148,13 @@ func Decide(in Input) Decision {
 		}
 	}
 	if used, ok := findAllow(allows, in.Tool, pv, sc); ok {
-		return Decision{Allow, "allowed by " + quoteRules(used)}
+		return Decision{Allow, "allowed by " + quoteRules(used)}, true
 	}
+	return Decision{}, false
+}
+
+// modeDefault is steps 10 and 11 of Decide: the mode's default policy.
+func modeDefault(pv tool.Preview, mode Mode, sc scope) Decision {
 	inside := sc.allInside(pv.Paths)
 	switch pv.Access {
 	case tool.AccessRead:

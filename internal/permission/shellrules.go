@@ -238,10 +238,35 @@ func (ap argvPattern) matches(c simpleCmd) bool {
 	if !c.allStatic() {
 		return true
 	}
-	short := map[byte]bool{}
-	var long, pos []string
+	short, long, pos := splitArgs(c.argv[1:])
+	for b := range ap.short {
+		if !short[b] {
+			return false
+		}
+	}
+	for _, lp := range ap.long {
+		if !hasLong(long, lp) {
+			return false
+		}
+	}
+	if len(pos) < len(ap.pos) || len(pos) > len(ap.pos) && !ap.more {
+		return false
+	}
+	for i, pp := range ap.pos {
+		if !wildcard(pp, pos[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// splitArgs sorts a command's static arguments into short flags (aliases
+// folded, long forms with a short twin included), long flags and
+// positional words; "--" ends the options.
+func splitArgs(args []shellWord) (short map[byte]bool, long, pos []string) {
+	short = map[byte]bool{}
 	opts := true
-	for _, w := range c.argv[1:] {
+	for _, w := range args {
 		v := w.val
 		switch {
 		case opts && v == "--":
@@ -260,31 +285,17 @@ func (ap argvPattern) matches(c simpleCmd) bool {
 			pos = append(pos, v)
 		}
 	}
-	for b := range ap.short {
-		if !short[b] {
-			return false
+	return short, long, pos
+}
+
+// hasLong reports whether one of long ("--name" or "--name=value") fits
+// the pattern lp, with or without its value.
+func hasLong(long []string, lp string) bool {
+	for _, l := range long {
+		name, _, _ := strings.Cut(l, "=")
+		if wildcard(lp, l) || wildcard(lp, name) {
+			return true
 		}
 	}
-	for _, lp := range ap.long {
-		found := false
-		for _, l := range long {
-			name, _, _ := strings.Cut(l, "=")
-			if wildcard(lp, l) || wildcard(lp, name) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if len(pos) < len(ap.pos) || len(pos) > len(ap.pos) && !ap.more {
-		return false
-	}
-	for i, pp := range ap.pos {
-		if !wildcard(pp, pos[i]) {
-			return false
-		}
-	}
-	return true
+	return false
 }

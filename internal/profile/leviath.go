@@ -39,6 +39,30 @@ func parseLeviath(data []byte, dir string) (*Profile, error) {
 	warn := func(format string, a ...any) { p.Warnings = append(p.Warnings, fmt.Sprintf(format, a...)) }
 
 	agent, _ := raw["agent"].(map[string]any)
+	entry := p.leviathAgent(agent, warn)
+	stages, _ := raw["stages"].(map[string]any)
+	p.leviathStages(stages, entry, warn)
+	if perms, ok := raw["tool_permissions"].(map[string]any); ok {
+		p.leviathPermissions(perms, warn)
+	}
+	if limits, ok := raw["limits"].(map[string]any); ok {
+		p.leviathLimits(limits, warn)
+	}
+	if ctx, ok := raw["context"].(map[string]any); ok {
+		p.leviathContext(ctx, warn)
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		switch k {
+		case "agent", "stages", "tool_permissions", "limits", "context":
+		default:
+			warn("[%s] is not used by corvid", k)
+		}
+	}
+	return p, nil
+}
+
+// leviathAgent maps [agent] and returns its entry_stage ("" if none).
+func (p *Profile) leviathAgent(agent map[string]any, warn func(string, ...any)) string {
 	p.Name, _ = agent["name"].(string)
 	p.Description, _ = agent["description"].(string)
 	entry, _ := agent["entry_stage"].(string)
@@ -49,8 +73,12 @@ func parseLeviath(data []byte, dir string) (*Profile, error) {
 			warn("[agent] %s is not used by corvid", k)
 		}
 	}
+	return entry
+}
 
-	stages, _ := raw["stages"].(map[string]any)
+// leviathStages maps the entry stage (entry, else a stage named like the
+// usual first ones, else the first by name) and names the others.
+func (p *Profile) leviathStages(stages map[string]any, entry string, warn func(string, ...any)) {
 	names := slices.Sorted(maps.Keys(stages))
 	if entry == "" && len(names) > 0 {
 		// TOML tables keep no order once decoded; the entry stage is
@@ -64,90 +92,88 @@ func parseLeviath(data []byte, dir string) (*Profile, error) {
 		}
 	}
 	if st, ok := stages[entry].(map[string]any); ok {
-		p.System, _ = st["system_prompt"].(string)
-		if m := firstModel(st["model"]); m != "" {
-			p.Model = m
-		}
-		if n, ok := st["max_iterations"].(int64); ok {
-			p.MaxTurnRequests = int(n)
-		}
-		for k := range st {
-			switch k {
-			case "system_prompt", "model", "max_iterations":
-			case "available_tools":
-				warn("stage %q available_tools is not applied: corvid offers its own tool set (use [tool_permissions] deny to withhold one)", entry)
-			case "transitions":
-				warn("stage %q transitions are not followed: corvid runs one stage", entry)
-			default:
-				warn("stage %q key %s is not used by corvid", entry, k)
-			}
-		}
+		p.leviathEntryStage(st, entry, warn)
 	}
 	for _, n := range names {
 		if n != entry {
 			warn("stage %q is not run: corvid runs only the entry stage %q", n, entry)
 		}
 	}
+}
 
-	if perms, ok := raw["tool_permissions"].(map[string]any); ok {
-		for _, tool := range slices.Sorted(maps.Keys(perms)) {
-			action, _ := perms[tool].(string)
-			name, known := leviathTools[tool]
-			if !known {
-				name = tool // corvid's own name, or an MCP tool
-			}
-			switch action {
-			case "allow":
-				p.Allow = append(p.Allow, name)
-			case "ask":
-				p.Ask = append(p.Ask, name)
-			case "deny":
-				p.Deny = append(p.Deny, name)
-			default:
-				warn("[tool_permissions] %s = %q is not allow, ask or deny; ignored", tool, action)
-			}
-		}
+func (p *Profile) leviathEntryStage(st map[string]any, entry string, warn func(string, ...any)) {
+	p.System, _ = st["system_prompt"].(string)
+	if m := firstModel(st["model"]); m != "" {
+		p.Model = m
 	}
-
-	if limits, ok := raw["limits"].(map[string]any); ok {
-		for _, k := range slices.Sorted(maps.Keys(limits)) {
-			n, isInt := limits[k].(int64)
-			switch {
-			case (k == "max_depth" || k == "max_child_depth") && isInt:
-				p.MaxDepth = int(n)
-			case k == "interaction_timeout_secs" && isInt:
-				p.InteractionTimeout = time.Duration(n) * time.Second
-				if n == 0 {
-					p.InteractionTimeout = -1 // wait forever
-				}
-			case k == "max_iterations" && isInt:
-				p.MaxTurnRequests = int(n)
-			default:
-				warn("[limits] %s is not used by corvid", k)
-			}
-		}
+	if n, ok := st["max_iterations"].(int64); ok {
+		p.MaxTurnRequests = int(n)
 	}
-
-	if ctx, ok := raw["context"].(map[string]any); ok {
-		regions, _ := ctx["regions"].(map[string]any)
-		var shapes []string
-		for _, name := range slices.Sorted(maps.Keys(regions)) {
-			r, _ := regions[name].(map[string]any)
-			shapes = append(shapes, name)
-			p.addLeviathSeed(name, r["seed"], warn)
-		}
-		if len(shapes) > 0 {
-			warn("context regions (%s) are not laid out as regions: corvid keeps one conversation; seeds are placed in the system prompt", strings.Join(shapes, ", "))
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(raw)) {
+	for k := range st {
 		switch k {
-		case "agent", "stages", "tool_permissions", "limits", "context":
+		case "system_prompt", "model", "max_iterations":
+		case "available_tools":
+			warn("stage %q available_tools is not applied: corvid offers its own tool set (use [tool_permissions] deny to withhold one)", entry)
+		case "transitions":
+			warn("stage %q transitions are not followed: corvid runs one stage", entry)
 		default:
-			warn("[%s] is not used by corvid", k)
+			warn("stage %q key %s is not used by corvid", entry, k)
 		}
 	}
-	return p, nil
+}
+
+// leviathPermissions maps [tool_permissions] to rules, with Leviath's tool
+// names turned into corvid's.
+func (p *Profile) leviathPermissions(perms map[string]any, warn func(string, ...any)) {
+	for _, tool := range slices.Sorted(maps.Keys(perms)) {
+		action, _ := perms[tool].(string)
+		name, known := leviathTools[tool]
+		if !known {
+			name = tool // corvid's own name, or an MCP tool
+		}
+		switch action {
+		case "allow":
+			p.Allow = append(p.Allow, name)
+		case "ask":
+			p.Ask = append(p.Ask, name)
+		case "deny":
+			p.Deny = append(p.Deny, name)
+		default:
+			warn("[tool_permissions] %s = %q is not allow, ask or deny; ignored", tool, action)
+		}
+	}
+}
+
+func (p *Profile) leviathLimits(limits map[string]any, warn func(string, ...any)) {
+	for _, k := range slices.Sorted(maps.Keys(limits)) {
+		n, isInt := limits[k].(int64)
+		switch {
+		case (k == "max_depth" || k == "max_child_depth") && isInt:
+			p.MaxDepth = int(n)
+		case k == "interaction_timeout_secs" && isInt:
+			p.InteractionTimeout = time.Duration(n) * time.Second
+			if n == 0 {
+				p.InteractionTimeout = -1 // wait forever
+			}
+		case k == "max_iterations" && isInt:
+			p.MaxTurnRequests = int(n)
+		default:
+			warn("[limits] %s is not used by corvid", k)
+		}
+	}
+}
+
+func (p *Profile) leviathContext(ctx map[string]any, warn func(string, ...any)) {
+	regions, _ := ctx["regions"].(map[string]any)
+	var shapes []string
+	for _, name := range slices.Sorted(maps.Keys(regions)) {
+		r, _ := regions[name].(map[string]any)
+		shapes = append(shapes, name)
+		p.addLeviathSeed(name, r["seed"], warn)
+	}
+	if len(shapes) > 0 {
+		warn("context regions (%s) are not laid out as regions: corvid keeps one conversation; seeds are placed in the system prompt", strings.Join(shapes, ", "))
+	}
 }
 
 func (p *Profile) addLeviathSeed(region string, seed any, warn func(string, ...any)) {

@@ -66,23 +66,48 @@ func (m *mdWriter) children(n *html.Node) {
 func (m *mdWriter) node(n *html.Node) {
 	switch n.Type {
 	case html.TextNode:
-		if m.pre > 0 {
-			m.b.WriteString(n.Data)
-			return
-		}
-		t := spaceRuns.ReplaceAllString(n.Data, " ")
-		if s := m.b.String(); t != "" && (s == "" || strings.HasSuffix(s, "\n") || strings.HasSuffix(s, " ")) {
-			t = strings.TrimLeft(t, " ")
-		}
-		m.b.WriteString(t)
-		return
+		m.text(n)
 	case html.DocumentNode:
 		m.children(n)
-		return
 	case html.ElementNode:
-	default:
+		m.element(n)
+	}
+}
+
+// text writes a text node: as is inside <pre>, else with runs of white
+// space collapsed and none at the start of a line.
+func (m *mdWriter) text(n *html.Node) {
+	if m.pre > 0 {
+		m.b.WriteString(n.Data)
 		return
 	}
+	t := spaceRuns.ReplaceAllString(n.Data, " ")
+	if s := m.b.String(); t != "" && (s == "" || strings.HasSuffix(s, "\n") || strings.HasSuffix(s, " ")) {
+		t = strings.TrimLeft(t, " ")
+	}
+	m.b.WriteString(t)
+}
+
+// link writes <a> as a Markdown link with an absolute address; in-page
+// and script links keep only their text.
+func (m *mdWriter) link(n *html.Node) {
+	href := attr(n, "href")
+	if href == "" || strings.HasPrefix(href, "#") || strings.HasPrefix(strings.ToLower(href), "javascript:") {
+		m.children(n)
+		return
+	}
+	if m.base != nil {
+		if u, err := m.base.Parse(href); err == nil {
+			href = u.String()
+		}
+	}
+	m.b.WriteString("[")
+	m.children(n)
+	m.b.WriteString("](" + href + ")")
+}
+
+// element writes one element by its kind.
+func (m *mdWriter) element(n *html.Node) {
 	switch n.DataAtom {
 	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Iframe,
 		atom.Head, atom.Button, atom.Select, atom.Canvas, atom.Object:
@@ -134,19 +159,7 @@ func (m *mdWriter) node(n *html.Node) {
 		m.children(n)
 		m.b.WriteString("`")
 	case atom.A:
-		href := attr(n, "href")
-		if href == "" || strings.HasPrefix(href, "#") || strings.HasPrefix(strings.ToLower(href), "javascript:") {
-			m.children(n)
-			return
-		}
-		if m.base != nil {
-			if u, err := m.base.Parse(href); err == nil {
-				href = u.String()
-			}
-		}
-		m.b.WriteString("[")
-		m.children(n)
-		m.b.WriteString("](" + href + ")")
+		m.link(n)
 	case atom.Img:
 		if alt := attr(n, "alt"); alt != "" {
 			m.b.WriteString("[image: " + alt + "]")

@@ -8,10 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Terminals runs commands the way ACP's terminal/* methods do (create,
@@ -121,7 +118,7 @@ func (lt *LocalTerminals) Create(ctx context.Context, req TerminalRequest) (stri
 	for _, e := range req.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inOwnGroup(cmd)
 	r, w, err := os.Pipe()
 	if err != nil {
 		return "", fmt.Errorf("create terminal: %w", err)
@@ -169,7 +166,7 @@ func (lt *LocalTerminals) Create(ctx context.Context, req TerminalRequest) (stri
 		err := cmd.Wait()
 		// Whatever the command left behind in its group goes with it;
 		// that also closes the pipe's last writers.
-		_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+		killGroup(t.pgid)
 		select {
 		case <-drained:
 		case <-time.After(2 * time.Second):
@@ -187,8 +184,8 @@ func exitStatus(ps *os.ProcessState, err error) ExitStatus {
 		code := -1
 		return ExitStatus{ExitCode: &code}
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return ExitStatus{Signal: unix.SignalName(ws.Signal())}
+	if sig := killedBy(ps); sig != "" {
+		return ExitStatus{Signal: sig}
 	}
 	code := ps.ExitCode()
 	return ExitStatus{ExitCode: &code}
@@ -249,7 +246,7 @@ func (t *localTerminal) kill() {
 	select {
 	case <-t.done:
 	default:
-		_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+		killGroup(t.pgid)
 	}
 }
 

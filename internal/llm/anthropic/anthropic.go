@@ -67,8 +67,9 @@ const (
 	defaultMaxOutput     = 32_000
 )
 
-func init() {
-	llm.Register("anthropic", New)
+// Register adds the Anthropic provider to r.
+func Register(r *llm.Registry) {
+	r.Register("anthropic", New)
 }
 
 type model struct {

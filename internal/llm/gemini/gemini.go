@@ -34,8 +34,9 @@ const DefaultBaseURL = "https://generativelanguage.googleapis.com/"
 // thinking configuration live in v1beta.
 const apiVersion = "v1beta"
 
-func init() {
-	llm.Register("gemini", func(cfg llm.ProviderConfig) (llm.Model, error) { return New(cfg, nil) })
+// Register adds the Gemini provider to r.
+func Register(r *llm.Registry) {
+	r.Register("gemini", func(cfg llm.ProviderConfig) (llm.Model, error) { return New(cfg, nil) })
 }
 
 // model is one configured Gemini model, safe for concurrent use.

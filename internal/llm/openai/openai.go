@@ -10,7 +10,7 @@
 //     Groq, DeepSeek, Mistral, xAI, Together, Fireworks, Cerebras, and the
 //     keyless local servers Ollama, LM Studio, llama.cpp and vLLM: chat.go.
 //
-// init registers a factory for every such provider in config.Providers;
+// Register adds a factory for every such provider in config.Providers;
 // RegisterCustom adds the [custom.NAME] providers of config.toml. Each
 // factory takes its key and base URL from llm.ProviderConfig and nothing
 // else: nothing here reads the process environment (OPENAI_API_KEY,
@@ -44,22 +44,24 @@ import (
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
-func init() {
+// Register adds every built-in provider of config.Providers that speaks an
+// OpenAI protocol to r.
+func Register(r *llm.Registry) {
 	for _, p := range config.Providers {
 		if p.API == config.APIChat || p.API == config.APIResponses {
-			llm.Register(p.Name, Factory(p))
+			r.Register(p.Name, Factory(p))
 		}
 	}
 }
 
 // RegisterCustom registers a provider defined in config.toml (see
-// config.File.Provider), so llm.Open can build it. p.API must be
-// config.APIChat or config.APIResponses.
+// config.File.Provider) with llm.Default, so llm.Open can build it. p.API
+// must be config.APIChat or config.APIResponses.
 func RegisterCustom(p config.Provider) error {
 	if p.API != config.APIChat && p.API != config.APIResponses {
 		return fmt.Errorf("provider %s: api %q is not an OpenAI protocol", p.Name, p.API)
 	}
-	llm.Register(p.Name, Factory(p))
+	llm.Default.Register(p.Name, Factory(p))
 	return nil
 }
 

@@ -209,33 +209,11 @@ func (m *model) streamResponses(ctx context.Context, req llm.Request) iter.Seq2[
 // respEvent handles one event; done is true after the terminal event.
 func (m *model) respEvent(st *respState, e *respEvent) (evs []llm.Event, done bool, err error) {
 	switch e.Type {
-	case "response.output_text.delta":
-		if e.Delta != "" {
-			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: st.block(fmt.Sprintf("t:%d:%d", e.OutputIndex, e.ContentIndex)), Text: string(e.Delta)})
-		}
-	case "response.refusal.delta":
-		st.refused = true
-		if e.Delta != "" {
-			evs = append(evs, llm.Event{Type: llm.EventTextDelta, Index: st.block(fmt.Sprintf("t:%d:%d", e.OutputIndex, e.ContentIndex)), Text: string(e.Delta)})
-		}
-	case "response.reasoning_summary_text.delta":
-		if e.Delta != "" {
-			evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: st.block(fmt.Sprintf("r:%d:%d", e.OutputIndex, e.SummaryIndex)), Text: string(e.Delta)})
-		}
-	case "response.reasoning_text.delta": // raw reasoning (open-weight models)
-		if e.Delta != "" {
-			evs = append(evs, llm.Event{Type: llm.EventThinkingDelta, Index: st.block(fmt.Sprintf("r:%d:%d", e.OutputIndex, e.ContentIndex)), Text: string(e.Delta)})
-		}
+	case "response.output_text.delta", "response.refusal.delta",
+		"response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		return st.delta(e), false, nil
 	case "response.output_item.added":
-		if e.Item.Type == "function_call" {
-			t := &toolCall{block: st.block(fmt.Sprintf("f:%d", e.OutputIndex)), id: string(e.Item.CallID), name: string(e.Item.Name), started: true}
-			if t.id == "" {
-				t.id = string(e.Item.ID)
-			}
-			st.calls[int64(e.OutputIndex)] = t
-			st.ordered = append(st.ordered, int64(e.OutputIndex))
-			evs = append(evs, llm.Event{Type: llm.EventToolUseStart, Index: t.block, ToolUseID: t.id, ToolName: t.name})
-		}
+		return st.itemAdded(e), false, nil
 	case "response.function_call_arguments.delta":
 		if t, ok := st.calls[int64(e.OutputIndex)]; ok && e.Delta != "" {
 			t.args.WriteString(string(e.Delta))
@@ -247,44 +225,9 @@ func (m *model) respEvent(st *respState, e *respEvent) (evs []llm.Event, done bo
 			t.args.WriteString(string(e.Arguments))
 		}
 	case "response.output_item.done":
-		switch e.Item.Type {
-		case "function_call":
-			t, ok := st.calls[int64(e.OutputIndex)]
-			if !ok {
-				break
-			}
-			args := t.args.String()
-			if a := e.Item.arguments(); a != "" {
-				args = a
-			}
-			evs = append(evs, llm.Event{Type: llm.EventToolUseEnd, Index: t.block, ToolUseID: t.id, ToolName: t.name, Input: toolInput(args)})
-			delete(st.calls, int64(e.OutputIndex))
-		case "reasoning":
-			if e.Item.EncryptedContent != "" {
-				sig, _ := json.Marshal(reasoningSig{ID: string(e.Item.ID), EncryptedContent: string(e.Item.EncryptedContent)})
-				evs = append(evs, llm.Event{Type: llm.EventSignature, Index: st.block(fmt.Sprintf("r:%d:0", e.OutputIndex)), Text: string(sig)})
-			}
-		}
+		return st.itemDone(e), false, nil
 	case "response.completed", "response.incomplete":
-		r := e.Response
-		u := r.Usage
-		cached, written := int64(u.InputTokensDetails.CachedTokens), int64(u.InputTokensDetails.CacheWriteTokens)
-		evs = append(evs, llm.Event{Type: llm.EventUsage, Usage: llm.Usage{
-			InputTokens:      max(0, int64(u.InputTokens)-cached-written),
-			OutputTokens:     int64(u.OutputTokens),
-			CacheReadTokens:  cached,
-			CacheWriteTokens: written,
-		}})
-		reason := llm.StopEndTurn
-		switch {
-		case e.Type == "response.incomplete" && r.IncompleteDetails.Reason == "content_filter", st.refused:
-			reason = llm.StopRefusal
-		case e.Type == "response.incomplete":
-			reason = llm.StopMaxTokens
-		case len(st.ordered) > 0:
-			reason = llm.StopToolUse
-		}
-		return append(evs, llm.Event{Type: llm.EventStop, StopReason: reason}), true, nil
+		return st.completed(e), true, nil
 	case "response.failed":
 		code, msg := string(e.Response.Error.Code), string(e.Response.Error.Message)
 		if msg == "" {
@@ -299,4 +242,84 @@ func (m *model) respEvent(st *respState, e *respEvent) (evs []llm.Event, done bo
 		return nil, true, m.streamError(string(e.Code), msg)
 	}
 	return evs, false, nil
+}
+
+// delta turns a text, refusal or reasoning delta into a text or thinking
+// event of its block.
+func (st *respState) delta(e *respEvent) []llm.Event {
+	if e.Type == "response.refusal.delta" {
+		st.refused = true
+	}
+	if e.Delta == "" {
+		return nil
+	}
+	typ, key := llm.EventTextDelta, fmt.Sprintf("t:%d:%d", e.OutputIndex, e.ContentIndex)
+	switch e.Type {
+	case "response.reasoning_summary_text.delta":
+		typ, key = llm.EventThinkingDelta, fmt.Sprintf("r:%d:%d", e.OutputIndex, e.SummaryIndex)
+	case "response.reasoning_text.delta": // raw reasoning (open-weight models)
+		typ, key = llm.EventThinkingDelta, fmt.Sprintf("r:%d:%d", e.OutputIndex, e.ContentIndex)
+	}
+	return []llm.Event{{Type: typ, Index: st.block(key), Text: string(e.Delta)}}
+}
+
+// itemAdded starts a function call.
+func (st *respState) itemAdded(e *respEvent) []llm.Event {
+	if e.Item.Type != "function_call" {
+		return nil
+	}
+	t := &toolCall{block: st.block(fmt.Sprintf("f:%d", e.OutputIndex)), id: string(e.Item.CallID), name: string(e.Item.Name), started: true}
+	if t.id == "" {
+		t.id = string(e.Item.ID)
+	}
+	st.calls[int64(e.OutputIndex)] = t
+	st.ordered = append(st.ordered, int64(e.OutputIndex))
+	return []llm.Event{{Type: llm.EventToolUseStart, Index: t.block, ToolUseID: t.id, ToolName: t.name}}
+}
+
+// itemDone ends a function call with its whole input, or carries a
+// reasoning item's encrypted content as its block's signature.
+func (st *respState) itemDone(e *respEvent) []llm.Event {
+	switch e.Item.Type {
+	case "function_call":
+		t, ok := st.calls[int64(e.OutputIndex)]
+		if !ok {
+			return nil
+		}
+		args := t.args.String()
+		if a := e.Item.arguments(); a != "" {
+			args = a
+		}
+		delete(st.calls, int64(e.OutputIndex))
+		return []llm.Event{{Type: llm.EventToolUseEnd, Index: t.block, ToolUseID: t.id, ToolName: t.name, Input: toolInput(args)}}
+	case "reasoning":
+		if e.Item.EncryptedContent != "" {
+			sig, _ := json.Marshal(reasoningSig{ID: string(e.Item.ID), EncryptedContent: string(e.Item.EncryptedContent)})
+			return []llm.Event{{Type: llm.EventSignature, Index: st.block(fmt.Sprintf("r:%d:0", e.OutputIndex)), Text: string(sig)}}
+		}
+	}
+	return nil
+}
+
+// completed reports usage and the stop reason of the terminal event.
+func (st *respState) completed(e *respEvent) []llm.Event {
+	r := e.Response
+	u := r.Usage
+	cached, written := int64(u.InputTokensDetails.CachedTokens), int64(u.InputTokensDetails.CacheWriteTokens)
+	usage := llm.Event{Type: llm.EventUsage, Usage: llm.Usage{
+		InputTokens:      max(0, int64(u.InputTokens)-cached-written),
+		OutputTokens:     int64(u.OutputTokens),
+		CacheReadTokens:  cached,
+		CacheWriteTokens: written,
+	}}
+	reason := llm.StopEndTurn
+	switch {
+	case e.Type == "response.incomplete" && r.IncompleteDetails.Reason == "content_filter", st.refused:
+		reason = llm.StopRefusal
+	case e.Type == "response.incomplete":
+		reason = llm.StopMaxTokens
+	case len(st.ordered) > 0:
+		reason = llm.StopToolUse
+	}
+	return []llm.Event{usage, {Type: llm.EventStop, StopReason: reason}}
 }

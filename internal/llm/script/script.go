@@ -23,7 +23,8 @@ import (
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
-func init() { llm.Register("script", New) }
+// Register adds the scripted provider ("script") to r.
+func Register(r *llm.Registry) { r.Register("script", New) }
 
 // Script is the file format.
 type Script struct {
@@ -157,29 +158,12 @@ func (m *Model) pick(req llm.Request) (Response, int) {
 func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		r, n := m.pick(req)
-		chunk := firstPositive(r.ChunkSize, m.script.ChunkSize, 1<<30)
-		delay := time.Duration(firstPositive(r.DelayMs, m.script.DelayMs, 0)) * time.Millisecond
-		var timer *time.Timer
-		wait := func() bool {
-			if delay <= 0 {
-				return ctx.Err() == nil
-			}
-			if timer == nil {
-				timer = time.NewTimer(delay)
-			} else {
-				timer.Reset(delay)
-			}
-			select {
-			case <-ctx.Done():
-				return false
-			case <-timer.C:
-				return true
-			}
-		}
-		fail := func() bool {
+		pl := &player{ctx: ctx, yield: yield,
+			chunk: firstPositive(r.ChunkSize, m.script.ChunkSize, 1<<30),
+			delay: time.Duration(firstPositive(r.DelayMs, m.script.DelayMs, 0)) * time.Millisecond}
+		fail := func() {
 			e := r.Error
-			status := e.Status
-			return yield(llm.Event{}, &llm.Error{Provider: "script", Status: status, Retryable: e.Retryable, Message: e.Message})
+			yield(llm.Event{}, &llm.Error{Provider: "script", Status: e.Status, Retryable: e.Retryable, Message: e.Message})
 		}
 		sawTool := false
 		for i, p := range r.Parts {
@@ -187,73 +171,119 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 				fail()
 				return
 			}
+			ok := true
 			switch p.Type {
 			case "text", "thinking":
-				typ := llm.EventTextDelta
-				if p.Type == "thinking" {
-					typ = llm.EventThinkingDelta
-				}
-				text := p.Text
-				if p.Repeat > 1 {
-					text = strings.Repeat(text, p.Repeat)
-				}
-				for len(text) > 0 {
-					if !wait() {
-						yield(llm.Event{}, ctx.Err())
-						return
-					}
-					piece := cut(text, chunk)
-					text = text[len(piece):]
-					if !yield(llm.Event{Type: typ, Index: i, Text: piece}, nil) {
-						return
-					}
-				}
-				if p.Type == "thinking" {
-					if !yield(llm.Event{Type: llm.EventSignature, Index: i, Text: "script"}, nil) {
-						return
-					}
-				}
+				ok = pl.text(i, p)
 			case "tool_call":
 				sawTool = true
-				if !wait() {
-					yield(llm.Event{}, ctx.Err())
-					return
-				}
-				id := p.ID
-				if id == "" {
-					id = fmt.Sprintf("call_%d_%d", n, i)
-				}
-				input := p.Input
-				if len(input) == 0 {
-					input = json.RawMessage("{}")
-				}
-				if !yield(llm.Event{Type: llm.EventToolUseStart, Index: i, ToolUseID: id, ToolName: p.Name}, nil) ||
-					!yield(llm.Event{Type: llm.EventToolUseDelta, Index: i, Text: string(input)}, nil) ||
-					!yield(llm.Event{Type: llm.EventToolUseEnd, Index: i, ToolUseID: id, ToolName: p.Name, Input: input}, nil) {
-					return
-				}
+				ok = pl.toolCall(n, i, p)
+			}
+			if !ok {
+				return
 			}
 		}
 		if r.Error != nil {
 			fail()
 			return
 		}
-		usage := llm.Usage{InputTokens: estimateTokens(req), OutputTokens: 1}
-		if r.Usage != nil {
-			usage = *r.Usage
-		}
-		if !yield(llm.Event{Type: llm.EventUsage, Usage: usage}, nil) {
-			return
-		}
-		stop := llm.StopReason(r.StopReason)
-		if stop == "" {
-			stop = llm.StopEndTurn
-			if sawTool {
-				stop = llm.StopToolUse
-			}
-		}
-		yield(llm.Event{Type: llm.EventStop, StopReason: stop}, nil)
+		pl.finish(r, req, sawTool)
 	}
+}
+
+// player streams one response's parts, paced by delay between chunks.
+type player struct {
+	ctx   context.Context
+	yield func(llm.Event, error) bool
+	chunk int
+	delay time.Duration
+	timer *time.Timer
+}
+
+// wait sleeps the delay; false once ctx ended (reported to the consumer).
+func (pl *player) wait() bool {
+	if pl.delay <= 0 {
+		if pl.ctx.Err() != nil {
+			pl.yield(llm.Event{}, pl.ctx.Err())
+			return false
+		}
+		return true
+	}
+	if pl.timer == nil {
+		pl.timer = time.NewTimer(pl.delay)
+	} else {
+		pl.timer.Reset(pl.delay)
+	}
+	select {
+	case <-pl.ctx.Done():
+		pl.yield(llm.Event{}, pl.ctx.Err())
+		return false
+	case <-pl.timer.C:
+		return true
+	}
+}
+
+// text streams a text or thinking part in chunks; false to stop.
+func (pl *player) text(i int, p Part) bool {
+	typ := llm.EventTextDelta
+	if p.Type == "thinking" {
+		typ = llm.EventThinkingDelta
+	}
+	text := p.Text
+	if p.Repeat > 1 {
+		text = strings.Repeat(text, p.Repeat)
+	}
+	for len(text) > 0 {
+		if !pl.wait() {
+			return false
+		}
+		piece := cut(text, pl.chunk)
+		text = text[len(piece):]
+		if !pl.yield(llm.Event{Type: typ, Index: i, Text: piece}, nil) {
+			return false
+		}
+	}
+	if p.Type == "thinking" {
+		return pl.yield(llm.Event{Type: llm.EventSignature, Index: i, Text: "script"}, nil)
+	}
+	return true
+}
+
+// toolCall streams a tool call part of response n; false to stop.
+func (pl *player) toolCall(n, i int, p Part) bool {
+	if !pl.wait() {
+		return false
+	}
+	id := p.ID
+	if id == "" {
+		id = fmt.Sprintf("call_%d_%d", n, i)
+	}
+	input := p.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	return pl.yield(llm.Event{Type: llm.EventToolUseStart, Index: i, ToolUseID: id, ToolName: p.Name}, nil) &&
+		pl.yield(llm.Event{Type: llm.EventToolUseDelta, Index: i, Text: string(input)}, nil) &&
+		pl.yield(llm.Event{Type: llm.EventToolUseEnd, Index: i, ToolUseID: id, ToolName: p.Name, Input: input}, nil)
+}
+
+// finish reports usage and the stop reason.
+func (pl *player) finish(r Response, req llm.Request, sawTool bool) {
+	usage := llm.Usage{InputTokens: estimateTokens(req), OutputTokens: 1}
+	if r.Usage != nil {
+		usage = *r.Usage
+	}
+	if !pl.yield(llm.Event{Type: llm.EventUsage, Usage: usage}, nil) {
+		return
+	}
+	stop := llm.StopReason(r.StopReason)
+	if stop == "" {
+		stop = llm.StopEndTurn
+		if sawTool {
+			stop = llm.StopToolUse
+		}
+	}
+	pl.yield(llm.Event{Type: llm.EventStop, StopReason: stop}, nil)
 }
 
 // cut returns the first n runes of s (n bytes would split UTF-8).

@@ -1,0 +1,165 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime/debug"
+)
+
+func (c *Conn) dispatchLoop(ctx context.Context) {
+	for {
+		c.queueMu.Lock()
+		for len(c.queue) == 0 && !c.queueDone {
+			c.queueCond.Wait()
+		}
+		if len(c.queue) == 0 {
+			c.queueMu.Unlock()
+			return
+		}
+		msg := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		c.queueMu.Unlock()
+
+		if msg.hasID {
+			c.runRequest(msg)
+		} else {
+			c.runNotification(ctx, msg)
+			c.queueMu.Lock()
+			c.notesDone++
+			c.queueCond.Broadcast()
+			c.queueMu.Unlock()
+		}
+	}
+}
+
+// routeResponseInOrder delivers a response to our call only after every
+// notification the peer sent before it has been handled. A client cancels a
+// turn with session/cancel and then answers the open permission request
+// "cancelled"; the turn must see the cancel first, or it carries on as if
+// the user had merely rejected one tool. (Handlers that run in order must
+// therefore never wait on a call to the peer; deferred ones may.)
+func (c *Conn) routeResponseInOrder(msg *wireMessage) {
+	c.queueMu.Lock()
+	want := c.notesQueued
+	ready := c.notesDone >= want
+	c.queueMu.Unlock()
+	if ready {
+		c.routeResponse(msg)
+		return
+	}
+	go func() {
+		c.queueMu.Lock()
+		for c.notesDone < want && !c.queueDone {
+			c.queueCond.Wait()
+		}
+		c.queueMu.Unlock()
+		c.routeResponse(msg)
+	}()
+}
+
+func (c *Conn) runNotification(ctx context.Context, msg *wireMessage) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("panic in notification handler", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	c.h.HandleNotification(ctx, msg.Method, msg.Params)
+}
+
+func (c *Conn) runRequest(msg *wireMessage) {
+	c.handlers.Add(1)
+	c.mu.Lock()
+	msg.started = true
+	c.mu.Unlock()
+	result, deferred, err := c.callHandler(msg, func() (any, error) {
+		return c.h.HandleRequest(msg.ctx, msg.Method, msg.Params)
+	})
+	if deferred != nil {
+		go func() {
+			result, _, err := c.callHandler(msg, deferred)
+			c.finishRequest(msg, result, err)
+		}()
+		return
+	}
+	c.finishRequest(msg, result, err)
+}
+
+// callHandler runs f with panic recovery. A Deferred result is returned as
+// such, to be run by the caller.
+func (c *Conn) callHandler(msg *wireMessage, f func() (any, error)) (result any, deferred Deferred, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("panic in request handler", "method", msg.Method, "panic", p, "stack", string(debug.Stack()))
+			result, deferred, err = nil, nil, NewError(CodeInternalError, "Internal error", "the agent hit an unexpected fault; see its log")
+		}
+	}()
+	result, err = f()
+	if d, ok := result.(Deferred); ok && err == nil {
+		return nil, d, nil
+	}
+	return result, nil, err
+}
+
+func (c *Conn) finishRequest(msg *wireMessage, result any, err error) {
+	defer c.handlers.Done()
+	c.mu.Lock()
+	// A peer may reuse an id that is still in flight (the spec says not
+	// to); the newest request owns it, and the older one must not take
+	// its $/cancel_request target away when it finishes.
+	if c.active[string(msg.ID)] == msg {
+		delete(c.active, string(msg.ID))
+	}
+	c.mu.Unlock()
+	cause := context.Cause(msg.ctx)
+	msg.cancel(nil)
+	if err != nil {
+		c.sendError(msg.ID, c.mapError(msg.Method, err, cause))
+		return
+	}
+	var after func()
+	if t, ok := result.(Then); ok {
+		result, after = t.Result, t.After
+	}
+	if result == nil {
+		result = struct{}{}
+	}
+	c.send(&wireMessage{JSONRPC: "2.0", ID: msg.ID, hasID: true}, result)
+	if after != nil {
+		after()
+	}
+}
+
+// Then is a result with work to do right after it is written, in order
+// (e.g. available_commands_update right after a session/new response).
+type Then struct {
+	Result any
+	After  func()
+}
+
+func (c *Conn) mapError(method string, err, cause error) *Error {
+	if e, ok := AsError(err); ok {
+		return e
+	}
+	if errors.Is(cause, errCancelRequested) || errors.Is(err, context.Canceled) {
+		return &Error{Code: CodeRequestCancelled, Message: "Request cancelled"}
+	}
+	c.log.Error("request failed", "method", method, "err", err)
+	return &Error{Code: CodeInternalError, Message: "Internal error"}
+}
+
+func (c *Conn) cancelActive(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		return
+	}
+	c.mu.Lock()
+	target := c.active[string(echoableID(p.RequestID))]
+	c.mu.Unlock()
+	if target != nil {
+		target.cancel(errCancelRequested)
+	}
+}

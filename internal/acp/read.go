@@ -1,0 +1,220 @@
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"unicode/utf8"
+)
+
+func (c *Conn) readLoop(ctx context.Context) error {
+	br := bufio.NewReaderSize(c.r, 64<<10)
+	for {
+		line, tooLong, err := c.readLine(br)
+		if ctx.Err() != nil {
+			return ctx.Err() // Serve has returned; nobody would answer
+		}
+		if tooLong > 0 {
+			c.sendError(nil, NewError(CodeInvalidRequest, "Request too large",
+				fmt.Sprintf("a line of at least %d bytes exceeds the %d-byte frame limit", tooLong, c.opts.MaxLineBytes)))
+		} else if len(line) > 0 {
+			c.handleFrames(ctx, line)
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// readLine returns the next line without its terminator. A line whose
+// content (without "\n" or "\r\n") is over the limit is discarded up to its
+// newline and reported as tooLong (its size so far).
+func (c *Conn) readLine(br *bufio.Reader) (line []byte, tooLong int, err error) {
+	var buf []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		// Stop buffering once the line cannot fit even with a "\r\n" terminator.
+		if tooLong == 0 && len(buf)+len(frag) > c.opts.MaxLineBytes+2 {
+			tooLong = len(buf) + len(frag)
+			buf = nil
+		}
+		if tooLong > 0 {
+			if err == nil {
+				return nil, tooLong, nil
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			return nil, tooLong, err
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			buf = append(buf, frag...)
+			continue
+		}
+		buf = append(buf, frag...) // copies: frag is only valid until the next read
+		content := bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+		if len(content) > c.opts.MaxLineBytes {
+			return nil, len(content), err
+		}
+		return bytes.TrimSpace(buf), 0, err
+	}
+}
+
+// handleFrames handles one line. A line that is not JSON but holds bare
+// CRs is several frames from a peer that ends lines with "\r" alone: each
+// part is handled on its own rather than lost together. (A CR may also be
+// JSON whitespace, so a line that parses whole stays one frame.)
+func (c *Conn) handleFrames(ctx context.Context, line []byte) {
+	if bytes.IndexByte(line, '\r') < 0 || json.Valid(line) {
+		c.handleLine(ctx, line)
+		return
+	}
+	for part := range bytes.SplitSeq(line, []byte("\r")) {
+		if part = bytes.TrimSpace(part); len(part) > 0 {
+			c.handleLine(ctx, part)
+		}
+	}
+}
+
+func (c *Conn) handleLine(ctx context.Context, line []byte) {
+	msg, rpcErr := decodeMessage(line)
+	if rpcErr != nil {
+		var id json.RawMessage
+		if msg != nil && msg.hasID {
+			id = msg.ID
+		}
+		c.sendError(id, rpcErr)
+		return
+	}
+	if msg.Method == "$/cancel_request" {
+		c.cancelActive(msg.Params)
+		if !msg.hasID {
+			return
+		}
+		// Sent as a request, against the spec: it still needs an answer,
+		// so the handler gets it like any other request.
+	}
+	switch {
+	case msg.Method == "" && msg.hasID:
+		c.routeResponseInOrder(msg)
+	default:
+		if msg.hasID {
+			// Register now so a $/cancel_request right behind it finds it.
+			reqCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+			msg.ctx, msg.cancel = reqCtx, cancel
+			c.mu.Lock()
+			c.active[string(msg.ID)] = msg
+			c.mu.Unlock()
+		}
+		c.queueMu.Lock()
+		c.queue = append(c.queue, msg)
+		if !msg.hasID {
+			c.notesQueued++
+		}
+		c.queueCond.Broadcast()
+		c.queueMu.Unlock()
+	}
+}
+
+// decodeMessage parses one frame and classifies JSON-RPC envelope errors.
+func decodeMessage(line []byte) (*wireMessage, *Error) {
+	if !json.Valid(line) {
+		return nil, NewError(CodeParseError, "Parse error", "the line is not valid JSON")
+	}
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		detail := "expected a JSON object"
+		if trimmed[0] == '[' {
+			detail = "batch arrays are not supported in ACP v1; send one JSON object per line"
+		}
+		return nil, NewError(CodeInvalidRequest, "Invalid request", detail)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(line, &fields); err != nil {
+		return nil, NewError(CodeParseError, "Parse error", err.Error())
+	}
+	msg := &wireMessage{}
+	if id, ok := fields["id"]; ok {
+		if !validID(id) {
+			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, a whole number within int64, or null")
+		}
+		msg.ID, msg.hasID = echoableID(id), true
+	}
+	var version string
+	if v, ok := fields["jsonrpc"]; !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
+		return msg, NewError(CodeInvalidRequest, "Invalid request", `"jsonrpc" must be "2.0"`)
+	}
+	if m, ok := fields["method"]; ok {
+		if json.Unmarshal(m, &msg.Method) != nil || msg.Method == "" {
+			return msg, NewError(CodeInvalidRequest, "Invalid request", `"method" must be a non-empty string`)
+		}
+		if p, ok := fields["params"]; ok && !bytes.Equal(bytes.TrimSpace(p), []byte("null")) {
+			msg.Params = p
+		}
+		return msg, nil
+	}
+	if !msg.hasID {
+		return msg, NewError(CodeInvalidRequest, "Invalid request", `a message needs "method" (request or notification) or "id" (response)`)
+	}
+	res, hasRes := fields["result"]
+	errField, hasErr := fields["error"]
+	if hasRes == hasErr {
+		return nil, NewError(CodeInvalidRequest, "Invalid request", `a response has exactly one of "result" and "error"`)
+	}
+	msg.Result = res
+	if hasErr {
+		msg.Error = &Error{}
+		if json.Unmarshal(errField, msg.Error) != nil {
+			msg.Error = &Error{Code: CodeInternalError, Message: "malformed error object from peer"}
+		}
+	}
+	return msg, nil
+}
+
+func validID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return false
+	}
+	switch id[0] {
+	case '"':
+		var s string
+		return json.Unmarshal(id, &s) == nil
+	case 'n':
+		return string(id) == "null"
+	default:
+		// The schema's RequestId is an int64 "integer", which in its JSON
+		// Schema 2020-12 includes 1.0 and 1e2: any number whose value is a
+		// whole int64 is valid, and it is echoed byte for byte.
+		if id[0] != '-' && (id[0] < '0' || id[0] > '9') || !json.Valid(id) {
+			return false
+		}
+		r, ok := new(big.Rat).SetString(string(id))
+		return ok && r.IsInt() && r.Num().IsInt64()
+	}
+}
+
+// echoableID returns a valid id as it is echoed. Ids are echoed byte for
+// byte, except a string id that is not valid UTF-8: frames must be UTF-8, so
+// it is re-encoded with U+FFFD for the bad bytes (as its decoded value has).
+func echoableID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 || id[0] != '"' || utf8.Valid(id) {
+		return id
+	}
+	var s string
+	if json.Unmarshal(id, &s) != nil {
+		return id
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return id
+	}
+	return b
+}

@@ -1,0 +1,165 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+func (c *Conn) sendError(id json.RawMessage, e *Error) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	_ = c.send(&wireMessage{JSONRPC: "2.0", ID: id, hasID: true, Error: e}, nil)
+}
+
+// send encodes env with payload as params (requests, notifications) or
+// result (responses) and queues the frame. Frames leave in queue order.
+func (c *Conn) send(env *wireMessage, payload any) error {
+	return c.enqueue(env, payload, nil)
+}
+
+func (c *Conn) enqueue(env *wireMessage, payload any, keep func() bool) error {
+	b, err := encodeFrame(env, payload)
+	if err != nil {
+		c.log.Error("encode frame", "method", env.Method, "err", err)
+		if env.Method == "" && env.Error == nil {
+			b, _ = encodeFrame(&wireMessage{JSONRPC: "2.0", ID: env.ID, hasID: true,
+				Error: &Error{Code: CodeInternalError, Message: "Internal error"}}, nil)
+		} else {
+			return err
+		}
+	}
+	select {
+	case c.out <- outFrame{b: b, keep: keep}:
+		return nil
+	case <-c.writerDone:
+		return ErrClosed
+	}
+}
+
+func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(256)
+	buf.WriteString(`{"jsonrpc":"2.0"`)
+	if env.hasID {
+		buf.WriteString(`,"id":`)
+		buf.Write(env.ID)
+	}
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if env.Method != "" {
+		buf.WriteString(`,"method":`)
+		if err := enc.Encode(env.Method); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1)
+		if payload != nil {
+			buf.WriteString(`,"params":`)
+			if err := enc.Encode(payload); err != nil {
+				return nil, err
+			}
+			buf.Truncate(buf.Len() - 1)
+		}
+	} else if env.Error != nil {
+		buf.WriteString(`,"error":`)
+		if err := enc.Encode(env.Error); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1)
+	} else {
+		buf.WriteString(`,"result":`)
+		if err := enc.Encode(payload); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1)
+	}
+	buf.WriteString("}\n")
+	frame := buf.Bytes()
+	if !utf8.Valid(frame) {
+		// The encoder fixes strings, but a json.RawMessage payload is copied
+		// as is. Invalid bytes can only sit inside strings, so replacing them
+		// keeps the JSON valid, and frames must be UTF-8.
+		frame = bytes.ToValidUTF8(frame, []byte("\uFFFD"))
+	}
+	return frame, nil
+}
+
+func (c *Conn) writeLoop() {
+	defer close(c.writerDone)
+	var batch bytes.Buffer
+	var frames []outFrame // the frames of batch, for dropping notifications
+	broken := false
+	stop := false
+	for !stop {
+		f, ok := <-c.out
+		if !ok || f.b == nil {
+			break
+		}
+		batch.Reset()
+		batch.Write(f.b)
+		frames = append(frames[:0], f)
+		// Take whatever else is queued, so one barrier and one write serve
+		// many frames.
+	drain:
+		for batch.Len() < maxBatchBytes {
+			select {
+			case more := <-c.out:
+				if more.b == nil {
+					stop = true
+					break drain
+				}
+				batch.Write(more.b)
+				frames = append(frames, more)
+			default:
+				break drain
+			}
+		}
+		if broken {
+			continue
+		}
+		if c.opts.BeforeWrite != nil {
+			if err := c.opts.BeforeWrite(); err != nil {
+				rebuild(&batch, frames, func(outFrame) bool { return false })
+				c.log.Warn("notifications not sent: what they report could not be stored", "err", err)
+			} else if hasKeep(frames) {
+				rebuild(&batch, frames, func(f outFrame) bool { return f.keep == nil || f.keep() })
+			}
+		}
+		if batch.Len() == 0 {
+			continue
+		}
+		if _, err := c.w.Write(batch.Bytes()); err != nil {
+			broken = true
+			c.log.Warn("output broken; the client is gone", "err", err)
+			c.markGone()
+		}
+	}
+}
+
+func hasKeep(frames []outFrame) bool {
+	for _, f := range frames {
+		if f.keep != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// rebuild rewrites batch with the frames that are not notifications
+// (responses and requests carry an id) and the notifications keepNote keeps.
+func rebuild(batch *bytes.Buffer, frames []outFrame, keepNote func(outFrame) bool) {
+	batch.Reset()
+	for _, f := range frames {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(f.b, &m) == nil && len(m.ID) == 0 && !keepNote(f) {
+			continue
+		}
+		batch.Write(f.b)
+	}
+}
+
+// maxBatchBytes bounds how much output one write carries.
+const maxBatchBytes = 1 << 20
