@@ -284,11 +284,14 @@ func newGrepBuffer() *grepBuffer { return &grepBuffer{b: make([]byte, 64<<10)} }
 // maxGrepFile is the largest file grep reads.
 const maxGrepFile = 64 << 20
 
-// read loads a whole file with plain system calls: os.Open would also try
-// to register every file with the network poller and set a finalizer,
-// which costs more than reading a small source file.
+// read loads a whole text file with plain system calls: os.Open would
+// also try to register every file with the network poller and set a
+// finalizer, which costs more than reading a small source file.
 // It opens without blocking and checks the opened file is regular, so a
 // FIFO swapped in after the walk saw a regular file cannot hang the search.
+// A file whose first block holds a NUL byte is binary and read no further
+// (a module cache is full of zip files); a larger text file is read into a
+// buffer of its size, not grown by doubling.
 func (buf *grepBuffer) read(path string) ([]byte, string) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|openNoBlock, 0)
 	if err != nil {
@@ -305,29 +308,43 @@ func (buf *grepBuffer) read(path string) ([]byte, string) {
 	if st.Size > maxGrepFile {
 		return nil, skipTooLarge
 	}
+	b := buf.b
 	n := 0
 	for {
-		if n == len(buf.b) {
+		if n == len(b) {
 			if n >= maxGrepFile {
 				return nil, skipTooLarge
 			}
-			grown := make([]byte, 2*len(buf.b))
-			copy(grown, buf.b[:n])
-			buf.b = grown
+			if !isText(b[:min(n, 8192)]) {
+				return nil, skipBinary
+			}
+			// The size fstat gave, and room to see the end; doubling
+			// only if the file grows while being read.
+			grown := make([]byte, max(int(st.Size)+4096, 2*len(b)))
+			copy(grown, b[:n])
+			b = grown
+			if len(b) <= maxKeptGrepBuffer {
+				buf.b = b
+			}
 		}
-		k, err := syscall.Read(fd, buf.b[n:])
+		k, err := syscall.Read(fd, b[n:])
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
 			return nil, skipUnreadable
 		}
-		if k == 0 {
-			return buf.b[:n], skipNone
-		}
 		n += k
+		if k == 0 || n >= int(st.Size) && n < len(b) && st.Size > 0 {
+			// The end: a read returned nothing, or the file's size is
+			// read (a file that grows meanwhile is searched as it was).
+			return b[:n], skipNone
+		}
 	}
 }
+
+// maxKeptGrepBuffer is the largest read buffer kept for the next file.
+const maxKeptGrepBuffer = 1 << 20
 
 // searchFile reports the matches in one file (count 0: none), and why it
 // was not searched when it was not.
