@@ -293,13 +293,13 @@ const maxGrepFile = 64 << 20
 // (a module cache is full of zip files); a larger text file is read into a
 // buffer of its size, not grown by doubling.
 func (buf *grepBuffer) read(path string) ([]byte, string) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|openNoBlock, 0)
+	fd, err := rawOpen(path, syscall.O_RDONLY|openNoBlock)
 	if err != nil {
 		return nil, skipUnreadable
 	}
-	defer syscall.Close(fd)
+	defer rawClose(fd)
 	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	if err := rawFstat(fd, &st); err != nil {
 		return nil, skipUnreadable
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
@@ -327,7 +327,7 @@ func (buf *grepBuffer) read(path string) ([]byte, string) {
 				buf.b = b
 			}
 		}
-		k, err := syscall.Read(fd, b[n:])
+		k, err := rawRead(fd, b[n:])
 		if err == syscall.EINTR {
 			continue
 		}

@@ -113,12 +113,10 @@ func (w *walker) readDir(job dirJob) {
 	if w.halted() {
 		return
 	}
-	f, err := os.Open(job.path)
-	if err != nil {
+	entries, err := readDirEntries(job.path)
+	if err != nil && len(entries) == 0 {
 		return
 	}
-	entries, _ := f.ReadDir(-1)
-	f.Close()
 	patterns := job.patterns
 	if w.ignore {
 		for _, e := range entries {
