@@ -344,7 +344,7 @@ func (buf *grepBuffer) read(path string) ([]byte, string) {
 }
 
 // maxKeptGrepBuffer is the largest read buffer kept for the next file.
-const maxKeptGrepBuffer = 1 << 20
+const maxKeptGrepBuffer = 8 << 20
 
 // searchFile reports the matches in one file (count 0: none), and why it
 // was not searched when it was not.
