@@ -261,3 +261,20 @@ func TestReadPageCountsTheRestLikeTheWholeFile(t *testing.T) {
 		}
 	}
 }
+
+// TestReadSkipsToALastLineLongerThanTheBuffer pages to a last line with no
+// newline that spans several read buffers.
+func TestReadSkipsToALastLineLongerThanTheBuffer(t *testing.T) {
+	env := newTestEnv(t)
+	p := filepath.Join(env.Cwd, "f.txt")
+	writeFile(t, p, strings.Repeat("a\n", 40000)+strings.Repeat("z", 200000))
+	res := run(t, Read{}, env, map[string]any{"path": p, "offset": 40001, "limit": 1})
+	if !strings.HasPrefix(res.Output, "40001\tzzz") || !strings.Contains(res.Output, "(line truncated)") || strings.Contains(res.Output, "more lines") {
+		t.Fatalf("last line: %.100q", res.Output)
+	}
+	res = run(t, Read{}, env, map[string]any{"path": p, "offset": 39999, "limit": 1})
+	if res.Output != "39999\ta\n… (2 more lines; read on with offset 40000)\n" {
+		t.Fatalf("got %q", res.Output)
+	}
+	wantError(t, run(t, Read{}, env, map[string]any{"path": p, "offset": 40002}), "(40001 lines)")
+}

@@ -162,6 +162,13 @@ func formatPage(ctx context.Context, p string, br *bufio.Reader, offset, limit i
 	var b strings.Builder
 	lineNo, total, end := 0, 0, start-1
 	cut := false
+	if start > 1 {
+		n, err := skipLines(ctx, br, start-1)
+		if err != nil {
+			return Result{}, err
+		}
+		lineNo, total = n, n
+	}
 	for {
 		keep := 0
 		if lineNo+1 >= start {
@@ -216,6 +223,41 @@ func formatPage(ctx context.Context, p string, br *bufio.Reader, offset, limit i
 	out := b.String()
 	return Result{Output: out, Content: []Content{{Type: ContentText, Text: "```\n" + out + "```"}},
 		Locations: []Location{{Path: p, Line: start}}}, nil
+}
+
+// skipLines discards the first k lines of br, a buffer at a time, and
+// returns how many lines it passed: k, or fewer at the end of the input
+// (a last line without a newline counts).
+func skipLines(ctx context.Context, br *bufio.Reader, k int) (int, error) {
+	skipped := 0
+	for skipped < k {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		if _, err := br.Peek(1); err != nil {
+			return skipped, nil // the end (or a read error, which ends the file here)
+		}
+		b, _ := br.Peek(br.Buffered())
+		if c := bytes.Count(b, newline); skipped+c < k {
+			skipped += c
+			br.Discard(len(b))
+			if c == 0 || b[len(b)-1] != '\n' {
+				// A line continues past this buffer: if the input ends
+				// there, that unfinished line is one more.
+				if _, err := br.Peek(1); err != nil {
+					return skipped + 1, nil
+				}
+			}
+			continue
+		}
+		pos := 0
+		for skipped < k {
+			pos += bytes.IndexByte(b[pos:], '\n') + 1
+			skipped++
+		}
+		br.Discard(pos)
+	}
+	return skipped, nil
 }
 
 // countLines counts the lines left in br: its newlines, plus one for a
