@@ -47,6 +47,10 @@ func (c *clientFS) ReadTextFile(ctx context.Context, path string) (string, error
 	return resp.Content, nil
 }
 
+// ReadsDisk reports whether reads go to the local disk (the client does not
+// serve them), so read may page a file there instead of loading it whole.
+func (c *clientFS) ReadsDisk() bool { return !c.read || c.useLocal() }
+
 func (c *clientFS) WriteTextFile(ctx context.Context, path, content string) error {
 	if !c.write || c.useLocal() {
 		return c.local.WriteTextFile(ctx, path, content)

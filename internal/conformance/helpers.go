@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/acpkit"
@@ -96,11 +97,15 @@ func (c *checkRun) openWith(params map[string]any) (*agent, *initInfo, error) {
 // errNeedsAuth marks a session/new or prompt the agent refused for want of credentials.
 var errNeedsAuth = errors.New("the agent needs credentials for this (authentication required)")
 
-var authWords = regexp.MustCompile(`(?i)auth|credential|api[ _-]?key|log ?in|sign ?in|unauthori[sz]ed|\b401\b`)
+// authWords is compiled on first use: the kit is linked into every corvid
+// binary but runs only for `corvid conformance`.
+var authWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)auth|credential|api[ _-]?key|log ?in|sign ?in|unauthori[sz]ed|\b401\b`)
+})
 
 // needsAuth reports whether an error response says credentials are missing.
 func needsAuth(e *acpkit.RPCError) bool {
-	return e != nil && (e.Code == -32000 || authWords.MatchString(e.Message+" "+string(e.Data)))
+	return e != nil && (e.Code == -32000 || authWords().MatchString(e.Message+" "+string(e.Data)))
 }
 
 // newSession creates a session in the check's workspace. extra params are merged in.

@@ -96,7 +96,7 @@ func (Fetch) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 	}
 	var text string
 	if in.Format != "raw" && (ctype == "text/html" || ctype == "application/xhtml+xml") {
-		text = htmlToMarkdown(strings.NewReader(string(body)), resp.Request.URL)
+		text = htmlToMarkdown(string(body), resp.Request.URL)
 	} else {
 		text = strings.ToValidUTF8(string(body), "\uFFFD")
 	}

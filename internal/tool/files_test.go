@@ -3,6 +3,7 @@ package tool
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -220,4 +221,60 @@ y := 2</code></pre></body></html>`))
 	if pv.Access != AccessNetwork || pv.URL != "https://go.dev" || pv.Kind != KindFetch {
 		t.Fatalf("preview %+v", pv)
 	}
+}
+
+// TestReadPageCountsTheRestLikeTheWholeFile checks the paged read's line
+// count and notes against the file's own lines, through the disk and
+// through an editor-style FS that loads the whole text.
+func TestReadPageCountsTheRestLikeTheWholeFile(t *testing.T) {
+	env := newTestEnv(t)
+	for _, text := range []string{"a\nb\nc\n", "a\nb\nc", "a\r\nb\r\n\r\n", "\n\n\n", "x", strings.Repeat("line\n", 70000) + "end"} {
+		p := filepath.Join(env.Cwd, "f.txt")
+		writeFile(t, p, text)
+		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		for _, fsys := range []FS{LocalFS{}, &recordingFS{}} {
+			env.FS = fsys
+			for _, page := range [][2]int{{0, 1}, {1, 2}, {2, 1}, {len(lines), 1}, {len(lines) - 1, 5}, {0, 0}} {
+				if page[0] > len(lines) {
+					continue
+				}
+				res := run(t, Read{}, env, map[string]any{"path": p, "offset": page[0], "limit": page[1]})
+				wantOK(t, res)
+				start := max(page[0], 1)
+				limit := page[1]
+				if limit == 0 {
+					limit = defaultReadLimit
+				}
+				last := min(start+limit-1, len(lines))
+				var want strings.Builder
+				for n := start; n <= last; n++ {
+					fmt.Fprintf(&want, "%d\t%s\n", n, strings.TrimRight(lines[n-1], "\r"))
+				}
+				if last < len(lines) {
+					fmt.Fprintf(&want, "… (%d more lines; read on with offset %d)\n", len(lines)-last, last+1)
+				}
+				if res.Output != want.String() && !(len(want.String()) > maxReadBytes) {
+					t.Fatalf("%T %q page %v:\n got %.200q\nwant %.200q", fsys, text[:min(len(text), 20)], page, res.Output, want.String())
+				}
+			}
+			wantError(t, run(t, Read{}, env, map[string]any{"path": p, "offset": len(lines) + 1}), fmt.Sprintf("(%d lines)", len(lines)))
+		}
+	}
+}
+
+// TestReadSkipsToALastLineLongerThanTheBuffer pages to a last line with no
+// newline that spans several read buffers.
+func TestReadSkipsToALastLineLongerThanTheBuffer(t *testing.T) {
+	env := newTestEnv(t)
+	p := filepath.Join(env.Cwd, "f.txt")
+	writeFile(t, p, strings.Repeat("a\n", 40000)+strings.Repeat("z", 200000))
+	res := run(t, Read{}, env, map[string]any{"path": p, "offset": 40001, "limit": 1})
+	if !strings.HasPrefix(res.Output, "40001\tzzz") || !strings.Contains(res.Output, "(line truncated)") || strings.Contains(res.Output, "more lines") {
+		t.Fatalf("last line: %.100q", res.Output)
+	}
+	res = run(t, Read{}, env, map[string]any{"path": p, "offset": 39999, "limit": 1})
+	if res.Output != "39999\ta\n… (2 more lines; read on with offset 40000)\n" {
+		t.Fatalf("got %q", res.Output)
+	}
+	wantError(t, run(t, Read{}, env, map[string]any{"path": p, "offset": 40002}), "(40001 lines)")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,4 +125,54 @@ func mustJSONB(b *testing.B, v any) []byte {
 		b.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkGrepModCache runs the grep tool over the Go module cache, real
+// code in many small files (issue 18: within 1.1× ripgrep there; see
+// TestGrepMatchesRipgrepOnModuleCache for the same files as ripgrep).
+func BenchmarkGrepModCache(b *testing.B) {
+	dir := modCache(b)
+	env := &Env{Cwd: dir, Roots: []string{dir}}
+	for _, c := range modCachePatterns {
+		b.Run(c.name, func(b *testing.B) {
+			in := mustJSONB(b, map[string]any{"pattern": c.pattern, "mode": "files", "max_results": 2000, "ignore_case": c.fold})
+			var res Result
+			for b.Loop() {
+				var err error
+				res, err = Grep{}.Run(context.Background(), env, Call{Input: in})
+				if err != nil || res.IsError {
+					b.Fatalf("%v %s", err, res.Output)
+				}
+			}
+			b.ReportMetric(float64(strings.Count(res.Output, "\n")+1), "files")
+		})
+	}
+}
+
+// modCachePatterns are the searches timed and checked on the module cache.
+var modCachePatterns = []struct {
+	name, pattern string
+	fold          bool
+}{
+	{"literal", `func NewClient\(`, false},
+	{"ignorecase", `context\.withcancel`, true},
+	{"regexp", `func \(\w+ \*\w+\) Close\(\) error`, false},
+	{"rare", `corvidNeedleThatIsNowhere`, false},
+}
+
+// modCache is $GOMODCACHE (or $GOPATH/pkg/mod), skipping when it is absent.
+func modCache(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv("GOMODCACHE")
+	if dir == "" {
+		out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+		if err != nil {
+			tb.Skipf("go env GOMODCACHE: %v", err)
+		}
+		dir = strings.TrimSpace(string(out))
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		tb.Skipf("no Go module cache at %q", dir)
+	}
+	return dir
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -85,9 +86,10 @@ func (Read) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 		if mime := imageType(p); mime != "" {
 			return readImage(env, p, mime, st.Size())
 		}
-		if st.Size() > maxTextFile {
-			// Too large to load whole (and to send through an editor):
-			// page through it on disk.
+		if st.Size() > maxTextFile || readsDisk(env.fs()) {
+			// Page through it on disk: memory and time follow the page,
+			// not the file (and a file too large to send through an
+			// editor never is).
 			return readPage(ctx, p, in.Offset, in.Limit)
 		}
 	}
@@ -95,10 +97,39 @@ func (Read) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 	if err != nil {
 		return fsFailure(ctx, "read", p, err)
 	}
-	if !isText([]byte(text[:min(len(text), 8192)])) {
+	if !isText([]byte(text[:min(len(text), binarySniff)])) {
 		return ErrorResult(fmt.Sprintf("%s looks like a binary file; read only returns text", p)), nil
 	}
-	return formatPage(ctx, p, strings.NewReader(text), in.Offset, in.Limit)
+	return formatPage(ctx, p, bufio.NewReaderSize(strings.NewReader(text), pageBuffer), in.Offset, in.Limit)
+}
+
+const (
+	// binarySniff is how many leading bytes decide that a file is binary.
+	binarySniff = 8192
+	// pageBuffer is read's buffer for the lines of a page.
+	pageBuffer = 64 << 10
+	// countChunk is the read size for counting the lines after a page.
+	countChunk = 256 << 10
+)
+
+// DiskReader is implemented by a file system that may serve ReadTextFile
+// from the local disk; read then pages files on disk instead of loading
+// them whole.
+type DiskReader interface {
+	ReadsDisk() bool
+}
+
+// readsDisk reports whether fsys reads the local disk: LocalFS itself (not
+// a type wrapping it, whose ReadTextFile may do more) or a DiskReader that
+// says so.
+func readsDisk(fsys FS) bool {
+	switch f := fsys.(type) {
+	case LocalFS, *LocalFS:
+		return true
+	case DiskReader:
+		return f.ReadsDisk()
+	}
+	return false
 }
 
 // readPage reads one page of a file on disk without loading it whole.
@@ -108,53 +139,75 @@ func readPage(ctx context.Context, p string, offset, limit int) (Result, error) 
 		return fsFailure(ctx, "read", p, err)
 	}
 	defer f.Close()
-	head := make([]byte, 8192)
-	n, _ := io.ReadFull(f, head)
-	if !isText(head[:n]) {
-		return ErrorResult(fmt.Sprintf("%s looks like a binary file; read only returns text", p)), nil
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	br := bufio.NewReaderSize(f, pageBuffer)
+	head, err := br.Peek(binarySniff)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return fsFailure(ctx, "read", p, err)
 	}
-	return formatPage(ctx, p, f, offset, limit)
+	if !isText(head) {
+		return ErrorResult(fmt.Sprintf("%s looks like a binary file; read only returns text", p)), nil
+	}
+	return formatPage(ctx, p, br, offset, limit)
 }
 
-// formatPage numbers the lines offset..offset+limit-1 of r (1-based; 0
+// formatPage numbers the lines offset..offset+limit-1 of br (1-based; 0
 // means from the start, the default page size), reading it as a stream:
-// memory holds one page, whatever the file's size.
-func formatPage(ctx context.Context, p string, r io.Reader, offset, limit int) (Result, error) {
+// lines before the page are skipped without copying, lines after it only
+// counted, so memory holds one page whatever the file's size.
+func formatPage(ctx context.Context, p string, br *bufio.Reader, offset, limit int) (Result, error) {
 	start := max(offset, 1)
 	if limit <= 0 {
 		limit = defaultReadLimit
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
 	var b strings.Builder
 	lineNo, total, end := 0, 0, start-1
 	cut := false
+	if start > 1 {
+		n, err := skipLines(ctx, br, start-1)
+		if err != nil {
+			return Result{}, err
+		}
+		lineNo, total = n, n
+	}
 	for {
-		line, err := readLine(br, maxLineRunes*4)
+		keep := 0
+		if lineNo+1 >= start {
+			keep = maxLineRunes * 4
+		}
+		line, err := readLine(br, keep)
 		if line.n == 0 && err != nil {
 			break
 		}
 		lineNo++
 		total = lineNo
 		if lineNo%(64<<10) == 0 && ctx.Err() != nil {
-			return Result{}, ctx.Err() // counting the lines of a huge file
+			return Result{}, ctx.Err() // skipping the lines of a huge file
 		}
-		if lineNo >= start && lineNo < start+limit && !cut {
+		if lineNo >= start {
 			if b.Len() > maxReadBytes {
 				fmt.Fprintf(&b, "… (output truncated before line %d; read on with offset %d)\n", lineNo, lineNo)
 				cut = true
-			} else {
-				text := strings.ToValidUTF8(strings.TrimRight(line.text, "\r\n"), "\uFFFD")
-				if line.long || utf8.RuneCountInString(text) > maxLineRunes {
-					text = shorten(text, maxLineRunes) + " (line truncated)"
-				}
-				fmt.Fprintf(&b, "%d\t%s\n", lineNo, text)
-				end = lineNo
+				break // no count of the rest is shown
 			}
+			text := strings.ToValidUTF8(strings.TrimRight(line.text, "\r\n"), "\uFFFD")
+			if line.long || utf8.RuneCountInString(text) > maxLineRunes {
+				text = shorten(text, maxLineRunes) + " (line truncated)"
+			}
+			b.WriteString(strconv.Itoa(lineNo))
+			b.WriteByte('\t')
+			b.WriteString(text)
+			b.WriteByte('\n')
+			end = lineNo
 		}
 		if err != nil {
+			break
+		}
+		if lineNo == start+limit-1 {
+			rest, err := countLines(ctx, br)
+			if err != nil {
+				return Result{}, err
+			}
+			total += rest
 			break
 		}
 	}
@@ -170,6 +223,65 @@ func formatPage(ctx context.Context, p string, r io.Reader, offset, limit int) (
 	out := b.String()
 	return Result{Output: out, Content: []Content{{Type: ContentText, Text: "```\n" + out + "```"}},
 		Locations: []Location{{Path: p, Line: start}}}, nil
+}
+
+// skipLines discards the first k lines of br, a buffer at a time, and
+// returns how many lines it passed: k, or fewer at the end of the input
+// (a last line without a newline counts).
+func skipLines(ctx context.Context, br *bufio.Reader, k int) (int, error) {
+	skipped := 0
+	for skipped < k {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		if _, err := br.Peek(1); err != nil {
+			return skipped, nil // the end (or a read error, which ends the file here)
+		}
+		b, _ := br.Peek(br.Buffered())
+		if c := bytes.Count(b, newline); skipped+c < k {
+			skipped += c
+			br.Discard(len(b))
+			if c == 0 || b[len(b)-1] != '\n' {
+				// A line continues past this buffer: if the input ends
+				// there, that unfinished line is one more.
+				if _, err := br.Peek(1); err != nil {
+					return skipped + 1, nil
+				}
+			}
+			continue
+		}
+		pos := 0
+		for skipped < k {
+			pos += bytes.IndexByte(b[pos:], '\n') + 1
+			skipped++
+		}
+		br.Discard(pos)
+	}
+	return skipped, nil
+}
+
+// countLines counts the lines left in br: its newlines, plus one for a
+// last line without one. It reads in large chunks and stops on a cancel.
+func countLines(ctx context.Context, br *bufio.Reader) (int, error) {
+	buf := make([]byte, countChunk)
+	n, last := 0, byte('\n')
+	for {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		k, err := br.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], newline)
+			last = buf[k-1]
+		}
+		if err != nil {
+			break // io.EOF; a read error ends the count where it stands
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
 }
 
 // pageLine is one line read by readLine: its text up to a cap, whether it
@@ -198,7 +310,9 @@ func readLine(br *bufio.Reader, keep int) (pageLine, error) {
 			body--
 		}
 		l.long = body > len(buf)
-		l.text = string(buf)
+		if len(buf) > 0 {
+			l.text = string(buf)
+		}
 		return l, err
 	}
 }

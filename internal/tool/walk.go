@@ -50,7 +50,7 @@ type dirJob struct {
 	path     string
 	rel      string   // relative to the walk root, "" for the root
 	comps    []string // relative to the ignore root, for gitignore matching
-	patterns []gitignore.Pattern
+	patterns []ignoreRule
 }
 
 type walker struct {
@@ -113,12 +113,10 @@ func (w *walker) readDir(job dirJob) {
 	if w.halted() {
 		return
 	}
-	f, err := os.Open(job.path)
-	if err != nil {
+	entries, err := readDirEntries(job.path)
+	if err != nil && len(entries) == 0 {
 		return
 	}
-	entries, _ := f.ReadDir(-1)
-	f.Close()
 	patterns := job.patterns
 	if w.ignore {
 		for _, e := range entries {
@@ -129,9 +127,11 @@ func (w *walker) readDir(job dirJob) {
 		}
 	}
 	var comps []string
+	var above []bool
 	if len(patterns) > 0 {
 		comps = make([]string, len(job.comps)+1)
 		copy(comps, job.comps)
+		above = matchAbove(patterns, job.comps)
 	}
 	var subdirs []dirJob
 	for _, e := range entries {
@@ -142,7 +142,7 @@ func (w *walker) readDir(job dirJob) {
 		isDir := e.IsDir()
 		if len(patterns) > 0 {
 			comps[len(comps)-1] = name
-			if ignored(patterns, comps, isDir) {
+			if ignoredIn(patterns, above, comps, isDir) {
 				continue
 			}
 		}
@@ -171,10 +171,111 @@ func (w *walker) readDir(job dirJob) {
 	}
 }
 
-// ignored applies gitignore precedence: the last matching pattern wins.
-func ignored(patterns []gitignore.Pattern, comps []string, isDir bool) bool {
-	for i := len(patterns) - 1; i >= 0; i-- {
-		switch patterns[i].Match(comps, isDir) {
+// ignoreRule is one gitignore pattern. Most patterns are a bare name
+// glob ("*.log", "node_modules/"): git matches those against every
+// component of a path below their directory, so for the entries of one
+// directory the answer for the components above the entry is the same
+// for all of them (matchAbove works it out once per directory) and only
+// the entry's own name is left to match. Other patterns go to go-git.
+type ignoreRule struct {
+	pat       gitignore.Pattern
+	simple    bool   // a name glob, matched here; else pat.Match decides
+	name      string // the glob, for a simple rule
+	kind      int    // how name matches: nameLiteral, nameSuffix or nameGlob
+	dirOnly   bool
+	include   bool
+	domainLen int // components of the directory holding the rule
+}
+
+const (
+	nameGlob = iota
+	nameLiteral
+	nameSuffix // "*" and a literal
+)
+
+// newIgnoreRule parses one line of an ignore file found in domain, the
+// way gitignore.ParsePattern does.
+func newIgnoreRule(line string, domain []string) ignoreRule {
+	r := ignoreRule{pat: gitignore.ParsePattern(line, domain), domainLen: len(domain)}
+	p := line
+	if strings.HasPrefix(p, "!") {
+		r.include = true
+		p = p[1:]
+	}
+	if !strings.HasSuffix(p, "\\ ") {
+		p = strings.TrimRight(p, " ")
+	}
+	if strings.HasSuffix(p, "/") {
+		r.dirOnly = true
+		p = p[:len(p)-1]
+	}
+	if strings.Contains(p, "/") {
+		return r
+	}
+	if _, err := filepath.Match(p, ""); err != nil {
+		return r // malformed: leave the error handling to go-git
+	}
+	r.simple, r.name = true, p
+	switch {
+	case !strings.ContainsAny(p, "*?[\\"):
+		r.kind = nameLiteral
+	case strings.HasPrefix(p, "*") && !strings.ContainsAny(p[1:], "*?[\\"):
+		r.kind, r.name = nameSuffix, p[1:]
+	}
+	return r
+}
+
+// matchName reports whether a simple rule's glob matches one name.
+func (r *ignoreRule) matchName(name string) bool {
+	switch r.kind {
+	case nameLiteral:
+		return name == r.name
+	case nameSuffix:
+		return strings.HasSuffix(name, r.name)
+	}
+	ok, _ := filepath.Match(r.name, name)
+	return ok
+}
+
+// matchAbove reports, for each simple rule, whether it matches one of the
+// directory's own components below the rule's directory: then it matches
+// every entry of the directory.
+func matchAbove(rules []ignoreRule, dirComps []string) []bool {
+	above := make([]bool, len(rules))
+	for i := range rules {
+		r := &rules[i]
+		if !r.simple || r.domainLen > len(dirComps) {
+			continue
+		}
+		for _, c := range dirComps[r.domainLen:] {
+			if r.matchName(c) {
+				above[i] = true
+				break
+			}
+		}
+	}
+	return above
+}
+
+// ignoredIn applies gitignore precedence to an entry (comps: its path
+// from the ignore root) of the directory that above was computed for: the
+// last matching rule wins.
+func ignoredIn(rules []ignoreRule, above []bool, comps []string, isDir bool) bool {
+	name := comps[len(comps)-1]
+	for i := len(rules) - 1; i >= 0; i-- {
+		r := &rules[i]
+		var m gitignore.MatchResult
+		switch {
+		case !r.simple:
+			m = r.pat.Match(comps, isDir)
+		case r.domainLen >= len(comps):
+		case above[i] || r.matchName(name) && (!r.dirOnly || isDir):
+			m = gitignore.Exclude
+			if r.include {
+				m = gitignore.Include
+			}
+		}
+		switch m {
 		case gitignore.Exclude:
 			return true
 		case gitignore.Include:
@@ -184,9 +285,15 @@ func ignored(patterns []gitignore.Pattern, comps []string, isDir bool) bool {
 	return false
 }
 
+// ignored applies gitignore precedence to a path: the last matching rule
+// wins.
+func ignored(rules []ignoreRule, comps []string, isDir bool) bool {
+	return ignoredIn(rules, matchAbove(rules, comps[:len(comps)-1]), comps, isDir)
+}
+
 // appendIgnoreFile returns ps plus the patterns of the file, copying ps so
 // that sibling directories never share a grown slice.
-func appendIgnoreFile(ps []gitignore.Pattern, file string, domain []string) []gitignore.Pattern {
+func appendIgnoreFile(ps []ignoreRule, file string, domain []string) []ignoreRule {
 	f, err := os.Open(file)
 	if err != nil {
 		return ps
@@ -199,7 +306,7 @@ func appendIgnoreFile(ps []gitignore.Pattern, file string, domain []string) []gi
 		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
 			continue
 		}
-		out = append(out, gitignore.ParsePattern(line, domain))
+		out = append(out, newIgnoreRule(line, domain))
 	}
 	return out
 }
@@ -209,7 +316,7 @@ func appendIgnoreFile(ps []gitignore.Pattern, file string, domain []string) []gi
 // from the repository top down to root's parent. It returns root's path
 // components relative to that top. Without a repository root itself is the
 // top and only ignore files below it count.
-func ancestorPatterns(root string) ([]string, []gitignore.Pattern) {
+func ancestorPatterns(root string) ([]string, []ignoreRule) {
 	top := ""
 	for d := root; ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
@@ -223,7 +330,7 @@ func ancestorPatterns(root string) ([]string, []gitignore.Pattern) {
 		d = parent
 	}
 	if top == "" || top == root {
-		var ps []gitignore.Pattern
+		var ps []ignoreRule
 		if top != "" {
 			ps = appendIgnoreFile(nil, filepath.Join(top, ".git", "info", "exclude"), nil)
 		}

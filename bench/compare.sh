@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# bench/compare.sh — corvid side by side with the fastest possible ACP agent
+# (bench/floor, a static Go program that answers from fixed text) and, when
+# installed, codex-acp; then the session/load curve and a streamed turn.
+# Prints markdown tables of medians and ratios (goals: issue 18, DESIGN.md §6).
+#
+#   bench/compare.sh                       # 30 interleaved rounds
+#   ROUNDS=50 CORVID_BIN=./corvid bench/compare.sh
+#   LOAD_SIZES=1000,10000 TURN_CHUNKS=100000 bench/compare.sh   # quicker
+#   CODEX_ACP_BIN=/path/to/codex-acp bench/compare.sh
+#
+# Start-up, memory and exit are timed by bench/compare (Go, stdlib only):
+# every round runs each agent once, in rotating order, so machine load hits
+# all alike; medians and the round-by-round ratio are printed. The load
+# curve and the turn are the Go benchmarks BenchmarkLoadCurve and
+# BenchmarkStreamedTurn in test/bench. The machines are shared: quote
+# ratios, and rerun when the load average is above the core count.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+rounds=${ROUNDS:-30}
+load_sizes=${LOAD_SIZES:-1000,10000,30000,100000}
+turn_chunks=${TURN_CHUNKS:-1000000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+bin=${CORVID_BIN:-}
+if [[ -z $bin ]]; then
+	bin=$tmp/corvid
+	go build -o "$bin" ./cmd/corvid
+fi
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/floor" ./bench/floor
+go build -o "$tmp/compare" ./bench/compare
+printf '%s\n' '{"responses":[{"parts":[{"type":"text","text":"hi"}]}]}' >"$tmp/script.json"
+
+agents=(-agent "corvid=$bin acp -m script:$tmp/script.json" -agent "floor=$tmp/floor")
+codex=${CODEX_ACP_BIN:-$(command -v codex-acp || true)}
+if [[ -z $codex && -d ${HOME:-/nonexistent}/.npm/_npx ]]; then
+	# an npx-installed copy (npx @zed-industries/codex-acp), without npx's own start-up
+	codex=$(find "$HOME/.npm/_npx" -path '*codex-acp*' -name codex-acp -type f -perm -u+x 2>/dev/null | head -n1 || true)
+fi
+if [[ -n $codex ]]; then
+	agents+=(-agent "codex-acp=$codex")
+else
+	echo "(codex-acp not installed: set CODEX_ACP_BIN or put it on PATH to compare with it)" >&2
+fi
+
+echo "## Start-up, memory and exit ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+echo
+# No provider keys, keyring or user config reach any agent.
+"$tmp/compare" -n "$rounds" -env CORVID_KEYRING=off "${agents[@]}"
+echo
+printf 'Goals: spawn → initialize ≤ 8 ms and ≤ 4× the floor; idle RSS ≤ 16 MiB; EOF → exit ≤ 100 ms; binary ≤ 30 MB (now %s MB).\n' \
+	"$(awk -v b="$(stat -c %s "$bin")" 'BEGIN {printf "%.1f", b/1e6}')"
+
+echo
+echo "## session/load of one answer streamed as N one-character chunks"
+echo
+export CORVID_BIN=$bin
+CORVID_LOAD_SIZES=$load_sizes go test -run '^$' -bench 'BenchmarkLoadCurve' -benchtime "${LOAD_OPS:-3}x" -timeout 60m ./test/bench/ |
+	awk '
+	/^BenchmarkLoadCurve/ {
+		for (i = 1; i <= NF; i++) { m[$(i+1)] = $i }
+		n++; ev[n] = m["events"]; ms[n] = m["ms/load"]; hwm[n] = m["MiB-hwm"]; up[n] = m["updates/load"]
+	}
+	END {
+		print "| stored events | updates replayed | ms/load | µs per event | peak RSS of the loading process |"
+		print "|---:|---:|---:|---:|---:|"
+		for (i = 1; i <= n; i++) printf "| %d | %d | %.1f | %.2f | %.1f MiB |\n", ev[i], up[i], ms[i], ms[i] * 1000 / ev[i], hwm[i]
+		if (n > 1) printf "\nGrowth %d → %d events: ×%.1f events, ×%.1f time (linear: equal). Goals: 100k ≤ 400 ms, ≤ 64 MiB.\n", ev[1], ev[n], ev[n] / ev[1], ms[n] / ms[1]
+	}'
+
+echo
+echo "## A streamed turn, store included"
+echo
+CORVID_TURN_CHUNKS=$turn_chunks go test -run '^$' -bench 'BenchmarkStreamedTurn' -benchtime 1x -timeout 60m ./test/bench/ |
+	awk '
+	/^BenchmarkStreamedTurn/ {
+		name = $1; sub(/-[0-9]+$/, "", name); sub(/.*chunks-/, "", name)
+		for (i = 1; i <= NF; i++) if ($(i+1) == "updates/s") printf "| chunks | session/update per s |\n|---:|---:|\n| %s | %.0f |\n", name, $i
+	}
+	END { print "\nGoal: ≥ 400k per s on a 1M-chunk turn." }'

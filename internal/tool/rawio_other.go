@@ -1,0 +1,17 @@
+//go:build unix && !linux
+
+package tool
+
+import "syscall"
+
+// The grep tool's file reads (see rawio_linux.go).
+
+func rawOpen(path string, flags int) (int, error) {
+	return syscall.Open(path, flags|syscall.O_CLOEXEC, 0)
+}
+
+func rawRead(fd int, b []byte) (int, error) { return syscall.Read(fd, b) }
+
+func rawFstat(fd int, st *syscall.Stat_t) error { return syscall.Fstat(fd, st) }
+
+func rawClose(fd int) { syscall.Close(fd) }

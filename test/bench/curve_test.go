@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+)
+
+// sizesFromEnv reads a comma-separated list of counts from key, or def.
+func sizesFromEnv(b *testing.B, key string, def []int) []int {
+	v := os.Getenv(key)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("%s=%q: want counts like 1000,10000", key, v)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// vmHWM is the peak resident set of a process, in MiB.
+func vmHWM(pid int) float64 {
+	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkLoadCurve measures session/load of one answer streamed as N
+// one-character chunks, for N in $CORVID_LOAD_SIZES (default 1k, 10k, 30k,
+// 100k), through a running corvid: request written → every replayed
+// update and the response read. Budget (DESIGN.md §6): linear in events,
+// 100k ≤ 400 ms, memory ≤ 64 MiB (MiB-hwm: the loading process's peak
+// RSS, start-up included).
+func BenchmarkLoadCurve(b *testing.B) {
+	bin := testkit.BuildCorvid(b)
+	for _, n := range sizesFromEnv(b, "CORVID_LOAD_SIZES", []int{1000, 10000, 30000, 100000}) {
+		b.Run(fmt.Sprintf("merged-%dk", n/1000), func(b *testing.B) {
+			home, workspace := b.TempDir(), b.TempDir()
+			script := map[string]any{"responses": []any{map[string]any{"chunkSize": 1, "parts": []any{
+				map[string]any{"type": "text", "text": "x", "repeat": n}}}}}
+			sid := storedSession(b, bin, home, workspace, script)
+			events := countEvents(b, filepath.Join(home, "corvid", "sessions.db"), sid)
+			empty := filepath.Join(b.TempDir(), "empty.json")
+			if err := os.WriteFile(empty, []byte(`{"responses":[{"parts":[{"type":"text","text":"-"}]}]}`), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			a := startAgent(b, bin, home, workspace, "acp", "-m", "script:"+empty)
+			load := map[string]any{"sessionId": sid, "cwd": workspace, "mcpServers": []any{}}
+			_, updates := a.call("session/load", load) // warm: open the store, page in the file
+			b.ResetTimer()
+			start := time.Now()
+			for range b.N {
+				a.call("session/load", load)
+			}
+			elapsed := time.Since(start)
+			b.StopTimer()
+			b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/load")
+			b.ReportMetric(float64(events), "events")
+			b.ReportMetric(float64(updates), "updates/load")
+			b.ReportMetric(vmHWM(a.cmd.Process.Pid), "MiB-hwm")
+		})
+	}
+}
+
+// BenchmarkStreamedTurn measures one session/prompt whose answer is N
+// one-character agent_message_chunks (N from $CORVID_TURN_CHUNKS, default
+// 1,000,000), store included: prompt written → every update and the
+// response read, a fresh session per op. Budget (DESIGN.md §6): ≥ 400k
+// session/update per s.
+func BenchmarkStreamedTurn(b *testing.B) {
+	bin := testkit.BuildCorvid(b)
+	for _, n := range sizesFromEnv(b, "CORVID_TURN_CHUNKS", []int{1000000}) {
+		b.Run(fmt.Sprintf("chunks-%dk", n/1000), func(b *testing.B) {
+			home, workspace := b.TempDir(), b.TempDir()
+			raw := fmt.Sprintf(`{"responses":[{"chunkSize":1,"parts":[{"type":"text","text":"x","repeat":%d}]}],"onExhausted":"repeat-last"}`, n)
+			path := filepath.Join(b.TempDir(), "script.json")
+			if err := os.WriteFile(path, []byte(raw), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			a := startAgent(b, bin, home, workspace, "acp", "-m", "script:"+path)
+			var total time.Duration
+			updates := 0
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				res, _ := a.call("session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}})
+				sid := string(res[bytes.Index(res, []byte(`"sessionId":"`))+13:])
+				sid = sid[:strings.IndexByte(sid, '"')]
+				b.StartTimer()
+				start := time.Now()
+				res, u := a.call("session/prompt", map[string]any{"sessionId": sid,
+					"prompt": []any{map[string]any{"type": "text", "text": "stream"}}})
+				total += time.Since(start)
+				updates += u
+				if !bytes.Contains(res, []byte("end_turn")) {
+					b.Fatalf("prompt: %s", res)
+				}
+			}
+			b.StopTimer()
+			if updates < n*b.N {
+				b.Fatalf("%d updates for %d chunks", updates, n*b.N)
+			}
+			b.ReportMetric(float64(updates)/total.Seconds(), "updates/s")
+		})
+	}
+}
