@@ -308,7 +308,7 @@ func TestParseModelScriptAndMistypedProviders(t *testing.T) {
 		"anthropc:claude-x":  `unknown provider "anthropc" in "anthropc:claude-x"; did you mean anthropic?`,
 		"Gemini/gemini-pro":  `did you mean gemini?`,
 		"openruoter/x":       `did you mean openrouter?`,
-		"nosuchthing:model":  `unknown provider "nosuchthing" in "nosuchthing:model" (providers: anthropic,`,
+		"nosuchthing:model":  `unknown provider "nosuchthing" in "nosuchthing:model": write the model as provider:model, with one of these providers: anthropic,`,
 		"claude-sonnet-typo": ``, // a bare family name is inferred, not a provider typo
 	} {
 		_, _, err := ParseModel(nil, id)

@@ -84,7 +84,7 @@ func ParseModel(file *File, id string) (provider, model string, err error) {
 		if near := nearestProvider(file, id[:i]); near != "" {
 			return "", "", fmt.Errorf("unknown provider %q in %q; did you mean %s?", id[:i], id, near)
 		}
-		return "", "", fmt.Errorf("unknown provider %q in %q (providers: %s)", id[:i], id, providerNames(file))
+		return "", "", fmt.Errorf("unknown provider %q in %q: write the model as provider:model, with one of these providers: %s", id[:i], id, providerNames(file))
 	}
 	return "", "", fmt.Errorf("unknown model %q: write it as provider:model (providers: %s)", id, providerNames(file))
 }
