@@ -2,7 +2,7 @@
 # bench/compare.sh — corvid side by side with the fastest possible ACP agent
 # (bench/floor, a static Go program that answers from fixed text) and, when
 # installed, codex-acp; then the session/load curve and a streamed turn.
-# Prints markdown tables of medians and ratios (goals: issue 18, DESIGN.md §6).
+# Prints markdown tables of medians and ratios (goals: issue 18, ARCHITECTURE.md §7).
 #
 #   bench/compare.sh                       # 30 interleaved rounds
 #   ROUNDS=50 CORVID_BIN=./corvid bench/compare.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/grep.sh — time corvid's grep tool against ripgrep on the same
-# generated 50k-file tree and print the ratio (DESIGN.md §6: ≤ 2×).
+# generated 50k-file tree and print the ratio (ARCHITECTURE.md §7: ≤ 2×).
 #
 # Usage: bench/grep.sh [rounds]    (default 7 rounds per case)
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Time corvid's start-up as an editor sees it: spawn `corvid acp`, send initialize,
-# read the response. Budget (DESIGN.md §6): median ≤ 10 ms on 2 cores, ceiling 15 ms.
+# read the response. Budget (ARCHITECTURE.md §7): median ≤ 10 ms on 2 cores, ceiling 15 ms.
 #
 #   bench/startup.sh            # builds ./cmd/corvid, 100 runs
 #   RUNS=300 CORVID_BIN=/path/to/corvid bench/startup.sh

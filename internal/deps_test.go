@@ -1,5 +1,5 @@
 // Package internal_test guards the architecture: the import arrows of
-// DESIGN.md §1 point down, and each SDK stays in its own package; these
+// ARCHITECTURE.md §1 point down, and each SDK stays in its own package; these
 // tests fail when an import breaks that.
 package internal_test
 
@@ -80,7 +80,7 @@ func TestImportsPointDown(t *testing.T) {
 		}
 		for _, imp := range p.Imports {
 			if dep, ours := strings.CutPrefix(imp, mod); ours && !slices.Contains(ok, dep) {
-				t.Errorf("%s imports %s, against DESIGN.md §1", name, dep)
+				t.Errorf("%s imports %s, against ARCHITECTURE.md §1", name, dep)
 			}
 		}
 	}
@@ -141,7 +141,7 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 			}
 		}
 	}
-	// Start-up is a budget (DESIGN.md §6): the binary never links the test
+	// Start-up is a budget (ARCHITECTURE.md §7): the binary never links the test
 	// schema validator, whose package init compiles meta-schemas (18 ms).
 	for _, d := range pkgs["cmd/corvid"].Deps {
 		if strings.HasPrefix(d, "github.com/santhosh-tekuri/jsonschema") {

@@ -9,7 +9,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
-// Where tools run (DESIGN.md §3): with ClientTools "auto", file reads and
+// Where tools run (ARCHITECTURE.md §3): with ClientTools "auto", file reads and
 // writes go through the client's fs/* methods and shell through its
 // terminal/* methods, each only when the client advertised it as true;
 // everything else runs in-process. corvid never calls a client method the

@@ -9,7 +9,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/respond"
 )
 
-// broker opens the control socket on first use (DESIGN.md §3: hosts that
+// broker opens the control socket on first use (ARCHITECTURE.md §3: hosts that
 // cannot answer permission requests).
 func (s *Server) broker() (*respond.Broker, error) {
 	s.brokerOnce.Do(func() {

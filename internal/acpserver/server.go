@@ -87,7 +87,7 @@ type session struct {
 }
 
 // shutdownGrace bounds how long in-flight work may take to answer after the
-// client went away (stdin EOF); DESIGN.md budgets the whole exit at 100 ms.
+// client went away (stdin EOF); ARCHITECTURE.md §7 budgets the whole exit at 100 ms.
 const shutdownGrace = 500 * time.Millisecond
 
 // Serve speaks ACP on r/w until r ends. It returns nil on a clean EOF.

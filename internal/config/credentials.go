@@ -14,7 +14,7 @@ import (
 	gokeyring "github.com/zalando/go-keyring"
 )
 
-// Credentials are looked up in this order (DESIGN.md §3):
+// Credentials are looked up in this order (ARCHITECTURE.md §3):
 //
 //  1. the provider's environment variables (Provider.KeyVars, in order);
 //  2. the OS keyring (service "corvid", user = provider name), every call

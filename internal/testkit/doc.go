@@ -17,7 +17,7 @@
 //     sleeping.
 //
 // [Editor.Initialize] with a [Host] preset ([Zed], [Emacs], [OldGasCity], [NewGasCity],
-// [GoSDK], [Minimal]) sends what that host really sends (DESIGN.md §7).
+// [GoSDK], [Minimal]) sends what that host really sends (ARCHITECTURE.md §8).
 //
 // Failures are reported with t.Errorf so one run shows every protocol defect; on failure
 // the transcript and the agent's stderr are dumped by a t.Cleanup.

@@ -64,7 +64,7 @@ func (c clientCaps) gate(method string, params json.RawMessage) string {
 	case strings.HasPrefix(method, "terminal/") && !c.terminal:
 		return "but the client did not advertise terminal"
 	case method == "session/request_permission" && c.absent:
-		return "but the client sent no clientCapabilities at all and cannot answer (old Gas City; DESIGN.md §3)"
+		return "but the client sent no clientCapabilities at all and cannot answer (old Gas City; ARCHITECTURE.md §3)"
 	case method == "elicitation/create":
 		var p struct {
 			Mode string `json:"mode"`

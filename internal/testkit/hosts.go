@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// Host is what one real ACP client sends to initialize (DESIGN.md §7). Params is sent
+// Host is what one real ACP client sends to initialize (ARCHITECTURE.md §8). Params is sent
 // as-is (not validated: old Gas City's request is not schema-valid, on purpose).
 type Host struct {
 	Name   string

@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// benchTreeFiles is the size of the benchmark tree (DESIGN.md §6: grep over
+// benchTreeFiles is the size of the benchmark tree (ARCHITECTURE.md §7: grep over
 // 50k files within 2× ripgrep).
 const benchTreeFiles = 50_000
 

@@ -45,7 +45,7 @@ func vmHWM(pid int) float64 {
 // BenchmarkLoadCurve measures session/load of one answer streamed as N
 // one-character chunks, for N in $CORVID_LOAD_SIZES (default 1k, 10k, 30k,
 // 100k), through a running corvid: request written → every replayed
-// update and the response read. Budget (DESIGN.md §6): linear in events,
+// update and the response read. Budget (ARCHITECTURE.md §7): linear in events,
 // 100k ≤ 400 ms, memory ≤ 64 MiB (MiB-hwm: the loading process's peak
 // RSS, start-up included).
 func BenchmarkLoadCurve(b *testing.B) {
@@ -82,7 +82,7 @@ func BenchmarkLoadCurve(b *testing.B) {
 // BenchmarkStreamedTurn measures one session/prompt whose answer is N
 // one-character agent_message_chunks (N from $CORVID_TURN_CHUNKS, default
 // 1,000,000), store included: prompt written → every update and the
-// response read, a fresh session per op. Budget (DESIGN.md §6): ≥ 400k
+// response read, a fresh session per op. Budget (ARCHITECTURE.md §7): ≥ 400k
 // session/update per s.
 func BenchmarkStreamedTurn(b *testing.B) {
 	bin := testkit.BuildCorvid(b)

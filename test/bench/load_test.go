@@ -1,5 +1,5 @@
 // Package bench holds end-to-end benchmarks of the built corvid binary
-// (DESIGN.md §6 budgets). They drive `corvid acp` over pipes with a minimal
+// (ARCHITECTURE.md §7 budgets). They drive `corvid acp` over pipes with a minimal
 // JSON-RPC client, so what is measured is corvid, not a test client's schema
 // checks.
 //
@@ -159,7 +159,7 @@ func countEvents(b *testing.B, dbPath, sid string) int {
 // BenchmarkLoad5kEvents measures session/load of a session of 5,000 stored
 // events, end to end through a running corvid (spawn excluded): request
 // written → every replayed update and the response read. Budget: 150 ms
-// (DESIGN.md §6).
+// (ARCHITECTURE.md §7).
 //
 //   - merged: one answer streamed as 5,000 one-character chunks; the replay
 //     merges them into one update, so this is the cost of reading and

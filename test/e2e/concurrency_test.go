@@ -39,7 +39,7 @@ func TestTenConcurrentSessionsKeepTheirStreamsApart(t *testing.T) {
 	}
 }
 
-// DESIGN.md §2: a prompt that collides with a live, uncancelled turn is refused.
+// ARCHITECTURE.md §2: a prompt that collides with a live, uncancelled turn is refused.
 func TestPromptDuringALiveTurnIsRefused(t *testing.T) {
 	script := scriptFile(t, "busy")
 	s := startCorvid(t, script, testkit.Options{})

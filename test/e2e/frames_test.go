@@ -7,7 +7,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/testkit"
 )
 
-// DESIGN.md §3 frames: no content.text over 64 KiB and no line of 1 MiB or more.
+// ARCHITECTURE.md §3 frames: no content.text over 64 KiB and no line of 1 MiB or more.
 func TestLargeOutputIsSplitIntoSmallFrames(t *testing.T) {
 	script := scriptFile(t, "three-megabytes")
 	s := startCorvid(t, script, testkit.Options{})
@@ -41,7 +41,7 @@ func TestHugeInboundPromptIsAccepted(t *testing.T) {
 }
 
 // Zed cancels and at once sends the next prompt: that prompt waits for the cancelled
-// turn to wind down and then runs (DESIGN.md §2), instead of being refused.
+// turn to wind down and then runs (ARCHITECTURE.md §2), instead of being refused.
 func TestCancelThenImmediateRePromptRuns(t *testing.T) {
 	script := scriptFile(t, "slow-repeat-last")
 	s := startCorvid(t, script, testkit.Options{})

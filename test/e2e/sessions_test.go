@@ -451,7 +451,7 @@ func killMidStream(t *testing.T, chunks int) (streamed, replayed string) {
 	return streamed, replayed
 }
 
-// DESIGN.md §6: the group commit means a kill -9 loses at most the last few
+// ARCHITECTURE.md §7: the group commit means a kill -9 loses at most the last few
 // milliseconds of a stream. At one chunk per 3 ms, 10 characters is 30 ms.
 func TestKillDuringStreamingLosesAtMostTheLastFewMilliseconds(t *testing.T) {
 	for _, chunks := range []int{20, 140} {
@@ -468,7 +468,7 @@ func TestKillDuringStreamingLosesAtMostTheLastFewMilliseconds(t *testing.T) {
 	}
 }
 
-// DESIGN.md §3 "storage": events are appended as they happen, so a kill -9
+// ARCHITECTURE.md §3 "storage": events are appended as they happen, so a kill -9
 // loses nothing that was already streamed: every chunk the client saw is in
 // the replay.
 func TestKillDuringStreamingLosesNoStreamedChunk(t *testing.T) {

@@ -87,7 +87,7 @@ func cancelTrial(t *testing.T, a *agent, sid string, d time.Duration, marker str
 	if out.StopReason != "cancelled" && out.StopReason != "end_turn" {
 		t.Errorf("cancel after %v: stop reason %q, want cancelled or end_turn", d, out.StopReason)
 	}
-	// DESIGN.md §6: child processes are gone by the response; give the
+	// ARCHITECTURE.md §7: child processes are gone by the response; give the
 	// kernel a moment to reap them.
 	testkit.WaitGone(t, fmt.Sprintf("cancel after %v: the shell command of the cancelled turn", d), testkit.ProcessesMatching(marker)...)
 	// A round trip, then no update of the session may follow the response.

@@ -21,7 +21,7 @@ const killTrials = 20
 // loads the session in a new process; the replay is a prefix of what the
 // script says, the new process takes the session over and a new prompt works.
 //
-// DESIGN.md §3 also promises that events are stored as they happen, so no
+// ARCHITECTURE.md §3 also promises that events are stored as they happen, so no
 // update the client already received may be missing from the replay: every
 // text the client saw must be a prefix of the replayed text of its kind, and
 // every tool call it saw must be replayed.
@@ -53,7 +53,7 @@ func TestKillNineAtRandomPointsKeepsTheSessionLoadable(t *testing.T) {
 			t.Fatalf("trial %d (kill after %v or %d updates) failed; the seed above replays it", trial, delay, afterUpdates)
 		}
 	}
-	// Durable before visible (DESIGN.md §3): an update reaches the client only
+	// Durable before visible (ARCHITECTURE.md §3): an update reaches the client only
 	// after its event is committed, so a SIGKILL can lose nothing the client saw.
 	for _, l := range lost {
 		t.Errorf("the replay lacks updates the client had already received: %s", l)

@@ -1,6 +1,6 @@
 package sdkclient
 
-// The benchmarks of DESIGN.md §6 that concern the ACP process. They report numbers and
+// The benchmarks of ARCHITECTURE.md §7 that concern the ACP process. They report numbers and
 // never fail on a budget; they fail only when corvid answers wrongly. They talk raw
 // NDJSON over pipes, not through the SDK, so that client overhead stays out of the
 // numbers. bench/README.md lists them with their budgets.

@@ -2,7 +2,7 @@
 // write: the client side of github.com/coder/acp-go-sdk. Where test/e2e checks every frame
 // against the schema with our own fake editor, this package checks that a third-party
 // client, with its own decoding and its own notification ordering, gets what it expects.
-// It also holds the performance benchmarks of DESIGN.md §6, which use a raw line client.
+// It also holds the performance benchmarks of ARCHITECTURE.md §7, which use a raw line client.
 //
 // Start with scenarios_test.go; harness_test.go starts processes and records what the
 // client receives. Set CORVID_BIN to test a prebuilt binary instead of building one.

@@ -364,7 +364,7 @@ func TestPromptForUnknownSessionFails(t *testing.T) {
 
 func TestLargeTextIsSplitUnder64KiB(t *testing.T) {
 	// One 300 KiB part with no chunkSize: the model hands corvid the whole text at once,
-	// and corvid must split it so no content.text exceeds 64 KiB (DESIGN.md §3, frames).
+	// and corvid must split it so no content.text exceeds 64 KiB (ARCHITECTURE.md §3, frames).
 	text := strings.Repeat("0123456789abcdef", 300*1024/16)
 	c := start(t, testkit.WriteScript(t, textScript("", text, 0, 0)), startOpts{})
 	ctx := testContext(t)
