@@ -7,7 +7,8 @@
 // call.go makes our calls and routes their responses, write.go encodes and
 // writes frames. The *Request / *Response types are the wire shapes, and
 // validate.go checks what the schema requires beyond JSON shape. Types follow
-// shared/acp-schema/v1/schema.json field for field; they are lenient on input
+// the official ACP v1 schema (embedded in internal/acpkit, checked against the
+// upstream copy in CI) field for field; they are lenient on input
 // (unknown fields ignored, null = absent) and strict on output (empty
 // optionals omitted, empty results are {} and never null).
 package acp
