@@ -29,6 +29,12 @@ const (
 	maxQueue = 1 << 16
 )
 
+// deltaBase is the payload of a session's event seq, as committed.
+type deltaBase struct {
+	seq     int64
+	payload []byte
+}
+
 type pendingEvent struct {
 	ticket    uint64 // position in this Store's append order, from 1
 	sessionID string
@@ -48,9 +54,13 @@ type writer struct {
 	committed uint64         // every ticket ≤ this has been committed (or failed)
 	notify    chan struct{}  // closed and replaced after each commit
 	lastBySID map[string]uint64
-	failed    error         // first write error not yet reported by Flush
-	failures  atomic.Uint64 // commits that failed since the Store opened (read without mu)
-	closing   bool
+	// Owned by the committing goroutine: kind ids known to be committed,
+	// and each session's last committed payload (the next delta's base).
+	kindIDs  map[string]int64
+	bases    map[int64]deltaBase
+	failed   error         // first write error not yet reported by Flush
+	failures atomic.Uint64 // commits that failed since the Store opened (read without mu)
+	closing  bool
 
 	wake chan struct{} // the queue became non-empty
 	kick chan struct{} // commit now: Flush is waiting or a batch is full
@@ -63,6 +73,8 @@ func newWriter(s *Store) *writer {
 		s:         s,
 		notify:    make(chan struct{}),
 		lastBySID: make(map[string]uint64),
+		kindIDs:   make(map[string]int64),
+		bases:     make(map[int64]deltaBase),
 		wake:      make(chan struct{}, 1),
 		kick:      make(chan struct{}, 1),
 		stop:      make(chan struct{}),
@@ -297,8 +309,16 @@ func (w *writer) commit(batch []pendingEvent) error {
 	var missing []error
 	ctx := context.Background()
 	args := make([]any, 0, 5*insertRows)
+	var (
+		newKinds map[string]int64
+		newBases map[int64]deltaBase
+		buf      []byte
+	)
 	err := w.s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		missing = missing[:0]
+		newKinds = map[string]int64{}
+		newBases = map[int64]deltaBase{}
+		buf = buf[:0]
 		var many, one *sql.Stmt
 		defer func() {
 			if many != nil {
@@ -308,6 +328,19 @@ func (w *writer) commit(batch []pendingEvent) error {
 				one.Close()
 			}
 		}()
+		kindID := func(kind string) (int64, error) {
+			if id, ok := w.kindIDs[kind]; ok {
+				return id, nil
+			}
+			if id, ok := newKinds[kind]; ok {
+				return id, nil
+			}
+			var id int64
+			err := tx.QueryRowContext(ctx, `INSERT INTO event_kinds (name) VALUES (?)
+ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(&id)
+			newKinds[kind] = id
+			return id, err
+		}
 		for _, sid := range order {
 			evs := bySID[sid]
 			var pk int64
@@ -324,6 +357,12 @@ func (w *writer) commit(batch []pendingEvent) error {
 			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`, pk).Scan(&seq); err != nil {
 				return err
 			}
+			// The previous payload is a delta base only if nobody (another
+			// process) appended to the session since this writer did.
+			var prev []byte
+			if b, ok := w.bases[pk]; ok && b.seq == seq {
+				prev = b.payload
+			}
 			for len(evs) > 0 {
 				n := insertRows
 				stmt := &many
@@ -339,16 +378,44 @@ func (w *writer) commit(batch []pendingEvent) error {
 				args = args[:0]
 				for _, ev := range evs[:n] {
 					seq++
-					args = append(args, pk, seq, ev.kind, ev.payload, ev.time)
+					id, err := kindID(ev.kind)
+					if err != nil {
+						return err
+					}
+					start := len(buf)
+					var form int
+					form, buf = encodeRow(buf, ev.payload, prev, kindHead(ev.kind))
+					args = append(args, pk, seq, id<<formBits|int64(form), buf[start:len(buf):len(buf)], ev.time)
+					prev = ev.payload
+					if len(prev) > maxDeltaBase {
+						prev = nil
+					}
 				}
 				if _, err := (*stmt).ExecContext(ctx, args...); err != nil {
 					return err
 				}
 				evs = evs[n:]
 			}
+			if prev != nil {
+				newBases[pk] = deltaBase{seq: seq, payload: prev}
+			} else {
+				newBases[pk] = deltaBase{}
+			}
 		}
 		return nil
 	})
+	if err == nil {
+		for k, id := range newKinds {
+			w.kindIDs[k] = id
+		}
+		for pk, b := range newBases {
+			if b.payload == nil {
+				delete(w.bases, pk)
+			} else {
+				w.bases[pk] = b
+			}
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}
@@ -376,14 +443,38 @@ func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 
 // Events returns every event of a session in order, after committing any
 // events this Store still holds in memory for it. An unknown session yields
-// [ErrNotFound].
+// [ErrNotFound]. It holds the whole log in memory; [Store.EachEvent] does not.
 func (s *Store) Events(ctx context.Context, sessionID string) ([]Event, error) {
-	if err := s.flushSession(ctx, sessionID); err != nil {
-		return nil, fmt.Errorf("events of session %s: %w", sessionID, err)
-	}
 	var out []Event
+	err := s.EachEvent(ctx, sessionID, func(ev Event) error {
+		out = append(out, ev)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachEvent calls fn with every event of a session in order, after
+// committing any events this Store still holds in memory for it, reading
+// rows as it goes: memory stays bounded by the largest event, not the
+// session. Each Event's Payload is freshly allocated; fn may keep it but
+// must not modify it. An error from fn stops the walk and is returned as
+// is. An unknown session yields [ErrNotFound]. The walk reads one snapshot:
+// events appended meanwhile are not seen.
+func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) error) error {
+	if err := s.flushSession(ctx, sessionID); err != nil {
+		return fmt.Errorf("events of session %s: %w", sessionID, err)
+	}
+	delivered := false
+	var fnErr error
 	err := retryBusy(ctx, func() error {
-		out = out[:0]
+		if delivered {
+			// Never replay events fn has seen; a busy error mid-walk
+			// (which WAL readers should not meet) is returned instead.
+			return nil
+		}
 		tx, err := s.readDB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
@@ -397,24 +488,76 @@ func (s *Store) Events(ctx context.Context, sessionID string) ([]Event, error) {
 		if err != nil {
 			return err
 		}
+		kinds, err := readKinds(ctx, tx)
+		if err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? ORDER BY seq`, pk)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
+		var (
+			prev    []byte // the previous event's payload, the base of a delta
+			prevSeq int64
+			stored  sql.RawBytes
+			code, t int64
+		)
 		for rows.Next() {
 			var ev Event
-			var t int64
-			if err := rows.Scan(&ev.Seq, &ev.Kind, &ev.Payload, &t); err != nil {
+			if err := rows.Scan(&ev.Seq, &code, &stored, &t); err != nil {
 				return err
 			}
+			k, ok := kinds[code>>formBits]
+			form := int(code & (1<<formBits - 1))
+			if form == formDelta && ev.Seq != prevSeq+1 {
+				ok = false
+			}
+			if ok {
+				ev.Payload, err = decodeRow(make([]byte, 0, 64), form, stored, prev, k.head)
+			}
+			if !ok || err != nil {
+				return fmt.Errorf("event %d: %w", ev.Seq, errBadRow)
+			}
+			ev.Kind = k.name
 			ev.Time = time.Unix(0, t)
-			out = append(out, ev)
+			prev, prevSeq = append(prev[:0], ev.Payload...), ev.Seq
+			delivered = true
+			if fnErr = fn(ev); fnErr != nil {
+				return nil
+			}
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, fmt.Errorf("events of session %s: %w", sessionID, err)
+	if fnErr != nil {
+		return fnErr
 	}
-	return out, nil
+	if err != nil {
+		return fmt.Errorf("events of session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+type kindName struct {
+	name string
+	head []byte // kindHead(name)
+}
+
+// readKinds loads the event_kinds table (a few dozen rows at most).
+func readKinds(ctx context.Context, tx *sql.Tx) (map[int64]kindName, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name FROM event_kinds`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[int64]kindName{}
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, err
+		}
+		m[id] = kindName{name, kindHead(name)}
+	}
+	return m, rows.Err()
 }
