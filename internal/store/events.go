@@ -27,6 +27,7 @@ const (
 	linger   = 2 * time.Millisecond
 	maxBatch = 2048
 	maxQueue = 1 << 16
+	maxSpare = 2 * maxBatch // largest queue array kept for reuse
 )
 
 // deltaBase is the payload of a session's event seq, as committed.
@@ -50,6 +51,7 @@ type writer struct {
 	mu        sync.Mutex
 	space     *sync.Cond     // signalled when the queue shrinks (backpressure)
 	queue     []pendingEvent // FIFO, not yet handed to the committer
+	spare     []pendingEvent // a committed queue's array, for the next queue
 	enqueued  uint64         // ticket of the last appended event
 	committed uint64         // every ticket ≤ this has been committed (or failed)
 	notify    chan struct{}  // closed and replaced after each commit
@@ -57,6 +59,7 @@ type writer struct {
 	// Owned by the committing goroutine: kind ids known to be committed,
 	// and each session's last committed payload (the next delta's base).
 	kindIDs  map[string]int64
+	heads    map[string][]byte // kindHead of each kind seen
 	bases    map[int64]deltaBase
 	failed   error         // first write error not yet reported by Flush
 	failures atomic.Uint64 // commits that failed since the Store opened (read without mu)
@@ -74,6 +77,7 @@ func newWriter(s *Store) *writer {
 		notify:    make(chan struct{}),
 		lastBySID: make(map[string]uint64),
 		kindIDs:   make(map[string]int64),
+		heads:     make(map[string][]byte),
 		bases:     make(map[int64]deltaBase),
 		wake:      make(chan struct{}, 1),
 		kick:      make(chan struct{}, 1),
@@ -254,8 +258,11 @@ func (w *writer) drain() {
 			return
 		}
 		batch := w.queue[:n:n]
+		var recycle []pendingEvent
 		if n == len(w.queue) {
-			w.queue = nil
+			recycle = w.queue[:0]
+			w.queue = w.spare
+			w.spare = nil
 		} else {
 			w.queue = w.queue[n:]
 		}
@@ -278,6 +285,10 @@ func (w *writer) drain() {
 				delete(w.lastBySID, ev.sessionID)
 			}
 		}
+		if recycle != nil && cap(recycle) <= maxSpare {
+			clear(recycle[:n]) // drop the payloads
+			w.spare = recycle
+		}
 		close(w.notify)
 		w.notify = make(chan struct{})
 		w.mu.Unlock()
@@ -293,14 +304,33 @@ var (
 	insertMany = insertOne + strings.Repeat(`, (?, ?, ?, ?, ?)`, insertRows-1)
 )
 
+// kindHead returns kindHead(kind), computed once per kind.
+func (w *writer) kindHead(kind string) []byte {
+	h, ok := w.heads[kind]
+	if !ok {
+		h = kindHead(kind)
+		w.heads[kind] = h
+	}
+	return h
+}
+
 // commit writes one batch in one transaction. Events of a session that does
 // not exist (never created, or deleted meanwhile) are dropped and reported;
 // the rest of the batch is still committed.
 func (w *writer) commit(batch []pendingEvent) error {
 	// Group by session, keeping each session's events in append order.
-	order := make([]string, 0, 4)
-	bySID := make(map[string][]pendingEvent, 4)
-	for _, ev := range batch {
+	// The usual batch holds one session: it is used as it is.
+	order := []string{batch[0].sessionID}
+	bySID := map[string][]pendingEvent{batch[0].sessionID: batch}
+	size := 0
+	for i, ev := range batch {
+		size += len(ev.payload)
+		if ev.sessionID == batch[0].sessionID && len(order) == 1 {
+			continue
+		}
+		if len(order) == 1 {
+			bySID[order[0]] = append([]pendingEvent(nil), batch[:i]...)
+		}
 		if _, ok := bySID[ev.sessionID]; !ok {
 			order = append(order, ev.sessionID)
 		}
@@ -318,7 +348,7 @@ func (w *writer) commit(batch []pendingEvent) error {
 		missing = missing[:0]
 		newKinds = map[string]int64{}
 		newBases = map[int64]deltaBase{}
-		buf = buf[:0]
+		buf = make([]byte, 0, size+4*len(batch))
 		var many, one *sql.Stmt
 		defer func() {
 			if many != nil {
@@ -384,7 +414,7 @@ ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(
 					}
 					start := len(buf)
 					var form int
-					form, buf = encodeRow(buf, ev.payload, prev, kindHead(ev.kind))
+					form, buf = encodeRow(buf, ev.payload, prev, w.kindHead(ev.kind))
 					args = append(args, pk, seq, id<<formBits|int64(form), buf[start:len(buf):len(buf)], ev.time)
 					prev = ev.payload
 					if len(prev) > maxDeltaBase {
