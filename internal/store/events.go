@@ -30,6 +30,9 @@ const (
 	maxSpare = 2 * maxBatch // largest queue array kept for reuse
 )
 
+// maxBases bounds the sessions whose last payload the writer keeps.
+const maxBases = 256
+
 // deltaBase is the payload of a session's event seq, as committed.
 type deltaBase struct {
 	seq     int64
@@ -435,6 +438,9 @@ ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(
 		return nil
 	})
 	if err == nil {
+		if len(w.bases)+len(newBases) > maxBases {
+			clear(w.bases) // sessions long gone; the next deltas start afresh
+		}
 		for k, id := range newKinds {
 			w.kindIDs[k] = id
 		}
