@@ -30,13 +30,13 @@ func (c *conversation) syncWithStore() error {
 	if last == known {
 		return nil
 	}
-	events, err := st.Events(ctx, c.log.id)
+	lg, err := FoldStored(ctx, st, c.log.id)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStore, err)
 	}
-	c.restore(Fold(events))
+	c.restore(lg)
 	if known != 0 {
-		c.log.log.Info("session changed in another process; reloaded its history", "session", c.log.id, "events", len(events))
+		c.log.log.Info("session changed in another process; reloaded its history", "session", c.log.id, "seq", lg.LastSeq)
 	}
 	return nil
 }

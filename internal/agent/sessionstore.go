@@ -62,7 +62,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	if err != nil {
 		return nil, nil, err
 	}
-	events, err := st.Events(ctx, o.ID)
+	lg, err := FoldStored(ctx, st, o.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,7 +77,6 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	if m := s.settings.restore(meta); m != nil {
 		s.env.Images = m.Info().Images
 	}
-	lg := Fold(events)
 	s.conv.restore(lg)
 	if o.Cwd != meta.Cwd || !slices.Equal(o.Roots, meta.AdditionalDirs) {
 		_ = st.UpdateSession(ctx, o.ID, func(ss *store.Session) { ss.Cwd, ss.AdditionalDirs = o.Cwd, o.Roots })

@@ -27,7 +27,17 @@ const (
 	linger   = 2 * time.Millisecond
 	maxBatch = 2048
 	maxQueue = 1 << 16
+	maxSpare = 2 * maxBatch // largest queue array kept for reuse
 )
+
+// maxBases bounds the sessions whose last payload the writer keeps.
+const maxBases = 256
+
+// deltaBase is the payload of a session's event seq, as committed.
+type deltaBase struct {
+	seq     int64
+	payload []byte
+}
 
 type pendingEvent struct {
 	ticket    uint64 // position in this Store's append order, from 1
@@ -44,13 +54,19 @@ type writer struct {
 	mu        sync.Mutex
 	space     *sync.Cond     // signalled when the queue shrinks (backpressure)
 	queue     []pendingEvent // FIFO, not yet handed to the committer
+	spare     []pendingEvent // a committed queue's array, for the next queue
 	enqueued  uint64         // ticket of the last appended event
 	committed uint64         // every ticket ≤ this has been committed (or failed)
 	notify    chan struct{}  // closed and replaced after each commit
 	lastBySID map[string]uint64
-	failed    error         // first write error not yet reported by Flush
-	failures  atomic.Uint64 // commits that failed since the Store opened (read without mu)
-	closing   bool
+	// Owned by the committing goroutine: kind ids known to be committed,
+	// and each session's last committed payload (the next delta's base).
+	kindIDs  map[string]int64
+	heads    map[string][]byte // kindHead of each kind seen
+	bases    map[int64]deltaBase
+	failed   error         // first write error not yet reported by Flush
+	failures atomic.Uint64 // commits that failed since the Store opened (read without mu)
+	closing  bool
 
 	wake chan struct{} // the queue became non-empty
 	kick chan struct{} // commit now: Flush is waiting or a batch is full
@@ -63,6 +79,9 @@ func newWriter(s *Store) *writer {
 		s:         s,
 		notify:    make(chan struct{}),
 		lastBySID: make(map[string]uint64),
+		kindIDs:   make(map[string]int64),
+		heads:     make(map[string][]byte),
+		bases:     make(map[int64]deltaBase),
 		wake:      make(chan struct{}, 1),
 		kick:      make(chan struct{}, 1),
 		stop:      make(chan struct{}),
@@ -242,8 +261,11 @@ func (w *writer) drain() {
 			return
 		}
 		batch := w.queue[:n:n]
+		var recycle []pendingEvent
 		if n == len(w.queue) {
-			w.queue = nil
+			recycle = w.queue[:0]
+			w.queue = w.spare
+			w.spare = nil
 		} else {
 			w.queue = w.queue[n:]
 		}
@@ -266,6 +288,10 @@ func (w *writer) drain() {
 				delete(w.lastBySID, ev.sessionID)
 			}
 		}
+		if recycle != nil && cap(recycle) <= maxSpare {
+			clear(recycle[:n]) // drop the payloads
+			w.spare = recycle
+		}
 		close(w.notify)
 		w.notify = make(chan struct{})
 		w.mu.Unlock()
@@ -281,14 +307,33 @@ var (
 	insertMany = insertOne + strings.Repeat(`, (?, ?, ?, ?, ?)`, insertRows-1)
 )
 
+// kindHead returns kindHead(kind), computed once per kind.
+func (w *writer) kindHead(kind string) []byte {
+	h, ok := w.heads[kind]
+	if !ok {
+		h = kindHead(kind)
+		w.heads[kind] = h
+	}
+	return h
+}
+
 // commit writes one batch in one transaction. Events of a session that does
 // not exist (never created, or deleted meanwhile) are dropped and reported;
 // the rest of the batch is still committed.
 func (w *writer) commit(batch []pendingEvent) error {
 	// Group by session, keeping each session's events in append order.
-	order := make([]string, 0, 4)
-	bySID := make(map[string][]pendingEvent, 4)
-	for _, ev := range batch {
+	// The usual batch holds one session: it is used as it is.
+	order := []string{batch[0].sessionID}
+	bySID := map[string][]pendingEvent{batch[0].sessionID: batch}
+	size := 0
+	for i, ev := range batch {
+		size += len(ev.payload)
+		if ev.sessionID == batch[0].sessionID && len(order) == 1 {
+			continue
+		}
+		if len(order) == 1 {
+			bySID[order[0]] = append([]pendingEvent(nil), batch[:i]...)
+		}
 		if _, ok := bySID[ev.sessionID]; !ok {
 			order = append(order, ev.sessionID)
 		}
@@ -297,8 +342,16 @@ func (w *writer) commit(batch []pendingEvent) error {
 	var missing []error
 	ctx := context.Background()
 	args := make([]any, 0, 5*insertRows)
+	var (
+		newKinds map[string]int64
+		newBases map[int64]deltaBase
+		buf      []byte
+	)
 	err := w.s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		missing = missing[:0]
+		newKinds = map[string]int64{}
+		newBases = map[int64]deltaBase{}
+		buf = make([]byte, 0, size+4*len(batch))
 		var many, one *sql.Stmt
 		defer func() {
 			if many != nil {
@@ -308,6 +361,19 @@ func (w *writer) commit(batch []pendingEvent) error {
 				one.Close()
 			}
 		}()
+		kindID := func(kind string) (int64, error) {
+			if id, ok := w.kindIDs[kind]; ok {
+				return id, nil
+			}
+			if id, ok := newKinds[kind]; ok {
+				return id, nil
+			}
+			var id int64
+			err := tx.QueryRowContext(ctx, `INSERT INTO event_kinds (name) VALUES (?)
+ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(&id)
+			newKinds[kind] = id
+			return id, err
+		}
 		for _, sid := range order {
 			evs := bySID[sid]
 			var pk int64
@@ -324,6 +390,12 @@ func (w *writer) commit(batch []pendingEvent) error {
 			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`, pk).Scan(&seq); err != nil {
 				return err
 			}
+			// The previous payload is a delta base only if nobody (another
+			// process) appended to the session since this writer did.
+			var prev []byte
+			if b, ok := w.bases[pk]; ok && b.seq == seq {
+				prev = b.payload
+			}
 			for len(evs) > 0 {
 				n := insertRows
 				stmt := &many
@@ -339,16 +411,47 @@ func (w *writer) commit(batch []pendingEvent) error {
 				args = args[:0]
 				for _, ev := range evs[:n] {
 					seq++
-					args = append(args, pk, seq, ev.kind, ev.payload, ev.time)
+					id, err := kindID(ev.kind)
+					if err != nil {
+						return err
+					}
+					start := len(buf)
+					var form int
+					form, buf = encodeRow(buf, ev.payload, prev, w.kindHead(ev.kind))
+					args = append(args, pk, seq, id<<formBits|int64(form), buf[start:len(buf):len(buf)], ev.time)
+					prev = ev.payload
+					if len(prev) > maxDeltaBase {
+						prev = nil
+					}
 				}
 				if _, err := (*stmt).ExecContext(ctx, args...); err != nil {
 					return err
 				}
 				evs = evs[n:]
 			}
+			if prev != nil {
+				newBases[pk] = deltaBase{seq: seq, payload: prev}
+			} else {
+				newBases[pk] = deltaBase{}
+			}
 		}
 		return nil
 	})
+	if err == nil {
+		if len(w.bases)+len(newBases) > maxBases {
+			clear(w.bases) // sessions long gone; the next deltas start afresh
+		}
+		for k, id := range newKinds {
+			w.kindIDs[k] = id
+		}
+		for pk, b := range newBases {
+			if b.payload == nil {
+				delete(w.bases, pk)
+			} else {
+				w.bases[pk] = b
+			}
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}
@@ -376,14 +479,38 @@ func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 
 // Events returns every event of a session in order, after committing any
 // events this Store still holds in memory for it. An unknown session yields
-// [ErrNotFound].
+// [ErrNotFound]. It holds the whole log in memory; [Store.EachEvent] does not.
 func (s *Store) Events(ctx context.Context, sessionID string) ([]Event, error) {
-	if err := s.flushSession(ctx, sessionID); err != nil {
-		return nil, fmt.Errorf("events of session %s: %w", sessionID, err)
-	}
 	var out []Event
+	err := s.EachEvent(ctx, sessionID, func(ev Event) error {
+		out = append(out, ev)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachEvent calls fn with every event of a session in order, after
+// committing any events this Store still holds in memory for it, reading
+// rows as it goes: memory stays bounded by the largest event, not the
+// session. Each Event's Payload is freshly allocated; fn may keep it but
+// must not modify it. An error from fn stops the walk and is returned as
+// is. An unknown session yields [ErrNotFound]. The walk reads one snapshot:
+// events appended meanwhile are not seen.
+func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) error) error {
+	if err := s.flushSession(ctx, sessionID); err != nil {
+		return fmt.Errorf("events of session %s: %w", sessionID, err)
+	}
+	delivered := false
+	var fnErr error
 	err := retryBusy(ctx, func() error {
-		out = out[:0]
+		if delivered {
+			// Never replay events fn has seen; a busy error mid-walk
+			// (which WAL readers should not meet) is returned instead.
+			return nil
+		}
 		tx, err := s.readDB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
@@ -397,24 +524,76 @@ func (s *Store) Events(ctx context.Context, sessionID string) ([]Event, error) {
 		if err != nil {
 			return err
 		}
+		kinds, err := readKinds(ctx, tx)
+		if err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? ORDER BY seq`, pk)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
+		var (
+			prev    []byte // the previous event's payload, the base of a delta
+			prevSeq int64
+			stored  sql.RawBytes
+			code, t int64
+		)
 		for rows.Next() {
 			var ev Event
-			var t int64
-			if err := rows.Scan(&ev.Seq, &ev.Kind, &ev.Payload, &t); err != nil {
+			if err := rows.Scan(&ev.Seq, &code, &stored, &t); err != nil {
 				return err
 			}
+			k, ok := kinds[code>>formBits]
+			form := int(code & (1<<formBits - 1))
+			if form == formDelta && ev.Seq != prevSeq+1 {
+				ok = false
+			}
+			if ok {
+				ev.Payload, err = decodeRow(make([]byte, 0, 64), form, stored, prev, k.head)
+			}
+			if !ok || err != nil {
+				return fmt.Errorf("event %d: %w", ev.Seq, errBadRow)
+			}
+			ev.Kind = k.name
 			ev.Time = time.Unix(0, t)
-			out = append(out, ev)
+			prev, prevSeq = append(prev[:0], ev.Payload...), ev.Seq
+			delivered = true
+			if fnErr = fn(ev); fnErr != nil {
+				return nil
+			}
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, fmt.Errorf("events of session %s: %w", sessionID, err)
+	if fnErr != nil {
+		return fnErr
 	}
-	return out, nil
+	if err != nil {
+		return fmt.Errorf("events of session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+type kindName struct {
+	name string
+	head []byte // kindHead(name)
+}
+
+// readKinds loads the event_kinds table (a few dozen rows at most).
+func readKinds(ctx context.Context, tx *sql.Tx) (map[int64]kindName, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name FROM event_kinds`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[int64]kindName{}
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, err
+		}
+		m[id] = kindName{name, kindHead(name)}
+	}
+	return m, rows.Err()
 }

@@ -158,6 +158,13 @@ func TestAppendToUnknownSessionIsReportedByFlush(t *testing.T) {
 	}
 }
 
+// sharedPayload is long enough that each store stores it as a delta from
+// its own previous event, which is wrong as a base wherever the other store
+// appended in between.
+func sharedPayload(store string, i int) []byte {
+	return fmt.Appendf(nil, `{"kind":%q,"text":"%d","pad":"%s"}`, store, i, strings.Repeat("p", 40))
+}
+
 func TestTwoStoresShareOneFile(t *testing.T) {
 	path := tempDBPath(t)
 	a, b := openStore(t, path), openStore(t, path)
@@ -173,7 +180,7 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 	for name, st := range map[string]*Store{"a": a, "b": b} {
 		wg.Go(func() {
 			for i := range perStore {
-				if err := st.Append("shared", name, fmt.Appendf(nil, "%d", i)); err != nil {
+				if err := st.Append("shared", name, sharedPayload(name, i)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -197,7 +204,7 @@ func TestTwoStoresShareOneFile(t *testing.T) {
 		if ev.Seq != int64(i+1) {
 			t.Fatalf("event %d has seq %d: sequence numbers must be 1..n without gaps", i, ev.Seq)
 		}
-		if string(ev.Payload) != fmt.Sprint(next[ev.Kind]) {
+		if string(ev.Payload) != string(sharedPayload(ev.Kind, next[ev.Kind])) {
 			t.Fatalf("store %s: event %s out of order, want %d", ev.Kind, ev.Payload, next[ev.Kind])
 		}
 		next[ev.Kind]++

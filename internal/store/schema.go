@@ -55,6 +55,29 @@ CREATE TABLE leases (
 	heartbeat  INTEGER NOT NULL
 );
 `,
+	// 2: each kind string stored once, in event_kinds; events.kind becomes
+	// kind id << 2 | payload form (see rowform.go). Rows of version 1 keep
+	// their payload as is (form 0).
+	`
+CREATE TABLE event_kinds (
+	id   INTEGER PRIMARY KEY,
+	name TEXT NOT NULL UNIQUE
+);
+INSERT INTO event_kinds (name) SELECT DISTINCT kind FROM events ORDER BY kind;
+CREATE TABLE events_v2 (
+	session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+	seq        INTEGER NOT NULL,
+	kind       INTEGER NOT NULL,
+	payload    BLOB NOT NULL,
+	time       INTEGER NOT NULL,
+	PRIMARY KEY (session_pk, seq)
+) WITHOUT ROWID;
+INSERT INTO events_v2 (session_pk, seq, kind, payload, time)
+SELECT e.session_pk, e.seq, k.id << 2, e.payload, e.time
+FROM events e JOIN event_kinds k ON k.name = e.kind;
+DROP TABLE events;
+ALTER TABLE events_v2 RENAME TO events;
+`,
 }
 
 // schemaVersion returns the version recorded in db (0 for a fresh file).

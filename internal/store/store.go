@@ -2,9 +2,11 @@
 // (modernc.org/sqlite, pure Go) shared by every corvid process of a user.
 //
 // Start with [Open] and [Store.Append]. A session is a row of metadata
-// ([Session]) plus an ordered log of opaque events (a kind string and a JSON
-// payload the store never looks inside). The store knows nothing of ACP or of
-// the agent's event types.
+// ([Session]) plus an ordered log of opaque events (a kind string and a
+// payload the store never parses). The store knows nothing of ACP or of the
+// agent's event types; it only stores bytes compactly (each kind string once,
+// a payload as its difference from the previous one; see rowform.go) and
+// gives them back exactly. [Store.EachEvent] reads a log without holding it.
 //
 // Invariants this package keeps:
 //
