@@ -49,7 +49,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/llm":           {},
 		"internal/acp":           {},
 		"internal/store":         {},
-		"internal/llm/catalog":   {"internal/llm"},
+		"internal/llm/catalog":   {"internal/llm", "internal/config"},
 		"internal/llm/script":    {"internal/llm"},
 		"internal/llm/sse":       {},
 		"internal/llm/anthropic": {"internal/llm", "internal/llm/sse"},
