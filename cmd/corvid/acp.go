@@ -430,8 +430,10 @@ func (c *acpCmd) auth(env config.Env, file *config.File) *acpserver.Auth {
 			return nil
 		},
 	}
+	seen := map[string]bool{} // providers sharing a key (xiaomi's plans) offer it once
 	for _, p := range file.AllProviders() {
-		if p.NeedsKey && len(p.KeyVars) > 0 {
+		if p.NeedsKey && len(p.KeyVars) > 0 && !seen[p.KeyVars[0]] {
+			seen[p.KeyVars[0]] = true
 			a.EnvVars = append(a.EnvVars, acpserver.AuthEnvVar{Provider: p.Name, Title: p.DisplayName(), Var: p.KeyVars[0]})
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,7 +18,8 @@ import (
 	"github.com/corvid-agent/corvid/internal/llm/catalog"
 	"github.com/corvid-agent/corvid/internal/llm/openai"
 
-	_ "github.com/corvid-agent/corvid/internal/llm/gemini"
+	"github.com/corvid-agent/corvid/internal/llm/anthropic"
+	"github.com/corvid-agent/corvid/internal/llm/gemini"
 )
 
 // modelsCmd lists the models usable with the credentials at hand. Its
@@ -36,6 +38,7 @@ func runModels(env config.Env, cwd, only string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	registerModels(file)
 	providers := file.AllProviders()
 	if only != "" {
 		p, ok := file.Provider(only)
@@ -210,10 +213,11 @@ func providerConfig(env config.Env, file *config.File, provider, model string) (
 		return llm.ProviderConfig{}, fmt.Errorf("unknown provider %q", provider)
 	}
 	if p.Custom {
-		if err := openai.RegisterCustom(p); err != nil {
+		if err := registerCustom(p); err != nil {
 			return llm.ProviderConfig{}, err
 		}
 	}
+	registerModels(file)
 	key, _ := config.Credential(env, p)
 	if p.NeedsKey && key == "" {
 		return llm.ProviderConfig{}, fmt.Errorf("no credentials for %s: set %s or run `corvid auth login %s`", p.DisplayName(), strings.Join(p.KeyVars, " or "), p.Name)
@@ -224,7 +228,52 @@ func providerConfig(env config.Env, file *config.File, provider, model string) (
 		APIKey:   key,
 		BaseURL:  config.BaseURL(env, p),
 		Info:     catalog.Lookup(p.Name, model).Info(),
+		Headers:  p.Headers,
 
 		IdleTimeout: config.StreamIdleTimeout(env),
 	}, nil
+}
+
+// registerCustom makes a custom provider of config.toml buildable by
+// llm.Open, through the package of its API family.
+func registerCustom(p config.Provider) error {
+	switch p.API {
+	case config.APIAnthropic:
+		llm.Register(p.Name, anthropic.New)
+	case config.APIGemini:
+		llm.Register(p.Name, func(cfg llm.ProviderConfig) (llm.Model, error) { return gemini.New(cfg, nil) })
+	default:
+		return openai.RegisterCustom(p)
+	}
+	return nil
+}
+
+// registerModels adds the models of file's [providers.NAME.models]
+// tables to the catalog, so their context windows and prices apply.
+func registerModels(file *config.File) {
+	if file == nil {
+		return
+	}
+	for name, s := range file.Providers {
+		if p, ok := file.Provider(name); ok {
+			name = p.Name
+		}
+		for _, m := range s.Models {
+			e := catalog.Lookup(name, m.ID)
+			e.Name = cmp.Or(m.Name, e.Name)
+			if w := m.Window(); w > 0 {
+				e.ContextWindow, e.ContextTiers = w, nil
+			}
+			if m.MaxOutput > 0 {
+				e.MaxOutput = m.MaxOutput
+			}
+			e.Images = e.Images || m.Images
+			e.Reasoning = e.Reasoning || m.Reasoning
+			if m.Price != (config.ModelPrice{}) {
+				e.Price = catalog.Price{Input: m.Price.Input, Output: m.Price.Output, CacheRead: m.Price.CacheRead, CacheWrite: m.Price.CacheWrite}
+				e.PriceTiers = nil
+			}
+			catalog.Add(name, e)
+		}
+	}
 }
