@@ -65,7 +65,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
-		"internal/acpserver": {"internal/acp", "internal/agent", "internal/llm", "internal/tool", "internal/mcp", "internal/respond"},
+		"internal/acpserver": {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond"},
 		"internal/print":     {"internal/agent", "internal/tool"},
 		"internal/profile":   {"internal/config"},
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/acp"
 	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/config"
 )
 
 // Config option ids.
@@ -82,6 +83,7 @@ func (s *Server) setConfigOption(params json.RawMessage) (any, error) {
 	if err := json.Unmarshal(req.Value, &value); err != nil {
 		return nil, acp.InvalidParams("Invalid config value", fmt.Sprintf("the value of %q must be a string value id", req.ConfigID))
 	}
+	req.ConfigID, value = config.OptionAlias(req.ConfigID, value) // kage's ids and values (docs/kage.md)
 	before := ss.Controls()
 	switch req.ConfigID {
 	case optMode:

@@ -306,7 +306,10 @@ var sandboxRank = map[string]int{"": 0, "off": 0, "workspace-write": 1, "read-on
 
 // loosensMode reports whether a default mode runs more without asking than
 // the default mode does (so an untrusted project may not choose it).
-func loosensMode(m string) bool { return m != "ask" && m != "plan" && m != "default" }
+func loosensMode(m string) bool {
+	m = ModeAlias(m)
+	return m != "ask" && m != "plan" && m != "default" && m != "deny"
+}
 
 func validateCustom(name string, c *CustomProvider) error {
 	if _, ok := LookupProvider(name); ok {

@@ -46,10 +46,12 @@ const (
 	ModePlan Mode = "plan"
 	// ModeYolo runs everything except what a rule denies.
 	ModeYolo Mode = "yolo"
+	// ModeDeny refuses every call (kage's deny mode).
+	ModeDeny Mode = "deny"
 )
 
 // Modes lists the modes in the order a client should show them.
-var Modes = []Mode{ModeAsk, ModeDefault, ModeEdit, ModePlan, ModeYolo}
+var Modes = []Mode{ModeAsk, ModeDefault, ModeEdit, ModePlan, ModeYolo, ModeDeny}
 
 // Input is everything Decide looks at for one call.
 type Input struct {
@@ -96,6 +98,9 @@ func Decide(in Input) Decision {
 	mode := in.Mode
 	if mode == "" {
 		mode = ModeDefault
+	}
+	if mode == ModeDeny {
+		return Decision{Deny, "deny mode: every call is refused"}
 	}
 	if mode == ModePlan && !(pv.DeclaredReadOnly && pv.Access == tool.AccessExecute) {
 		switch pv.Access {
