@@ -72,7 +72,8 @@ type Input struct {
 // Decide returns what to do with a call. The order, first match wins:
 //
 //  1. a deny rule → Deny
-//  2. a "reject always" answer → Deny
+//  2. a "reject always" answer → Deny; then deny mode (kage's) → Deny,
+//     whatever the call, the allow rules or an "allow always" say
 //  3. plan mode and the call writes, executes or uses the network → Deny
 //     (except a call to a tool that declares itself read-only, e.g. an
 //     MCP tool's readOnlyHint: it goes on to the rules below, and asks)

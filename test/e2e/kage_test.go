@@ -5,12 +5,16 @@ package e2e
 // own values (config.OptionAlias), and keeps showing its own.
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
+	"github.com/corvid-agent/corvid/internal/testkit/fakeopenai"
 )
 
 func TestKageClientReplaysItsStoredOptionValues(t *testing.T) {
@@ -80,5 +84,63 @@ func TestKageAllowModeFlagStartsInYolo(t *testing.T) {
 	}
 	if got := currentValues(s.newSetup(t).ConfigOptions)["mode"]; got != "yolo" {
 		t.Errorf("--mode allow started the session in %q, want yolo", got)
+	}
+}
+
+// TestImportKageThenServeWithItsProviderAndStoredKey: a kage user's
+// config.toml (a [providers.zai] override with a header) and auth.json (a
+// stored zai key) go through `corvid import kage --yes`; then `corvid acp
+// -m zai:glm-4.6`, with no key in the environment, reaches the endpoint
+// with the imported key and header.
+func TestImportKageThenServeWithItsProviderAndStoredKey(t *testing.T) {
+	const key = "zai-imported-secret-42"
+	api := fakeopenai.New(t)
+	env, home := testkit.IsolatedEnv(t, "CORVID_KEYRING=off")
+	files := map[string]string{
+		filepath.Join(home, ".config", "kage", "config.toml"): "[provider]\ndefault_model = \"zai:glm-4.6\"\n\n[providers.zai]\nbase_url = \"" + api.BaseURL() + "\"\n\n[providers.zai.headers]\nX-Team = \"infra\"\n",
+		filepath.Join(home, ".local", "share", "kage", "auth.json"): `{"version":2,"providers":{"zai":{"type":"api_key","key":"` + key + `"}}}`,
+	}
+	for path, content := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := testkit.BuildCorvid(t)
+	cmd := exec.Command(bin, "import", "kage", "--yes")
+	cmd.Env, cmd.Dir = env, home
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("corvid import kage --yes: %v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), key) {
+		t.Errorf("the import printed the key:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "key of zai") || !strings.Contains(out.String(), "provider zai (override)") {
+		t.Errorf("the import did not say what it copies:\n%s", out.String())
+	}
+
+	api.Enqueue(fakeopenai.Response{Blocks: []fakeopenai.Block{fakeopenai.Text("imported ok")}})
+	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp"}, Env: env, Dir: home})
+	s := &session{Editor: e, ctx: t.Context(), workspace: home}
+	sid := s.ready(t, testkit.Minimal())
+	if stop, rerr := s.Prompt(s.ctx, sid, "hi"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	reqs := api.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests reached the imported endpoint, want 1", len(reqs))
+	}
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+key {
+		t.Errorf("Authorization %q, want the imported key", got)
+	}
+	if got := reqs[0].Header.Get("X-Team"); got != "infra" {
+		t.Errorf("X-Team %q, want the imported header", got)
+	}
+	if got := reqs[0].Body["model"]; got != "glm-4.6" {
+		t.Errorf("model %v, want glm-4.6 from kage's default_model", got)
 	}
 }
