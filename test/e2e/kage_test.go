@@ -97,7 +97,7 @@ func TestImportKageThenServeWithItsProviderAndStoredKey(t *testing.T) {
 	api := fakeopenai.New(t)
 	env, home := testkit.IsolatedEnv(t, "CORVID_KEYRING=off")
 	files := map[string]string{
-		filepath.Join(home, ".config", "kage", "config.toml"): "[provider]\ndefault_model = \"zai:glm-4.6\"\n\n[providers.zai]\nbase_url = \"" + api.BaseURL() + "\"\n\n[providers.zai.headers]\nX-Team = \"infra\"\n",
+		filepath.Join(home, ".config", "kage", "config.toml"):       "[provider]\ndefault_model = \"zai:glm-4.6\"\n\n[providers.zai]\nbase_url = \"" + api.BaseURL() + "\"\n\n[providers.zai.headers]\nX-Team = \"infra\"\n",
 		filepath.Join(home, ".local", "share", "kage", "auth.json"): `{"version":2,"providers":{"zai":{"type":"api_key","key":"` + key + `"}}}`,
 	}
 	for path, content := range files {
