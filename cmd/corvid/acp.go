@@ -84,6 +84,7 @@ func (c *acpCmd) Run() error {
 	for _, ign := range file.Ignored {
 		logger.Warn("project config setting ignored", "ignored", ign)
 	}
+	registerModels(file) // [providers.NAME.models] join the catalog
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
