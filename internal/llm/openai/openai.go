@@ -110,7 +110,7 @@ func newModel(p config.Provider, cfg llm.ProviderConfig, client *http.Client) (*
 		p:        p,
 		cfg:      cfg,
 		baseURL:  base,
-		official: p.Name == "openai" && strings.Contains(base, "api.openai.com"),
+		official: (p.Name == "openai" || p.Shares == "openai") && strings.Contains(base, "api.openai.com"),
 	}
 	// Endpoints resolve against the base URL as a directory: .../v1 and
 	// .../v1/ both give .../v1/chat/completions.
