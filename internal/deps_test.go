@@ -50,7 +50,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/llm":         {"internal/usererr"},
 		"internal/acp":         {},
 		"internal/store":       {},
-		"internal/llm/catalog": {"internal/llm"},
+		"internal/llm/catalog": {"internal/llm", "internal/config"},
 		"internal/llm/script":  {"internal/llm"},
 		"internal/llm/sse":     {},
 		"internal/llm/providers": {"internal/llm", "internal/llm/catalog", "internal/config", "internal/usererr",
@@ -68,7 +68,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
-		"internal/acpserver": {"internal/acp", "internal/agent", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
+		"internal/acpserver": {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
 		"internal/print":     {"internal/agent", "internal/tool"},
 		"internal/profile":   {"internal/config"},
 	}

@@ -33,7 +33,7 @@ type acpCmd struct {
 	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
 	LogLevel              string       `name:"log-level" default:"info" help:"Log level: trace (also whole model requests), debug (each model request, its sizes and end), info, warn or error."`
 	Yolo                  bool         `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
-	Mode                  string       `name:"mode" placeholder:"MODE" help:"Permission mode new sessions start in: ask (every tool asks), default, edit, plan or yolo. Default: default_mode in config, else default."`
+	Mode                  string       `name:"mode" placeholder:"MODE" help:"Permission mode new sessions start in: ask (every tool asks), default, edit, plan, yolo or deny (every tool refused); kage's allow means yolo. Default: default_mode in config, else default."`
 	Sandbox               string       `name:"sandbox" placeholder:"MODE" help:"Confine shell commands with Landlock (Linux): off, workspace-write (writes only in the session's directories and the temp dir) or read-only. Default: sandbox in config, else off."`
 	SandboxNetwork        bool         `name:"sandbox-network" help:"Let sandboxed shell commands use the network (TCP); off by default."`
 	Allow                 []string     `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable; commas are part of the rule), e.g. --allow write or --allow 'shell(go test*)'."`
@@ -81,6 +81,7 @@ func (c *acpCmd) Run() error {
 	for _, ign := range file.Ignored {
 		logger.Warn("project config setting ignored", "ignored", ign)
 	}
+	providers.RegisterModels(file) // [providers.NAME.models] join the catalog
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -306,6 +307,7 @@ func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
 	if c.Mode != "" {
 		mode = c.Mode
 	}
+	mode = config.ModeAlias(mode) // kage's allow/deny too
 	if mode != "" && !slices.Contains(permission.Modes, permission.Mode(mode)) {
 		return agent.Permissions{}, fmt.Errorf("unknown mode %q (want one of %v)", mode, permission.Modes)
 	}
@@ -412,8 +414,10 @@ func (c *acpCmd) auth(env config.Env, file *config.File) *acpserver.Auth {
 			return nil
 		},
 	}
+	seen := map[string]bool{} // providers sharing a key (xiaomi's plans) offer it once
 	for _, p := range file.AllProviders() {
-		if p.NeedsKey && len(p.KeyVars) > 0 {
+		if p.NeedsKey && len(p.KeyVars) > 0 && !seen[p.KeyVars[0]] {
+			seen[p.KeyVars[0]] = true
 			a.EnvVars = append(a.EnvVars, acpserver.AuthEnvVar{Provider: p.Name, Title: p.DisplayName(), Var: p.KeyVars[0]})
 		}
 	}

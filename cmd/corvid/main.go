@@ -66,6 +66,7 @@ type CLI struct {
 	Run         runCmd           `cmd:"" help:"Print mode: answer one prompt on stdout and exit: corvid run -p PROMPT (also corvid -p PROMPT)."`
 	Auth        authCmd          `cmd:"" help:"Manage provider credentials (login, logout, status)."`
 	Models      modelsCmd        `cmd:"" help:"List the models usable with the credentials at hand."`
+	Import      importCmd        `cmd:"" help:"Copy another agent's settings into corvid's config: corvid import kage."`
 	Trust       trustCmd         `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers)."`
 	Respond     respondCmd       `cmd:"" help:"List or answer permission questions that corvid could not put to its host."`
 	Sessions    sessionsCmd      `cmd:"" help:"List, show, export or remove stored sessions."`

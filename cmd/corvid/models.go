@@ -29,6 +29,7 @@ func runModels(env config.Env, cwd, only string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	providers.RegisterModels(file)
 	list := file.AllProviders()
 	if only != "" {
 		p, ok := file.Provider(only)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/acp"
 	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/config"
 )
 
 // Config option ids.
@@ -81,6 +82,7 @@ func (s *Server) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOpt
 	if err := json.Unmarshal(req.Value, &value); err != nil {
 		return none, acp.InvalidParams("Invalid config value", fmt.Sprintf("the value of %q must be a string value id", req.ConfigID))
 	}
+	req.ConfigID, value = config.OptionAlias(req.ConfigID, value) // kage's ids and values (docs/kage.md)
 	before := ss.Controls()
 	switch req.ConfigID {
 	case optMode:

@@ -48,6 +48,7 @@ var Modes = []ModeInfo{
 	{string(permission.ModeEdit), "Edit", "Reads and edits in the workspace run; shell and network ask."},
 	{string(permission.ModePlan), "Plan", "Read-only: corvid plans, and writes and shell are refused."},
 	{string(permission.ModeYolo), "Yolo", "Everything runs without asking, except configured denies."},
+	{string(permission.ModeDeny), "Deny", "Every tool call is refused."},
 }
 
 // ErrInvalidValue is returned for an unknown option or value; the message
@@ -196,7 +197,7 @@ func (a *Agent) modelChoices(current llm.ModelInfo) []ModelChoice {
 
 func (s *settings) setMode(id string) error {
 	if !slices.ContainsFunc(Modes, func(m ModeInfo) bool { return m.ID == id }) {
-		return fmt.Errorf("%w: unknown mode %q (modes: ask, default, edit, plan, yolo)", ErrInvalidValue, id)
+		return fmt.Errorf("%w: unknown mode %q (modes: ask, default, edit, plan, yolo, deny)", ErrInvalidValue, id)
 	}
 	s.mu.Lock()
 	s.mode = permission.Mode(id)

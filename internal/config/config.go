@@ -11,6 +11,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -49,6 +50,25 @@ type Provider struct {
 	DefaultModel string
 	// Custom marks a provider defined in config.toml ([custom.NAME]).
 	Custom bool
+	// Aliases are other names -m and config accept for the provider
+	// (corvid's own name where kage's id differs: fireworks for
+	// fireworks-ai). Keys stored under an alias are found too.
+	Aliases []string
+	// Shares names the provider whose stored key and catalog entries this
+	// one uses ("openai" for openai-responses, "xiaomi" for its token
+	// plans); "" = its own.
+	Shares string
+	// Headers are extra HTTP headers sent with every request (from
+	// [providers.NAME.headers] in config.toml).
+	Headers map[string]string
+}
+
+// CatalogName is the provider whose catalog entries describe p's models.
+func (p Provider) CatalogName() string {
+	if p.Shares != "" {
+		return p.Shares
+	}
+	return p.Name
 }
 
 // Wire protocols of Provider.API.
@@ -74,7 +94,18 @@ var Providers = []Provider{
 	{Name: "mistral", Title: "Mistral", API: APIChat, KeyVars: []string{"MISTRAL_API_KEY"}, BaseURLVar: "MISTRAL_BASE_URL", BaseURL: "https://api.mistral.ai/v1", NeedsKey: true, DefaultModel: "devstral-medium-latest", Description: "Mistral (OpenAI-compatible)"},
 	{Name: "xai", Title: "xAI", API: APIChat, KeyVars: []string{"XAI_API_KEY"}, BaseURLVar: "XAI_BASE_URL", BaseURL: "https://api.x.ai/v1", NeedsKey: true, DefaultModel: "grok-code-fast-1", Description: "xAI Grok (OpenAI-compatible)"},
 	{Name: "together", Title: "Together AI", API: APIChat, KeyVars: []string{"TOGETHER_API_KEY"}, BaseURLVar: "TOGETHER_BASE_URL", BaseURL: "https://api.together.xyz/v1", NeedsKey: true, DefaultModel: "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", Description: "Together AI (OpenAI-compatible)"},
-	{Name: "fireworks", Title: "Fireworks AI", API: APIChat, KeyVars: []string{"FIREWORKS_API_KEY"}, BaseURLVar: "FIREWORKS_BASE_URL", BaseURL: "https://api.fireworks.ai/inference/v1", NeedsKey: true, DefaultModel: "accounts/fireworks/models/kimi-k2-instruct-0905", Description: "Fireworks AI (OpenAI-compatible)"},
+	{Name: "fireworks-ai", Aliases: []string{"fireworks"}, Title: "Fireworks AI", API: APIChat, KeyVars: []string{"FIREWORKS_API_KEY"}, BaseURLVar: "FIREWORKS_BASE_URL", BaseURL: "https://api.fireworks.ai/inference/v1", NeedsKey: true, DefaultModel: "accounts/fireworks/models/kimi-k2-instruct-0905", Description: "Fireworks AI (OpenAI-compatible)"},
+	// kage's provider ids (docs/kage.md): Z.AI, Moonshot, Kimi, Xiaomi, and
+	// OpenAI through the Responses API under its own id.
+	{Name: "zai", Title: "Z.AI", API: APIChat, KeyVars: []string{"ZAI_API_KEY"}, BaseURLVar: "ZAI_BASE_URL", BaseURL: "https://api.z.ai/api/paas/v4", NeedsKey: true, DefaultModel: "glm-4.6", Description: "Z.AI GLM (OpenAI-compatible)"},
+	{Name: "zai-coding-plan", Title: "Z.AI Coding Plan", API: APIChat, KeyVars: []string{"ZAI_CODING_API_KEY"}, BaseURLVar: "ZAI_CODING_BASE_URL", BaseURL: "https://api.z.ai/api/coding/paas/v4", NeedsKey: true, DefaultModel: "glm-4.6", Description: "Z.AI GLM Coding Plan (OpenAI-compatible)"},
+	{Name: "moonshotai", Aliases: []string{"moonshot"}, Title: "Moonshot", API: APIChat, KeyVars: []string{"MOONSHOT_API_KEY"}, BaseURLVar: "MOONSHOT_BASE_URL", BaseURL: "https://api.moonshot.ai/v1", NeedsKey: true, DefaultModel: "kimi-k2-0905-preview", Description: "Moonshot Kimi (OpenAI-compatible)"},
+	{Name: "kimi-for-coding", Title: "Kimi for Coding", API: APIChat, KeyVars: []string{"KIMI_API_KEY"}, BaseURLVar: "KIMI_BASE_URL", BaseURL: "https://api.kimi.com/coding/v1", NeedsKey: true, DefaultModel: "kimi-for-coding", Description: "Kimi for Coding plan (OpenAI-compatible)"},
+	{Name: "xiaomi", Title: "Xiaomi", API: APIChat, KeyVars: []string{"XIAOMI_API_KEY"}, BaseURLVar: "XIAOMI_BASE_URL", BaseURL: "https://api.xiaomimimo.com/v1", NeedsKey: true, DefaultModel: "mimo-v2-flash", Description: "Xiaomi MiMo (OpenAI-compatible)"},
+	{Name: "xiaomi-token-plan-ams", Shares: "xiaomi", Title: "Xiaomi AMS plan", API: APIChat, KeyVars: []string{"XIAOMI_API_KEY"}, BaseURLVar: "XIAOMI_AMS_BASE_URL", BaseURL: "https://token-plan-ams.xiaomimimo.com/v1", NeedsKey: true, DefaultModel: "mimo-v2-flash", Description: "Xiaomi MiMo token plan, Amsterdam (OpenAI-compatible)"},
+	{Name: "xiaomi-token-plan-cn", Shares: "xiaomi", Title: "Xiaomi CN plan", API: APIChat, KeyVars: []string{"XIAOMI_API_KEY"}, BaseURLVar: "XIAOMI_CN_BASE_URL", BaseURL: "https://token-plan-cn.xiaomimimo.com/v1", NeedsKey: true, DefaultModel: "mimo-v2-flash", Description: "Xiaomi MiMo token plan, China (OpenAI-compatible)"},
+	{Name: "xiaomi-token-plan-sgp", Shares: "xiaomi", Title: "Xiaomi SGP plan", API: APIChat, KeyVars: []string{"XIAOMI_API_KEY"}, BaseURLVar: "XIAOMI_SGP_BASE_URL", BaseURL: "https://token-plan-sgp.xiaomimimo.com/v1", NeedsKey: true, DefaultModel: "mimo-v2-flash", Description: "Xiaomi MiMo token plan, Singapore (OpenAI-compatible)"},
+	{Name: "openai-responses", Shares: "openai", Title: "OpenAI", API: APIResponses, KeyVars: []string{"OPENAI_API_KEY"}, BaseURLVar: "OPENAI_BASE_URL", BaseURL: "https://api.openai.com/v1", NeedsKey: true, DefaultModel: "gpt-5", Description: "OpenAI, always through the Responses API (kage's id)"},
 	{Name: "cerebras", Title: "Cerebras", API: APIChat, KeyVars: []string{"CEREBRAS_API_KEY"}, BaseURLVar: "CEREBRAS_BASE_URL", BaseURL: "https://api.cerebras.ai/v1", NeedsKey: true, DefaultModel: "qwen-3-coder-480b", Description: "Cerebras (OpenAI-compatible)"},
 	{Name: "ollama", Title: "Ollama", API: APIChat, KeyVars: []string{"OLLAMA_API_KEY"}, BaseURLVar: "OLLAMA_BASE_URL", BaseURL: "http://localhost:11434/v1", Description: "Ollama local server"},
 	{Name: "lmstudio", Title: "LM Studio", API: APIChat, KeyVars: []string{"LMSTUDIO_API_KEY"}, BaseURLVar: "LMSTUDIO_BASE_URL", BaseURL: "http://localhost:1234/v1", Description: "LM Studio local server"},
@@ -90,10 +121,10 @@ func (p Provider) DisplayName() string {
 	return p.Name
 }
 
-// LookupProvider returns the named provider.
+// LookupProvider returns the provider named name or one of its Aliases.
 func LookupProvider(name string) (Provider, bool) {
 	for _, p := range Providers {
-		if p.Name == name {
+		if p.Name == name || slices.Contains(p.Aliases, name) {
 			return p, true
 		}
 	}

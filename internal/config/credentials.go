@@ -138,13 +138,21 @@ func Credential(env Env, p Provider) (key, source string) {
 			return k, "env:" + v
 		}
 	}
-	if k, err := keyringCall(env, func(k Keyring) (string, error) { return k.Get(KeyringService, p.Name) }); err == nil && strings.TrimSpace(k) != "" {
-		return strings.TrimSpace(k), "keyring"
+	names := append([]string{p.Name}, p.Aliases...)
+	if p.Shares != "" {
+		names = append(names, p.Shares)
+	}
+	for _, name := range names {
+		if k, err := keyringCall(env, func(k Keyring) (string, error) { return k.Get(KeyringService, name) }); err == nil && strings.TrimSpace(k) != "" {
+			return strings.TrimSpace(k), "keyring"
+		}
 	}
 	path := AuthFile(env)
 	if f, err := readAuthFile(path); err == nil {
-		if e, ok := f[p.Name]; ok && strings.TrimSpace(e.Key) != "" {
-			return strings.TrimSpace(e.Key), "file:" + path
+		for _, name := range names {
+			if e, ok := f[name]; ok && strings.TrimSpace(e.Key) != "" {
+				return strings.TrimSpace(e.Key), "file:" + path
+			}
 		}
 	}
 	return "", ""

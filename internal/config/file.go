@@ -65,8 +65,13 @@ type File struct {
 	Model              string                    `toml:"model"`
 	InteractionTimeout time.Duration             `toml:"interaction_timeout"`
 	Custom             map[string]CustomProvider `toml:"custom"`
-	Permissions        Permissions               `toml:"permissions"`
-	MCPServers         map[string]MCPServer      `toml:"mcp_servers"`
+	// Providers are [providers.NAME] tables (kage's shape): overrides of
+	// built-in providers and custom providers of any API family; see
+	// ProviderSettings. kage's [providers.custom.NAME] land here too.
+	Providers    map[string]ProviderSettings `toml:"-"`
+	RawProviders map[string]toml.Primitive   `toml:"providers"` // as read; decoded into Providers
+	Permissions  Permissions                 `toml:"permissions"`
+	MCPServers   map[string]MCPServer        `toml:"mcp_servers"`
 	// DefaultMode is the permission mode new sessions start in ("" =
 	// default). An untrusted project may only pick a stricter one.
 	DefaultMode string `toml:"default_mode"`
@@ -155,12 +160,27 @@ func parseFile(b []byte, path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
+	if err := decodeProviders(md, &f); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
 		for i, k := range und {
 			keys[i] = k.String()
 		}
 		return nil, fmt.Errorf("parse %s: unknown keys %s", path, strings.Join(keys, ", "))
+	}
+	for _, name := range sortedKeys(f.Providers) {
+		s := f.Providers[name]
+		if err := validateProvider(name, &s); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", path, err)
+		}
+		f.Providers[name] = s
+	}
+	for name := range f.Custom {
+		if _, ok := f.Providers[name]; ok {
+			return nil, fmt.Errorf("parse %s: provider %q is defined both as [custom.%s] and [providers.%s]; keep one", path, name, name, name)
+		}
 	}
 	return &f, nil
 }
@@ -199,6 +219,34 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 	if o.InteractionTimeout > 0 {
 		f.InteractionTimeout = o.InteractionTimeout
 	}
+	if err := f.mergeSafety(o, trusted, from); err != nil {
+		return err
+	}
+	if len(o.PassEnv) > 0 {
+		if from == "" {
+			f.PassEnv = append(f.PassEnv, o.PassEnv...)
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("pass_env %q in %s (pass_env is read from the user config only)", o.PassEnv, from))
+		}
+	}
+	f.Permissions.Ask = append(f.Permissions.Ask, o.Permissions.Ask...)
+	f.Permissions.Deny = append(f.Permissions.Deny, o.Permissions.Deny...)
+	ignore := func(what string) {
+		f.Ignored = append(f.Ignored, fmt.Sprintf("%s in %s (run `corvid trust` in the project to allow it)", what, from))
+	}
+	if len(o.Permissions.Allow) > 0 {
+		if trusted {
+			f.Permissions.Allow = append(f.Permissions.Allow, o.Permissions.Allow...)
+		} else {
+			ignore(fmt.Sprintf("allow rules %q", o.Permissions.Allow))
+		}
+	}
+	return f.mergeAdditions(o, trusted, ignore)
+}
+
+// mergeSafety lays o's permission mode and sandbox settings over f: an
+// untrusted file may only make them stricter.
+func (f *File) mergeSafety(o *File, trusted bool, from string) error {
 	if o.DefaultMode != "" {
 		if trusted || !loosensMode(o.DefaultMode) {
 			f.DefaultMode = o.DefaultMode
@@ -224,25 +272,12 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 			f.Ignored = append(f.Ignored, fmt.Sprintf("sandbox_network in %s (run `corvid trust` in the project to allow it)", from))
 		}
 	}
-	if len(o.PassEnv) > 0 {
-		if from == "" {
-			f.PassEnv = append(f.PassEnv, o.PassEnv...)
-		} else {
-			f.Ignored = append(f.Ignored, fmt.Sprintf("pass_env %q in %s (pass_env is read from the user config only)", o.PassEnv, from))
-		}
-	}
-	f.Permissions.Ask = append(f.Permissions.Ask, o.Permissions.Ask...)
-	f.Permissions.Deny = append(f.Permissions.Deny, o.Permissions.Deny...)
-	ignore := func(what string) {
-		f.Ignored = append(f.Ignored, fmt.Sprintf("%s in %s (run `corvid trust` in the project to allow it)", what, from))
-	}
-	if len(o.Permissions.Allow) > 0 {
-		if trusted {
-			f.Permissions.Allow = append(f.Permissions.Allow, o.Permissions.Allow...)
-		} else {
-			ignore(fmt.Sprintf("allow rules %q", o.Permissions.Allow))
-		}
-	}
+	return nil
+}
+
+// mergeAdditions adds o's custom providers, provider settings and MCP
+// servers to f, when o is trusted.
+func (f *File) mergeAdditions(o *File, trusted bool, ignore func(string)) error {
 	for _, name := range sortedKeys(o.Custom) {
 		c := o.Custom[name]
 		if err := validateCustom(name, &c); err != nil {
@@ -256,6 +291,13 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 			f.Custom = map[string]CustomProvider{}
 		}
 		f.Custom[name] = c
+	}
+	if len(o.Providers) > 0 {
+		if trusted {
+			f.mergeProviders(o.Providers)
+		} else {
+			ignore(fmt.Sprintf("providers %q (base URLs, keys and headers)", sortedKeys(o.Providers)))
+		}
 	}
 	for _, name := range sortedKeys(o.MCPServers) {
 		s := o.MCPServers[name]
@@ -279,7 +321,10 @@ var sandboxRank = map[string]int{"": 0, "off": 0, "workspace-write": 1, "read-on
 
 // loosensMode reports whether a default mode runs more without asking than
 // the default mode does (so an untrusted project may not choose it).
-func loosensMode(m string) bool { return m != "ask" && m != "plan" && m != "default" }
+func loosensMode(m string) bool {
+	m = ModeAlias(m)
+	return m != "ask" && m != "plan" && m != "default" && m != "deny"
+}
 
 func validateCustom(name string, c *CustomProvider) error {
 	if _, ok := LookupProvider(name); ok {
@@ -314,10 +359,18 @@ func sortedKeys[V any](m map[string]V) []string {
 // A nil f knows only the built-ins.
 func (f *File) Provider(name string) (Provider, bool) {
 	if p, ok := LookupProvider(name); ok {
+		if f != nil {
+			if s, ok := f.Providers[p.Name]; ok {
+				p = applySettings(p, s)
+			}
+		}
 		return p, true
 	}
 	if f == nil {
 		return Provider{}, false
+	}
+	if s, ok := f.Providers[name]; ok {
+		return customFromSettings(name, s), true
 	}
 	c, ok := f.Custom[name]
 	if !ok {
@@ -344,11 +397,25 @@ func (f *File) Provider(name string) (Provider, bool) {
 
 // AllProviders lists the built-in providers, then f's custom ones by name.
 func (f *File) AllProviders() []Provider {
-	out := slices.Clone(Providers)
 	if f == nil {
-		return out
+		return slices.Clone(Providers)
 	}
-	for _, name := range sortedKeys(f.Custom) {
+	var out []Provider
+	for _, b := range Providers {
+		p, _ := f.Provider(b.Name)
+		out = append(out, p)
+	}
+	var custom []string
+	for name := range f.Custom {
+		custom = append(custom, name)
+	}
+	for name := range f.Providers {
+		if _, builtin := LookupProvider(name); !builtin {
+			custom = append(custom, name)
+		}
+	}
+	slices.Sort(custom)
+	for _, name := range custom {
 		p, _ := f.Provider(name)
 		out = append(out, p)
 	}

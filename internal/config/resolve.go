@@ -19,7 +19,8 @@ var ErrNoModel = errors.New("no model configured and no provider credentials fou
 //  4. model in the user's config.toml;
 //  5. the DefaultModel of the first provider in Providers order that has
 //     credentials: anthropic, openai, gemini, openrouter, groq, deepseek,
-//     mistral, xai, together, fireworks, cerebras. Keyless local servers
+//     mistral, xai, together, fireworks-ai, kage's ids (zai, …,
+//     openai-responses), cerebras. Keyless local servers
 //     (ollama, lmstudio, llamacpp, vllm) are never picked implicitly.
 //
 // (File.Model already holds 3 over 4.) An id may name only a provider

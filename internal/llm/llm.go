@@ -162,6 +162,17 @@ type ProviderConfig struct {
 	// IdleTimeout ends an attempt whose stream sends nothing for this long
 	// (0 = the provider's default).
 	IdleTimeout time.Duration
+	// Headers are sent with every request, after the provider's own (so
+	// they may replace them): [providers.NAME.headers] in config.toml, for
+	// a proxy or gateway in front of the provider.
+	Headers map[string]string
+}
+
+// SetHeaders sets cfg's extra Headers on h (an http.Header).
+func (cfg ProviderConfig) SetHeaders(h interface{ Set(key, value string) }) {
+	for k, v := range cfg.Headers {
+		h.Set(k, v)
+	}
 }
 
 // Error is a provider failure that is safe to show a user: Message is one

@@ -46,10 +46,12 @@ const (
 	ModePlan Mode = "plan"
 	// ModeYolo runs everything except what a rule denies.
 	ModeYolo Mode = "yolo"
+	// ModeDeny refuses every call (kage's deny mode).
+	ModeDeny Mode = "deny"
 )
 
 // Modes lists the modes in the order a client should show them.
-var Modes = []Mode{ModeAsk, ModeDefault, ModeEdit, ModePlan, ModeYolo}
+var Modes = []Mode{ModeAsk, ModeDefault, ModeEdit, ModePlan, ModeYolo, ModeDeny}
 
 // Input is everything Decide looks at for one call.
 type Input struct {
@@ -70,7 +72,8 @@ type Input struct {
 // Decide returns what to do with a call. The order, first match wins:
 //
 //  1. a deny rule → Deny
-//  2. a "reject always" answer → Deny
+//  2. a "reject always" answer → Deny; then deny mode (kage's) → Deny,
+//     whatever the call, the allow rules or an "allow always" say
 //  3. plan mode and the call writes, executes or uses the network → Deny
 //     (except a call to a tool that declares itself read-only, e.g. an
 //     MCP tool's readOnlyHint: it goes on to the rules below, and asks)
@@ -107,6 +110,9 @@ func decideFirm(in Input, mode Mode, sc scope) (Decision, bool) {
 	}
 	if in.Memory.matches(in.Tool, pv, sc, Deny) {
 		return Decision{Deny, "the user chose to always reject this"}, true
+	}
+	if mode == ModeDeny {
+		return Decision{Deny, "deny mode: every call is refused"}, true
 	}
 	if mode == ModePlan && !(pv.DeclaredReadOnly && pv.Access == tool.AccessExecute) {
 		switch pv.Access {

@@ -412,3 +412,16 @@ func TestPlanModeAndDeclaredReadOnlyTools(t *testing.T) {
 	in.Mode = ModePlan
 	want(t, in, Deny)
 }
+
+func TestDenyModeRefusesEveryCallEvenAllowedOnes(t *testing.T) {
+	f := newFixture(t)
+	for _, pv := range []tool.Preview{read(filepath.Join(f.root, "a.txt")), shell("git status"), {Kind: tool.KindOther, Access: tool.AccessNone}} {
+		in := f.in("shell", pv)
+		in.Mode = ModeDeny
+		in.Rules = rules(t, []string{"shell", "read"}, nil, nil)
+		in.Allow = []string{"shell"}
+		in.Memory = NewMemory()
+		in.Memory.Remember("shell", pv, Allow)
+		want(t, in, Deny)
+	}
+}

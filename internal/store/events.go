@@ -321,11 +321,33 @@ func (w *writer) kindHead(kind string) []byte {
 // not exist (never created, or deleted meanwhile) are dropped and reported;
 // the rest of the batch is still committed.
 func (w *writer) commit(batch []pendingEvent) error {
-	// Group by session, keeping each session's events in append order.
-	// The usual batch holds one session: it is used as it is.
-	order := []string{batch[0].sessionID}
-	bySID := map[string][]pendingEvent{batch[0].sessionID: batch}
-	size := 0
+	order, bySID, size := groupBySession(batch)
+	var t *commitTx
+	err := w.s.inWriteTx(context.Background(), func(tx *sql.Tx) error {
+		t = &commitTx{w: w, tx: tx, ctx: context.Background(),
+			newKinds: map[string]int64{}, newBases: map[int64]deltaBase{},
+			buf: make([]byte, 0, size+4*len(batch)), args: make([]any, 0, 5*insertRows)}
+		defer t.close()
+		for _, sid := range order {
+			if err := t.session(sid, bySID[sid]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("commit %d events: %w", len(batch), err)
+	}
+	w.keep(t.newKinds, t.newBases)
+	return errors.Join(t.missing...)
+}
+
+// groupBySession splits batch by session, keeping each session's events in
+// append order, and sums the payload sizes. The usual batch holds one
+// session: it is used as it is.
+func groupBySession(batch []pendingEvent) (order []string, bySID map[string][]pendingEvent, size int) {
+	order = []string{batch[0].sessionID}
+	bySID = map[string][]pendingEvent{batch[0].sessionID: batch}
 	for i, ev := range batch {
 		size += len(ev.payload)
 		if ev.sessionID == batch[0].sessionID && len(order) == 1 {
@@ -339,123 +361,135 @@ func (w *writer) commit(batch []pendingEvent) error {
 		}
 		bySID[ev.sessionID] = append(bySID[ev.sessionID], ev)
 	}
-	var missing []error
-	ctx := context.Background()
-	args := make([]any, 0, 5*insertRows)
-	var (
-		newKinds map[string]int64
-		newBases map[int64]deltaBase
-		buf      []byte
-	)
-	err := w.s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		missing = missing[:0]
-		newKinds = map[string]int64{}
-		newBases = map[int64]deltaBase{}
-		buf = make([]byte, 0, size+4*len(batch))
-		var many, one *sql.Stmt
-		defer func() {
-			if many != nil {
-				many.Close()
-			}
-			if one != nil {
-				one.Close()
-			}
-		}()
-		kindID := func(kind string) (int64, error) {
-			if id, ok := w.kindIDs[kind]; ok {
-				return id, nil
-			}
-			if id, ok := newKinds[kind]; ok {
-				return id, nil
-			}
-			var id int64
-			err := tx.QueryRowContext(ctx, `INSERT INTO event_kinds (name) VALUES (?)
+	return order, bySID, size
+}
+
+// keep remembers, once a commit succeeded, the kind ids it created and each
+// session's last payload (the next delta's base).
+func (w *writer) keep(newKinds map[string]int64, newBases map[int64]deltaBase) {
+	if len(w.bases)+len(newBases) > maxBases {
+		clear(w.bases) // sessions long gone; the next deltas start afresh
+	}
+	for k, id := range newKinds {
+		w.kindIDs[k] = id
+	}
+	for pk, b := range newBases {
+		if b.payload == nil {
+			delete(w.bases, pk)
+		} else {
+			w.bases[pk] = b
+		}
+	}
+}
+
+// commitTx is one commit's transaction and what it learns on the way; it is
+// thrown away if the transaction is retried or fails.
+type commitTx struct {
+	w         *writer
+	tx        *sql.Tx
+	ctx       context.Context
+	many, one *sql.Stmt
+	missing   []error
+	newKinds  map[string]int64
+	newBases  map[int64]deltaBase
+	buf       []byte
+	args      []any
+}
+
+func (t *commitTx) close() {
+	if t.many != nil {
+		t.many.Close()
+	}
+	if t.one != nil {
+		t.one.Close()
+	}
+}
+
+// kindID is the id of kind in event_kinds, created on first use.
+func (t *commitTx) kindID(kind string) (int64, error) {
+	if id, ok := t.w.kindIDs[kind]; ok {
+		return id, nil
+	}
+	if id, ok := t.newKinds[kind]; ok {
+		return id, nil
+	}
+	var id int64
+	err := t.tx.QueryRowContext(t.ctx, `INSERT INTO event_kinds (name) VALUES (?)
 ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(&id)
-			newKinds[kind] = id
-			return id, err
-		}
-		for _, sid := range order {
-			evs := bySID[sid]
-			var pk int64
-			err := tx.QueryRowContext(ctx, `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? RETURNING pk`,
-				evs[len(evs)-1].time, sid).Scan(&pk)
-			if errors.Is(err, sql.ErrNoRows) {
-				missing = append(missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			var seq int64
-			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`, pk).Scan(&seq); err != nil {
-				return err
-			}
-			// The previous payload is a delta base only if nobody (another
-			// process) appended to the session since this writer did.
-			var prev []byte
-			if b, ok := w.bases[pk]; ok && b.seq == seq {
-				prev = b.payload
-			}
-			for len(evs) > 0 {
-				n := insertRows
-				stmt := &many
-				query := insertMany
-				if len(evs) < insertRows {
-					n, stmt, query = 1, &one, insertOne
-				}
-				if *stmt == nil {
-					if *stmt, err = tx.PrepareContext(ctx, query); err != nil {
-						return err
-					}
-				}
-				args = args[:0]
-				for _, ev := range evs[:n] {
-					seq++
-					id, err := kindID(ev.kind)
-					if err != nil {
-						return err
-					}
-					start := len(buf)
-					var form int
-					form, buf = encodeRow(buf, ev.payload, prev, w.kindHead(ev.kind))
-					args = append(args, pk, seq, id<<formBits|int64(form), buf[start:len(buf):len(buf)], ev.time)
-					prev = ev.payload
-					if len(prev) > maxDeltaBase {
-						prev = nil
-					}
-				}
-				if _, err := (*stmt).ExecContext(ctx, args...); err != nil {
-					return err
-				}
-				evs = evs[n:]
-			}
-			if prev != nil {
-				newBases[pk] = deltaBase{seq: seq, payload: prev}
-			} else {
-				newBases[pk] = deltaBase{}
-			}
-		}
+	t.newKinds[kind] = id
+	return id, err
+}
+
+// session appends evs, the batch's events of session sid, after its last
+// stored seq.
+func (t *commitTx) session(sid string, evs []pendingEvent) error {
+	var pk int64
+	err := t.tx.QueryRowContext(t.ctx, `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? RETURNING pk`,
+		evs[len(evs)-1].time, sid).Scan(&pk)
+	if errors.Is(err, sql.ErrNoRows) {
+		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
 		return nil
-	})
-	if err == nil {
-		if len(w.bases)+len(newBases) > maxBases {
-			clear(w.bases) // sessions long gone; the next deltas start afresh
-		}
-		for k, id := range newKinds {
-			w.kindIDs[k] = id
-		}
-		for pk, b := range newBases {
-			if b.payload == nil {
-				delete(w.bases, pk)
-			} else {
-				w.bases[pk] = b
-			}
-		}
 	}
 	if err != nil {
-		return fmt.Errorf("commit %d events: %w", len(batch), err)
+		return err
 	}
-	return errors.Join(missing...)
+	var seq int64
+	if err := t.tx.QueryRowContext(t.ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`, pk).Scan(&seq); err != nil {
+		return err
+	}
+	// The previous payload is a delta base only if nobody (another
+	// process) appended to the session since this writer did.
+	var prev []byte
+	if b, ok := t.w.bases[pk]; ok && b.seq == seq {
+		prev = b.payload
+	}
+	for len(evs) > 0 {
+		n := min(len(evs), insertRows)
+		if n < insertRows {
+			n = 1
+		}
+		if seq, prev, err = t.insert(pk, seq, prev, evs[:n]); err != nil {
+			return err
+		}
+		evs = evs[n:]
+	}
+	t.newBases[pk] = deltaBase{seq: seq, payload: prev}
+	return nil
+}
+
+// insert writes evs (one row, or insertRows rows) with one statement; it
+// returns the last seq and the next delta base.
+func (t *commitTx) insert(pk, seq int64, prev []byte, evs []pendingEvent) (int64, []byte, error) {
+	stmt, query := &t.one, insertOne
+	if len(evs) == insertRows {
+		stmt, query = &t.many, insertMany
+	}
+	if *stmt == nil {
+		var err error
+		if *stmt, err = t.tx.PrepareContext(t.ctx, query); err != nil {
+			return 0, nil, err
+		}
+	}
+	t.args = t.args[:0]
+	for _, ev := range evs {
+		seq++
+		id, err := t.kindID(ev.kind)
+		if err != nil {
+			return 0, nil, err
+		}
+		start := len(t.buf)
+		var form int
+		form, t.buf = encodeRow(t.buf, ev.payload, prev, t.w.kindHead(ev.kind))
+		t.args = append(t.args, pk, seq, id<<formBits|int64(form), t.buf[start:len(t.buf):len(t.buf)], ev.time)
+		prev = ev.payload
+		if len(prev) > maxDeltaBase {
+			prev = nil
+		}
+	}
+	if _, err := (*stmt).ExecContext(t.ctx, t.args...); err != nil {
+		return 0, nil, err
+	}
+	return seq, prev, nil
 }
 
 // LastSeq returns the seq of a session's last event (0 for none), after

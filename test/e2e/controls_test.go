@@ -170,7 +170,7 @@ func checkScriptOptions(t *testing.T, what string, res ctlSetup, wantMode string
 		t.Errorf("%s: mode option category %q type %q, want mode/select", what, mode.Category, mode.Type)
 	case mode.current() != wantMode:
 		t.Errorf("%s: mode currentValue %s, want %q", what, mode.CurrentValue, wantMode)
-	case !slices.Equal(mode.values(), []string{"ask", "default", "edit", "plan", "yolo"}):
+	case !slices.Equal(mode.values(), []string{"ask", "default", "edit", "plan", "yolo", "deny"}):
 		t.Errorf("%s: mode values %v", what, mode.values())
 	}
 	if th, ok := optionOf(res.ConfigOptions, "thought_level"); ok {

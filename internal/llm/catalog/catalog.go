@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
@@ -92,10 +93,55 @@ const (
 	DefaultLocalMaxOutput     = 4_096
 )
 
+var (
+	addedMu sync.RWMutex
+	added   = map[string][]Entry{}
+)
+
+// Add makes entries known for provider, ahead of the file's (models a user
+// declares under [providers.NAME.models] in config.toml). An entry with
+// the id of an earlier one replaces it.
+func Add(provider string, entries ...Entry) {
+	addedMu.Lock()
+	defer addedMu.Unlock()
+	for _, e := range entries {
+		e.Provider, e.Known = provider, true
+		es := added[provider]
+		i := slices.IndexFunc(es, func(o Entry) bool { return o.ID == e.ID })
+		if i >= 0 {
+			es[i] = e
+		} else {
+			es = append(es, e)
+		}
+		added[provider] = es
+	}
+}
+
+// entries are provider's models: those added from config, then the
+// file's. A provider that shares another's models (config.Provider.Shares,
+// e.g. openai-responses) gets that one's, and an alias its provider's.
+func entries(provider string) []Entry {
+	name := provider
+	if p, ok := config.LookupProvider(provider); ok {
+		name = p.CatalogName()
+	}
+	addedMu.RLock()
+	out := slices.Clone(added[provider])
+	addedMu.RUnlock()
+	for _, e := range load()[name] {
+		if !slices.ContainsFunc(out, func(o Entry) bool { return o.ID == e.ID }) {
+			e.Provider = provider
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // List returns the catalog's models of provider, in the file's order
-// (newest and most useful first). Local servers have none.
+// (newest and most useful first), after any added from config. Local
+// servers have none.
 func List(provider string) []Entry {
-	return slices.Clone(load()[provider])
+	return entries(provider)
 }
 
 // Providers lists the providers the catalog has models for, sorted.
@@ -113,7 +159,7 @@ func Providers() []string {
 // prefix wins); then, for "vendor/model" ids of aggregators, the vendor's
 // own entry. Anything else gets conservative defaults with Known false.
 func Lookup(provider, model string) Entry {
-	es := load()[provider]
+	es := entries(provider)
 	for _, e := range es {
 		if e.ID == model || slices.Contains(e.Aliases, model) {
 			return e

@@ -126,6 +126,7 @@ func (m *model) send(ctx context.Context, modelID string, body *generateRequest)
 	hreq.Header.Set("Accept", "text/event-stream")
 	hreq.Header.Set("User-Agent", "corvid")
 	hreq.Header.Set("x-goog-api-key", m.cfg.APIKey)
+	m.cfg.SetHeaders(hreq.Header)
 	res, err := m.client.Do(hreq)
 	if err != nil {
 		return nil, m.requestError(err)

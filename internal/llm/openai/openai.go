@@ -112,7 +112,7 @@ func newModel(p config.Provider, cfg llm.ProviderConfig, client *http.Client) (*
 		p:        p,
 		cfg:      cfg,
 		baseURL:  base,
-		official: p.Name == "openai" && strings.Contains(base, "api.openai.com"),
+		official: (p.Name == "openai" || p.Shares == "openai") && strings.Contains(base, "api.openai.com"),
 	}
 	// Endpoints resolve against the base URL as a directory: .../v1 and
 	// .../v1/ both give .../v1/chat/completions.
@@ -191,6 +191,7 @@ func (m *model) send(ctx context.Context, endpoint string, body any, watch *llm.
 	if m.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+m.cfg.APIKey)
 	}
+	m.cfg.SetHeaders(hreq.Header)
 	res, err := watch.WatchResponse(m.client.Do(hreq))
 	if err != nil {
 		return nil, err

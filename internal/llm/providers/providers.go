@@ -8,6 +8,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,10 +48,11 @@ func Config(env config.Env, file *config.File, provider, model string) (llm.Prov
 		return llm.ProviderConfig{}, usererr.New(fmt.Sprintf("unknown provider %q", provider), "")
 	}
 	if p.Custom {
-		if err := openai.RegisterCustom(p); err != nil {
+		if err := registerCustom(p); err != nil {
 			return llm.ProviderConfig{}, usererr.Wrap(err, err.Error())
 		}
 	}
+	RegisterModels(file)
 	key, _ := config.Credential(env, p)
 	if p.NeedsKey && key == "" {
 		return llm.ProviderConfig{}, usererr.New(fmt.Sprintf("no credentials for %s: set %s or run `corvid auth login %s`", p.DisplayName(), strings.Join(p.KeyVars, " or "), p.Name), "")
@@ -61,9 +63,54 @@ func Config(env config.Env, file *config.File, provider, model string) (llm.Prov
 		APIKey:   key,
 		BaseURL:  config.BaseURL(env, p),
 		Info:     catalog.Lookup(p.Name, model).Info(),
+		Headers:  p.Headers,
 
 		IdleTimeout: config.StreamIdleTimeout(env),
 	}, nil
+}
+
+// registerCustom makes a custom provider of config.toml buildable by
+// llm.Open, through the package of its API family.
+func registerCustom(p config.Provider) error {
+	switch p.API {
+	case config.APIAnthropic:
+		llm.Default.Register(p.Name, anthropic.New)
+	case config.APIGemini:
+		llm.Default.Register(p.Name, func(cfg llm.ProviderConfig) (llm.Model, error) { return gemini.New(cfg, nil) })
+	default:
+		return openai.RegisterCustom(p)
+	}
+	return nil
+}
+
+// RegisterModels adds the models of file's [providers.NAME.models] tables
+// to the catalog, so their context windows and prices apply.
+func RegisterModels(file *config.File) {
+	if file == nil {
+		return
+	}
+	for name, s := range file.Providers {
+		if p, ok := file.Provider(name); ok {
+			name = p.Name
+		}
+		for _, m := range s.Models {
+			e := catalog.Lookup(name, m.ID)
+			e.Name = cmp.Or(m.Name, e.Name)
+			if w := m.Window(); w > 0 {
+				e.ContextWindow, e.ContextTiers = w, nil
+			}
+			if m.MaxOutput > 0 {
+				e.MaxOutput = m.MaxOutput
+			}
+			e.Images = e.Images || m.Images
+			e.Reasoning = e.Reasoning || m.Reasoning
+			if m.Price != (config.ModelPrice{}) {
+				e.Price = catalog.Price{Input: m.Price.Input, Output: m.Price.Output, CacheRead: m.Price.CacheRead, CacheWrite: m.Price.CacheWrite}
+				e.PriceTiers = nil
+			}
+			catalog.Add(name, e)
+		}
+	}
 }
 
 // Models lists the models a configured provider offers, with what the
