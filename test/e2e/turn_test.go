@@ -22,7 +22,7 @@ func TestCancelMidStreamAnswersCancelledAndSendsNothingAfter(t *testing.T) {
 	if rerr != nil {
 		t.Fatalf("a cancelled prompt must not be an error: %v", rerr)
 	}
-	if took := time.Since(start); took > time.Second {
+	if took := time.Since(start); took > hangLimit {
 		t.Errorf("cancel → response took %v", took)
 	}
 	if !strings.Contains(string(res), `"stopReason":"cancelled"`) {
@@ -69,16 +69,16 @@ func TestTwoConcurrentSessionsStreamIndependently(t *testing.T) {
 	}
 }
 
-func TestStdinCloseExitsWithinOneSecond(t *testing.T) {
+func TestStdinCloseExitsPromptly(t *testing.T) {
 	s := startCorvid(t, text("x", 0), testkit.Options{})
 	s.ready(t, testkit.Zed())
 	code, took := s.Close()
-	if code != 0 || took > time.Second {
-		t.Errorf("exit %d after %v, want 0 within 1s", code, took)
+	if code != 0 || took > hangLimit {
+		t.Errorf("exit %d after %v, want 0 without hanging", code, took)
 	}
 }
 
-func TestStdinCloseMidTurnExitsWithinOneSecond(t *testing.T) {
+func TestStdinCloseMidTurnExitsPromptly(t *testing.T) {
 	script := scriptFile(t, "slow-stream")
 	s := startCorvid(t, script, testkit.Options{})
 	sid := s.ready(t, testkit.Zed())
@@ -87,7 +87,7 @@ func TestStdinCloseMidTurnExitsWithinOneSecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, took := s.Close()
-	if code != 0 || took > time.Second {
-		t.Errorf("exit %d after %v, want 0 within 1s", code, took)
+	if code != 0 || took > hangLimit {
+		t.Errorf("exit %d after %v, want 0 without hanging", code, took)
 	}
 }

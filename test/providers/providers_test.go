@@ -325,7 +325,7 @@ func TestCancelMidStreamEndsThePromptCancelledAndTheNextPromptWorks(t *testing.T
 		began := time.Now()
 		r.Cancel(sid)
 		raw, rerr := prompt.Wait(r.ctx)
-		if took := time.Since(began); took > 2*time.Second {
+		if took := time.Since(began); took > hangLimit {
 			t.Errorf("the prompt answered %v after session/cancel", took)
 		}
 		var res struct {

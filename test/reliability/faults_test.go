@@ -105,7 +105,7 @@ func TestProviderFaultsEndInRetryOrCleanErrorAndKeepTheSession(t *testing.T) {
 					t.Errorf("prompt after the fault: stop %q, error %v", stop, rerr)
 				}
 			}
-			if code, took := a.Close(); code != 0 || took > time.Second {
+			if code, took := a.Close(); code != 0 || took > hangLimit {
 				t.Errorf("exit %d after %v on stdin EOF", code, took)
 			}
 

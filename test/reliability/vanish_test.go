@@ -58,8 +58,8 @@ func TestStdinClosedMidTurnExitsCleanlyAndKeepsTheSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			code, took := a.Close()
-			if code != 0 || took > time.Second {
-				t.Errorf("stdin closed mid-turn: exit %d after %v, want 0 within 1s", code, took)
+			if code != 0 || took > hangLimit {
+				t.Errorf("stdin closed mid-turn: exit %d after %v, want 0 without hanging", code, took)
 			}
 			testkit.WaitGone(t, "the shell command after corvid exited", testkit.ProcessesMatching(marker)...)
 			streamed := a.Updates(sid)
