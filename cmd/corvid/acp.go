@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/corvid-agent/corvid/internal/llm/catalog"
@@ -178,7 +179,7 @@ func claimStdout() (*os.File, error) {
 		return nil, err
 	}
 	syscall.CloseOnExec(fd)
-	if err := syscall.Dup2(2, 1); err != nil {
+	if err := unix.Dup2(2, 1); err != nil { // syscall has no Dup2 on linux/arm64
 		return nil, err
 	}
 	os.Stdout = os.Stderr
