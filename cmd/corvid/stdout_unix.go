@@ -5,6 +5,8 @@ package main
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // claimStdout duplicates fd 1 for the protocol and points fd 1 and
@@ -15,7 +17,7 @@ func claimStdout() (*os.File, error) {
 		return nil, err
 	}
 	syscall.CloseOnExec(fd)
-	if err := syscall.Dup2(2, 1); err != nil {
+	if err := unix.Dup2(2, 1); err != nil { // syscall has no Dup2 on linux/arm64
 		return nil, err
 	}
 	os.Stdout = os.Stderr
