@@ -205,14 +205,7 @@ func (f *File) mergeProviders(o map[string]ProviderSettings) {
 		if s.Model != "" {
 			old.Model = s.Model
 		}
-		if len(s.Headers) > 0 {
-			h := maps.Clone(old.Headers)
-			if h == nil {
-				h = map[string]string{}
-			}
-			maps.Copy(h, s.Headers)
-			old.Headers = h
-		}
+		old.Headers = withHeaders(old.Headers, s.Headers)
 		old.Models = append(old.Models, s.Models...)
 		f.Providers[key] = old
 	}
@@ -238,15 +231,22 @@ func applySettings(p Provider, s ProviderSettings) Provider {
 	if s.Model != "" {
 		p.DefaultModel = s.Model
 	}
-	if len(s.Headers) > 0 {
-		h := maps.Clone(p.Headers)
-		if h == nil {
-			h = map[string]string{}
-		}
-		maps.Copy(h, s.Headers)
-		p.Headers = h
-	}
+	p.Headers = withHeaders(p.Headers, s.Headers)
 	return p
+}
+
+// withHeaders returns base with more laid over it, leaving base's map
+// untouched (it may be a preset's).
+func withHeaders(base, more map[string]string) map[string]string {
+	if len(more) == 0 {
+		return base
+	}
+	h := maps.Clone(base)
+	if h == nil {
+		h = map[string]string{}
+	}
+	maps.Copy(h, more)
+	return h
 }
 
 // customFromSettings builds the custom provider a [providers.NAME] table
