@@ -65,7 +65,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm", "internal/usererr"},
 		"internal/respond":       {"internal/config"},
 		"internal/jsonschema":    {},
-		"internal/acpkit":        {"internal/acp", "internal/jsonschema", "internal/llm/script"},
+		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
 		"internal/acpserver": {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
@@ -136,8 +136,8 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 					t.Errorf("%s imports %s; only %s may", name, imp, owner)
 				}
 			}
-			if imp == mod+"internal/acp" && name != "internal/acpserver" && name != "internal/conformance" && name != "internal/acpkit" {
-				t.Errorf("%s imports internal/acp; only acpserver and the client kit (acpkit, conformance) may", name)
+			if imp == mod+"internal/acp" && name != "internal/acpserver" && name != "internal/conformance" {
+				t.Errorf("%s imports internal/acp; only acpserver may", name)
 			}
 		}
 	}

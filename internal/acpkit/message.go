@@ -4,21 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-
-	"github.com/corvid-agent/corvid/internal/acp"
 )
 
-// JSON-RPC 2.0 and ACP error codes: the wire layer's own, so the kit and
-// the agent cannot disagree on them.
+// JSON-RPC 2.0 and ACP error codes.
 const (
-	CodeParseError       = acp.CodeParseError
-	CodeInvalidRequest   = acp.CodeInvalidRequest
-	CodeMethodNotFound   = acp.CodeMethodNotFound
-	CodeInvalidParams    = acp.CodeInvalidParams
-	CodeInternalError    = acp.CodeInternalError
-	CodeAuthRequired     = acp.CodeAuthRequired
-	CodeResourceNotFound = acp.CodeResourceNotFound
-	CodeRequestCancelled = acp.CodeRequestCancelled
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeAuthRequired     = -32000
+	CodeResourceNotFound = -32002
+	CodeRequestCancelled = -32800
 )
 
 // RPCError is a JSON-RPC error object.
