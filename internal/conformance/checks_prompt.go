@@ -9,21 +9,8 @@ import (
 )
 
 func checkPrompt(c *checkRun) {
-	a, _, sid, ok := c.setup(c.reqs)
+	a, sid, t, ok := c.textTurn()
 	if !ok {
-		return
-	}
-	t, err := c.prompt(a, sid, []any{textBlock(c.promptText())}, nil)
-	if err != nil {
-		c.failAll(c.reqs, "%v", err)
-		return
-	}
-	if t.refused != nil {
-		if needsAuth(t.refused) {
-			c.skipAll(c.reqs, "the prompt needs credentials: %s", t.refused)
-		} else {
-			c.failAll(c.reqs, "the prompt was refused: %s", t.refused)
-		}
 		return
 	}
 	if stopReasons[t.stop] {

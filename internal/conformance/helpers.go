@@ -182,6 +182,30 @@ type turn struct {
 }
 
 // prompt sends a prompt and waits (up to the rest of the check) for its response.
+// textTurn sets up an agent and a session and runs one text prompt. When it
+// cannot (setup failed, the prompt failed or was refused), it has already
+// reported every requirement of c and returns false.
+func (c *checkRun) textTurn() (*agent, string, *turn, bool) {
+	a, _, sid, ok := c.setup(c.reqs)
+	if !ok {
+		return nil, "", nil, false
+	}
+	t, err := c.prompt(a, sid, []any{textBlock(c.promptText())}, nil)
+	if err != nil {
+		c.failAll(c.reqs, "%v", err)
+		return nil, "", nil, false
+	}
+	if t.refused != nil {
+		if needsAuth(t.refused) {
+			c.skipAll(c.reqs, "the prompt needs credentials: %s", t.refused)
+		} else {
+			c.failAll(c.reqs, "the prompt was refused: %s", t.refused)
+		}
+		return nil, "", nil, false
+	}
+	return a, sid, t, true
+}
+
 func (c *checkRun) prompt(a *agent, sid string, blocks []any, meta map[string]any) (*turn, error) {
 	p := map[string]any{"sessionId": sid, "prompt": blocks}
 	if meta != nil {
