@@ -57,23 +57,7 @@ func BenchmarkLoadCurve(b *testing.B) {
 				map[string]any{"type": "text", "text": "x", "repeat": n}}}}}
 			sid := storedSession(b, bin, home, workspace, script)
 			events := countEvents(b, filepath.Join(home, "corvid", "sessions.db"), sid)
-			empty := filepath.Join(b.TempDir(), "empty.json")
-			if err := os.WriteFile(empty, []byte(`{"responses":[{"parts":[{"type":"text","text":"-"}]}]}`), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			a := startAgent(b, bin, home, workspace, "acp", "-m", "script:"+empty)
-			load := map[string]any{"sessionId": sid, "cwd": workspace, "mcpServers": []any{}}
-			_, updates := a.call("session/load", load) // warm: open the store, page in the file
-			b.ResetTimer()
-			start := time.Now()
-			for range b.N {
-				a.call("session/load", load)
-			}
-			elapsed := time.Since(start)
-			b.StopTimer()
-			b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/load")
-			b.ReportMetric(float64(events), "events")
-			b.ReportMetric(float64(updates), "updates/load")
+			a := timeLoads(b, bin, home, workspace, sid, events)
 			b.ReportMetric(vmHWM(a.cmd.Process.Pid), "MiB-hwm")
 		})
 	}

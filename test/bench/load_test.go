@@ -189,25 +189,34 @@ func BenchmarkLoad5kEvents(b *testing.B) {
 			if events < 5000 {
 				b.Fatalf("the session has %d stored events, want at least 5000", events)
 			}
-			// -m script: needs a file; the loading process never prompts.
-			empty := filepath.Join(b.TempDir(), "empty.json")
-			if err := os.WriteFile(empty, []byte(`{"responses":[{"parts":[{"type":"text","text":"-"}]}]}`), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			a := startAgent(b, bin, home, workspace, "acp", "-m", "script:"+empty)
-			load := map[string]any{"sessionId": sid, "cwd": workspace, "mcpServers": []any{}}
-			_, updates := a.call("session/load", load) // warm: open the store, page in the file
-			b.ResetTimer()
-			start := time.Now()
-			for range b.N {
-				a.call("session/load", load)
-			}
-			elapsed := time.Since(start)
-			b.StopTimer()
-			// ResetTimer drops metrics reported before it: report them all here.
-			b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/load")
-			b.ReportMetric(float64(events), "events")
-			b.ReportMetric(float64(updates), "updates/load")
+			timeLoads(b, bin, home, workspace, sid, events)
 		})
 	}
+}
+
+// timeLoads loads session sid b.N times in one fresh corvid (after one
+// warm-up load) and reports ms/load, the stored events and the updates
+// replayed per load; it returns the loading agent.
+func timeLoads(b *testing.B, bin, home, workspace, sid string, events int) *agent {
+	b.Helper()
+	// -m script: needs a file; the loading process never prompts.
+	empty := filepath.Join(b.TempDir(), "empty.json")
+	if err := os.WriteFile(empty, []byte(`{"responses":[{"parts":[{"type":"text","text":"-"}]}]}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	a := startAgent(b, bin, home, workspace, "acp", "-m", "script:"+empty)
+	load := map[string]any{"sessionId": sid, "cwd": workspace, "mcpServers": []any{}}
+	_, updates := a.call("session/load", load) // warm: open the store, page in the file
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		a.call("session/load", load)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	// ResetTimer drops metrics reported before it: report them all here.
+	b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(b.N), "ms/load")
+	b.ReportMetric(float64(events), "events")
+	b.ReportMetric(float64(updates), "updates/load")
+	return a
 }
