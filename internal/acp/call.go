@@ -45,6 +45,7 @@ func (c *Conn) NotifyIf(method string, params any, keep func() bool) error {
 // outFrame stops the writer.
 type outFrame struct {
 	b    []byte
+	note bool // a notification (no id): the only kind a failed store may hold back
 	keep func() bool
 }
 

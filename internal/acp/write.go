@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -31,7 +32,7 @@ func (c *Conn) enqueue(env *wireMessage, payload any, keep func() bool) error {
 		}
 	}
 	select {
-	case c.out <- outFrame{b: b, keep: keep}:
+	case c.out <- outFrame{b: b, note: !env.hasID, keep: keep}:
 		return nil
 	case <-c.writerDone:
 		return ErrClosed
@@ -122,8 +123,8 @@ func (c *Conn) writeLoop() {
 			if err := c.opts.BeforeWrite(); err != nil {
 				rebuild(&batch, frames, func(outFrame) bool { return false })
 				c.log.Warn("notifications not sent: what they report could not be stored", "err", err)
-			} else if hasKeep(frames) {
-				rebuild(&batch, frames, func(f outFrame) bool { return f.keep == nil || f.keep() })
+			} else if slices.ContainsFunc(frames, dropped) {
+				rebuild(&batch, frames, func(f outFrame) bool { return !dropped(f) })
 			}
 		}
 		if batch.Len() == 0 {
@@ -137,24 +138,16 @@ func (c *Conn) writeLoop() {
 	}
 }
 
-func hasKeep(frames []outFrame) bool {
-	for _, f := range frames {
-		if f.keep != nil {
-			return true
-		}
-	}
-	return false
-}
+// dropped reports whether f is a notification whose keep, asked now,
+// says it must not go out.
+func dropped(f outFrame) bool { return f.note && f.keep != nil && !f.keep() }
 
 // rebuild rewrites batch with the frames that are not notifications
-// (responses and requests carry an id) and the notifications keepNote keeps.
+// (responses and requests) and the notifications keepNote keeps.
 func rebuild(batch *bytes.Buffer, frames []outFrame, keepNote func(outFrame) bool) {
 	batch.Reset()
 	for _, f := range frames {
-		var m struct {
-			ID json.RawMessage `json:"id"`
-		}
-		if json.Unmarshal(f.b, &m) == nil && len(m.ID) == 0 && !keepNote(f) {
+		if f.note && !keepNote(f) {
 			continue
 		}
 		batch.Write(f.b)
