@@ -12,16 +12,6 @@ import (
 	"github.com/corvid-agent/corvid/internal/store"
 )
 
-// ErrStore marks a failure of the session store (its message names the
-// database file).
-var ErrStore = errors.New("session store")
-
-// ErrBusyElsewhere means another corvid process is running a turn of the
-// same session.
-var ErrBusyElsewhere = errors.New("session is busy in another corvid process")
-
-var errStoreFault = fmt.Errorf("%w: events of this turn could not be saved (is the disk full?), so the turn was stopped; see the log for the database error", ErrStore)
-
 // conversation is what a session remembers: the model context, the turn
 // count, the context meter and cost, and the event log every shown event
 // is recorded in first (durable before visible). It is the only part that
@@ -177,7 +167,7 @@ func (c *conversation) acquire(owner string) (func(), error) {
 		return nil, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: cannot take the session's turn lease: %v", ErrStore, err)
+		return nil, storeFailure("take the turn lease", err)
 	}
 	return release, nil
 }
