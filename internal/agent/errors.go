@@ -53,3 +53,16 @@ func projectConfigFailure(err error) error {
 func invalidValue(format string, args ...any) error {
 	return &usererr.Error{Message: "Invalid config value", Details: fmt.Sprintf(format, args...), Err: ErrInvalidValue}
 }
+
+// userText is what the user was told of err: its user-facing message and
+// details, or a pointer to the log for an internal error.
+func userText(err error) string {
+	u, ok := usererr.Of(err)
+	switch {
+	case !ok:
+		return "corvid failed with an internal error; its log has the details"
+	case u.Details != "":
+		return u.Message + ": " + u.Details
+	}
+	return u.Message
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -19,7 +20,20 @@ import (
 const (
 	recordContext      = "context"       // one llm.Message appended to the model context
 	recordContextReset = "context_reset" // the whole model context replaced ([]llm.Message)
+	// recordTurnError: a turn ended with an error ({"message": what the
+	// user was told}). Releases before it skip the row.
+	recordTurnError = "turn_error"
 )
+
+// EventTurnError is the Entry kind of a turn that ended with an error (its
+// Content holds the message). It is never sent to a front end: the
+// prompt's answer carried the error.
+const EventTurnError EventKind = "turn_error"
+
+// turnErrorRecord is a turn_error row's payload.
+type turnErrorRecord struct {
+	Message string `json:"message"`
+}
 
 // eventLog appends a session's rows to the store. A nil store keeps
 // nothing (an in-memory session).
@@ -38,6 +52,9 @@ func (l *eventLog) event(ev Event) { l.append(string(ev.Kind), ev) }
 
 // context records one message appended to the model context.
 func (l *eventLog) context(m llm.Message) { l.append(recordContext, m) }
+
+// turnError records that a turn ended with an error the user was told.
+func (l *eventLog) turnError(message string) { l.append(recordTurnError, turnErrorRecord{message}) }
 
 // contextReset records the whole model context after it was replaced.
 func (l *eventLog) contextReset(h []llm.Message) { l.append(recordContextReset, h) }
@@ -74,6 +91,11 @@ type Log struct {
 	ToolIDs []string
 	// LastSeq is the seq of the last row (0 for an empty log).
 	LastSeq int64
+	// Tokens sums every model response's usage in the log.
+	Tokens llm.Usage
+	// LastError is the error the last turn ended with ("" when it ended
+	// normally or there was none).
+	LastError string
 }
 
 // Entry is one display item of a folded log.
@@ -98,6 +120,9 @@ const interruptedNote = "interrupted: corvid stopped before this tool call finis
 func (l *Log) Replay() []Event {
 	out := make([]Event, 0, len(l.Entries)+1)
 	for _, e := range l.Entries {
+		if e.Kind == EventTurnError {
+			continue
+		}
 		out = append(out, e.Event)
 		if e.Final == nil {
 			continue
@@ -156,6 +181,13 @@ func (f *folder) row(r *store.Event) {
 		}
 		f.unsaved.Reset()
 		return
+	case recordTurnError:
+		var te turnErrorRecord
+		if json.Unmarshal(r.Payload, &te) == nil {
+			f.log.LastError = te.Message
+			f.add(Entry{Event: Event{Kind: EventTurnError, Content: &Block{Type: BlockText, Text: te.Message}}})
+		}
+		return
 	}
 	var ev Event
 	if json.Unmarshal(r.Payload, &ev) != nil {
@@ -177,6 +209,7 @@ func (f *folder) row(r *store.Event) {
 	case EventUsage:
 		if ev.Usage != nil {
 			f.log.Usage = ev.Usage
+			addTokens(&f.log.Tokens, ev.Usage.Tokens)
 		}
 	}
 }
@@ -190,6 +223,7 @@ func (f *folder) chunk(ev Event) {
 	if ev.Kind == EventUserChunk && ev.MessageID != f.lastUser {
 		f.lastUser = ev.MessageID
 		f.log.Turns++
+		f.log.LastError = ""
 	}
 	if n := len(f.log.Entries); n > 0 && isText(ev.Content) {
 		prev := &f.log.Entries[n-1]
@@ -252,6 +286,17 @@ func (f *folder) finish() *Log {
 	return l
 }
 
+// addTokens adds a response's usage (nil: none reported) to a sum.
+func addTokens(sum *llm.Usage, u *llm.Usage) {
+	if u == nil {
+		return
+	}
+	sum.InputTokens += u.InputTokens
+	sum.OutputTokens += u.OutputTokens
+	sum.CacheReadTokens += u.CacheReadTokens
+	sum.CacheWriteTokens += u.CacheWriteTokens
+}
+
 // mergeToolCall applies a tool call update to a state.
 func mergeToolCall(dst, upd *ToolCall) {
 	if upd.Status != "" {
@@ -294,4 +339,45 @@ func repairHistory(h []llm.Message) []llm.Message {
 		h = append(h, llm.Message{Role: llm.RoleUser, Parts: results})
 	}
 	return h
+}
+
+// Summary is what a list of sessions shows of one: read from its log
+// without building the transcript or the model context.
+type Summary struct {
+	Turns     int
+	Tokens    llm.Usage
+	CostUSD   *float64 // the session's total, when the model's prices are known
+	LastError string   // as Log.LastError
+}
+
+// Summarize reads a session's summary from the store. Only prompts, usage
+// readings and turn errors are decoded.
+func Summarize(ctx context.Context, st *store.Store, sessionID string) (Summary, error) {
+	var sum Summary
+	lastUser := ""
+	err := st.EachEvent(ctx, sessionID, func(r store.Event) error {
+		var ev Event
+		switch r.Kind {
+		case recordTurnError:
+			var te turnErrorRecord
+			if json.Unmarshal(r.Payload, &te) == nil {
+				sum.LastError = te.Message
+			}
+		case string(EventUsage):
+			if json.Unmarshal(r.Payload, &ev) == nil && ev.Usage != nil {
+				addTokens(&sum.Tokens, ev.Usage.Tokens)
+				if ev.Usage.CostUSD != nil {
+					sum.CostUSD = ev.Usage.CostUSD
+				}
+			}
+		case string(EventUserChunk):
+			if json.Unmarshal(r.Payload, &ev) == nil && ev.MessageID != lastUser {
+				lastUser = ev.MessageID
+				sum.Turns++
+				sum.LastError = ""
+			}
+		}
+		return nil
+	})
+	return sum, err
 }
