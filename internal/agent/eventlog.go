@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/store"
@@ -37,6 +40,13 @@ type turnErrorRecord struct {
 
 // eventLog appends a session's rows to the store. A nil store keeps
 // nothing (an in-memory session).
+//
+// A streamed answer's text chunks are merged: the log holds the current
+// message's text back (store.Hold) and appends it as one row when another
+// row follows, when it grows past maxHeldText, or when the store asks
+// (before any commit the front end waits for, so a shown chunk is stored
+// before it is shown). Fold merges chunks of one message, so replay is the
+// same either way.
 type eventLog struct {
 	id    string
 	store *store.Store
@@ -45,10 +55,99 @@ type eventLog struct {
 	// each row this process appends moves it one on; another process's
 	// rows show up as a gap (see conversation.syncWithStore).
 	knownSeq atomic.Int64
+
+	mu     sync.Mutex // orders appends; guards the held chunk
+	held   *Event     // the chunk whose message's later chunks are merged into it
+	text   []byte     // held's text so far
+	heldAt time.Time  // when held began
+	drop   func()     // ends the store's hold (nil: none registered)
 }
 
+// maxHeldText and maxHeldFor bound what one row merges. A process killed
+// mid-answer loses the text held then: in ACP none the editor was shown
+// (every write of frames asks the store first); print mode prints without
+// asking, so it may lose the text of the last chunks it printed.
+const (
+	maxHeldText = 64 << 10
+	maxHeldFor  = 20 * time.Millisecond
+)
+
 // event records a display event.
-func (l *eventLog) event(ev Event) { l.append(string(ev.Kind), ev) }
+func (l *eventLog) event(ev Event) {
+	if l.store == nil {
+		return
+	}
+	merge := mergeable(&ev)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if merge && l.held != nil && l.held.Kind == ev.Kind && l.held.MessageID == ev.MessageID && sameMap(l.held.Meta, ev.Meta) &&
+		len(l.text) < maxHeldText && time.Since(l.heldAt) < maxHeldFor {
+		l.text = append(l.text, ev.Content.Text...)
+		return
+	}
+	l.releaseLocked()
+	if !merge {
+		l.appendLocked(string(ev.Kind), ev)
+		return
+	}
+	if l.drop == nil {
+		l.drop = l.store.Hold(l.id, l.release)
+	}
+	l.held = &Event{Kind: ev.Kind, MessageID: ev.MessageID, Meta: ev.Meta}
+	l.heldAt = time.Now()
+	l.text = append(l.text[:0], ev.Content.Text...)
+}
+
+// mergeable reports whether ev is a streamed text chunk that says nothing
+// but its text (and the meta it shares with the chunks around it).
+func mergeable(ev *Event) bool {
+	return (ev.Kind == EventMessageChunk || ev.Kind == EventThoughtChunk) && plainText(ev.Content) &&
+		ev.ToolCall == nil && ev.Plan == nil && ev.Usage == nil && ev.Title == "" && ev.UpdatedAt == "" &&
+		ev.ModeID == "" && ev.Commands == nil
+}
+
+// sameMap reports whether a and b are the same map (both nil, or one
+// instance): a turn tags its chunks with one map, and comparing contents
+// per chunk would cost more than the merge saves.
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// plainText reports whether b is a text block and nothing more.
+func plainText(b *Block) bool {
+	return b != nil && b.Type == BlockText && b.MimeType == "" && b.Data == nil && b.URI == "" && b.Name == "" && b.Title == "" && !b.Blob
+}
+
+// release appends the held chunk, if any.
+func (l *eventLog) release() {
+	l.mu.Lock()
+	l.releaseLocked()
+	l.mu.Unlock()
+}
+
+func (l *eventLog) releaseLocked() {
+	if l.held == nil {
+		return
+	}
+	ev := *l.held
+	ev.Content = &Block{Type: BlockText, Text: string(l.text)}
+	l.held = nil
+	if cap(l.text) > maxHeldText*2 {
+		l.text = nil
+	}
+	l.appendLocked(string(ev.Kind), ev)
+}
+
+// close appends what the log holds and ends its hold.
+func (l *eventLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked()
+	if l.drop != nil {
+		l.drop()
+		l.drop = nil
+	}
+}
 
 // context records one message appended to the model context.
 func (l *eventLog) context(m llm.Message) { l.append(recordContext, m) }
@@ -63,6 +162,13 @@ func (l *eventLog) append(kind string, v any) {
 	if l.store == nil {
 		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked()
+	l.appendLocked(kind, v)
+}
+
+func (l *eventLog) appendLocked(kind string, v any) {
 	b, err := json.Marshal(v)
 	if err == nil {
 		err = l.store.Append(l.id, kind, b)
