@@ -41,7 +41,7 @@ func (c *Conn) enqueue(env *wireMessage, payload any, keep func() bool) error {
 
 func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 	if a, ok := payload.(appender); ok && env.Method != "" && !env.hasID {
-		frame := make([]byte, 0, 160)
+		frame := make([]byte, 0, 256)
 		frame = append(frame, `{"jsonrpc":"2.0","method":`...)
 		frame = appendString(frame, env.Method)
 		frame = append(frame, `,"params":`...)
