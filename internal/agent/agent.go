@@ -215,6 +215,7 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 		s.env.Ask = ask // the front end can put questions to the user
 	}
 	s.toolbox = &toolbox{cfg: &a.cfg, id: o.ID, cwd: o.Cwd}
+	s.toolbox.own = append(s.toolbox.own, exitPlan{s: s})
 	if fo := a.cfg.FinalOutput; fo != nil {
 		s.toolbox.own = append(s.toolbox.own, submitOutput{s: s, fo: *fo})
 	}

@@ -70,7 +70,7 @@ func (AskUser) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 	if msg := checkQuestions(in.Questions); msg != "" {
 		return ErrorResult(msg), nil
 	}
-	return Ask(ctx, env, call.ID, "Ask the user", in.Questions)
+	return Ask(ctx, env, AskRequest{CallID: call.ID, Title: "Ask the user", Questions: in.Questions})
 }
 
 // checkQuestions says what is wrong with qs, or "".
@@ -164,12 +164,29 @@ func FormSchema(qs []Question) json.RawMessage {
 // left unanswered.
 type Answers [][]string
 
-// Ask puts qs to the user through env.Ask on behalf of tool call callID
-// and turns the outcome into the tool's result: the answers for the model
-// and, as the call's content, the questions with their answers. A cancelled
-// turn is ctx's error.
-func Ask(ctx context.Context, env *Env, callID, title string, qs []Question) (Result, error) {
-	ans, outcome, err := AskAnswers(ctx, env, callID, title, qs)
+// AskRequest is what Ask and AskAnswers put to the user.
+type AskRequest struct {
+	CallID    string // the tool call that asks
+	Title     string // the tool call's title (permission fallback)
+	Message   string // what the form says above the questions; "": the question itself
+	Questions []Question
+}
+
+// text is the request as text: the message, then the questions.
+func (r AskRequest) text() string {
+	if r.Message == "" {
+		return QuestionsText(r.Questions)
+	}
+	return r.Message + "\n\n" + QuestionsText(r.Questions)
+}
+
+// Ask puts r's questions to the user through env.Ask and turns the outcome
+// into the tool's result: the answers for the model and, as the call's
+// content, the questions with their answers. A cancelled turn is ctx's
+// error.
+func Ask(ctx context.Context, env *Env, r AskRequest) (Result, error) {
+	qs := r.Questions
+	ans, outcome, err := AskAnswers(ctx, env, r)
 	if err != nil {
 		return Result{}, err
 	}
@@ -186,7 +203,7 @@ func Ask(ctx context.Context, env *Env, callID, title string, qs []Question) (Re
 		fmt.Fprintf(&model, "- %s → %s\n", q.Question, a)
 		fmt.Fprintf(&shown, "%s → %s\n", orText(q.Header, q.Question), a)
 	}
-	return Result{Output: model.String(), Content: []Content{{Type: ContentText, Text: QuestionsText(qs) + "\nAnswer:\n" + shown.String()}}}, nil
+	return Result{Output: model.String(), Content: []Content{{Type: ContentText, Text: r.text() + "\nAnswer:\n" + shown.String()}}}, nil
 }
 
 func orText(s, d string) string {
@@ -199,10 +216,10 @@ func orText(s, d string) string {
 // AskAnswers is Ask's question part: it returns the answers, or nil
 // answers with the Result that says why there are none (declined,
 // dismissed, nobody to ask, no answer in time).
-func AskAnswers(ctx context.Context, env *Env, callID, title string, qs []Question) (Answers, Result, error) {
+func AskAnswers(ctx context.Context, env *Env, r AskRequest) (Answers, Result, error) {
+	qs := r.Questions
 	none := func(msg string, isErr bool) (Answers, Result, error) {
-		r := Result{Output: msg, IsError: isErr, Content: []Content{{Type: ContentText, Text: QuestionsText(qs) + "\n" + msg}}}
-		return nil, r, nil
+		return nil, Result{Output: msg, IsError: isErr, Content: []Content{{Type: ContentText, Text: r.text() + "\n" + msg}}}, nil
 	}
 	const cannot = "The user cannot be asked from here: this client shows no questions. Decide yourself and say what you assumed, or ask in your reply and end the turn."
 	if env == nil || env.Ask == nil {
@@ -217,9 +234,9 @@ func AskAnswers(ctx context.Context, env *Env, callID, title string, qs []Questi
 		for i, o := range qs[0].Options {
 			choices = append(choices, Choice{ID: fmt.Sprintf("choice_%d", i+1), Label: o.Label})
 		}
-		picked, err := env.Ask.Choose(ctx, ChoiceQuestion{ToolCallID: callID, Title: title, Text: QuestionsText(qs), Choices: choices})
-		if r, ok := askFailure(ctx, err); ok {
-			return none(r.Output, r.IsError)
+		picked, err := env.Ask.Choose(ctx, ChoiceQuestion{ToolCallID: r.CallID, Title: r.Title, Text: r.text(), Choices: choices})
+		if fail, ok := askFailure(ctx, err); ok {
+			return none(fail.Output, fail.IsError)
 		} else if err != nil {
 			return nil, Result{}, err
 		}
@@ -230,13 +247,17 @@ func AskAnswers(ctx context.Context, env *Env, callID, title string, qs []Questi
 		}
 		return none("The user dismissed the question without answering.", false)
 	}
-	msg := qs[0].Question
-	if len(qs) > 1 {
+	msg := r.Message
+	switch {
+	case msg != "":
+	case len(qs) == 1:
+		msg = qs[0].Question
+	default:
 		msg = fmt.Sprintf("%d questions from the agent", len(qs))
 	}
-	res, err := env.Ask.Elicit(ctx, Elicitation{Mode: "form", Message: msg, Schema: FormSchema(qs), ToolCallID: callID})
-	if r, ok := askFailure(ctx, err); ok {
-		return none(r.Output, r.IsError)
+	res, err := env.Ask.Elicit(ctx, Elicitation{Mode: "form", Message: msg, Schema: FormSchema(qs), ToolCallID: r.CallID})
+	if fail, ok := askFailure(ctx, err); ok {
+		return none(fail.Output, fail.IsError)
 	} else if err != nil {
 		return nil, Result{}, err
 	}

@@ -267,3 +267,108 @@ func TestQuestionAndAnswerAreReplayedOnLoad(t *testing.T) {
 		t.Errorf("replay shows %q, live showed %q", replayed.Shown, live.Shown)
 	}
 }
+
+// exitPlanScript calls exit_plan, then tries a write, then ends the turn.
+func exitPlanScript() map[string]any {
+	return map[string]any{"responses": []any{
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": "exit_plan", "input": map[string]any{
+			"plan": "# Plan\n\n1. Write notes.txt\n2. Check it"}}}},
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": "write", "input": map[string]any{"path": "notes.txt", "content": "x"}}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "finished"}}},
+	}}
+}
+
+// In plan mode, exit_plan shows the plan as a plan update and as the
+// question's content; approving switches the mode (current_mode_update and
+// config_option_update) and the rest of the turn runs in it; keeping on
+// planning leaves the session read-only.
+func TestExitPlanSwitchesModeOnApproval(t *testing.T) {
+	for _, tc := range []struct {
+		answer, mode string
+		written      bool
+	}{
+		{"Approve, edit files without asking", "edit", true},
+		{"Keep planning", "", false},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			s := startCorvid(t, exitPlanScript(), testkit.Options{Elicitation: testkit.AcceptElicitation(map[string]any{"q1": tc.answer}),
+				Permission: testkit.RejectOnce()})
+			sid := s.ready(t, formHost())
+			s.MustCall(s.ctx, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
+			before := len(s.Updates(sid))
+			if stop, rerr := s.Prompt(s.ctx, sid, "plan it"); rerr != nil || stop != "end_turn" {
+				t.Fatalf("prompt: %q %v", stop, rerr)
+			}
+			els := s.Elicitations()
+			if len(els) != 1 || !strings.Contains(els[0].Message, "1. Write notes.txt") {
+				t.Fatalf("elicitations %+v, want one whose message is the plan", els)
+			}
+			var plan, modes []string
+			configMode := ""
+			for _, u := range s.Updates(sid)[before:] {
+				switch u.SessionUpdate {
+				case "plan":
+					plan = append(plan, string(u.Raw))
+				case "current_mode_update":
+					var f struct{ CurrentModeID string }
+					_ = json.Unmarshal(u.Raw, &f)
+					modes = append(modes, f.CurrentModeID)
+				case "config_option_update":
+					var f struct {
+						ConfigOptions []struct{ ID, CurrentValue string }
+					}
+					_ = json.Unmarshal(u.Raw, &f)
+					for _, o := range f.ConfigOptions {
+						if o.ID == "mode" {
+							configMode = o.CurrentValue
+						}
+					}
+				}
+			}
+			if len(plan) != 1 || !strings.Contains(plan[0], `"content":"Write notes.txt"`) || !strings.Contains(plan[0], `"content":"Check it"`) {
+				t.Errorf("plan updates %v", plan)
+			}
+			if tc.mode != "" && (len(modes) != 1 || modes[0] != tc.mode || configMode != tc.mode) {
+				t.Errorf("mode updates %v, config mode %q; want %s", modes, configMode, tc.mode)
+			}
+			if tc.mode == "" && len(modes)+len(configMode) != 0 {
+				t.Errorf("mode changed to %v %q while planning goes on", modes, configMode)
+			}
+			_, err := os.Stat(filepath.Join(s.workspace, "notes.txt"))
+			if written := err == nil; written != tc.written {
+				t.Errorf("written = %v, want %v", written, tc.written)
+			}
+			if n := len(s.Permissions()); n != 0 {
+				t.Errorf("%d permission requests", n)
+			}
+		})
+	}
+}
+
+// Without form elicitation the approval is a permission request whose
+// options are the answers.
+func TestExitPlanAsksThroughPermissionOptionsWithoutForms(t *testing.T) {
+	s := startCorvid(t, exitPlanScript(), testkit.Options{Permission: testkit.PickOption("choice_2")})
+	sid := s.ready(t, testkit.Zed())
+	s.MustCall(s.ctx, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
+	before := len(s.Updates(sid))
+	if stop, rerr := s.Prompt(s.ctx, sid, "plan it"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	perms := s.Permissions()
+	if len(perms) == 0 || len(perms[0].Request.Options) != 4 || perms[0].Request.Options[1].Name != "Approve, ask before changes" {
+		t.Fatalf("permission requests %+v", perms)
+	}
+	if !strings.Contains(string(perms[0].Request.ToolCall), "1. Write notes.txt") {
+		t.Errorf("the question does not show the plan: %s", perms[0].Request.ToolCall)
+	}
+	var modes []string
+	for _, u := range s.Updates(sid)[before:] {
+		if u.SessionUpdate == "current_mode_update" {
+			modes = append(modes, string(u.Raw))
+		}
+	}
+	if len(modes) != 1 || !strings.Contains(modes[0], `"default"`) {
+		t.Errorf("mode updates %v, want default", modes)
+	}
+}
