@@ -85,3 +85,28 @@ type TerminalOutputResponse struct {
 	Truncated  bool                `json:"truncated"`
 	ExitStatus *TerminalExitStatus `json:"exitStatus,omitempty"`
 }
+
+// CreateElicitationRequest is the params of elicitation/create in session
+// scope (corvid never elicits outside a session): mode "form" with
+// RequestedSchema, or mode "url" with ElicitationID and URL.
+type CreateElicitationRequest struct {
+	SessionID       string          `json:"sessionId"`
+	ToolCallID      string          `json:"toolCallId,omitempty"`
+	Mode            string          `json:"mode"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	ElicitationID   string          `json:"elicitationId,omitempty"`
+	URL             string          `json:"url,omitempty"`
+}
+
+// CreateElicitationResponse is its result: action accept (with content),
+// decline or cancel.
+type CreateElicitationResponse struct {
+	Action  string                     `json:"action"`
+	Content map[string]json.RawMessage `json:"content,omitempty"`
+}
+
+// CompleteElicitationNotification is the params of elicitation/complete.
+type CompleteElicitationNotification struct {
+	ElicitationID string `json:"elicitationId"`
+}

@@ -206,9 +206,29 @@ func TestAgentRequestsValidateAgainstSchema(t *testing.T) {
 		{"WaitForTerminalExitRequest", "terminal/wait_for_exit", TerminalRequest{SessionID: "s1", TerminalID: "term-1"}},
 		{"KillTerminalRequest", "terminal/kill", TerminalRequest{SessionID: "s1", TerminalID: "term-1"}},
 		{"ReleaseTerminalRequest", "terminal/release", TerminalRequest{SessionID: "s1", TerminalID: "term-1"}},
+		{"CreateElicitationRequest", "elicitation/create", CreateElicitationRequest{SessionID: "s1", ToolCallID: "t1", Mode: "form", Message: "Which database?",
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"q1":{"type":"string","title":"DB","oneOf":[{"const":"pg","title":"pg","description":"Postgres"}]},` +
+				`"q2":{"type":"array","items":{"anyOf":[{"const":"a","title":"a"}]}}},"required":["q1"]}`)}},
+		{"CreateElicitationRequest", "elicitation/create", CreateElicitationRequest{SessionID: "s1", Mode: "url", Message: "Log in",
+			ElicitationID: "e1", URL: "https://example.com/login"}},
 	}
 	for _, c := range cases {
 		checkFrame(t, "AgentRequest", c.def, "0", c.method, c.params)
+	}
+}
+
+func TestElicitationFramesValidateAgainstSchema(t *testing.T) {
+	checkFrame(t, "AgentNotification", "CompleteElicitationNotification", "", "elicitation/complete", CompleteElicitationNotification{ElicitationID: "e1"})
+	for _, raw := range []string{`{"action":"accept","content":{"q1":"pg","q2":["a"],"n":3,"b":true}}`, `{"action":"decline"}`, `{"action":"cancel"}`} {
+		var r CreateElicitationResponse
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateJSON(t, "CreateElicitationResponse", b)
 	}
 }
 

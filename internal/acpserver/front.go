@@ -22,6 +22,11 @@ func (ss *session) Emit(ev agent.Event) {
 	for _, u := range updatesFor(ev) {
 		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, u), ev.Stored)
 	}
+	if ev.Kind == agent.EventMode {
+		// The agent changed the mode itself (exit_plan): the mode is a
+		// config option too.
+		_ = ss.srv.conn.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(ss.Controls())}))
+	}
 }
 
 // updatesFor converts one agent event; a long text chunk becomes several.

@@ -210,7 +210,11 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 		settings: &settings{agent: a, id: o.ID, store: st, model: model, mode: sc.Permissions.Mode, thought: a.cfg.ThoughtLevel, profile: a.cfg.Profile},
 		gate:     gate{perms: sc.Permissions, memory: permission.NewMemory()},
 	}
+	if ask, ok := o.Front.(tool.Asker); ok {
+		s.env.Ask = ask // the front end can put questions to the user
+	}
 	s.toolbox = &toolbox{cfg: &a.cfg, id: o.ID, cwd: o.Cwd}
+	s.toolbox.own = append(s.toolbox.own, exitPlan{s: s})
 	if fo := a.cfg.FinalOutput; fo != nil {
 		s.toolbox.own = append(s.toolbox.own, submitOutput{s: s, fo: *fo})
 	}

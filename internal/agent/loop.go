@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"slices"
+
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
@@ -65,14 +67,22 @@ func (t *Turn) request(rs settingsView) llm.Request {
 		Model:          modelName(rs.model.Info()),
 		System:         system,
 		Messages:       s.conv.messages(),
-		Tools:          box.tools.Specs(),
+		Tools:          offered(box.tools.Specs(), rs.plan),
 		MaxTokens:      s.agent.cfg.MaxTokens,
 		ThinkingBudget: rs.thinkingBudget,
 		ContextWindow:  rs.tier,
 	}
 }
 
-const planModeNote = "\n\nYou are in plan mode: the session is read-only. Investigate with read and search tools and answer with a plan; do not try to write files or run commands (such calls are refused)."
+const planModeNote = "\n\nYou are in plan mode: the session is read-only. Investigate with read and search tools and answer with a plan; do not try to write files or run commands (such calls are refused). When the plan is complete, call exit_plan with it: the user approves it or asks you to keep planning."
+
+// offered drops exit_plan from the tools outside plan mode.
+func offered(specs []llm.ToolSpec, plan bool) []llm.ToolSpec {
+	if plan {
+		return specs
+	}
+	return slices.DeleteFunc(specs, func(s llm.ToolSpec) bool { return s.Name == exitPlanName })
+}
 
 // stopOf is the turn's stop reason for a response that asked for no tool.
 func stopOf(s llm.StopReason) StopReason {

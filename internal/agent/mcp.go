@@ -24,6 +24,7 @@ func (s *Session) startMCP(editor, configured []mcp.Server) {
 		OnNotice:      s.notice,
 		Roots:         s.env.Roots,
 		Sample:        s.mcpSample,
+		Ask:           s.env.Ask,
 		Dir:           s.env.Cwd,
 		ClientName:    "corvid",
 		ClientVersion: s.agent.cfg.Version,

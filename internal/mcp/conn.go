@@ -57,6 +57,9 @@ type conn struct {
 
 	progMu   sync.Mutex
 	progress map[string]func(*sdk.ProgressNotificationParams)
+
+	callMu sync.Mutex
+	calls  []*runningCall // tool calls in flight, oldest first (elicit.go)
 }
 
 func newConn(m *Manager, s Server) *conn {
@@ -81,6 +84,11 @@ func newConn(m *Manager, s Server) *conn {
 		opts.CreateMessageHandler = func(ctx context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
 			return c.sample(ctx, r)
 		}
+	}
+	if caps := elicitCaps(m.opts.Ask); caps != nil {
+		opts.Capabilities.Elicitation = caps
+		opts.ElicitationHandler = c.elicit
+		opts.ElicitationCompleteHandler = func(_ context.Context, r *sdk.ElicitationCompleteNotificationRequest) { c.elicitationComplete(r) }
 	}
 	c.sdk = sdk.NewClient(&sdk.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, opts)
 	if m.opts.Roots != nil {

@@ -23,7 +23,8 @@
 // from before a crash is a failed tool result, never a Go error or a panic.
 //
 // Client capabilities: roots when Options.Roots is set, sampling when
-// Options.Sample is; no elicitation.
+// Options.Sample is, elicitation (the modes the client shows) when
+// Options.Ask shows any (elicit.go).
 package mcp
 
 import (
@@ -170,6 +171,9 @@ type Options struct {
 	// Sample, if set, answers servers' sampling/createMessage requests
 	// (and corvid advertises sampling).
 	Sample Sampler
+	// Ask, if it shows elicitations, makes corvid advertise the modes it
+	// shows and pass servers' elicitation/create on to the user.
+	Ask tool.Asker
 	// Dir is the working directory of stdio servers ("" = corvid's own).
 	Dir string
 	// ClientName and ClientVersion identify corvid to the servers.

@@ -167,6 +167,7 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, call tool.Call) (res t
 			call.Progress([]tool.Content{{Type: tool.ContentText, Text: progressText(p)}})
 		})
 	}
+	defer t.c.enterCall(ctx, call.ID)()
 	r, err := t.c.callTool(ctx, t.def.Name, args, progress)
 	if ctx.Err() != nil {
 		return tool.Result{}, ctx.Err()

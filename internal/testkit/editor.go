@@ -121,6 +121,8 @@ type Editor struct {
 	sessionCancel map[string]chan struct{}      // closed when the editor sends session/cancel
 	permissions   []*PermissionCall
 	permCursor    int
+	elicits       []*ElicitationCall
+	elicitCursor  int
 	requests      []Message // every agent→client request
 	fs            fsOverlay
 	fsCalls       []FSCall

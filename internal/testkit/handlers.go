@@ -141,14 +141,7 @@ func (e *Editor) serve(ctx context.Context, m Message) (any, *RPCError) {
 	case strings.HasPrefix(m.Method, "terminal/"):
 		return e.serveTerminal(ctx, m)
 	case m.Method == "elicitation/create":
-		if e.opts.Elicitation != nil {
-			res, err := e.opts.Elicitation(ctx, m.Params)
-			if err != nil {
-				return nil, &RPCError{Code: CodeInternalError, Message: err.Error()}
-			}
-			return res, nil
-		}
-		return map[string]any{"action": "decline"}, nil
+		return e.serveElicitation(ctx, m)
 	}
 	return nil, &RPCError{Code: CodeMethodNotFound, Message: "Method not found"}
 }
@@ -350,6 +343,3 @@ func (e *Editor) WaitPermission(ctx context.Context) (PermissionRequest, error) 
 	})
 	return got, err
 }
-
-// ElicitationHandler answers elicitation/create with a CreateElicitationResponse value.
-type ElicitationHandler func(ctx context.Context, params json.RawMessage) (any, error)

@@ -149,6 +149,9 @@ type Env struct {
 	HTTPClient *http.Client
 	// Sandbox confines shell commands; nil runs them unconfined.
 	Sandbox *Sandbox
+	// Ask puts questions to the user (ask_user, MCP elicitations); nil:
+	// nobody can be asked.
+	Ask Asker
 }
 
 func (env *Env) fs() FS {
@@ -223,6 +226,6 @@ func Builtins() []Tool {
 		Read{}, Write{}, Edit{}, Delete{}, Move{},
 		List{}, Glob{}, Grep{},
 		Shell{}, ShellOutput{}, ShellKill{},
-		Fetch{}, Todo{},
+		Fetch{}, Todo{}, AskUser{},
 	}
 }

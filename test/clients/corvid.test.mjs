@@ -186,3 +186,70 @@ test("session/load in a new process replays the history before it resolves", asy
   assert.equal((await b.close()).code, 0);
   assertClean(clientB);
 });
+
+test("ask_user's elicitation/create is accepted by the SDK client and its answer becomes the tool result", async (t) => {
+  const home = tempDir(t);
+  const workspace = tempDir(t);
+  const script = writeScript(home, {
+    responses: [
+      {
+        parts: [
+          {
+            type: "tool_call",
+            id: "call_q",
+            name: "ask_user",
+            input: {
+              questions: [
+                {
+                  header: "Database",
+                  question: "Which database?",
+                  options: [
+                    { label: "Postgres", description: "Relational, in production" },
+                    { label: "SQLite", description: "One file" },
+                  ],
+                },
+                { header: "Targets", question: "Which platforms?", multiSelect: true, options: [{ label: "linux" }, { label: "macos" }] },
+                { header: "Name", question: "What is it called?" },
+              ],
+            },
+          },
+        ],
+      },
+      { parts: [{ type: "text", text: "Noted." }] },
+    ],
+  });
+  // The SDK parses elicitation/create with its zod schema before this handler
+  // runs; a request it rejects never gets here and the tool would fail.
+  class ElicitingClient extends RecordingClient {
+    constructor() {
+      super();
+      this.elicitations = [];
+    }
+    async createElicitation(params) {
+      this.elicitations.push(params);
+      return { action: "accept", content: { q1: "SQLite", q2: ["linux", "macos"], q3: "ledger" } };
+    }
+  }
+  const client = new ElicitingClient();
+  const c = startCorvid(t, { script, home, cwd: workspace, client });
+  await c.conn.initialize({ ...FULL_FS, clientCapabilities: { ...FULL_FS.clientCapabilities, elicitation: { form: {} } } });
+  const { sessionId } = await c.conn.newSession({ cwd: workspace, mcpServers: [] });
+  const res = await c.conn.prompt({ sessionId, prompt: [{ type: "text", text: "ask me" }] });
+  assert.equal(res.stopReason, "end_turn");
+
+  assert.equal(client.elicitations.length, 1, "one elicitation/create");
+  const el = client.elicitations[0];
+  assert.equal(el.mode, "form");
+  assert.equal(el.sessionId, sessionId);
+  const tool = client.updates.filter((u) => u.update.toolCallId && u.update.sessionUpdate.startsWith("tool_call"));
+  assert.equal(el.toolCallId, tool[0].update.toolCallId, "the elicitation is scoped to the ask_user tool call");
+  assert.deepEqual(el.requestedSchema.properties.q1.oneOf.map((o) => o.const), ["Postgres", "SQLite"]);
+  const last = tool.at(-1).update;
+  assert.equal(last.status, "completed");
+  assert.match(last.rawOutput.output, /Which database\? → SQLite/);
+  assert.match(last.rawOutput.output, /Which platforms\? → linux, macos/);
+
+  const exit = await c.close();
+  assert.equal(exit.code, 0);
+  assertClean(c.client);
+});

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Drives the built corvid with third-party ACP clients from the npm registry:
 #   1. node --test: the official TypeScript SDK (@agentclientprotocol/sdk, pinned in
-#      package-lock.json) as the client: permission, proxied write, cancel, load;
+#      package-lock.json) as the client: permission, proxied write, cancel, load,
+#      form elicitation (ask_user);
 #   2. acpx (pinned below) one-shot `exec` against corvid's scripted model.
 # Needs only Go, Node >= 20 and npm; installs everything else itself.
 set -euo pipefail

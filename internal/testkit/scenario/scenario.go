@@ -112,8 +112,13 @@ func Parse(data []byte) (*Scenario, error) {
 			}
 		case "prompt", "permission", "call", "buffer":
 			s.Steps = append(s.Steps, st)
+		case "elicit":
+			if !json.Valid([]byte(st.Arg)) {
+				return nil, fmt.Errorf("steps line %d: the elicit answer is not JSON: %s", st.Line, st.Arg)
+			}
+			s.Steps = append(s.Steps, st)
 		default:
-			return nil, fmt.Errorf("steps line %d: unknown verb %q (want host, args, hide, prompt, permission, call or buffer)", st.Line, verb)
+			return nil, fmt.Errorf("steps line %d: unknown verb %q (want host, args, hide, prompt, permission, elicit, call or buffer)", st.Line, verb)
 		}
 	}
 	if _, ok := hosts[s.Host]; !ok {
@@ -125,6 +130,15 @@ func Parse(data []byte) (*Scenario, error) {
 var hosts = map[string]func() testkit.Host{
 	"minimal": testkit.Minimal, "zed": testkit.Zed, "emacs": testkit.Emacs,
 	"gosdk": testkit.GoSDK, "oldgascity": testkit.OldGasCity, "newgascity": testkit.NewGasCity,
+	"form": formHost,
+}
+
+// formHost is minimal plus form elicitation.
+func formHost() testkit.Host {
+	h := testkit.Minimal()
+	h.Name = "form"
+	h.Params["clientCapabilities"] = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
+	return h
 }
 
 // Run runs the scenario in path and compares (or, with opts.Update, rewrites) its
@@ -179,16 +193,21 @@ func (s *Scenario) Play(t *testing.T) string {
 		}
 	}
 	answers := &answerQueue{t: t}
+	elicits := &elicitQueue{t: t}
 	for _, st := range s.Steps {
-		if st.Verb == "permission" {
+		switch st.Verb {
+		case "permission":
 			answers.kinds = append(answers.kinds, st.Arg)
+		case "elicit":
+			elicits.answers = append(elicits.answers, json.RawMessage(st.Arg))
 		}
 	}
 	script := testkit.WriteScript(t, s.Script)
 	e := testkit.Start(t, bin, testkit.Options{
-		Args:       append([]string{"acp", "-m", "script:" + script}, s.Args...),
-		Dir:        work,
-		Permission: answers.answer,
+		Args:        append([]string{"acp", "-m", "script:" + script}, s.Args...),
+		Dir:         work,
+		Permission:  answers.answer,
+		Elicitation: elicits.answer,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -202,6 +221,9 @@ func (s *Scenario) Play(t *testing.T) string {
 	}
 	if n := answers.left(); n > 0 {
 		t.Errorf("%d permission answers were never asked for", n)
+	}
+	if n := elicits.left(); n > 0 {
+		t.Errorf("%d elicit answers were never asked for", n)
 	}
 	// Barrier: a request after the last step. Whatever the agent sent after the last
 	// response arrives before this one's, so it lands in the transcript.
@@ -300,6 +322,31 @@ func (q *answerQueue) answer(ctx context.Context, req testkit.PermissionRequest)
 		return testkit.PickOption(id)(ctx, req)
 	}
 	return testkit.PickKind(kind)(ctx, req)
+}
+
+// elicitQueue answers elicitation/create with the scenario's elicit steps, in order.
+type elicitQueue struct {
+	t       *testing.T
+	mu      sync.Mutex
+	answers []json.RawMessage
+}
+
+func (q *elicitQueue) answer(context.Context, json.RawMessage) (any, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.answers) == 0 {
+		q.t.Errorf("an elicitation the scenario has no answer for (add an elicit step)")
+		return map[string]any{"action": "cancel"}, nil
+	}
+	a := q.answers[0]
+	q.answers = q.answers[1:]
+	return a, nil
+}
+
+func (q *elicitQueue) left() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.answers)
 }
 
 func (q *answerQueue) left() int {
