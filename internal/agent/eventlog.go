@@ -74,6 +74,9 @@ type Log struct {
 	ToolIDs []string
 	// LastSeq is the seq of the last row (0 for an empty log).
 	LastSeq int64
+	// Team is the last member_status_change of the session's team (nil:
+	// no team, or it was deleted).
+	Team map[string]any
 }
 
 // Entry is one display item of a folded log.
@@ -107,7 +110,7 @@ func (l *Log) Replay() []Event {
 			final.Status = ToolFailed
 			final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
 		}
-		out = append(out, Event{Kind: EventToolCallState, ToolCall: &final})
+		out = append(out, Event{Kind: EventToolCallState, ToolCall: &final, Meta: e.Meta})
 	}
 	if l.Usage != nil {
 		out = append(out, Event{Kind: EventUsage, Usage: l.Usage})
@@ -178,13 +181,27 @@ func (f *folder) row(r *store.Event) {
 		if ev.Usage != nil {
 			f.log.Usage = ev.Usage
 		}
+	case EventInfo:
+		f.team(ev.Meta)
+	}
+}
+
+// team follows a session's team updates.
+func (f *folder) team(meta map[string]any) {
+	tu, _ := meta[TeamUpdateMeta].(map[string]any)
+	switch tu["type"] {
+	case "member_status_change":
+		f.log.Team = tu
+	case "team_deleted":
+		f.log.Team = nil
 	}
 }
 
 func isText(b *Block) bool { return b != nil && b.Type == BlockText }
 
 func (f *folder) chunk(ev Event) {
-	if ev.Kind == EventMessageChunk && isText(ev.Content) {
+	// A sub-agent's text is its own context's, not the session's.
+	if ev.Kind == EventMessageChunk && isText(ev.Content) && ev.Meta[SubagentMeta] == nil {
 		f.unsaved.WriteString(ev.Content.Text)
 	}
 	if ev.Kind == EventUserChunk && ev.MessageID != f.lastUser {
