@@ -236,3 +236,198 @@ func TestSubagentsRunInParallelAndAskThroughTheParent(t *testing.T) {
 		t.Errorf("writer tokenUsage %v, want 21 in, 9 out", w["tokenUsage"])
 	}
 }
+
+// toolFailures are the texts of failed tool_call updates tagged with member.
+func toolFailures(ups []testkit.Update, member string) []string {
+	var out []string
+	for _, u := range ups {
+		if memberOf(u) == member && u.Status == "failed" {
+			for _, c := range u.ToolContent {
+				out = append(out, c.Content.Text)
+			}
+		}
+	}
+	return out
+}
+
+// A sub-agent tree grows to the profile's max_depth (default 2), or
+// --max-depth's; beyond it the task tool is not offered, so a call to it
+// fails as an unknown tool.
+func TestSubagentDepthLimit(t *testing.T) {
+	deepest := childModel(t, textResponse("c3 done", 1, 1))
+	grandchild := childModel(t,
+		map[string]any{"parts": []any{taskCall("g1", "c3", "go deeper", "deeper", deepest)}},
+		textResponse("c2 done", 1, 1))
+	child := childModel(t,
+		map[string]any{"parts": []any{taskCall("c1", "c2", "go deeper", "deeper", grandchild)}},
+		textResponse("c1 done", 1, 1))
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{taskCall("t1", "c1", "go deep", "deep", child)}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "root done"}}},
+	}}
+	run := func(args ...string) []testkit.Update {
+		s := startCorvid(t, parent, testkit.Options{}, args...)
+		sid := s.ready(t, testkit.Zed())
+		if stop, rerr := s.Prompt(s.ctx, sid, "go"); rerr != nil || stop != "end_turn" {
+			t.Fatalf("prompt: %q %v", stop, rerr)
+		}
+		return s.Updates(sid)
+	}
+
+	ups := run()
+	var c2Depth any
+	var c2Parent string
+	for _, u := range ups {
+		if memberOf(u) == "c2" {
+			sub, _ := meta(u)["corvid.dev/subagent"].(map[string]any)
+			c2Depth = sub["depth"]
+			c2Parent, _ = sub["parentToolCallId"].(string)
+		}
+	}
+	if c2Depth != float64(2) || !strings.HasSuffix(c2Parent, "/c1") {
+		t.Errorf("default depth: c2 tagged depth %v, parentToolCallId %q; want 2 and c1's call (prefixed)", c2Depth, c2Parent)
+	}
+	if f := toolFailures(ups, "c2"); len(f) != 1 || !strings.Contains(f[0], `unknown tool "task"`) {
+		t.Errorf("default depth 2: c2 (depth 2) task call failures %q, want unknown tool \"task\"", f)
+	}
+	for _, u := range ups {
+		if memberOf(u) == "c3" {
+			t.Fatalf("a depth-3 sub-agent ran: %s", u.Raw)
+		}
+	}
+
+	ups = run("--max-depth", "1")
+	if f := toolFailures(ups, "c1"); len(f) != 1 || !strings.Contains(f[0], `unknown tool "task"`) {
+		t.Errorf("--max-depth 1: c1 task call failures %q, want unknown tool \"task\"", f)
+	}
+	for _, u := range ups {
+		if memberOf(u) == "c2" {
+			t.Fatalf("--max-depth 1: a depth-2 sub-agent ran: %s", u.Raw)
+		}
+	}
+}
+
+// session/cancel reaches the children: both slow children stop, the prompt
+// answers cancelled, the task calls fail and the members are cancelled.
+func TestSubagentCancelReachesChildren(t *testing.T) {
+	slow := func() string {
+		return childModel(t, map[string]any{"chunkSize": 1, "delayMs": 50, "parts": []any{map[string]any{"type": "text", "text": "x", "repeat": 2000}}})
+	}
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{taskCall("t1", "a", "slow a", "work", slow()), taskCall("t2", "b", "slow b", "work", slow())}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "not reached"}}},
+	}}
+	s := startCorvid(t, parent, testkit.Options{})
+	sid := s.ready(t, testkit.Zed())
+	p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "go"))
+	seen := map[string]bool{}
+	if _, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+		if u.SessionUpdate == "agent_message_chunk" {
+			seen[memberOf(u)] = true
+		}
+		return seen["a"] && seen["b"]
+	}); err != nil {
+		t.Fatalf("both children never streamed: %v", err)
+	}
+	s.Cancel(sid)
+	raw, rerr := p.Wait(s.ctx)
+	if rerr != nil || !strings.Contains(string(raw), `"cancelled"`) {
+		t.Fatalf("prompt after cancel: %s %v, want stopReason cancelled", raw, rerr)
+	}
+	ups := s.Updates(sid)
+	failed := map[string]bool{}
+	for _, u := range ups {
+		if u.SessionUpdate == "tool_call_update" && memberOf(u) == "" && u.Status == "failed" {
+			failed[u.ToolCallID] = true
+		}
+	}
+	if !failed["t1"] || !failed["t2"] {
+		t.Errorf("task calls failed: %v, want t1 and t2", failed)
+	}
+	tus := teamUpdates(ups)
+	ms := membersByName(tus[len(tus)-1])
+	if ms["a"]["status"] != "cancelled" || ms["b"]["status"] != "cancelled" {
+		t.Errorf("members after cancel: %v, want both cancelled", ms)
+	}
+	if strings.Contains(testkit.TextOf(ups, "agent_message_chunk"), "not reached") {
+		t.Error("the parent went on after the cancel")
+	}
+}
+
+// A team made with the team tool, a member's task, then session/load in a
+// new process: the replay holds the member's tagged frames and the task
+// call with its answer, and ends (C39) with the team's current status.
+func TestSubagentTeamIsReplayedAndPushedAfterLoad(t *testing.T) {
+	home := t.TempDir()
+	alice := childModel(t, textResponse("alice's review", 5, 2))
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "id": "tm", "name": "team", "input": map[string]any{
+			"action": "create", "teamName": "crew", "members": []any{map[string]any{"name": "alice", "description": "reviews code"}, map[string]any{"name": "bob", "description": "tests"}}}}}},
+		map[string]any{"parts": []any{taskCall("t1", "alice", "review", "Review it", alice)}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "reviewed"}}},
+	}}
+	opts := testkit.Options{Env: []string{"CORVID_HOME=" + home}}
+	s := startCorvid(t, parent, opts)
+	opts.Dir = s.workspace
+	sid := s.ready(t, testkit.Zed())
+	if stop, rerr := s.Prompt(s.ctx, sid, "go"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	tus := teamUpdates(s.Updates(sid))
+	if len(tus) < 2 || tus[0]["type"] != "team_created" || tus[0]["teamName"] != "crew" {
+		t.Fatalf("team updates %v: want team_created crew first", tus)
+	}
+	if ms := membersByName(tus[1]); tus[1]["isAutoTeam"] != false || ms["alice"]["status"] != "idle" || ms["bob"]["description"] != "tests" {
+		t.Errorf("status after create: %v", tus[1])
+	}
+	if code, _ := s.Close(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+
+	s2 := startCorvid(t, parent, opts)
+	if _, rerr := s2.Initialize(s2.ctx, testkit.Zed()); rerr != nil {
+		t.Fatalf("initialize: %v", rerr)
+	}
+	p := s2.CallAsync("session/load", map[string]any{"sessionId": sid, "cwd": s.workspace, "mcpServers": []any{}})
+	if _, rerr := p.Wait(s2.ctx); rerr != nil {
+		t.Fatalf("session/load: %v", rerr)
+	}
+	// Everything but the commands (pushed after the response) is the replay.
+	var replay []testkit.Update
+	for _, u := range s2.Updates(sid) {
+		if u.SessionUpdate != "available_commands_update" {
+			replay = append(replay, u)
+		}
+	}
+	var aliceText string
+	var answered bool
+	lastTeam := -1
+	for i, u := range replay {
+		if memberOf(u) == "alice" && u.SessionUpdate == "agent_message_chunk" {
+			aliceText += u.Content.Text
+			if sub, _ := meta(u)["corvid.dev/subagent"].(map[string]any); sub["parentToolCallId"] != "t1" {
+				t.Errorf("replayed alice chunk corvid.dev/subagent %v", sub)
+			}
+		}
+		if u.ToolCallID == "t1" && u.Status == "completed" && len(u.ToolContent) == 1 && u.ToolContent[0].Content.Text == "alice's review" {
+			answered = true
+		}
+		if _, ok := meta(u)["codebuddy.ai/teamUpdate"]; ok {
+			lastTeam = i
+		}
+	}
+	if aliceText != "alice's review" || !answered {
+		t.Errorf("replay: alice's tagged text %q, task answer replayed %v", aliceText, answered)
+	}
+	if lastTeam != len(replay)-1 || lastTeam < 0 {
+		t.Fatalf("the team status is not the last update before the load response (at %d of %d)", lastTeam, len(replay))
+	}
+	tu := meta(replay[lastTeam])["codebuddy.ai/teamUpdate"].(map[string]any)
+	ms := membersByName(tu)
+	if tu["type"] != "member_status_change" || tu["teamName"] != "crew" || ms["alice"]["status"] != "completed" || ms["bob"]["status"] != "idle" {
+		t.Errorf("team status after load: %v", tu)
+	}
+	if u, _ := ms["alice"]["tokenUsage"].(map[string]any); u["inputTokens"] != float64(5) || u["outputTokens"] != float64(2) {
+		t.Errorf("alice's tokenUsage after load: %v", ms["alice"]["tokenUsage"])
+	}
+}
