@@ -374,7 +374,7 @@ func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
 // matches no built-in tool (and cannot be an MCP tool): typos that would
 // otherwise be silently ignored.
 func unknownToolRules(p agent.Permissions) []string {
-	var known []string
+	known := []string{"task", "team"} // the agent's own (sub-agents)
 	for _, t := range tool.Builtins() {
 		known = append(known, tool.PermissionName(t))
 	}

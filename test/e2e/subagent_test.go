@@ -431,3 +431,16 @@ func TestSubagentTeamIsReplayedAndPushedAfterLoad(t *testing.T) {
 		t.Errorf("alice's tokenUsage after load: %v", ms["alice"]["tokenUsage"])
 	}
 }
+
+// In print mode a sub-agent's text is not part of the answer on stdout.
+func TestSubagentTextStaysOutOfPrintOutput(t *testing.T) {
+	child := childModel(t, textResponse("child text", 1, 1))
+	p := newPrintEnv(t, map[string]any{"responses": []any{
+		map[string]any{"parts": []any{taskCall("t1", "", "look", "look around", child)}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "parent answer"}}},
+	}})
+	out, errOut, code := p.run("", "run", "-m", "script:"+p.script, "-p", "go")
+	if code != 0 || out != "parent answer\n" {
+		t.Errorf("exit %d, stdout %q (want only the parent's answer)\nstderr: %s", code, out, errOut)
+	}
+}
