@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/store"
 )
 
@@ -46,5 +47,47 @@ func TestFoldKeepsSubagentTextOutOfTheContext(t *testing.T) {
 	}
 	if len(lg.Entries) != 1 || lg.Entries[0].Meta[MemberEventMeta] != "a" {
 		t.Errorf("the tagged chunk should replay with its tags: %+v", lg.Entries)
+	}
+}
+
+// Two task calls of one response run as two sub-agents at once (run with
+// -race): both answer, both answers reach the parent model, and their
+// frames are tagged and stored in the parent's log.
+func TestParallelSubagentsShareTheRootSession(t *testing.T) {
+	tasks := []llm.Event{
+		{Type: llm.EventToolUseStart, Index: 0, ToolUseID: "a", ToolName: "task"},
+		{Type: llm.EventToolUseEnd, Index: 0, ToolUseID: "a", ToolName: "task", Input: json.RawMessage(`{"description":"one","prompt":"p","name":"one"}`)},
+		{Type: llm.EventToolUseStart, Index: 1, ToolUseID: "b", ToolName: "task"},
+		{Type: llm.EventToolUseEnd, Index: 1, ToolUseID: "b", ToolName: "task", Input: json.RawMessage(`{"description":"two","prompt":"p","name":"two"}`)},
+		{Type: llm.EventStop, StopReason: llm.StopToolUse},
+	}
+	child := append([]llm.Event{{Type: llm.EventUsage, Usage: llm.Usage{InputTokens: 3, OutputTokens: 2}}}, answer("child answer")...)
+	h := newHarness(t, permission.ModeDefault, reply{events: tasks}, reply{events: child}, reply{events: child}, reply{events: answer("all done")})
+	if stop := h.prompt(t, "go"); stop != StopEndTurn {
+		t.Fatalf("stop %q", stop)
+	}
+	last := h.model.request(t, 3)
+	results := 0
+	for _, m := range last.Messages {
+		for _, p := range m.Parts {
+			if p.Type == llm.PartToolResult && p.Text == "child answer" && !p.IsError {
+				results++
+			}
+		}
+	}
+	if results != 2 {
+		t.Errorf("the parent's last request holds %d child answers, want 2", results)
+	}
+	tagged := map[string]int{}
+	for _, ev := range h.front.shown() {
+		if name, ok := ev.Meta[MemberEventMeta].(string); ok && ev.Kind == EventMessageChunk {
+			tagged[name]++
+		}
+	}
+	if tagged["one"] != 1 || tagged["two"] != 1 {
+		t.Errorf("tagged chunks %v, want one each from one and two", tagged)
+	}
+	if in, out := h.s.sub.team.totals(); in != 6 || out != 4 {
+		t.Errorf("rolled-up tokens %d in, %d out; want 6, 4", in, out)
 	}
 }
