@@ -261,30 +261,24 @@ func (s *Session) newChild(spec childSpec, m *member, parentCall string) *Sessio
 	child.settings = cs
 	child.sub = subState{depth: depth, maxDepth: s.sub.maxDepth, root: root, prefix: id + "/", team: root.sub.team}
 
-	// The toolbox: the parent's tools (or the subset asked for), the
-	// parent's MCP tools as they are now (the child never owns or closes
+	// The toolbox: the parent's tools (or the subset asked for), its MCP
+	// tools among them as they are now (the child never owns or closes
 	// the servers), and the task tool while the tree may grow deeper.
 	pb := s.toolbox.view()
-	allowed := func(name string) bool { return len(spec.tools) == 0 || slices.Contains(spec.tools, name) }
+	var tools []tool.Tool
+	for _, sp := range pb.tools.Specs() {
+		switch sp.Name {
+		case "task", "team", "submit_output":
+			continue // the child gets its own task tool below
+		}
+		if t, ok := pb.tools.Get(sp.Name); ok && (len(spec.tools) == 0 || slices.Contains(spec.tools, sp.Name)) {
+			tools = append(tools, t)
+		}
+	}
 	ccfg := a.cfg
-	ccfg.Tools = func() []tool.Tool {
-		var out []tool.Tool
-		for _, t := range a.cfg.Tools() {
-			if allowed(t.Name()) {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
+	ccfg.Tools = func() []tool.Tool { return tools }
 	box := &toolbox{cfg: &ccfg, id: id, cwd: s.env.Cwd, system: pb.system + "\n\n" + subagentNote(m.Name, spec), custom: pb.custom, skills: pb.skills}
-	if pb.mcp != nil {
-		for _, t := range pb.mcp.Tools() {
-			if allowed(t.Name()) {
-				box.own = append(box.own, t)
-			}
-		}
-	}
-	if depth < s.sub.maxDepth && allowed("task") {
+	if depth < s.sub.maxDepth && (len(spec.tools) == 0 || slices.Contains(spec.tools, "task")) {
 		box.own = append(box.own, taskTool{s: child})
 	}
 	box.rebuild()

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/corvid-agent/corvid/internal/llm"
@@ -89,5 +91,41 @@ func TestParallelSubagentsShareTheRootSession(t *testing.T) {
 	}
 	if in, out := h.s.sub.team.totals(); in != 6 || out != 4 {
 		t.Errorf("rolled-up tokens %d in, %d out; want 6, 4", in, out)
+	}
+}
+
+// A sub-agent gets the tools asked for (the skill loader always), a task
+// tool only while below the depth limit, and never the team tool; the
+// system prompt tells it what it is.
+func TestSubagentToolsAndPrompt(t *testing.T) {
+	h := newHarness(t, permission.ModeDefault,
+		reply{events: callTool("a", "task", `{"description":"d","prompt":"p","name":"sub","tools":["run"]}`)},
+		reply{events: answer("child")},
+		reply{events: callTool("b", "task", `{"description":"d","prompt":"p","name":"full"}`)},
+		reply{events: answer("child 2")},
+		reply{events: answer("done")})
+	h.prompt(t, "go")
+	names := func(r llm.Request) []string {
+		var out []string
+		for _, sp := range r.Tools {
+			out = append(out, sp.Name)
+		}
+		return out
+	}
+	root := names(h.model.request(t, 0))
+	if !slices.Contains(root, "task") || !slices.Contains(root, "team") {
+		t.Errorf("root tools %v: want task and team", root)
+	}
+	sub := h.model.request(t, 1)
+	if got := names(sub); !slices.Equal(got, []string{"run", "skill"}) {
+		t.Errorf("subset child tools %v, want [run skill]", got)
+	}
+	if !strings.Contains(sub.System, `You are sub-agent "sub"`) || !strings.HasPrefix(sub.System, "test system") {
+		t.Errorf("child system prompt %q", sub.System)
+	}
+	// The second task (in the root's next response) runs a child with all
+	// of the root's tools but team; depth 1 < 2 keeps task.
+	if got := names(h.model.request(t, 3)); !slices.Equal(got, []string{"run", "skill", "task"}) {
+		t.Errorf("full child tools %v, want [run skill task]", got)
 	}
 }

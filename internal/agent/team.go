@@ -176,16 +176,18 @@ func teamDeleted(name string) map[string]any {
 	return map[string]any{"type": "team_deleted", "teamName": name}
 }
 
-// create makes a new team of idle members.
-func (t *team) create(name string, members []teamMemberInput) error {
+// create makes a new team of idle members; replaced names the automatic
+// team it replaces.
+func (t *team) create(name string, members []teamMemberInput) (replaced string, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.name != "" && !t.auto {
-		return fmt.Errorf("team %q exists; delete it first", t.name)
+		return "", fmt.Errorf("team %q exists; delete it first", t.name)
 	}
 	if t.running() {
-		return errors.New("sub-agents are still running; create the team when they are done")
+		return "", errors.New("sub-agents are still running; create the team when they are done")
 	}
+	replaced = t.name
 	t.name, t.auto, t.members = name, false, nil
 	for _, in := range members {
 		color := in.Color
@@ -194,7 +196,7 @@ func (t *team) create(name string, members []teamMemberInput) error {
 		}
 		t.members = append(t.members, &member{Name: in.Name, Color: color, Description: in.Description, Status: statusIdle, Profile: in.Profile})
 	}
-	return nil
+	return replaced, nil
 }
 
 // remove deletes the team; it returns its name.
@@ -330,8 +332,12 @@ func (t teamTool) Run(_ context.Context, _ *tool.Env, call tool.Call) (tool.Resu
 			}
 			seen[m.Name] = true
 		}
-		if err := tm.create(name, in.Members); err != nil {
+		replaced, err := tm.create(name, in.Members)
+		if err != nil {
 			return tool.ErrorResult(err.Error()), nil
+		}
+		if replaced != "" {
+			s.pushTeam(teamDeleted(replaced))
 		}
 		s.pushTeam(teamCreated(name))
 		s.pushTeamStatus()
