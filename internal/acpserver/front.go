@@ -58,7 +58,7 @@ func updatesFor(ev agent.Event) []any {
 		if ev.Usage.CostUSD != nil {
 			u.Cost = &acp.Cost{Amount: *ev.Usage.CostUSD, Currency: "USD"}
 		}
-		meta := acp.Meta{}
+		meta := map[string]any{} // a plain map: UsageUpdate.Meta is an any
 		if t := ev.Usage.Tokens; t != nil {
 			// The split the schema has no field for: cache reads and
 			// writes, in corvid's _meta.

@@ -265,11 +265,17 @@ func (s *Session) newChild(spec childSpec, m *member, parentCall string) *Sessio
 	// tools among them as they are now (the child never owns or closes
 	// the servers), and the task tool while the tree may grow deeper.
 	pb := s.toolbox.view()
+	// The parent's own tools (task, team, submit_output, …) act on the
+	// parent session: the child gets its own task tool below, none of the
+	// others.
+	own := map[string]bool{}
+	for _, t := range s.toolbox.own {
+		own[t.Name()] = true
+	}
 	var tools []tool.Tool
 	for _, sp := range pb.tools.Specs() {
-		switch sp.Name {
-		case "task", "team", "submit_output":
-			continue // the child gets its own task tool below
+		if own[sp.Name] {
+			continue
 		}
 		if t, ok := pb.tools.Get(sp.Name); ok && (len(spec.tools) == 0 || slices.Contains(spec.tools, sp.Name)) {
 			tools = append(tools, t)
