@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -87,17 +88,15 @@ type taskInput struct {
 	Tools       []string `json:"tools,omitempty"`
 }
 
+//go:embed task.md
+var taskDescription string
+
 // taskTool starts a sub-agent and returns its final answer.
 type taskTool struct{ s *Session }
 
 func (taskTool) Name() string { return "task" }
 
-func (taskTool) Description() string {
-	return "Start a sub-agent: a separate agent with its own context that works on one task and returns its final answer as this tool's result. " +
-		"Give it a short description and a complete, self-contained prompt (it does not see this conversation). " +
-		"Optionally: name (a team member's name, or a name for it), profile (an agent profile), model (provider:model), and tools (the names of the tools it may use; default: all of yours). " +
-		"Several task calls in one response run in parallel. Its tool calls ask the same permissions yours do."
-}
+func (taskTool) Description() string { return taskDescription }
 
 func (taskTool) InputSchema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{` +

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -127,5 +128,42 @@ func TestSubagentToolsAndPrompt(t *testing.T) {
 	// of the root's tools but team; depth 1 < 2 keeps task.
 	if got := names(h.model.request(t, 3)); !slices.Equal(got, []string{"run", "skill", "task"}) {
 		t.Errorf("full child tools %v, want [run skill task]", got)
+	}
+}
+
+// The task and team tools' schemas name exactly the fields their inputs
+// decode, and their descriptions are there.
+func TestSubagentToolSchemasMatchTheirInputs(t *testing.T) {
+	fields := func(v any) []string {
+		var out []string
+		rt := reflect.TypeOf(v)
+		for i := range rt.NumField() {
+			out = append(out, strings.Split(rt.Field(i).Tag.Get("json"), ",")[0])
+		}
+		slices.Sort(out)
+		return out
+	}
+	props := func(raw json.RawMessage) []string {
+		var s struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for k := range s.Properties {
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := props(taskTool{}.InputSchema()), fields(taskInput{}); !slices.Equal(got, want) {
+		t.Errorf("task schema properties %v, input fields %v", got, want)
+	}
+	if got, want := props(teamTool{}.InputSchema()), fields(teamInput{}); !slices.Equal(got, want) {
+		t.Errorf("team schema properties %v, input fields %v", got, want)
+	}
+	if !strings.Contains(taskTool{}.Description(), "parallel") || !strings.Contains(teamTool{}.Description(), "create") {
+		t.Error("tool descriptions are missing")
 	}
 }

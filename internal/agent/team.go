@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -274,16 +275,15 @@ type teamMemberInput struct {
 	Color       string `json:"color,omitempty"`
 }
 
+//go:embed team.md
+var teamDescription string
+
 // teamTool creates and deletes the session's team.
 type teamTool struct{ s *Session }
 
 func (teamTool) Name() string { return "team" }
 
-func (teamTool) Description() string {
-	return "Manage a team of named sub-agents. action \"create\" with teamName and members ([{name, description, profile?}]) sets up the team; " +
-		"run a member with the task tool, passing its name (members run in parallel when you call task several times in one response). " +
-		"action \"status\" shows each member's status, tokens and tool calls; action \"delete\" ends the team."
-}
+func (teamTool) Description() string { return teamDescription }
 
 func (teamTool) InputSchema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{` +
