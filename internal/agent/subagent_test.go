@@ -167,3 +167,37 @@ func TestSubagentToolSchemasMatchTheirInputs(t *testing.T) {
 		t.Error("tool descriptions are missing")
 	}
 }
+
+// A priced sub-agent's cost (cumulative in its own readings) is added to
+// the root's once: the root's usage_update shows the parent's meter with
+// the total cost, and the member's tokens add up.
+func TestSubagentCostRollsUpIntoTheRoot(t *testing.T) {
+	h := newHarness(t, permission.ModeDefault)
+	root := h.s
+	root.conv.addCost(0.5) // the parent's own spend so far
+	root.conv.setUsed(1234)
+	m, _, err := root.sub.team.start("priced", "d", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &memberFront{root: root, m: m, tags: map[string]any{MemberEventMeta: "priced"}, prefix: "sub_x/"}
+	for _, c := range []float64{0.01, 0.03} {
+		cost := c
+		f.Emit(Event{Kind: EventUsage, Usage: &Usage{Used: 900, Size: 100, CostUSD: &cost, Tokens: &llm.Usage{InputTokens: 10, CacheReadTokens: 5, OutputTokens: 2}}})
+	}
+	var last *Usage
+	for _, ev := range h.front.shown() {
+		if ev.Kind == EventUsage {
+			if ev.Meta[MemberEventMeta] != nil {
+				t.Errorf("a member's usage reading was shown: %+v", ev)
+			}
+			last = ev.Usage
+		}
+	}
+	if last == nil || last.CostUSD == nil || *last.CostUSD < 0.5299 || *last.CostUSD > 0.5301 || last.Used != 1234 || last.Size != 100_000 {
+		t.Fatalf("root usage after the child's readings: %+v (cost %v), want used 1234 of 100000 and cost 0.53", last, last.CostUSD)
+	}
+	if m.TokenUsage != (tokenUsage{InputTokens: 30, OutputTokens: 4, LastContextWindow: 900}) {
+		t.Errorf("member tokens %+v", m.TokenUsage)
+	}
+}
