@@ -128,6 +128,8 @@ func (c *acpCmd) Run() error {
 		SessionContext:  profileCfg.SessionContext,
 		FinalOutput:     profileCfg.FinalOutput,
 		Profile:         profileCfg.Profile,
+		MaxDepth:        profileCfg.MaxDepth,
+		AgentProfile:    profileCfg.AgentProfile,
 		Secrets:         secrets,
 		// Each session's project config is found from its own cwd.
 		ForCwd: c.sessionConfig(env, logger),
@@ -276,6 +278,11 @@ func (c *acpCmd) modelChoices(env config.Env, file *config.File) func() []agent.
 
 // openModelID opens provider:model for a session that switches models.
 func (c *acpCmd) openModelID(env config.Env, file *config.File, id string) (llm.Model, error) {
+	if p, m := llm.ParseModelID(id); p == config.ScriptProvider {
+		// Only a scripted session's sub-agents get here (the agent
+		// offers other sessions no scripted model).
+		return llm.Open(llm.ProviderConfig{Provider: p, Model: m})
+	}
 	provider, modelID, err := config.ParseModel(file, id)
 	if err != nil {
 		return nil, err
@@ -367,7 +374,7 @@ func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
 // matches no built-in tool (and cannot be an MCP tool): typos that would
 // otherwise be silently ignored.
 func unknownToolRules(p agent.Permissions) []string {
-	var known []string
+	known := []string{"task", "team"} // the agent's own (sub-agents)
 	for _, t := range tool.Builtins() {
 		known = append(known, tool.PermissionName(t))
 	}

@@ -88,6 +88,21 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 		logger.Info("agent profile", "agent", p.Name, "from", p.Path, "max_depth", p.MaxDepth)
 		cfg.Profile = &agent.ProfileInfo{Name: p.Name, MaxDepth: p.MaxDepth}
 	}
+	cfg.MaxDepth = f.MaxDepth
+	cfg.AgentProfile = func(name string) (agent.SubProfile, error) {
+		p, err := profile.Resolve(env, file, name)
+		if err != nil {
+			return agent.SubProfile{}, err
+		}
+		text := strings.TrimSpace(p.System)
+		if ins := strings.TrimSpace(p.Instructions); ins != "" {
+			text = strings.TrimSpace(text + "\n\n" + ins)
+		}
+		if text != "" {
+			text = fmt.Sprintf("# Agent profile %s\n\n%s", p.Name, text)
+		}
+		return agent.SubProfile{Name: p.Name, Description: p.Description, Model: p.Model, Prompt: text}, nil
+	}
 	noSeed := f.NoSeedCommands
 	cfg.SessionContext = func(cwd string) (string, []string) {
 		p := launch

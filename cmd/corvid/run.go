@@ -101,6 +101,8 @@ func (c *runCmd) Run() error {
 		SessionContext:        profileCfg.SessionContext,
 		FinalOutput:           profileCfg.FinalOutput,
 		Profile:               profileCfg.Profile,
+		MaxDepth:              profileCfg.MaxDepth,
+		AgentProfile:          profileCfg.AgentProfile,
 		Secrets:               secrets,
 		ForCwd:                launch.sessionConfig(env, logger),
 	})

@@ -47,13 +47,14 @@ func updatesFor(ev agent.Event) []any {
 		}
 		u := toolCallUpdate(*ev.ToolCall)
 		u.SessionUpdate = string(ev.Kind)
+		u.Meta = ev.Meta
 		return []any{u}
 	case agent.EventPlan:
 		entries := make([]acp.PlanEntry, 0, len(ev.Plan))
 		for _, e := range ev.Plan {
 			entries = append(entries, acp.PlanEntry{Content: e.Content, Priority: orDefault(e.Priority, "medium"), Status: orDefault(e.Status, "pending")})
 		}
-		return []any{acp.PlanUpdate{SessionUpdate: "plan", Entries: entries}}
+		return []any{acp.PlanUpdate{SessionUpdate: "plan", Entries: entries, Meta: ev.Meta}}
 	case agent.EventUsage:
 		if ev.Usage == nil {
 			return nil
@@ -62,14 +63,21 @@ func updatesFor(ev agent.Event) []any {
 		if ev.Usage.CostUSD != nil {
 			u.Cost = &acp.Cost{Amount: *ev.Usage.CostUSD, Currency: "USD"}
 		}
+		meta := map[string]any{} // a plain map: UsageUpdate.Meta is an any
 		if t := ev.Usage.Tokens; t != nil {
 			// The split the schema has no field for: cache reads and
 			// writes, in corvid's _meta.
-			u.Meta = map[string]any{"corvid": t}
+			meta["corvid"] = t
+		}
+		for k, v := range ev.Meta {
+			meta[k] = v
+		}
+		if len(meta) > 0 {
+			u.Meta = meta
 		}
 		return []any{u}
 	case agent.EventInfo:
-		return []any{acp.SessionInfoUpdate{SessionUpdate: "session_info_update", Title: ev.Title, UpdatedAt: ev.UpdatedAt}}
+		return []any{acp.SessionInfoUpdate{SessionUpdate: "session_info_update", Title: ev.Title, UpdatedAt: ev.UpdatedAt, Meta: ev.Meta}}
 	case agent.EventMode:
 		return []any{acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ev.ModeID}}
 	case agent.EventCommands:
@@ -199,6 +207,7 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 		return ss.askOutOfBand(ctx, call)
 	}
 	u := toolCallUpdate(call)
+	u.Meta = call.Meta // a sub-agent's question names the sub-agent
 	var resp acp.RequestPermissionResponse
 	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp)
 	if err != nil {

@@ -78,6 +78,13 @@ type Config struct {
 	// Secrets are values (provider keys) replaced in tool output before it
 	// reaches a frame, the store or the model.
 	Secrets []string
+	// MaxDepth, when > 0, is the sub-agent tree depth of every session
+	// (--max-depth), over the profile's; else the profile's or
+	// DefaultMaxDepth.
+	MaxDepth int
+	// AgentProfile resolves an agent profile a sub-agent is started with
+	// (the task tool's profile); nil: none can be named.
+	AgentProfile func(name string) (SubProfile, error)
 }
 
 // Agent creates sessions.
@@ -145,6 +152,10 @@ type SessionOptions struct {
 	// Terminals runs shell commands; nil = a private in-process set. The
 	// session closes it (if it is an io.Closer) when the session closes.
 	Terminals tool.Terminals
+
+	// profile is a loaded session's stored agent profile (nil: the
+	// launch's), which decides its sub-agent depth.
+	profile *ProfileInfo
 }
 
 // NewSession creates a session and records it in the store.
@@ -218,6 +229,11 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 	if fo := a.cfg.FinalOutput; fo != nil {
 		s.toolbox.own = append(s.toolbox.own, submitOutput{s: s, fo: *fo})
 	}
+	prof := o.profile
+	if prof == nil {
+		prof = a.cfg.Profile
+	}
+	s.initTree(prof)
 	start := sc.Notices
 	if a.cfg.SessionContext != nil {
 		s.toolbox.extra, start = a.cfg.SessionContext(o.Cwd)

@@ -66,6 +66,9 @@ type ToolCall struct {
 	// (permission.AlwaysLabel); set on the call a permission request asks
 	// about, never stored.
 	AlwaysLabel string `json:"-"`
+	// Meta is the _meta of the permission request about this call (a
+	// sub-agent's tags); never stored.
+	Meta map[string]any `json:"-"`
 }
 
 // ToolStatus is a tool call's lifecycle state.

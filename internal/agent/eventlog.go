@@ -202,6 +202,9 @@ type Log struct {
 	// LastError is the error the last turn ended with ("" when it ended
 	// normally or there was none).
 	LastError string
+	// Team is the last member_status_change of the session's team (nil:
+	// no team, or it was deleted).
+	Team map[string]any
 }
 
 // Entry is one display item of a folded log.
@@ -238,7 +241,7 @@ func (l *Log) Replay() []Event {
 			final.Status = ToolFailed
 			final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
 		}
-		out = append(out, Event{Kind: EventToolCallState, ToolCall: &final})
+		out = append(out, Event{Kind: EventToolCallState, ToolCall: &final, Meta: e.Meta})
 	}
 	if l.Usage != nil {
 		out = append(out, Event{Kind: EventUsage, Usage: l.Usage})
@@ -317,13 +320,27 @@ func (f *folder) row(r *store.Event) {
 			f.log.Usage = ev.Usage
 			addTokens(&f.log.Tokens, ev.Usage.Tokens)
 		}
+	case EventInfo:
+		f.team(ev.Meta)
+	}
+}
+
+// team follows a session's team updates.
+func (f *folder) team(meta map[string]any) {
+	tu, _ := meta[TeamUpdateMeta].(map[string]any)
+	switch tu["type"] {
+	case "member_status_change":
+		f.log.Team = tu
+	case "team_deleted":
+		f.log.Team = nil
 	}
 }
 
 func isText(b *Block) bool { return b != nil && b.Type == BlockText }
 
 func (f *folder) chunk(ev Event) {
-	if ev.Kind == EventMessageChunk && isText(ev.Content) {
+	// A sub-agent's text is its own context's, not the session's.
+	if ev.Kind == EventMessageChunk && isText(ev.Content) && ev.Meta[SubagentMeta] == nil {
 		f.unsaved.WriteString(ev.Content.Text)
 	}
 	if ev.Kind == EventUserChunk && ev.MessageID != f.lastUser {

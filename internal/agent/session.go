@@ -38,6 +38,7 @@ type Session struct {
 	runner   turnRunner
 	notices  notices
 	gate     gate
+	sub      subState // its place in a sub-agent tree (subagent.go)
 }
 
 // Cwd is the session's working directory.

@@ -70,6 +70,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	if err != nil {
 		return nil, nil, err
 	}
+	o.profile = StoredProfile(meta)
 	s, err := a.newSession(o, st, sc)
 	if err != nil {
 		return nil, nil, err
@@ -81,7 +82,16 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	if o.Cwd != meta.Cwd || !slices.Equal(o.Roots, meta.AdditionalDirs) {
 		_ = st.UpdateSession(ctx, o.ID, func(ss *store.Session) { ss.Cwd, ss.AdditionalDirs = o.Cwd, o.Roots })
 	}
-	return s, lg.Replay(), nil
+	replay := lg.Replay()
+	if lg.Team != nil {
+		// C39: after the history, the team's current status (members
+		// that were running when corvid stopped are interrupted).
+		s.sub.team.restore(lg.Team)
+		if st := s.sub.team.status(); st != nil {
+			replay = append(replay, Event{Kind: EventInfo, Meta: map[string]any{TeamUpdateMeta: st}})
+		}
+	}
+	return s, replay, nil
 }
 
 // SessionInfo describes a stored session.

@@ -22,7 +22,11 @@ type front struct {
 }
 
 func (f *front) Emit(ev agent.Event) {
-	f.out.event(ev)
+	// A sub-agent's text is not the answer: its parent's task call
+	// returns what matters of it.
+	if ev.Meta[agent.SubagentMeta] == nil || ev.Kind != agent.EventMessageChunk {
+		f.out.event(ev)
+	}
 	if !f.progress || ev.ToolCall == nil {
 		return
 	}
