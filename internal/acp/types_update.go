@@ -28,6 +28,7 @@ type ToolCallUpdate struct {
 	Locations     []ToolCallLocation `json:"locations,omitempty"`
 	RawInput      json.RawMessage    `json:"rawInput,omitempty"`
 	RawOutput     json.RawMessage    `json:"rawOutput,omitempty"`
+	Meta          Meta               `json:"_meta,omitempty"`
 }
 
 // MarshalJSON always sends title on a tool_call, where it is required.
@@ -46,6 +47,7 @@ func (u ToolCallUpdate) MarshalJSON() ([]byte, error) {
 type PlanUpdate struct {
 	SessionUpdate string      `json:"sessionUpdate"`
 	Entries       []PlanEntry `json:"entries"`
+	Meta          Meta        `json:"_meta,omitempty"`
 }
 
 // MarshalJSON sends an empty plan as [], never null.
@@ -75,12 +77,14 @@ type SessionInfoUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	Title         string `json:"title,omitempty"`
 	UpdatedAt     string `json:"updatedAt,omitempty"`
+	Meta          Meta   `json:"_meta,omitempty"`
 }
 
 // CurrentModeUpdate is current_mode_update.
 type CurrentModeUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	CurrentModeID string `json:"currentModeId"`
+	Meta          Meta   `json:"_meta,omitempty"`
 }
 
 // ConfigOptionUpdate is config_option_update.

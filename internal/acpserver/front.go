@@ -16,11 +16,21 @@ const maxTextBytes = 64 << 10
 
 // Emit turns an agent event into session/update notifications.
 func (ss *session) Emit(ev agent.Event) {
-	if !ss.ready.Load() && ev.Kind == agent.EventCommands {
+	ready := ss.ready.Load()
+	if !ready && ev.Kind == agent.EventCommands {
 		return // pushed with the response anyway
 	}
+	var turn map[string]any
+	if ready {
+		turn = ss.Session.TurnMeta() // the running turn's id (turnid.go)
+	}
+	ss.emit(ev, turn)
+}
+
+// emit sends ev's updates with the turn meta turn.
+func (ss *session) emit(ev agent.Event, turn map[string]any) {
 	for _, u := range updatesFor(ev) {
-		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, u), ev.Stored)
+		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)), ev.Stored)
 	}
 }
 

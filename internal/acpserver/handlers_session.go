@@ -155,7 +155,12 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	turn, err := ss.StartTurn(blocks)
+	turnID, err := conversationRequestID(req.Meta)
+	if err != nil {
+		return nil, err
+	}
+	turnMeta := map[string]any{metaConversationRequestID: turnID}
+	turn, err := ss.StartTurnWith(blocks, agent.TurnOptions{Meta: turnMeta, Headers: map[string]string{headerConversationRequest: turnID}})
 	if errors.Is(err, agent.ErrBusy) {
 		return nil, acp.InvalidParams("A prompt turn is already running in this session", "session "+req.SessionID+" is busy; send session/cancel first or wait for the running prompt to finish")
 	}
@@ -177,7 +182,7 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		if err != nil {
 			return nil, err // mapped by rpcError
 		}
-		return acp.PromptResponse{StopReason: string(reason)}, nil
+		return acp.PromptResponse{StopReason: string(reason), Meta: turnMeta}, nil
 	}), nil
 }
 

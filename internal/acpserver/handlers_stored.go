@@ -53,8 +53,9 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 		if replay {
 			// Every replayed update is written before the response, by
 			// construction: both leave through the same ordered writer.
+			var turns replayTurnMeta
 			for _, ev := range events {
-				ss.Emit(ev)
+				ss.emit(ev, turns.next(ev))
 			}
 		}
 		s.mu.Lock()

@@ -1,0 +1,166 @@
+package e2e
+
+// CodeBuddy's ACP contract (docs/codebuddy.md), through the built binary:
+// the client turn id (C8–C14), --compat codebuddy, authenticate's
+// userinfo, session/set_agent, and the multitask option's protocol surface.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+	fa "github.com/corvid-agent/corvid/internal/testkit/fakeanthropic"
+)
+
+const turnIDKey = "codebuddy.ai/conversationRequestId"
+
+var uuidv7Hex = regexp.MustCompile(`^[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$`)
+
+// metaOf is the _meta object of a raw JSON object (nil when absent).
+func metaOf(raw json.RawMessage) map[string]any {
+	var v struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	_ = json.Unmarshal(raw, &v)
+	return v.Meta
+}
+
+// promptWithMeta sends session/prompt with _meta and returns the raw result.
+func (s *session) promptWithMeta(sid, text string, meta map[string]any) (json.RawMessage, *testkit.RPCError) {
+	p := testkit.TextPrompt(sid, text)
+	if meta != nil {
+		p["_meta"] = meta
+	}
+	return s.Call(s.ctx, "session/prompt", p)
+}
+
+// readThenAnswer queues a turn that reads a file, then answers.
+func readThenAnswer(api *fa.Server, id string) {
+	api.Enqueue(
+		fa.Response{Blocks: []fa.Block{fa.ToolUse("toolu_"+id, "read", `{"path":"notes.txt"}`)}},
+		fa.Response{Blocks: []fa.Block{fa.Text("done " + id)}},
+	)
+}
+
+func TestTurnIDIsEchoedStoredAndSentToTheProvider(t *testing.T) {
+	api := fa.New(t)
+	home := filepath.Join(t.TempDir(), "corvid-home")
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startOnAPI(t, api, "claude-sonnet-4-6", ws, home)
+	sid := s.NewSession(s.ctx, ws)
+
+	// A client id, beside an unrelated codebuddy.ai/requestId (C14).
+	const given = "0198a1b2c3d47e5f8a9b0c1d2e3f4a5b"
+	readThenAnswer(api, "a")
+	before := len(s.Updates(sid))
+	raw, rerr := s.promptWithMeta(sid, "read notes", map[string]any{turnIDKey: given, "codebuddy.ai/requestId": "req-1"})
+	if rerr != nil {
+		t.Fatalf("prompt: %v", rerr)
+	}
+	if got := metaOf(raw)[turnIDKey]; got != given {
+		t.Errorf("PromptResponse._meta[%s] = %v, want %s (response %s)", turnIDKey, got, given, raw)
+	}
+	if got, ok := metaOf(raw)["codebuddy.ai/requestId"]; ok {
+		t.Errorf("PromptResponse._meta has codebuddy.ai/requestId %v: it is a separate key corvid does not echo as the turn id", got)
+	}
+	ups := s.Updates(sid)[before:]
+	kinds := map[string]bool{}
+	for _, u := range ups {
+		kinds[u.SessionUpdate] = true
+		if got := metaOf(u.Raw)[turnIDKey]; got != given {
+			t.Errorf("%s update has _meta[%s] = %v, want %s: %s", u.SessionUpdate, turnIDKey, got, given, u.Raw)
+		}
+	}
+	for _, k := range []string{"tool_call", "tool_call_update", "agent_message_chunk", "usage_update"} {
+		if !kinds[k] {
+			t.Errorf("the turn sent no %s update (kinds %v); the test means to see the id on each", k, kinds)
+		}
+	}
+	reqs := api.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the API got %d requests, want 2 (before and after the read)", len(reqs))
+	}
+	for i, r := range reqs {
+		if got := r.Header.Get("X-Conversation-Request-ID"); got != given {
+			t.Errorf("model request %d: X-Conversation-Request-ID = %q, want %s", i, got, given)
+		}
+	}
+
+	// Omitted: corvid makes a UUIDv7 and uses it in every place (C10);
+	// the same client id again is accepted (C11).
+	api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("second")}})
+	raw, rerr = s.promptWithMeta(sid, "again", nil)
+	if rerr != nil {
+		t.Fatalf("prompt without an id: %v", rerr)
+	}
+	made, _ := metaOf(raw)[turnIDKey].(string)
+	if !uuidv7Hex.MatchString(made) {
+		t.Errorf("generated turn id %q is not a hyphen-free lowercase UUIDv7", made)
+	}
+	if got := api.Requests()[2].Header.Get("X-Conversation-Request-ID"); got != made {
+		t.Errorf("X-Conversation-Request-ID = %q, want the generated %s", got, made)
+	}
+	api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("third")}})
+	if _, rerr := s.promptWithMeta(sid, "repeat", map[string]any{turnIDKey: given}); rerr != nil {
+		t.Errorf("a repeated id was refused: %v", rerr)
+	}
+	s.Close()
+
+	// Stored with the turn: a load replays each turn with its id.
+	b := startOnAPI(t, api, "claude-sonnet-4-6", ws, home)
+	b.callSetup(t, "session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}})
+	var order []string
+	for _, u := range b.Updates(sid) {
+		if u.SessionUpdate == "available_commands_update" {
+			continue
+		}
+		id, _ := metaOf(u.Raw)[turnIDKey].(string)
+		if u.SessionUpdate == "user_message_chunk" {
+			order = append(order, id)
+		}
+		if u.SessionUpdate == "agent_message_chunk" && strings.Contains(u.Content.Text, "second") && id != made {
+			t.Errorf("replayed answer of the second turn has id %q, want %s", id, made)
+		}
+		if u.SessionUpdate == "tool_call" && id != given {
+			t.Errorf("replayed tool call of the first turn has id %q, want %s", id, given)
+		}
+	}
+	if want := []string{given, made, given}; strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Errorf("replayed prompts carry ids %v, want %v", order, want)
+	}
+}
+
+func TestInvalidTurnIDIsRefusedWithDetails(t *testing.T) {
+	s := startCorvid(t, text("never", 0), testkit.Options{})
+	sid := s.ready(t, testkit.Minimal())
+	for _, bad := range []any{
+		"0198A1B2C3D47E5F8A9B0C1D2E3F4A5B",     // uppercase
+		"0198a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", // hyphens
+		"0198a1b2c3d44e5f8a9b0c1d2e3f4a5b",     // version 4
+		"0198a1b2c3d47e5f0a9b0c1d2e3f4a5b",     // wrong variant
+		"0198a1b2c3d47e5f8a9b",                 // short
+		42,
+	} {
+		_, rerr := s.promptWithMeta(sid, "hi", map[string]any{turnIDKey: bad})
+		if rerr == nil || rerr.Code != -32602 {
+			t.Errorf("turn id %v: got %v, want -32602", bad, rerr)
+			continue
+		}
+		var data struct {
+			Details string `json:"details"`
+		}
+		if json.Unmarshal(rerr.Data, &data) != nil || !strings.Contains(data.Details, turnIDKey) {
+			t.Errorf("turn id %v: error data %s does not name the key in details", bad, rerr.Data)
+		}
+	}
+	if n := len(testkit.OfKind(s.Updates(sid), "user_message_chunk")) + len(testkit.OfKind(s.Updates(sid), "agent_message_chunk")); n != 0 {
+		t.Errorf("a refused prompt produced %d updates", n)
+	}
+}
