@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -121,7 +122,18 @@ func acpFlagArgs(args []string) []string {
 			break
 		}
 		if a == "--acp" {
-			return append([]string{"acp"}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
+			// CodeBuddy hosts launch `codebuddy --acp`: its dialect too,
+			// unless a --compat is given.
+			out := append([]string{"acp"}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
+			for _, b := range out {
+				if b == "--" {
+					break
+				}
+				if b == "--compat" || strings.HasPrefix(b, "--compat=") {
+					return out
+				}
+			}
+			return append(out, "--compat", "codebuddy")
 		}
 	}
 	return args

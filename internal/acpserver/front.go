@@ -20,6 +20,11 @@ func (ss *session) Emit(ev agent.Event) {
 	if !ready && ev.Kind == agent.EventCommands {
 		return // pushed with the response anyway
 	}
+	if ev.Kind == agent.EventConfig {
+		// A slash command changed an option: the whole set, as after a write.
+		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())})
+		return
+	}
 	var turn map[string]any
 	if ready {
 		turn = ss.Session.TurnMeta() // the running turn's id (turnid.go)

@@ -39,7 +39,7 @@ func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any,
 		s.mu.Unlock()
 		c := as.Controls()
 		return acp.Then{
-			Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: configOptions(c), Meta: sessionMeta(c)},
+			Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
 			After:  ss.started,
 		}, nil
 	})
@@ -179,6 +179,7 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		stop := context.AfterFunc(ctx, ss.Cancel)
 		defer stop()
 		reason, err := turn.Run()
+		ss.sessionEnd(string(reason), turnMeta)
 		if err != nil {
 			return nil, err // mapped by rpcError
 		}

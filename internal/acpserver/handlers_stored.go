@@ -63,7 +63,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 		s.mu.Unlock()
 		c := as.Controls()
 		return acp.Then{
-			Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: configOptions(c), Meta: sessionMeta(c)},
+			Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
 			After:  ss.started,
 		}, nil
 	})
@@ -147,7 +147,7 @@ func (s *Server) ForkSession(ctx context.Context, req *acp.LoadSessionRequest) (
 	s.mu.Unlock()
 	c := as.Controls()
 	return acp.Then{
-		Result: acp.NewSessionResponse{SessionID: newID, Modes: modeState(c), ConfigOptions: configOptions(c), Meta: sessionMeta(c)},
+		Result: acp.NewSessionResponse{SessionID: newID, Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
 		After:  ss.started,
 	}, nil
 }

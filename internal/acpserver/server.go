@@ -53,6 +53,13 @@ type Options struct {
 	// Interrupt cancels every running turn each time it receives, and the
 	// connection keeps serving (SIGINT; see gascity.go).
 	Interrupt <-chan struct{}
+	// CodeBuddy's dialect (codebuddy.go): Compat "codebuddy" adds its
+	// non-schema frames; UserInfo answers authenticate; SetAgent resolves
+	// session/set_agent's profile; NoBackgroundTasks withholds multitask.
+	Compat            string
+	UserInfo          *UserInfo
+	SetAgent          func(name, cwd string) (agent.ProfileSwitch, error)
+	NoBackgroundTasks bool
 }
 
 // Server is one ACP connection's state.

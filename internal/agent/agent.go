@@ -79,6 +79,8 @@ type Config struct {
 	// Secrets are values (provider keys) replaced in tool output before it
 	// reaches a frame, the store or the model.
 	Secrets []string
+	// NoBackgroundTasks withholds the multitask overlay (multitask.go).
+	NoBackgroundTasks bool
 }
 
 // Agent creates sessions.

@@ -20,6 +20,10 @@ type Host interface {
 	Cwd() string
 	// Menu lists the session's slash commands and skills (for /help).
 	Menu() ([]Command, []Skill)
+	// SetMultitask sets the session's multitask overlay (want nil:
+	// toggle), as session/set_multitask does; it returns the new state,
+	// whether it already was so, and why it cannot change (not "": refused).
+	SetMultitask(want *bool) (on, already bool, refused string)
 }
 
 // Builtin is a command corvid executes itself: its menu entry and its
@@ -39,6 +43,8 @@ const (
 	Init    = "init"
 	Review  = "review"
 	Help    = "help"
+	// Multitask is CodeBuddy's /multitask (docs/codebuddy.md).
+	Multitask = "multitask"
 )
 
 // Builtins lists the commands corvid executes itself, in menu order.
@@ -49,6 +55,7 @@ func Builtins() []Builtin {
 		{Command{Name: Init, Description: "Write an AGENTS.md describing this project for future sessions", Source: SourceBuiltin}, runInit},
 		{Command{Name: Review, Description: "Review the uncommitted changes", ArgumentHint: "focus", Source: SourceBuiltin}, runReview},
 		{Command{Name: Help, Description: "List the available commands and skills", Source: SourceBuiltin}, runHelp},
+		{Command{Name: Multitask, Description: "Turn the session's multitask overlay on or off (no argument: toggle)", ArgumentHint: "on|off", Source: SourceBuiltin}, runMultitask},
 	}
 }
 

@@ -21,6 +21,12 @@ func (h *fakeHost) Compact(focus string) error {
 	return h.compactErr
 }
 func (h *fakeHost) Cwd() string { return "/work/proj" }
+func (h *fakeHost) SetMultitask(want *bool) (bool, bool, string) {
+	if want == nil {
+		return true, false, ""
+	}
+	return *want, false, ""
+}
 func (h *fakeHost) Menu() ([]Command, []Skill) {
 	return []Command{{Name: "compact", Description: "Summarise", ArgumentHint: "focus"}, {Name: "git:commit", Description: "Commit"}},
 		[]Skill{{Name: "pdf", Description: "Read PDFs"}}
@@ -86,5 +92,14 @@ func TestHelpListsCommandsWithHintsAndSkills(t *testing.T) {
 	want := "Commands:\n- `/compact <focus>` — Summarise\n- `/git:commit` — Commit\n\nSkills (the model loads them when useful):\n- pdf — Read PDFs\n"
 	if len(h.said) != 1 || h.said[0] != want {
 		t.Errorf("help said %q, want %q", h.said, want)
+	}
+}
+
+func TestMultitaskCommandSetsTheOverlay(t *testing.T) {
+	for args, want := range map[string]string{"": "Multitask is now on.", "on": "Multitask is now on.", "off": "Multitask is now off.", "maybe": `/multitask takes on, off or nothing (toggle), not "maybe".`} {
+		h := &fakeHost{}
+		if _, err := run(t, "multitask", args, h); err != nil || len(h.said) != 1 || h.said[0] != want {
+			t.Errorf("/multitask %q said %q (err %v), want %q", args, h.said, err, want)
+		}
 	}
 }

@@ -5,12 +5,14 @@ package e2e
 // userinfo, session/set_agent, and the multitask option's protocol surface.
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
 	fa "github.com/corvid-agent/corvid/internal/testkit/fakeanthropic"
@@ -162,5 +164,161 @@ func TestInvalidTurnIDIsRefusedWithDetails(t *testing.T) {
 	}
 	if n := len(testkit.OfKind(s.Updates(sid), "user_message_chunk")) + len(testkit.OfKind(s.Updates(sid), "agent_message_chunk")); n != 0 {
 		t.Errorf("a refused prompt produced %d updates", n)
+	}
+}
+
+// startWithHome serves corvid on the fake Anthropic API with CORVID_HOME
+// home (its config dir is home/config), with extra env and args.
+func startWithHome(t *testing.T, api *fa.Server, home, ws string, env []string, opts testkit.Options, args ...string) *session {
+	t.Helper()
+	opts.Args = append([]string{"acp", "-m", "anthropic:claude-sonnet-4-6"}, args...)
+	opts.Env = append([]string{"ANTHROPIC_API_KEY=sk-ant-e2e", "ANTHROPIC_BASE_URL=" + api.URL(), "CORVID_KEYRING=off", "CORVID_HOME=" + home}, env...)
+	opts.Dir = ws
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return &session{Editor: testkit.Start(t, testkit.BuildCorvid(t), opts), ctx: ctx, workspace: ws}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rpcDetails is error.data.details.
+func rpcDetails(rerr *testkit.RPCError) string {
+	var d struct {
+		Details string `json:"details"`
+	}
+	_ = json.Unmarshal(rerr.Data, &d)
+	return d.Details
+}
+
+// Without --compat the frames stay schema-exact (the kit checks each one)
+// and carry CodeBuddy's additions only in _meta; with it, the root-level
+// flag and a session_end closing each turn are added (C44, C94).
+func TestCompatCodeBuddyAddsTheDialectFrames(t *testing.T) {
+	api := fa.New(t)
+	ws := t.TempDir()
+	for _, compat := range []bool{false, true} {
+		var args []string
+		opts := testkit.Options{}
+		if compat {
+			args, opts.Dialect = []string{"--compat", "codebuddy"}, "codebuddy"
+		}
+		s := startWithHome(t, api, t.TempDir(), ws, nil, opts, args...)
+		res, rerr := s.Initialize(s.ctx, testkit.Minimal())
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		var caps map[string]json.RawMessage
+		_ = json.Unmarshal(res.AgentCapabilities, &caps)
+		if got := metaOf(res.AgentCapabilities)["codebuddy.ai/multitaskSupport"]; got != true {
+			t.Errorf("compat %v: agentCapabilities._meta multitaskSupport = %v, want true", compat, got)
+		}
+		if got, ok := caps["multitaskSupport"]; ok != compat || compat && string(got) != "true" {
+			t.Errorf("compat %v: root-level multitaskSupport = %s (present %v)", compat, got, ok)
+		}
+		sid := s.NewSession(s.ctx, ws)
+		api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("hi")}})
+		raw, rerr := s.promptWithMeta(sid, "hello", nil)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		ends := testkit.OfKind(s.Updates(sid), "session_end")
+		switch {
+		case !compat && len(ends) != 0:
+			t.Errorf("without --compat corvid sent session_end: %s", ends[0].Raw)
+		case compat && len(ends) != 1:
+			t.Errorf("with --compat codebuddy: %d session_end updates, want 1", len(ends))
+		case compat:
+			last := s.Updates(sid)[len(s.Updates(sid))-1]
+			if last.SessionUpdate != "session_end" || metaOf(last.Raw)[turnIDKey] != metaOf(raw)[turnIDKey] {
+				t.Errorf("the turn's last update is %s, want session_end with the turn id %v", last.Raw, metaOf(raw)[turnIDKey])
+			}
+			if !strings.Contains(string(last.Raw), `"stopReason":"end_turn"`) {
+				t.Errorf("session_end %s does not carry the stop reason", last.Raw)
+			}
+		}
+		s.Close()
+	}
+}
+
+// `corvid --acp` is CodeBuddy's launch line: it implies the dialect.
+func TestACPFlagImpliesCompatCodeBuddy(t *testing.T) {
+	s := startCorvid(t, text("hi", 0), testkit.Options{Dialect: "codebuddy"})
+	s.Close()
+	e := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{Args: []string{"--acp", "-m", "script:" + testkit.WriteScript(t, text("hi", 0))}, Dialect: "codebuddy"})
+	res, rerr := e.Initialize(s.ctx, testkit.Minimal())
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if !strings.Contains(string(res.AgentCapabilities), `"multitaskSupport":true,`) && !strings.HasSuffix(string(res.AgentCapabilities), `"multitaskSupport":true}`) {
+		t.Errorf("corvid --acp capabilities %s lack the root-level multitaskSupport", res.AgentCapabilities)
+	}
+}
+
+// authenticate reports the configured [identity] (C15).
+func TestAuthenticateReturnsTheConfiguredUserInfo(t *testing.T) {
+	api := fa.New(t)
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config", "config.toml"), "[identity]\nuser_id = \"u-42\"\nuser_name = \"ada\"\nuser_nickname = \"Ada L.\"\n")
+	s := startWithHome(t, api, home, t.TempDir(), nil, testkit.Options{})
+	if _, rerr := s.Initialize(s.ctx, testkit.Minimal()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	raw, rerr := s.Call(s.ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	info, _ := metaOf(raw)["codebuddy.ai/userinfo"].(map[string]any)
+	if info["userId"] != "u-42" || info["userName"] != "ada" || info["userNickname"] != "Ada L." {
+		t.Errorf("authenticate result %s, want the configured userinfo", raw)
+	}
+
+	// No identity configured: no userinfo.
+	s2 := startWithHome(t, api, t.TempDir(), t.TempDir(), nil, testkit.Options{})
+	_, _ = s2.Initialize(s2.ctx, testkit.Minimal())
+	raw, rerr = s2.Call(s2.ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"})
+	if rerr != nil || metaOf(raw) != nil {
+		t.Errorf("authenticate without [identity] = %s %v, want {} ", raw, rerr)
+	}
+}
+
+// session/set_agent switches the session's profile: the next request has
+// its system prompt; an unknown profile is -32602 with details (C93).
+func TestSetAgentSwitchesTheSessionProfile(t *testing.T) {
+	api := fa.New(t)
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config", "agents", "reviewer.toml"), "name = \"reviewer\"\nsystem_prompt = \"You are REVIEWER-X.\"\ninstructions = \"Cite line numbers.\"\n")
+	ws := t.TempDir()
+	s := startWithHome(t, api, home, ws, nil, testkit.Options{})
+	if _, rerr := s.Initialize(s.ctx, testkit.Minimal()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := s.NewSession(s.ctx, ws)
+	raw, rerr := s.Call(s.ctx, "session/set_agent", map[string]any{"sessionId": sid, "agentName": "reviewer"})
+	if rerr != nil {
+		t.Fatalf("set_agent reviewer: %v", rerr)
+	}
+	if a, _ := metaOf(raw)["corvid.dev/agent"].(map[string]any); a["name"] != "reviewer" {
+		t.Errorf("set_agent result %s does not name the profile", raw)
+	}
+	api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("ok")}})
+	if _, rerr := s.promptWithMeta(sid, "review", nil); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if sys := api.Requests()[0].SystemText(); !strings.Contains(sys, "You are REVIEWER-X.") || !strings.Contains(sys, "Cite line numbers.") {
+		t.Errorf("after set_agent the system prompt is %q, want the reviewer's", sys)
+	}
+	for _, bad := range []string{"nobody", "../reviewer", "/etc/x.toml"} {
+		_, rerr = s.Call(s.ctx, "session/set_agent", map[string]any{"sessionId": sid, "agentName": bad})
+		if rerr == nil || rerr.Code != -32602 || rpcDetails(rerr) == "" {
+			t.Errorf("set_agent %q = %+v, want -32602 with details", bad, rerr)
+		}
 	}
 }
