@@ -39,7 +39,7 @@ type acpCmd struct {
 	Allow                 []string     `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable; commas are part of the rule), e.g. --allow write or --allow 'shell(go test*)'."`
 	MaxLineBytes          int          `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
 	ClientTools           string       `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
-	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
+	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files (and CODEBUDDY.md, CLAUDE.md, GEMINI.md) out of the system prompt."`
 	Login                 bool         `name:"login" help:"Log in interactively (store a provider's API key) and exit; what editors run for ACP terminal authentication."`
 	Compat                string       `name:"compat" placeholder:"DIALECT" enum:",codebuddy" default:"" help:"Speak a host's dialect beside ACP v1: codebuddy adds CodeBuddy's root-level capability flags and session_end updates (docs/codebuddy.md). corvid --acp implies it."`
 	Multitask             bool         `name:"multitask" help:"Refused with acp: multitask is a per-session option (the multitask config option or session/set_multitask); see docs/codebuddy.md."`

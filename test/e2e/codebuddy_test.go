@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -320,5 +321,66 @@ func TestSetAgentSwitchesTheSessionProfile(t *testing.T) {
 		if rerr == nil || rerr.Code != -32602 || rpcDetails(rerr) == "" {
 			t.Errorf("set_agent %q = %+v, want -32602 with details", bad, rerr)
 		}
+	}
+}
+
+// CodeBuddy's project and user folders (.codebuddy/commands, subfolders as
+// dir:name; .codebuddy/skills; ~/.codebuddy/…) are read beside .corvid, and
+// CODEBUDDY.md, CLAUDE.md and GEMINI.md beside AGENTS.md, AGENTS.md first
+// (C22); --no-project-instructions drops all of them.
+func TestCodeBuddyProjectFilesAndMemoryFiles(t *testing.T) {
+	api := fa.New(t)
+	ws, userHome := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(ws, ".codebuddy", "commands", "git", "commit.md"), "---\ndescription: Commit staged work\n---\nCommit with message: $ARGUMENTS\n")
+	writeFile(t, filepath.Join(ws, ".codebuddy", "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Deploy the service\n---\nRun make deploy.\n")
+	writeFile(t, filepath.Join(userHome, ".codebuddy", "commands", "standup.md"), "---\ndescription: Write my standup\n---\nSummarise yesterday.\n")
+	writeFile(t, filepath.Join(userHome, ".codebuddy", "skills", "triage", "SKILL.md"), "---\nname: triage\ndescription: Triage a bug\n---\nReproduce first.\n")
+	for name, marker := range map[string]string{"AGENTS.md": "MARK-AGENTS", "CODEBUDDY.md": "MARK-CODEBUDDY", "CLAUDE.md": "MARK-CLAUDE", "GEMINI.md": "MARK-GEMINI"} {
+		writeFile(t, filepath.Join(ws, name), "Rule: "+marker+"\n")
+	}
+
+	for _, noInstructions := range []bool{false, true} {
+		var args []string
+		if noInstructions {
+			args = []string{"--no-project-instructions"}
+		}
+		s := startWithHome(t, api, t.TempDir(), ws, []string{"HOME=" + userHome}, testkit.Options{}, args...)
+		if _, rerr := s.Initialize(s.ctx, testkit.Minimal()); rerr != nil {
+			t.Fatal(rerr)
+		}
+		sid := s.NewSession(s.ctx, ws)
+		u, err := s.WaitUpdate(s.ctx, testkit.Kind(sid, "available_commands_update"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(commandsOf(u))
+		for _, want := range []string{"git:commit", "deploy", "standup", "triage"} {
+			if !slices.Contains(got, want) {
+				t.Errorf("available commands %v lack %s", got, want)
+			}
+		}
+		api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("ok")}})
+		if _, rerr := s.promptWithMeta(sid, "hi", nil); rerr != nil {
+			t.Fatal(rerr)
+		}
+		sys := api.Requests()[len(api.Requests())-1].SystemText()
+		markers := []string{"MARK-AGENTS", "MARK-CODEBUDDY", "MARK-CLAUDE", "MARK-GEMINI"}
+		last := -1
+		for _, m := range markers {
+			i := strings.Index(sys, m)
+			switch {
+			case noInstructions && i >= 0:
+				t.Errorf("--no-project-instructions: the system prompt still holds %s", m)
+			case !noInstructions && i < 0:
+				t.Errorf("the system prompt lacks %s", m)
+			case !noInstructions && i < last:
+				t.Errorf("%s comes before an earlier memory file; want AGENTS.md, CODEBUDDY.md, CLAUDE.md, GEMINI.md", m)
+			}
+			last = max(last, i)
+		}
+		if !noInstructions && (!strings.Contains(sys, "deploy: Deploy the service") || !strings.Contains(sys, "triage: Triage a bug")) {
+			t.Errorf("the system prompt does not list the .codebuddy skills")
+		}
+		s.Close()
 	}
 }
