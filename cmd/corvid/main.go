@@ -152,10 +152,13 @@ func helpArgs(args []string) []string {
 }
 
 // printModeArgs makes `corvid [flags] -p PROMPT …` mean `corvid run -p
-// PROMPT …`: a -p/--print met before any command word selects print mode.
+// PROMPT …`: a -p/--print met before any command word (and before "--",
+// after which words belong to another program) selects print mode.
 func printModeArgs(args []string) []string {
 	for _, a := range args {
 		switch {
+		case a == "--":
+			return args
 		case a == "-p" || a == "--print":
 			return append([]string{"run"}, args...)
 		case commandWords[a]:
@@ -169,4 +172,5 @@ func printModeArgs(args []string) []string {
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
 	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
+	"import": true, "sandbox-exec": true,
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -382,5 +383,33 @@ func TestCodeBuddyProjectFilesAndMemoryFiles(t *testing.T) {
 			t.Errorf("the system prompt does not list the .codebuddy skills")
 		}
 		s.Close()
+	}
+}
+
+// `corvid conformance -- AGENT --acp -p x` runs AGENT with exactly those
+// arguments: nothing after "--" is rewritten.
+func TestConformancePassesTheAgentCommandLineUntouched(t *testing.T) {
+	bin := testkit.BuildCorvid(t)
+	dir := t.TempDir()
+	argsFile := filepath.Join(dir, "args")
+	agent := filepath.Join(dir, "agent.sh")
+	writeFile(t, agent, "#!/bin/sh\nprintf '%s\\n' \"$@\" >> \""+argsFile+"\"\nexec \""+bin+"\" acp -m script:"+testkit.WriteScript(t, text("hi", 0))+"\n")
+	if err := os.Chmod(agent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "conformance", "--only", "initialize", "--timeout", "20s", "--", agent, "--acp", "-p", "x", "help")
+	cmd.Env = testkit.IsolatedEnvAt(t.TempDir())
+	out, err := cmd.CombinedOutput()
+	got, rerr := os.ReadFile(argsFile)
+	if rerr != nil {
+		t.Fatalf("the agent never ran (%v); corvid conformance said:\n%s", err, out)
+	}
+	for _, run := range strings.SplitAfter(strings.TrimSpace(string(got)), "help") {
+		if run = strings.TrimSpace(run); run != "" && run != "--acp\n-p\nx\nhelp" {
+			t.Errorf("the agent got arguments %q, want --acp -p x help", run)
+		}
+	}
+	if err != nil {
+		t.Errorf("corvid conformance --only initialize against corvid failed: %v\n%s", err, out)
 	}
 }
