@@ -252,15 +252,24 @@ func TestCompatCodeBuddyAddsTheDialectFrames(t *testing.T) {
 
 // `corvid --acp` is CodeBuddy's launch line: it implies the dialect.
 func TestACPFlagImpliesCompatCodeBuddy(t *testing.T) {
-	s := startCorvid(t, text("hi", 0), testkit.Options{Dialect: "codebuddy"})
-	s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{Args: []string{"--acp", "-m", "script:" + testkit.WriteScript(t, text("hi", 0))}, Dialect: "codebuddy"})
-	res, rerr := e.Initialize(s.ctx, testkit.Minimal())
+	res, rerr := e.Initialize(ctx, testkit.Minimal())
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	if !strings.Contains(string(res.AgentCapabilities), `"multitaskSupport":true,`) && !strings.HasSuffix(string(res.AgentCapabilities), `"multitaskSupport":true}`) {
+	var caps map[string]json.RawMessage
+	_ = json.Unmarshal(res.AgentCapabilities, &caps)
+	if string(caps["multitaskSupport"]) != "true" {
 		t.Errorf("corvid --acp capabilities %s lack the root-level multitaskSupport", res.AgentCapabilities)
+	}
+	sid := e.NewSession(ctx, e.Dir())
+	if stop, rerr := e.Prompt(ctx, sid, "hello"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if n := len(testkit.OfKind(e.Updates(sid), "session_end")); n != 1 {
+		t.Errorf("corvid --acp sent %d session_end updates for one turn, want 1", n)
 	}
 }
 
