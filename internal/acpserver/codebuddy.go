@@ -125,6 +125,19 @@ func (s *Server) multitaskRefusal(ss *session) string {
 	return ss.MultitaskUnavailable()
 }
 
+// checkOwner refuses a write to a session another connection took over
+// since (C56): it loaded or resumed the session after this one did.
+func (s *Server) checkOwner(ctx context.Context, ss *session) error {
+	owned, err := ss.OwnedBy(ctx, s.connID)
+	if err != nil {
+		return s.storeError(err)
+	}
+	if !owned {
+		return acp.InvalidParams("Invalid params", "session "+ss.id+" is owned by another connection: it was loaded or resumed there after this one; load it again here to take it over")
+	}
+	return nil
+}
+
 // writeMultitask is what both writes share (C54): the stamp, persistence
 // (with the session's settings) and the config_option_update.
 func (s *Server) writeMultitask(ss *session, on bool) (already bool, opts []acp.SessionConfigOption) {
@@ -135,8 +148,11 @@ func (s *Server) writeMultitask(ss *session, on bool) (already bool, opts []acp.
 }
 
 // setMultitaskOption is session/set_config_option for multitask (C50–C55).
-func (s *Server) setMultitaskOption(ss *session, req *acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+func (s *Server) setMultitaskOption(ctx context.Context, ss *session, req *acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	var none acp.SetSessionConfigOptionResponse
+	if err := s.checkOwner(ctx, ss); err != nil {
+		return none, err
+	}
 	if why := s.multitaskRefusal(ss); why != "" {
 		return none, acp.InvalidParams("Invalid params", why)
 	}
@@ -154,10 +170,13 @@ func (s *Server) setMultitaskOption(ss *session, req *acp.SetSessionConfigOption
 // SetMultitask is CodeBuddy's session/set_multitask (C57–C62): the same
 // resolution, validation and persistence as the standard write; business
 // refusals answer ok: false.
-func (s *Server) SetMultitask(_ context.Context, req *acp.SetMultitaskRequest) (acp.SetMultitaskResponse, error) {
+func (s *Server) SetMultitask(ctx context.Context, req *acp.SetMultitaskRequest) (acp.SetMultitaskResponse, error) {
 	var none acp.SetMultitaskResponse
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
+		return none, err
+	}
+	if err := s.checkOwner(ctx, ss); err != nil {
 		return none, err
 	}
 	want, err := req.Want()

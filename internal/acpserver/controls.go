@@ -69,14 +69,14 @@ func modeState(c agent.Controls) *acp.SessionModeState {
 
 // SetConfigOption changes one session config option and answers with the
 // whole new set.
-func (s *Server) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+func (s *Server) SetConfigOption(ctx context.Context, req *acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	var none acp.SetSessionConfigOptionResponse
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
 		return none, err
 	}
 	if req.ConfigID == optMultitask {
-		return s.setMultitaskOption(ss, req)
+		return s.setMultitaskOption(ctx, ss, req)
 	}
 	if req.Type == "boolean" {
 		return none, acp.InvalidParams("Unknown config option", fmt.Sprintf("%q is not a boolean option of this session", req.ConfigID))

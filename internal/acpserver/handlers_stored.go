@@ -50,6 +50,9 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			return nil, s.storeError(err)
 		}
 		ss.Session = as
+		if err := as.TakeOver(ctx, s.connID); err != nil {
+			s.log.Warn("record the session's owner", "session", as.ID, "err", err)
+		}
 		if replay {
 			// Every replayed update is written before the response, by
 			// construction: both leave through the same ordered writer.

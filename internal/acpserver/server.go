@@ -80,6 +80,9 @@ type Server struct {
 	// messagesHost is set once the client prompts with messages (Gas City;
 	// see gascity.go).
 	messagesHost atomic.Bool
+
+	// connID names this connection as a session owner (codebuddy.go).
+	connID string
 }
 
 // session is a live session on this connection.
@@ -102,7 +105,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*session{}}
+	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*session{}, connID: agent.NewID("conn")}
 	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes, BeforeWrite: opts.Agent.Sync})
 	go func() {
 		<-s.conn.Gone()

@@ -273,6 +273,9 @@ type storedControls struct {
 	ThoughtLevel string       `json:"thoughtLevel,omitempty"`
 	Agent        *ProfileInfo `json:"agent,omitempty"`
 	Multitask    bool         `json:"multitask,omitempty"`
+	// Owner is the connection that last created, loaded or resumed the
+	// session (connowner.go); a settings save keeps the stored one.
+	Owner string `json:"owner,omitempty"`
 }
 
 func (s *settings) save() {
@@ -281,9 +284,12 @@ func (s *settings) save() {
 	}
 	s.mu.Lock()
 	mode, model := string(s.modeOrDefault()), s.model.Info().ID
-	cfg, _ := json.Marshal(storedControls{ThoughtLevel: s.thought, Agent: s.profile, Multitask: s.multitask})
+	sc := storedControls{ThoughtLevel: s.thought, Agent: s.profile, Multitask: s.multitask}
 	s.mu.Unlock()
 	err := s.store.UpdateSession(context.Background(), s.id, func(ss *store.Session) {
+		c := sc
+		c.Owner = storedOwner(ss.Config)
+		cfg, _ := json.Marshal(c)
 		ss.Mode, ss.Model, ss.Config = mode, model, cfg
 	})
 	if err != nil {

@@ -142,7 +142,25 @@ func TestMultitaskOptionIsOfferedWrittenAndStored(t *testing.T) {
 	if rerr == nil || rerr.Code != -32602 {
 		t.Errorf("set_multitask from another connection = %+v, want -32602", rerr)
 	}
+	// Loading it there takes it over: B's write succeeds, A's is refused
+	// until A loads it again.
+	b.MustCall(b.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": st.workspace, "mcpServers": []any{}}, nil)
+	if _, rerr := b.Call(b.ctx, "session/set_config_option", map[string]any{"sessionId": sid, "configId": "multitask", "type": "boolean", "value": false}); rerr != nil {
+		t.Errorf("a write from the connection that loaded the session: %v", rerr)
+	}
+	_, rerr = a.Call(a.ctx, "session/set_config_option", map[string]any{"sessionId": sid, "configId": "multitask", "type": "boolean", "value": true})
+	if rerr == nil || rerr.Code != -32602 || !strings.Contains(rpcDetails(rerr), "owned by another connection") {
+		t.Errorf("a write from the connection that lost the session = %+v, want -32602 naming the owner rule", rerr)
+	}
+	_, rerr = a.Call(a.ctx, "session/set_multitask", map[string]any{"sessionId": sid, "enabled": true})
+	if rerr == nil || rerr.Code != -32602 {
+		t.Errorf("set_multitask from the connection that lost the session = %+v, want -32602", rerr)
+	}
 	b.Close()
+	a.MustCall(a.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": st.workspace, "mcpServers": []any{}}, nil)
+	if _, rerr := a.Call(a.ctx, "session/set_config_option", map[string]any{"sessionId": sid, "configId": "multitask", "type": "boolean", "value": true}); rerr != nil {
+		t.Errorf("a write after loading the session back: %v", rerr)
+	}
 	a.Close()
 
 	// Stored with the session: load and resume show it on (C47).
