@@ -169,6 +169,7 @@ func (c *acpCmd) Run() error {
 		Compat:             c.Compat,
 		UserInfo:           userInfo(file.Identity),
 		SetAgent:           c.switchProfile(env, file),
+		LaunchAgent:        c.launchAgent(),
 		NoBackgroundTasks:  config.BackgroundTasksDisabled(env),
 	})
 	if err := ag.Close(); err != nil {

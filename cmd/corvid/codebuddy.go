@@ -46,3 +46,11 @@ func (c *acpCmd) switchProfile(env config.Env, file *config.File) func(name, cwd
 		}, nil
 	}
 }
+
+// launchAgent is the --agent profile's name ("" without one).
+func (c *acpCmd) launchAgent() string {
+	if c.Profile.launch == nil {
+		return ""
+	}
+	return c.Profile.launch.Name
+}

@@ -96,6 +96,25 @@ func (s *Server) SetAgent(_ context.Context, req *acp.SetSessionAgentRequest) (a
 	return acp.SetSessionAgentResponse{Meta: sessionMeta(after)}, nil
 }
 
+// restoreProfile re-applies a profile session/set_agent chose (it is
+// stored with the session) to a loaded session: its system prompt and
+// instructions; the model stays the session's stored one.
+func (s *Server) restoreProfile(ss *session) {
+	c := ss.Controls()
+	if c.Agent == nil || c.Agent.Name == s.opts.LaunchAgent || s.opts.SetAgent == nil {
+		return
+	}
+	p, err := s.opts.SetAgent(c.Agent.Name, ss.Cwd())
+	if err != nil {
+		s.log.Warn("the session's agent profile cannot be applied", "session", ss.id, "agent", c.Agent.Name, "err", err)
+		return
+	}
+	p.Model = ""
+	if err := ss.SwitchProfile(p); err != nil {
+		s.log.Warn("the session's agent profile cannot be applied", "session", ss.id, "agent", c.Agent.Name, "err", err)
+	}
+}
+
 // multitaskAvailable says whether sessions on this connection may have
 // the multitask overlay (C44, C45).
 func (s *Server) multitaskAvailable() bool { return !s.opts.NoBackgroundTasks }

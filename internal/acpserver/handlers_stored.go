@@ -53,6 +53,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 		if err := as.TakeOver(ctx, s.connID); err != nil {
 			s.log.Warn("record the session's owner", "session", as.ID, "err", err)
 		}
+		s.restoreProfile(ss)
 		if replay {
 			// Every replayed update is written before the response, by
 			// construction: both leave through the same ordered writer.

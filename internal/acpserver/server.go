@@ -59,6 +59,7 @@ type Options struct {
 	Compat            string
 	UserInfo          *UserInfo
 	SetAgent          func(name, cwd string) (agent.ProfileSwitch, error)
+	LaunchAgent       string // the --agent profile's name ("": none)
 	NoBackgroundTasks bool
 }
 

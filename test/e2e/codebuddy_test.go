@@ -326,6 +326,24 @@ func TestSetAgentSwitchesTheSessionProfile(t *testing.T) {
 	if sys := api.Requests()[0].SystemText(); !strings.Contains(sys, "You are REVIEWER-X.") || !strings.Contains(sys, "Cite line numbers.") {
 		t.Errorf("after set_agent the system prompt is %q, want the reviewer's", sys)
 	}
+	s.Close()
+
+	// The choice is stored: a load in a new process still has it.
+	s = startWithHome(t, api, home, ws, nil, testkit.Options{})
+	if _, rerr := s.Initialize(s.ctx, testkit.Minimal()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	loaded := s.MustCall(s.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	if a, _ := metaOf(loaded)["corvid.dev/agent"].(map[string]any); a["name"] != "reviewer" {
+		t.Errorf("session/load result %s does not name the stored profile", loaded)
+	}
+	api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("ok")}})
+	if _, rerr := s.promptWithMeta(sid, "again", nil); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if sys := api.Requests()[1].SystemText(); !strings.Contains(sys, "You are REVIEWER-X.") {
+		t.Errorf("after a load the system prompt is %q, want the reviewer's", sys)
+	}
 	for _, bad := range []string{"nobody", "../reviewer", "/etc/x.toml"} {
 		_, rerr = s.Call(s.ctx, "session/set_agent", map[string]any{"sessionId": sid, "agentName": bad})
 		if rerr == nil || rerr.Code != -32602 || rpcDetails(rerr) == "" {
