@@ -39,14 +39,20 @@ type acpCmd struct {
 	Allow                 []string     `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable; commas are part of the rule), e.g. --allow write or --allow 'shell(go test*)'."`
 	MaxLineBytes          int          `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
 	ClientTools           string       `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
-	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
+	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files (and CODEBUDDY.md, CLAUDE.md, GEMINI.md) out of the system prompt."`
 	Login                 bool         `name:"login" help:"Log in interactively (store a provider's API key) and exit; what editors run for ACP terminal authentication."`
+	Compat                string       `name:"compat" placeholder:"DIALECT" enum:",codebuddy" default:"" help:"Speak a host's dialect beside ACP v1: codebuddy adds CodeBuddy's root-level capability flags and session_end updates (docs/codebuddy.md). corvid --acp implies it."`
+	Multitask             bool         `name:"multitask" help:"Refused with acp: multitask is a per-session option (the multitask config option or session/set_multitask); see docs/codebuddy.md."`
 	Profile               profileFlags `embed:""`
 }
 
 func (c *acpCmd) Run() error {
 	if c.Login {
 		return c.login()
+	}
+	if c.Multitask || c.Profile.Agent == "multitask" {
+		// CodeBuddy's entry guard (C41): multitask is a session overlay.
+		return errors.New("--multitask and --agent multitask cannot be used with acp: multitask is set per session, with the multitask config option (session/set_config_option), session/set_multitask or /multitask; see docs/codebuddy.md")
 	}
 	if term.IsTerminal(int(os.Stdin.Fd())) {
 		// Someone typed `corvid acp` in a terminal: what they type next
@@ -131,6 +137,8 @@ func (c *acpCmd) Run() error {
 		MaxDepth:        profileCfg.MaxDepth,
 		AgentProfile:    profileCfg.AgentProfile,
 		Secrets:         secrets,
+		// Multitask is withheld when background tasks are disabled.
+		NoBackgroundTasks: config.BackgroundTasksDisabled(env),
 		// Each session's project config is found from its own cwd.
 		ForCwd: c.sessionConfig(env, logger),
 	})
@@ -160,6 +168,11 @@ func (c *acpCmd) Run() error {
 		MCPConfigured:      len(file.MCPServers) > 0,
 		InteractionTimeout: file.InteractionTimeout,
 		Interrupt:          interrupt,
+		Compat:             c.Compat,
+		UserInfo:           userInfo(file.Identity),
+		SetAgent:           c.switchProfile(env, file),
+		LaunchAgent:        c.launchAgent(),
+		NoBackgroundTasks:  config.BackgroundTasksDisabled(env),
 	})
 	if err := ag.Close(); err != nil {
 		logger.Error("close session store", "err", err)

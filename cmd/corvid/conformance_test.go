@@ -52,8 +52,9 @@ func TestConformanceDefaultsToTenSecondsPerCheck(t *testing.T) {
 
 func TestACPFlagIsRewrittenOnlyBeforeTheSeparator(t *testing.T) {
 	for in, want := range map[string]string{
-		"--acp -m x":                    "acp -m x",
-		"-m x --acp":                    "acp -m x",
+		"--acp -m x":                    "acp -m x --compat codebuddy",
+		"-m x --acp":                    "acp -m x --compat codebuddy",
+		"--acp --compat= -m x":          "acp --compat= -m x",
 		"conformance -- gemini --acp":   "conformance -- gemini --acp",
 		"conformance --scripted -- x y": "conformance --scripted -- x y",
 	} {

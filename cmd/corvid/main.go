@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -121,7 +122,18 @@ func acpFlagArgs(args []string) []string {
 			break
 		}
 		if a == "--acp" {
-			return append([]string{"acp"}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
+			// CodeBuddy hosts launch `codebuddy --acp`: its dialect too,
+			// unless a --compat is given.
+			out := append([]string{"acp"}, append(append([]string{}, args[:i]...), args[i+1:]...)...)
+			for _, b := range out {
+				if b == "--" {
+					break
+				}
+				if b == "--compat" || strings.HasPrefix(b, "--compat=") {
+					return out
+				}
+			}
+			return append(out, "--compat", "codebuddy")
 		}
 	}
 	return args
@@ -140,10 +152,13 @@ func helpArgs(args []string) []string {
 }
 
 // printModeArgs makes `corvid [flags] -p PROMPT …` mean `corvid run -p
-// PROMPT …`: a -p/--print met before any command word selects print mode.
+// PROMPT …`: a -p/--print met before any command word (and before "--",
+// after which words belong to another program) selects print mode.
 func printModeArgs(args []string) []string {
 	for _, a := range args {
 		switch {
+		case a == "--":
+			return args
 		case a == "-p" || a == "--print":
 			return append([]string{"run"}, args...)
 		case commandWords[a]:
@@ -157,4 +172,5 @@ func printModeArgs(args []string) []string {
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
 	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
+	"import": true, "sandbox-exec": true,
 }

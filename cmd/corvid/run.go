@@ -31,7 +31,7 @@ type runCmd struct {
 	Allow                 []string     `name:"allow" placeholder:"TOOL" help:"Run this tool without asking (repeatable), e.g. --allow write."`
 	LogFile               string       `name:"log-file" placeholder:"PATH" help:"Write logs to PATH instead of stderr."`
 	LogLevel              string       `name:"log-level" default:"warn" help:"Log level: trace, debug, info, warn or error (any case)."`
-	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files out of the system prompt."`
+	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files (and CODEBUDDY.md, CLAUDE.md, GEMINI.md) out of the system prompt."`
 	Profile               profileFlags `embed:""`
 }
 

@@ -146,6 +146,10 @@ type AgentCapabilities struct {
 	SessionCapabilities SessionCapabilities `json:"sessionCapabilities"`
 	Auth                *AgentAuthCaps      `json:"auth,omitempty"`
 	Meta                Meta                `json:"_meta,omitempty"`
+	// CodeBuddy's root-level flags (not in the ACP v1 schema): set only
+	// under --compat codebuddy.
+	MultitaskSupport *bool `json:"multitaskSupport,omitempty"`
+	CodeModeSupport  *bool `json:"codeModeSupport,omitempty"`
 }
 
 // PromptCapabilities: which content blocks prompts may carry.

@@ -84,6 +84,7 @@ type SessionInfoUpdate struct {
 type CurrentModeUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	CurrentModeID string `json:"currentModeId"`
+	Meta          Meta   `json:"_meta,omitempty"`
 }
 
 // ConfigOptionUpdate is config_option_update.

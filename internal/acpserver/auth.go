@@ -50,29 +50,29 @@ func (s *Server) authMethods(terminal bool) []acp.AuthMethod {
 
 // Authenticate re-reads credentials for an offered method and serves the
 // model they give.
-func (s *Server) Authenticate(_ context.Context, req *acp.AuthenticateRequest) (struct{}, error) {
+func (s *Server) Authenticate(_ context.Context, req *acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
 	a := s.opts.Auth
 	known := false
 	for _, m := range s.authMethods(false) {
 		known = known || m.ID == req.MethodID
 	}
 	if req.MethodID == terminalAuthID {
-		return struct{}{}, acp.InvalidParams("Terminal authentication is not done through authenticate", "run the terminal method's command; then initialize again")
+		return acp.AuthenticateResponse{}, acp.InvalidParams("Terminal authentication is not done through authenticate", "run the terminal method's command; then initialize again")
 	}
 	if a == nil || !known {
-		return struct{}{}, acp.InvalidParams("Unknown authentication method", "no authentication method "+req.MethodID+" is offered; see authMethods in the initialize response")
+		return acp.AuthenticateResponse{}, acp.InvalidParams("Unknown authentication method", "no authentication method "+req.MethodID+" is offered; see authMethods in the initialize response")
 	}
 	m, err := a.Resolve()
 	if err != nil {
 		s.log.Error("authenticate", "err", err)
-		return struct{}{}, acp.AuthRequired("Authentication failed: " + userMessage(err, "the credentials could not be read; see corvid's log for the cause."))
+		return acp.AuthenticateResponse{}, acp.AuthRequired("Authentication failed: " + userMessage(err, "the credentials could not be read; see corvid's log for the cause."))
 	}
 	if m == nil {
 		v := strings.TrimPrefix(req.MethodID, "env:")
-		return struct{}{}, acp.AuthRequired("Authentication required: " + v + " is not set for corvid and no key is stored. Set it in corvid's environment or run `corvid auth login`, then restart the agent.")
+		return acp.AuthenticateResponse{}, acp.AuthRequired("Authentication required: " + v + " is not set for corvid and no key is stored. Set it in corvid's environment or run `corvid auth login`, then restart the agent.")
 	}
 	s.opts.Agent.SetModel(m)
-	return struct{}{}, nil
+	return acp.AuthenticateResponse{Meta: s.userInfoMeta()}, nil
 }
 
 // Logout removes stored keys.

@@ -69,11 +69,14 @@ func modeState(c agent.Controls) *acp.SessionModeState {
 
 // SetConfigOption changes one session config option and answers with the
 // whole new set.
-func (s *Server) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+func (s *Server) SetConfigOption(ctx context.Context, req *acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	var none acp.SetSessionConfigOptionResponse
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
 		return none, err
+	}
+	if req.ConfigID == optMultitask {
+		return s.setMultitaskOption(ctx, ss, req)
 	}
 	if req.Type == "boolean" {
 		return none, acp.InvalidParams("Unknown config option", fmt.Sprintf("%q is not a boolean option of this session", req.ConfigID))
@@ -100,13 +103,13 @@ func (s *Server) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOpt
 		}
 		err = ss.SetContextWindow(value)
 	default:
-		return none, acp.InvalidParams("Unknown config option", fmt.Sprintf("no option %q; options: %s", req.ConfigID, optionIDs(configOptions(before))))
+		return none, acp.InvalidParams("Unknown config option", fmt.Sprintf("no option %q; options: %s", req.ConfigID, optionIDs(s.configOptionsFor(before))))
 	}
 	if err != nil {
 		return none, err
 	}
 	after := ss.Controls()
-	opts := configOptions(after)
+	opts := s.configOptionsFor(after)
 	ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts})
 	if after.Mode != before.Mode {
 		ss.notify(acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: after.Mode})
@@ -127,7 +130,7 @@ func (s *Server) SetMode(_ context.Context, req *acp.SetSessionModeRequest) (str
 	after := ss.Controls()
 	if after.Mode != before.Mode {
 		ss.notify(acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: after.Mode})
-		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(after)})
+		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptionsFor(after)})
 	}
 	return struct{}{}, nil
 }

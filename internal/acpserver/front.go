@@ -16,11 +16,26 @@ const maxTextBytes = 64 << 10
 
 // Emit turns an agent event into session/update notifications.
 func (ss *session) Emit(ev agent.Event) {
-	if !ss.ready.Load() && ev.Kind == agent.EventCommands {
+	ready := ss.ready.Load()
+	if !ready && ev.Kind == agent.EventCommands {
 		return // pushed with the response anyway
 	}
+	if ev.Kind == agent.EventConfig {
+		// A slash command changed an option: the whole set, as after a write.
+		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())})
+		return
+	}
+	var turn map[string]any
+	if ready {
+		turn = ss.Session.TurnMeta() // the running turn's id (turnid.go)
+	}
+	ss.emit(ev, turn)
+}
+
+// emit sends ev's updates with the turn meta turn.
+func (ss *session) emit(ev agent.Event, turn map[string]any) {
 	for _, u := range updatesFor(ev) {
-		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, u), ev.Stored)
+		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)), ev.Stored)
 	}
 	if ev.Kind == agent.EventMode {
 		// The agent changed the mode itself (exit_plan): the mode is a

@@ -34,6 +34,7 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 		caps.SessionCapabilities.Resume = &acp.Present{}
 		caps.SessionCapabilities.Fork = &acp.Present{}
 	}
+	s.dialectCapabilities(&caps)
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersion,
 		AgentCapabilities: caps,

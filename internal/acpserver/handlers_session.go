@@ -39,7 +39,7 @@ func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any,
 		s.mu.Unlock()
 		c := as.Controls()
 		return acp.Then{
-			Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: configOptions(c), Meta: sessionMeta(c)},
+			Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
 			After:  ss.started,
 		}, nil
 	})
@@ -155,7 +155,12 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	turn, err := ss.StartTurn(blocks)
+	turnID, err := conversationRequestID(req.Meta)
+	if err != nil {
+		return nil, err
+	}
+	turnMeta := map[string]any{metaConversationRequestID: turnID}
+	turn, err := ss.StartTurnWith(blocks, agent.TurnOptions{Meta: turnMeta, Headers: map[string]string{headerConversationRequest: turnID}})
 	if errors.Is(err, agent.ErrBusy) {
 		return nil, acp.InvalidParams("A prompt turn is already running in this session", "session "+req.SessionID+" is busy; send session/cancel first or wait for the running prompt to finish")
 	}
@@ -174,10 +179,11 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		stop := context.AfterFunc(ctx, ss.Cancel)
 		defer stop()
 		reason, err := turn.Run()
+		ss.sessionEnd(string(reason), turnMeta)
 		if err != nil {
 			return nil, err // mapped by rpcError
 		}
-		return acp.PromptResponse{StopReason: string(reason)}, nil
+		return acp.PromptResponse{StopReason: string(reason), Meta: turnMeta}, nil
 	}), nil
 }
 

@@ -50,11 +50,16 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			return nil, rpcError(s, err)
 		}
 		ss.Session = as
+		if err := as.TakeOver(ctx, s.connID); err != nil {
+			s.log.Warn("record the session's owner", "session", as.ID, "err", err)
+		}
+		s.restoreProfile(ss)
 		if replay {
 			// Every replayed update is written before the response, by
 			// construction: both leave through the same ordered writer.
+			var turns replayTurnMeta
 			for _, ev := range events {
-				ss.Emit(ev)
+				ss.emit(ev, turns.next(ev))
 			}
 		}
 		s.mu.Lock()
@@ -62,7 +67,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 		s.mu.Unlock()
 		c := as.Controls()
 		return acp.Then{
-			Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: configOptions(c), Meta: sessionMeta(c)},
+			Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
 			After:  ss.started,
 		}, nil
 	})
@@ -146,7 +151,7 @@ func (s *Server) ForkSession(ctx context.Context, req *acp.LoadSessionRequest) (
 	s.mu.Unlock()
 	c := as.Controls()
 	return acp.Then{
-		Result: acp.NewSessionResponse{SessionID: newID, Modes: modeState(c), ConfigOptions: configOptions(c), Meta: sessionMeta(c)},
+		Result: acp.NewSessionResponse{SessionID: newID, Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
 		After:  ss.started,
 	}, nil
 }

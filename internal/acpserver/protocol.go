@@ -20,7 +20,7 @@ import (
 // concurrently with later requests; used where a request may take seconds).
 type Protocol interface {
 	Initialize(context.Context, *acp.InitializeRequest) (acp.InitializeResponse, error)
-	Authenticate(context.Context, *acp.AuthenticateRequest) (struct{}, error)
+	Authenticate(context.Context, *acp.AuthenticateRequest) (acp.AuthenticateResponse, error)
 	Logout(context.Context, *acp.LogoutRequest) (struct{}, error)
 
 	NewSession(context.Context, *acp.NewSessionRequest) (any, error)
@@ -34,6 +34,10 @@ type Protocol interface {
 	Prompt(context.Context, *PromptParams) (any, error)
 	SetMode(context.Context, *acp.SetSessionModeRequest) (struct{}, error)
 	SetConfigOption(context.Context, *acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error)
+
+	// CodeBuddy's dialect methods (codebuddy.go), not in the ACP schema.
+	SetAgent(context.Context, *acp.SetSessionAgentRequest) (acp.SetSessionAgentResponse, error)
+	SetMultitask(context.Context, *acp.SetMultitaskRequest) (acp.SetMultitaskResponse, error)
 
 	// Cancel is a notification: it has no answer, and params that do not
 	// name a session are ignored.
@@ -65,6 +69,12 @@ var requests = map[string]route{
 	"session/list":              {stored: true, call: request(Protocol.ListSessions)},
 	"session/delete":            {stored: true, call: request(Protocol.DeleteSession)},
 	"session/fork":              {stored: true, call: request(Protocol.ForkSession)},
+	// CodeBuddy's dialect, also under the "_" extension prefix its
+	// clients' extMethod may add.
+	"session/set_agent":      {call: request(Protocol.SetAgent)},
+	"_session/set_agent":     {call: request(Protocol.SetAgent)},
+	"session/set_multitask":  {call: request(Protocol.SetMultitask)},
+	"_session/set_multitask": {call: request(Protocol.SetMultitask)},
 }
 
 // notifications routes every client→agent notification corvid acts on.

@@ -53,6 +53,14 @@ type Options struct {
 	// Interrupt cancels every running turn each time it receives, and the
 	// connection keeps serving (SIGINT; see gascity.go).
 	Interrupt <-chan struct{}
+	// CodeBuddy's dialect (codebuddy.go): Compat "codebuddy" adds its
+	// non-schema frames; UserInfo answers authenticate; SetAgent resolves
+	// session/set_agent's profile; NoBackgroundTasks withholds multitask.
+	Compat            string
+	UserInfo          *UserInfo
+	SetAgent          func(name, cwd string) (agent.ProfileSwitch, error)
+	LaunchAgent       string // the --agent profile's name ("": none)
+	NoBackgroundTasks bool
 }
 
 // Server is one ACP connection's state.
@@ -73,6 +81,9 @@ type Server struct {
 	// messagesHost is set once the client prompts with messages (Gas City;
 	// see gascity.go).
 	messagesHost atomic.Bool
+
+	// connID names this connection as a session owner (codebuddy.go).
+	connID string
 }
 
 // session is a live session on this connection.
@@ -95,7 +106,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*session{}}
+	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*session{}, connID: agent.NewID("conn")}
 	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes, BeforeWrite: opts.Agent.Sync})
 	go func() {
 		<-s.conn.Gone()

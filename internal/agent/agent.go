@@ -85,6 +85,8 @@ type Config struct {
 	// AgentProfile resolves an agent profile a sub-agent is started with
 	// (the task tool's profile); nil: none can be named.
 	AgentProfile func(name string) (SubProfile, error)
+	// NoBackgroundTasks withholds the multitask overlay (multitask.go).
+	NoBackgroundTasks bool
 }
 
 // Agent creates sessions.

@@ -48,10 +48,10 @@ func (c *conversation) emit(ev Event) {
 
 // recordPrompt stores the user's prompt for replay (the client already
 // shows it, so it is not emitted live).
-func (c *conversation) recordPrompt(blocks []Block) {
+func (c *conversation) recordPrompt(blocks []Block, meta map[string]any) {
 	id := NewID("user")
 	for i := range blocks {
-		c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i]})
+		c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i], Meta: meta})
 	}
 }
 

@@ -52,8 +52,29 @@ const windDown = 5 * time.Second
 // the order prompts arrived, so that a cancel right behind it finds it. Run
 // does the work.
 func (s *Session) StartTurn(blocks []Block) (*Turn, error) {
-	return s.runner.start(s, blocks)
+	return s.runner.start(s, blocks, TurnOptions{})
 }
+
+// TurnOptions are what a front end attaches to one turn.
+type TurnOptions struct {
+	// Meta is stored with the turn's prompt (the user chunks' Meta, so a
+	// replay shows it) and reported by TurnMeta while the turn runs, e.g.
+	// CodeBuddy's client turn id.
+	Meta map[string]any
+	// Headers go with each of the turn's model requests (llm.WithHeaders).
+	Headers map[string]string
+}
+
+// StartTurnWith is StartTurn with options.
+func (s *Session) StartTurnWith(blocks []Block, o TurnOptions) (*Turn, error) {
+	return s.runner.start(s, blocks, o)
+}
+
+// TurnMeta is the Meta of the turn whose events are being emitted now (nil
+// between turns): it is set once an earlier cancelled turn has ended, and
+// cleared before the turn reports it ended. Read it only from the front
+// end's Emit, which the turn calls.
+func (s *Session) TurnMeta() map[string]any { return s.runner.meta() }
 
 // Cancel stops the running turn, if any. Cancelling an idle session does
 // nothing.

@@ -61,6 +61,7 @@ type Controls struct {
 	Tiers         []int64
 	ContextWindow int64        // the selected tier (or the model's window)
 	Agent         *ProfileInfo // the session's agent profile; nil: the default agent
+	Multitask     bool         // the multitask overlay (multitask.go)
 }
 
 // ProfileInfo is what a session keeps of its agent profile: the name and
@@ -103,6 +104,7 @@ type settings struct {
 	thought    string       // thought level id
 	windowTier int64        // the selected context tier (0: the model's window)
 	profile    *ProfileInfo // the agent profile the session was created with
+	multitask  bool         // the multitask overlay (multitask.go)
 }
 
 // controls returns the current settings.
@@ -121,6 +123,7 @@ func (s *settings) controls() Controls {
 		Tiers:         s.tiers(),
 		ContextWindow: s.window(),
 		Agent:         s.profile,
+		Multitask:     s.multitask,
 	}
 }
 
@@ -269,6 +272,10 @@ func (s *settings) setContextWindow(value string) error {
 type storedControls struct {
 	ThoughtLevel string       `json:"thoughtLevel,omitempty"`
 	Agent        *ProfileInfo `json:"agent,omitempty"`
+	Multitask    bool         `json:"multitask,omitempty"`
+	// Owner is the connection that last created, loaded or resumed the
+	// session (connowner.go); a settings save keeps the stored one.
+	Owner string `json:"owner,omitempty"`
 }
 
 func (s *settings) save() {
@@ -277,9 +284,12 @@ func (s *settings) save() {
 	}
 	s.mu.Lock()
 	mode, model := string(s.modeOrDefault()), s.model.Info().ID
-	cfg, _ := json.Marshal(storedControls{ThoughtLevel: s.thought, Agent: s.profile})
+	sc := storedControls{ThoughtLevel: s.thought, Agent: s.profile, Multitask: s.multitask}
 	s.mu.Unlock()
 	err := s.store.UpdateSession(context.Background(), s.id, func(ss *store.Session) {
+		c := sc
+		c.Owner = storedOwner(ss.Config)
+		cfg, _ := json.Marshal(c)
 		ss.Mode, ss.Model, ss.Config = mode, model, cfg
 	})
 	if err != nil {
@@ -313,6 +323,9 @@ func (s *settings) restore(meta store.Session) llm.Model {
 	}
 	if decoded && sc.Agent != nil {
 		s.profile = sc.Agent
+	}
+	if decoded {
+		s.multitask = sc.Multitask
 	}
 	if changed != nil {
 		s.model = changed

@@ -20,7 +20,8 @@ type toolbox struct {
 	id    string
 	cwd   string
 	own   []tool.Tool // tools of this session alone (submit_output)
-	extra string      // Config.SessionContext's text, added to the system prompt
+	extra string      // Config.SessionContext's text, added to the system prompt (guarded by mu after start)
+	base  string      // a switched profile's base system prompt ("": cfg.System; guarded by mu)
 
 	mu        sync.Mutex
 	tools     *tool.Registry
@@ -45,13 +46,19 @@ func (b *toolbox) discover() {
 			cfg.Logger.Warn("commands", "session", b.id, "warning", w)
 		}
 	}
-	system := cfg.System
+	b.mu.Lock()
+	base, extra := b.base, b.extra
+	b.mu.Unlock()
+	if base == "" {
+		base = cfg.System
+	}
+	system := base
 	if cfg.Env != nil {
-		system = prompt.Build(prompt.Options{Base: cfg.System, Cwd: b.cwd, Env: cfg.Env,
+		system = prompt.Build(prompt.Options{Base: base, Cwd: b.cwd, Env: cfg.Env,
 			NoProjectInstructions: cfg.NoProjectInstructions, Skills: skills})
 	}
-	if b.extra != "" {
-		system += "\n\n" + b.extra
+	if extra != "" {
+		system += "\n\n" + extra
 	}
 	b.mu.Lock()
 	b.custom, b.skills, b.system = cmds, skills, system

@@ -16,9 +16,10 @@ type Turn struct {
 	done      chan struct{}
 	prev      *Turn // a cancelled turn this one waits for
 	blocks    []Block
-	cancelled bool   // guarded by the session's turnRunner.mu
-	release   func() // the store lease held while the turn runs
-	storeMark uint64 // the store's failed commits when the turn began
+	meta      map[string]any // TurnOptions.Meta
+	cancelled bool           // guarded by the session's turnRunner.mu
+	release   func()         // the store lease held while the turn runs
+	storeMark uint64         // the store's failed commits when the turn began
 }
 
 // StopReason is why a turn ended (ACP's values).
@@ -99,6 +100,7 @@ func (t *Turn) prepare() (stop StopReason, err error, ready bool) {
 	if t.ctx.Err() != nil {
 		return StopCancelled, nil, false
 	}
+	s.runner.emitFrom(t, false)
 	if t.release, err = s.conv.acquire(s.agent.owner); err != nil {
 		return "", err, false
 	}
@@ -106,7 +108,7 @@ func (t *Turn) prepare() (stop StopReason, err error, ready bool) {
 	if err := s.conv.syncWithStore(); err != nil {
 		return "", err, false
 	}
-	s.conv.recordPrompt(t.blocks)
+	s.conv.recordPrompt(t.blocks, t.meta)
 	s.toolbox.awaitMCP(t.ctx)
 	if t.ctx.Err() != nil {
 		return StopCancelled, nil, false
@@ -118,6 +120,7 @@ func (t *Turn) prepare() (stop StopReason, err error, ready bool) {
 func (t *Turn) end() {
 	t.cancel()
 	t.s.conv.flush()
+	t.s.runner.emitFrom(t, true)
 	if t.release != nil {
 		t.release()
 	}

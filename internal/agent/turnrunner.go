@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/corvid-agent/corvid/internal/llm"
 )
 
 // ErrBusy is returned when a prompt arrives while a live, uncancelled turn
@@ -17,10 +19,35 @@ type turnRunner struct {
 	turn *Turn // the latest turn (running, cancelled or done)
 	// finalOutput is submit_output's submission in the running turn.
 	finalOutput *string
+	// emitting is the turn whose events are emitted now (TurnMeta).
+	emitting *Turn
+}
+
+// meta is the Meta of the turn that emits now.
+func (r *turnRunner) meta() map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.emitting == nil {
+		return nil
+	}
+	return r.emitting.meta
+}
+
+// emitFrom marks t as the turn that emits now (nil: none); done clears it
+// only if it is still t.
+func (r *turnRunner) emitFrom(t *Turn, done bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case !done:
+		r.emitting = t
+	case r.emitting == t:
+		r.emitting = nil
+	}
 }
 
 // start registers a turn for blocks; see Session.StartTurn.
-func (r *turnRunner) start(s *Session, blocks []Block) (*Turn, error) {
+func (r *turnRunner) start(s *Session, blocks []Block, o TurnOptions) (*Turn, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var prev *Turn
@@ -34,8 +61,8 @@ func (r *turnRunner) start(s *Session, blocks []Block) (*Turn, error) {
 			prev = t
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, blocks: blocks}
+	ctx, cancel := context.WithCancel(llm.WithHeaders(context.Background(), o.Headers))
+	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, blocks: blocks, meta: o.Meta}
 	r.turn = t
 	return t, nil
 }

@@ -25,6 +25,10 @@ type Host interface {
 	Menu() ([]Command, []Skill)
 	// Usage is the session's model, context and spending so far.
 	Usage() Usage
+	// SetMultitask sets the session's multitask overlay (want nil:
+	// toggle), as session/set_multitask does; it returns the new state,
+	// whether it already was so, and why it cannot change (not "": refused).
+	SetMultitask(want *bool) (on, already bool, refused string)
 }
 
 // Usage is what /status and /cost report.
@@ -57,6 +61,8 @@ const (
 	Help    = "help"
 	Status  = "status"
 	Cost    = "cost"
+	// Multitask is CodeBuddy's /multitask (docs/codebuddy.md).
+	Multitask = "multitask"
 )
 
 // Builtins lists the commands corvid executes itself, in menu order.
@@ -69,6 +75,7 @@ func Builtins() []Builtin {
 		{Command{Name: Help, Description: "List the available commands and skills", Source: SourceBuiltin}, runHelp},
 		{Command{Name: Status, Description: "Show the model, context use, tokens and cost of this session", Source: SourceBuiltin}, runStatus},
 		{Command{Name: Cost, Description: "Show the tokens and cost of this session", Source: SourceBuiltin}, runCost},
+		{Command{Name: Multitask, Description: "Turn the session's multitask overlay on or off (no argument: toggle)", ArgumentHint: "on|off", Source: SourceBuiltin}, runMultitask},
 	}
 }
 

@@ -26,6 +26,12 @@ func (h *fakeHost) Compact(focus string) error {
 	return h.compactErr
 }
 func (h *fakeHost) Cwd() string { return "/work/proj" }
+func (h *fakeHost) SetMultitask(want *bool) (bool, bool, string) {
+	if want == nil {
+		return true, false, ""
+	}
+	return *want, false, ""
+}
 func (h *fakeHost) Menu() ([]Command, []Skill) {
 	return []Command{{Name: "compact", Description: "Summarise", ArgumentHint: "focus"}, {Name: "git:commit", Description: "Commit"}},
 		[]Skill{{Name: "pdf", Description: "Read PDFs"}}
@@ -112,5 +118,14 @@ func TestStatusAndCostReportTheSessionsSpending(t *testing.T) {
 	run(t, Cost, "", h)
 	if len(h.said) != 1 || h.said[0] != "Tokens: 10 input, 2 output, 0 cache reads, 0 cache writes\nCost: unknown (corvid has no prices for ollama:qwen3)\n" {
 		t.Errorf("cost without prices said %q", h.said)
+	}
+}
+
+func TestMultitaskCommandSetsTheOverlay(t *testing.T) {
+	for args, want := range map[string]string{"": "Multitask is now on.", "on": "Multitask is now on.", "off": "Multitask is now off.", "maybe": `/multitask takes on, off or nothing (toggle), not "maybe".`} {
+		h := &fakeHost{}
+		if _, err := run(t, "multitask", args, h); err != nil || len(h.said) != 1 || h.said[0] != want {
+			t.Errorf("/multitask %q said %q (err %v), want %q", args, h.said, err, want)
+		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 )
 
 func TestBuiltinsAreDescribedAndCompactTakesAFocus(t *testing.T) {
-	want := []string{"compact", "clear", "init", "review", "help", "status", "cost"}
+	want := []string{"compact", "clear", "init", "review", "help", "status", "cost", "multitask"}
 	got := Builtins()
 	if len(got) != len(want) {
 		t.Fatalf("Builtins() = %d commands, want %d", len(got), len(want))

@@ -51,20 +51,34 @@ type root struct {
 
 // roots lists the folders Discover reads, highest precedence first: the
 // project's (innermost directory first) before the user's, .corvid before
-// .agents.
+// CodeBuddy's .codebuddy before .agents; the user's corvid config dir
+// before ~/.codebuddy.
 func roots(cwd string, env config.Env) []root {
 	var rs []root
 	dirs := ProjectDirs(cwd)
+	codebuddyHome := ""
+	if h := env.Getenv("HOME"); h != "" {
+		codebuddyHome = filepath.Join(h, ".codebuddy")
+	}
 	for _, d := range dirs {
-		rs = append(rs, root{dir: filepath.Join(d, ".corvid", "commands"), source: SourceProject})
+		rs = append(rs,
+			root{dir: filepath.Join(d, ".corvid", "commands"), source: SourceProject},
+			root{dir: filepath.Join(d, ".codebuddy", "commands"), source: SourceProject})
 	}
 	rs = append(rs, root{dir: filepath.Join(config.ConfigDir(env), "commands"), source: SourceUser})
+	if codebuddyHome != "" {
+		rs = append(rs, root{dir: filepath.Join(codebuddyHome, "commands"), source: SourceUser})
+	}
 	for _, d := range dirs {
 		rs = append(rs,
 			root{dir: filepath.Join(d, ".corvid", "skills"), source: SourceProject, skills: true},
+			root{dir: filepath.Join(d, ".codebuddy", "skills"), source: SourceProject, skills: true},
 			root{dir: filepath.Join(d, ".agents", "skills"), source: SourceProject, skills: true})
 	}
 	rs = append(rs, root{dir: filepath.Join(config.ConfigDir(env), "skills"), source: SourceUser, skills: true})
+	if codebuddyHome != "" {
+		rs = append(rs, root{dir: filepath.Join(codebuddyHome, "skills"), source: SourceUser, skills: true})
+	}
 	return rs
 }
 
@@ -122,10 +136,12 @@ func skillFiles(dir string, fn func(path string, info fs.FileInfo)) {
 
 // Discover reads the custom commands and skills for a session in cwd:
 //
-//   - commands: .corvid/commands/ in cwd and each parent up to the
-//     repository root, then ConfigDir(env)/commands/;
-//   - skills: .corvid/skills/ and .agents/skills/ in the same project
-//     directories, then ConfigDir(env)/skills/.
+//   - commands: .corvid/commands/ and CodeBuddy's .codebuddy/commands/ in
+//     cwd and each parent up to the repository root, then
+//     ConfigDir(env)/commands/ and ~/.codebuddy/commands/;
+//   - skills: .corvid/skills/, .codebuddy/skills/ and .agents/skills/ in
+//     the same project directories, then ConfigDir(env)/skills/ and
+//     ~/.codebuddy/skills/.
 //
 // On a name clash the project wins over the user and an inner directory
 // over an outer one. A custom command named like a built-in is dropped

@@ -83,6 +83,9 @@ type File struct {
 	// PassEnv names variables children inherit although corvid withholds
 	// them by default (provider keys, CORVID_*); user config only.
 	PassEnv []string `toml:"pass_env"`
+	// Identity is who the user is to hosts that ask (CodeBuddy's
+	// authenticate userinfo); user config only.
+	Identity Identity `toml:"identity"`
 
 	// UserPath and ProjectPath are the files that were read ("" = none).
 	UserPath    string `toml:"-"`
@@ -221,6 +224,13 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 	}
 	if err := f.mergeSafety(o, trusted, from); err != nil {
 		return err
+	}
+	if o.Identity != (Identity{}) {
+		if from == "" {
+			f.Identity = o.Identity
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("[identity] in %s ([identity] is read from the user config only)", from))
+		}
 	}
 	if len(o.PassEnv) > 0 {
 		if from == "" {

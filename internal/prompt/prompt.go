@@ -23,6 +23,12 @@ import (
 // InstructionsFile is the name of a project instructions file.
 const InstructionsFile = "AGENTS.md"
 
+// MemoryFiles are the instruction files read in each directory, in this
+// order: AGENTS.md, then the peers' own names for it (CodeBuddy, Claude
+// Code, Gemini CLI). All that exist are read; one that is the same file as
+// (a symlink to) or has the same text as an earlier one is read once.
+var MemoryFiles = []string{InstructionsFile, "CODEBUDDY.md", "CLAUDE.md", "GEMINI.md"}
+
 // maxInstructions caps one AGENTS.md, so a generated or mistaken huge file
 // cannot fill the context window.
 const maxInstructions = 64 << 10
@@ -82,22 +88,26 @@ func Build(o Options) string {
 func InstructionFiles(cwd string, env config.Env) []string {
 	var paths []string
 	seen := map[string]bool{}
-	add := func(p string) {
-		if seen[p] {
-			return
-		}
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-			seen[p] = true
-			paths = append(paths, p)
+	add := func(dir string) {
+		for _, name := range MemoryFiles {
+			p := filepath.Join(dir, name)
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || seen[real] {
+				continue
+			}
+			if info, err := os.Stat(real); err == nil && info.Mode().IsRegular() {
+				seen[real] = true
+				paths = append(paths, p)
+			}
 		}
 	}
 	if env != nil {
-		add(filepath.Join(config.ConfigDir(env), InstructionsFile))
+		add(config.ConfigDir(env))
 	}
 	dirs := commands.ProjectDirs(cwd)
 	slices.Reverse(dirs)
 	for _, d := range dirs {
-		add(filepath.Join(d, InstructionsFile))
+		add(d)
 	}
 	return paths
 }
@@ -105,6 +115,7 @@ func InstructionFiles(cwd string, env config.Env) []string {
 func writeInstructions(b *strings.Builder, paths []string) {
 	type file struct{ path, text string }
 	var files []file
+	texts := map[string]bool{}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -115,7 +126,8 @@ func writeInstructions(b *strings.Builder, paths []string) {
 			text = strings.ToValidUTF8(text[:maxInstructions], "") +
 				fmt.Sprintf("\n[… cut: the file is larger than %d KiB; read it for the rest]", maxInstructions>>10)
 		}
-		if text != "" {
+		if text != "" && !texts[filepath.Dir(p)+"\x00"+text] {
+			texts[filepath.Dir(p)+"\x00"+text] = true // a copy beside it is read once
 			files = append(files, file{p, text})
 		}
 	}
@@ -123,7 +135,7 @@ func writeInstructions(b *strings.Builder, paths []string) {
 		return
 	}
 	b.WriteString("\n# Project instructions\n\n")
-	b.WriteString("The user and the project keep these instructions in AGENTS.md files. Follow them. They run from the most general to the most specific; where two disagree, the later one wins.\n")
+	b.WriteString("The user and the project keep these instructions in AGENTS.md files (and CODEBUDDY.md, CLAUDE.md or GEMINI.md). Follow them. They run from the most general to the most specific; where two disagree, the later one wins.\n")
 	for _, f := range files {
 		fmt.Fprintf(b, "\n## %s\n\n%s\n", f.path, f.text)
 	}

@@ -218,3 +218,21 @@ func TestSkillsAreListedWithHowToLoadThem(t *testing.T) {
 		}
 	}
 }
+
+// A CLAUDE.md that links to AGENTS.md, or repeats it, is read once.
+func TestMemoryFileLinkedOrCopiedIsReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("Use tabs.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("AGENTS.md", filepath.Join(dir, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "GEMINI.md"), []byte("Use tabs.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := Build(Options{Cwd: dir, Env: config.MapEnv{"CORVID_HOME": t.TempDir()}})
+	if n := strings.Count(out, "Use tabs."); n != 1 {
+		t.Errorf("the instructions appear %d times, want once:\n%s", n, out)
+	}
+}

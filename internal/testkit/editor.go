@@ -57,6 +57,11 @@ type Options struct {
 	KeepWritesInMemory bool
 
 	ExitTimeout time.Duration // how long Close waits for exit; default 10 s
+
+	// Dialect "codebuddy" accepts the one non-schema frame of corvid's
+	// --compat codebuddy, a session/update whose update is CodeBuddy's
+	// session_end; every other frame is still checked against the schema.
+	Dialect string
 }
 
 // Handler answers one agent→client request.

@@ -85,6 +85,8 @@ func describe(method, key string) string {
 func (e *Editor) handleNotification(m Message) {
 	method := m.Method
 	switch def := e.sch.Def(acpkit.AgentNotification, method); {
+	case e.opts.Dialect == "codebuddy" && isSessionEnd(m):
+		// CodeBuddy's session_end (not an ACP v1 update kind).
 	case def != "":
 		e.checkDef("params of notification "+method, def, m.Params, m.Raw)
 	case strings.HasPrefix(method, "_") || strings.HasPrefix(method, "$/"):
@@ -296,4 +298,28 @@ func (e *Editor) NextResponse(ctx context.Context, id any) (Message, error) {
 		return false
 	})
 	return got, err
+}
+
+// isSessionEnd reports whether m is a session/update carrying CodeBuddy's
+// session_end: exactly a sessionId and an update with sessionUpdate
+// "session_end" (and optionally stopReason and _meta).
+func isSessionEnd(m Message) bool {
+	if m.Method != "session/update" {
+		return false
+	}
+	var p struct {
+		SessionID string                     `json:"sessionId"`
+		Update    map[string]json.RawMessage `json:"update"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || p.SessionID == "" || string(p.Update["sessionUpdate"]) != `"session_end"` {
+		return false
+	}
+	for k := range p.Update {
+		switch k {
+		case "sessionUpdate", "stopReason", "_meta":
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -23,7 +23,11 @@ func TestEntryPointAliasesServeACP(t *testing.T) {
 		{"-m", "script:" + script, "--acp"},
 	} {
 		t.Run(strings.Join(args[:1], " "), func(t *testing.T) {
-			e := testkit.Start(t, bin, testkit.Options{Args: args})
+			opts := testkit.Options{Args: args}
+			if strings.Contains(strings.Join(args, " "), "--acp") {
+				opts.Dialect = "codebuddy" // --acp implies --compat codebuddy
+			}
+			e := testkit.Start(t, bin, opts)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			res, rerr := e.Initialize(ctx, testkit.Minimal())

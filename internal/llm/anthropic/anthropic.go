@@ -266,6 +266,7 @@ func (m *model) send(ctx context.Context, body *messagesRequest, longContext boo
 	if longContext {
 		h.Add("Anthropic-Beta", longContextBeta)
 	}
+	llm.SetContextHeaders(hreq.Context(), h)
 	m.cfg.SetHeaders(h)
 	res, err := m.client.Do(hreq)
 	if err != nil {

@@ -126,6 +126,7 @@ func (m *model) send(ctx context.Context, modelID string, body *generateRequest)
 	hreq.Header.Set("Accept", "text/event-stream")
 	hreq.Header.Set("User-Agent", "corvid")
 	hreq.Header.Set("x-goog-api-key", m.cfg.APIKey)
+	llm.SetContextHeaders(hreq.Context(), hreq.Header)
 	m.cfg.SetHeaders(hreq.Header)
 	res, err := m.client.Do(hreq)
 	if err != nil {

@@ -191,6 +191,7 @@ func (m *model) send(ctx context.Context, endpoint string, body any, watch *llm.
 	if m.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+m.cfg.APIKey)
 	}
+	llm.SetContextHeaders(ctx, hreq.Header)
 	m.cfg.SetHeaders(hreq.Header)
 	res, err := watch.WatchResponse(m.client.Do(hreq))
 	if err != nil {

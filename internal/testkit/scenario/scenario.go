@@ -356,7 +356,7 @@ func (q *answerQueue) left() int {
 }
 
 // normaliser rewrites what differs between runs of the same scenario: session, message
-// and tool call ids become $SID1, $MSG1, $TOOL1… in order of first appearance; the
+// and tool call ids and turn ids become $SID1, $MSG1, $TOOL1, $TURN1… in order of first appearance; the
 // script, workspace and home paths become $SCRIPT, $WORK and $HOME; timestamps become $TIME; token
 // counts become "$N".
 type normaliser struct {
@@ -365,7 +365,8 @@ type normaliser struct {
 	hide  map[string]bool              // session update kinds to leave out
 }
 
-var idKeys = map[string]string{"sessionId": "SID", "messageId": "MSG", "toolCallId": "TOOL", "terminalId": "TERM"}
+var idKeys = map[string]string{"sessionId": "SID", "messageId": "MSG", "toolCallId": "TOOL", "terminalId": "TERM",
+	"codebuddy.ai/conversationRequestId": "TURN"}
 
 // countKeys hold token counts, which follow the length of the system prompt and the
 // tool descriptions rather than the scenario.

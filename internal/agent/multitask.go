@@ -1,0 +1,56 @@
+package agent
+
+// Multitask is CodeBuddy's session-level overlay (docs/codebuddy.md): a
+// boolean stored with the session, independent of the permission mode and
+// the agent profile. corvid keeps and reports it; the detached workers and
+// drain turns it stands for are not built yet, so turning it on changes
+// nothing about how a turn runs.
+
+// Multitask reports whether the session's multitask overlay is on.
+func (s *Session) Multitask() bool {
+	s.settings.mu.Lock()
+	defer s.settings.mu.Unlock()
+	return s.settings.multitask
+}
+
+// SetMultitask turns the overlay on or off and saves it with the session;
+// it reports whether the value was already so.
+func (s *Session) SetMultitask(on bool) (already bool) {
+	st := s.settings
+	st.mu.Lock()
+	already = st.multitask == on
+	st.multitask = on
+	st.mu.Unlock()
+	if !already {
+		st.save()
+	}
+	return already
+}
+
+// MultitaskUnavailable says why the session cannot have the overlay ("":
+// it can). Sessions a front end serves are top-level ones; sub-agent
+// sessions are never offered it.
+func (s *Session) MultitaskUnavailable() string {
+	if s.agent.cfg.NoBackgroundTasks {
+		return "background tasks are disabled (CORVID_DISABLE_BACKGROUND_TASKS is set)"
+	}
+	return ""
+}
+
+// SetMultitask for a slash command: the same checks and stamp as the
+// protocol's writes, then the front end hears that the options changed.
+func (h commandHost) SetMultitask(want *bool) (on, already bool, refused string) {
+	s := h.t.s
+	if why := s.MultitaskUnavailable(); why != "" {
+		return s.Multitask(), false, why
+	}
+	on = !s.Multitask()
+	if want != nil {
+		on = *want
+	}
+	already = s.SetMultitask(on)
+	// Not recorded: the option's state is saved with the session's
+	// settings; the front end sends the whole option set.
+	s.front.Emit(Event{Kind: EventConfig})
+	return on, already, ""
+}

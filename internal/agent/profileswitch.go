@@ -1,0 +1,40 @@
+package agent
+
+import "fmt"
+
+// ProfileSwitch is an agent profile a live session switches to
+// (session/set_agent): what of the profile applies to a running session.
+type ProfileSwitch struct {
+	Info ProfileInfo
+	// System replaces the base system prompt ("": corvid's default).
+	System string
+	// Context is the profile's instructions and seed regions, added to the
+	// system prompt (it replaces the previous profile's).
+	Context string
+	// Model is the profile's provider:model ("": keep the session's).
+	Model string
+}
+
+// SwitchProfile makes p the session's agent profile: its system prompt
+// and instructions from the next model request on, its model, and the
+// profile recorded with the session. Permission rules and limits stay the
+// launch's: they are fixed for the process.
+func (s *Session) SwitchProfile(p ProfileSwitch) error {
+	if p.Model != "" && p.Model != s.Controls().Model {
+		if err := s.SetModel(p.Model); err != nil {
+			return fmt.Errorf("agent %s: %w", p.Info.Name, err)
+		}
+	}
+	b := s.toolbox
+	b.mu.Lock()
+	b.base, b.extra = p.System, p.Context
+	b.mu.Unlock()
+	b.discover()
+	info := p.Info
+	st := s.settings
+	st.mu.Lock()
+	st.profile = &info
+	st.mu.Unlock()
+	st.save()
+	return nil
+}
