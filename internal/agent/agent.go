@@ -146,6 +146,8 @@ type SessionOptions struct {
 	// Terminals runs shell commands; nil = a private in-process set. The
 	// session closes it (if it is an io.Closer) when the session closes.
 	Terminals tool.Terminals
+	// CodeMode is a new session's initial codeMode ("" or off: off).
+	CodeMode string
 }
 
 // NewSession creates a session and records it in the store.
@@ -166,7 +168,11 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	if st != nil {
-		cfg, _ := json.Marshal(storedControls{Agent: a.cfg.Profile})
+		stc := storedControls{Agent: a.cfg.Profile}
+		if o.CodeMode == CodeModeAll {
+			stc.CodeMode, stc.MainAgent = codeModeMarkers(CodeModeAll)
+		}
+		cfg, _ := json.Marshal(stc)
 		err := st.CreateSession(context.Background(), store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots,
 			Model: model.Info().ID, Mode: string(sc.Permissions.Mode), Config: cfg})
 		if err != nil {
@@ -210,6 +216,9 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 		conv:     newConversation(o.ID, st, a.cfg.Logger, o.Front),
 		settings: &settings{agent: a, id: o.ID, store: st, model: model, mode: sc.Permissions.Mode, thought: a.cfg.ThoughtLevel, profile: a.cfg.Profile},
 		gate:     gate{perms: sc.Permissions, memory: permission.NewMemory()},
+	}
+	if o.CodeMode == CodeModeAll {
+		s.settings.codeMode = CodeModeAll
 	}
 	s.toolbox = &toolbox{cfg: &a.cfg, id: o.ID, cwd: o.Cwd}
 	if fo := a.cfg.FinalOutput; fo != nil {

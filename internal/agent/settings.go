@@ -65,6 +65,7 @@ type Controls struct {
 	Tiers         []int64
 	ContextWindow int64        // the selected tier (or the model's window)
 	Agent         *ProfileInfo // the session's agent profile; nil: the default agent
+	CodeMode      string       // off or all (codemode.go)
 }
 
 // ProfileInfo is what a session keeps of its agent profile: the name and
@@ -107,6 +108,7 @@ type settings struct {
 	thought    string       // thought level id
 	windowTier int64        // the selected context tier (0: the model's window)
 	profile    *ProfileInfo // the agent profile the session was created with
+	codeMode   string       // "" (never set: off), off or all; codemode.go
 }
 
 // controls returns the current settings.
@@ -125,6 +127,7 @@ func (s *settings) controls() Controls {
 		Tiers:         s.tiers(),
 		ContextWindow: s.window(),
 		Agent:         s.profile,
+		CodeMode:      s.codeModeOrOff(),
 	}
 }
 
@@ -269,6 +272,10 @@ func (s *settings) setContextWindow(value string) error {
 type storedControls struct {
 	ThoughtLevel string       `json:"thoughtLevel,omitempty"`
 	Agent        *ProfileInfo `json:"agent,omitempty"`
+	// CodeBuddy's session.meta markers (codemode.go): set once codeMode
+	// was written, an explicit off included.
+	CodeMode  string `json:"codebuddy.ai/codeMode,omitempty"`
+	MainAgent string `json:"codebuddy.ai/mainAgent,omitempty"`
 }
 
 func (s *settings) save() {
@@ -277,7 +284,9 @@ func (s *settings) save() {
 	}
 	s.mu.Lock()
 	mode, model := string(s.modeOrDefault()), s.model.Info().ID
-	cfg, _ := json.Marshal(storedControls{ThoughtLevel: s.thought, Agent: s.profile})
+	sc := storedControls{ThoughtLevel: s.thought, Agent: s.profile}
+	sc.CodeMode, sc.MainAgent = codeModeMarkers(s.codeMode)
+	cfg, _ := json.Marshal(sc)
 	s.mu.Unlock()
 	err := s.store.UpdateSession(context.Background(), s.id, func(ss *store.Session) {
 		ss.Mode, ss.Model, ss.Config = mode, model, cfg
@@ -313,6 +322,9 @@ func (s *settings) restore(meta store.Session) llm.Model {
 	}
 	if decoded && sc.Agent != nil {
 		s.profile = sc.Agent
+	}
+	if decoded && ValidCodeMode(sc.CodeMode) {
+		s.codeMode = sc.CodeMode
 	}
 	if changed != nil {
 		s.model = changed
