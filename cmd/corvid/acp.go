@@ -129,6 +129,7 @@ func (c *acpCmd) Run() error {
 		FinalOutput:     profileCfg.FinalOutput,
 		Profile:         profileCfg.Profile,
 		Secrets:         secrets,
+		CodeModeLimits:  codeModeLimits(file.CodeMode),
 		// Each session's project config is found from its own cwd.
 		ForCwd: c.sessionConfig(env, logger),
 	})

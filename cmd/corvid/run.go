@@ -102,6 +102,7 @@ func (c *runCmd) Run() error {
 		FinalOutput:           profileCfg.FinalOutput,
 		Profile:               profileCfg.Profile,
 		Secrets:               secrets,
+		CodeModeLimits:        codeModeLimits(file.CodeMode),
 		ForCwd:                launch.sessionConfig(env, logger),
 	})
 

@@ -28,6 +28,7 @@ type ToolCallUpdate struct {
 	Locations     []ToolCallLocation `json:"locations,omitempty"`
 	RawInput      json.RawMessage    `json:"rawInput,omitempty"`
 	RawOutput     json.RawMessage    `json:"rawOutput,omitempty"`
+	Meta          Meta               `json:"_meta,omitempty"`
 }
 
 // MarshalJSON always sends title on a tool_call, where it is required.

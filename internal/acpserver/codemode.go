@@ -13,6 +13,9 @@ const (
 	optCodeMode         = "codeMode"
 	metaCodeMode        = "codebuddy.ai/codeMode"
 	metaCodeModeSupport = "codebuddy.ai/codeModeSupport"
+	// metaParentToolCall, on a tool_call's _meta, names the call it runs
+	// under: a codeMode script's (agent.ToolCall.ParentID).
+	metaParentToolCall = "corvid.dev/parentToolCallId"
 )
 
 // codeModeOption is the codeMode select exactly as CodeBuddy hosts look for

@@ -142,6 +142,9 @@ func toolCallUpdate(tc agent.ToolCall) acp.ToolCallUpdate {
 		ToolCallID: tc.ID, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
 		RawInput: tc.RawInput, RawOutput: tc.RawOutput,
 	}
+	if tc.ParentID != "" {
+		u.Meta = acp.Meta{metaParentToolCall: tc.ParentID}
+	}
 	for _, c := range tc.Content {
 		switch c.Type {
 		case tool.ContentText:

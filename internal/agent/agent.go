@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corvid-agent/corvid/internal/codemode"
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/mcp"
@@ -79,6 +80,9 @@ type Config struct {
 	// Secrets are values (provider keys) replaced in tool output before it
 	// reaches a frame, the store or the model.
 	Secrets []string
+	// CodeModeLimits bound the scripts of codeMode "all" sessions (zero
+	// fields: codemode.Defaults).
+	CodeModeLimits codemode.Limits
 }
 
 // Agent creates sessions.

@@ -65,7 +65,7 @@ func (t *Turn) request(rs settingsView) llm.Request {
 		Model:          modelName(rs.model.Info()),
 		System:         system,
 		Messages:       s.conv.messages(),
-		Tools:          box.tools.Specs(),
+		Tools:          s.offeredTools(box.tools),
 		MaxTokens:      s.agent.cfg.MaxTokens,
 		ThinkingBudget: rs.thinkingBudget,
 		ContextWindow:  rs.tier,

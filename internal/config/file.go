@@ -83,6 +83,8 @@ type File struct {
 	// PassEnv names variables children inherit although corvid withholds
 	// them by default (provider keys, CORVID_*); user config only.
 	PassEnv []string `toml:"pass_env"`
+	// CodeMode bounds codeMode scripts (codemode.go).
+	CodeMode CodeModeLimits `toml:"code_mode"`
 
 	// UserPath and ProjectPath are the files that were read ("" = none).
 	UserPath    string `toml:"-"`
@@ -220,6 +222,9 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 		f.InteractionTimeout = o.InteractionTimeout
 	}
 	if err := f.mergeSafety(o, trusted, from); err != nil {
+		return err
+	}
+	if err := f.mergeCodeMode(o, from); err != nil {
 		return err
 	}
 	if len(o.PassEnv) > 0 {
