@@ -26,6 +26,12 @@ func scriptUse(id, script string) fa.Block {
 // codeModeSession serves corvid on api in a workspace holding files, with
 // home's config, and opens a codeMode "all" session.
 func codeModeSession(t *testing.T, api *fa.Server, files map[string]string, config string) (*session, string) {
+	s, sid, _ := codeModeSessionAt(t, api, files, config)
+	return s, sid
+}
+
+// codeModeSessionAt is codeModeSession that also returns the CORVID_HOME.
+func codeModeSessionAt(t *testing.T, api *fa.Server, files map[string]string, config string) (*session, string, string) {
 	t.Helper()
 	workspace, home := t.TempDir(), t.TempDir()
 	for name, body := range files {
@@ -43,7 +49,7 @@ func codeModeSession(t *testing.T, api *fa.Server, files map[string]string, conf
 	var res ctlSetup
 	s.MustCall(s.ctx, "session/new", map[string]any{"cwd": workspace, "mcpServers": []any{},
 		"_meta": map[string]any{"codebuddy.ai/codeMode": "all"}}, &res)
-	return s, res.SessionID
+	return s, res.SessionID, home
 }
 
 // parentOf is a tool_call's _meta parent id ("" for none).
@@ -74,7 +80,7 @@ func TestCodeModeAllRunsToolsAsNestedGatedCallsOfOneScript(t *testing.T) {
 	api := fa.New(t)
 	script := "for f in ['a.txt', 'b.txt']:\n  print(read(path=f))\nwrite('c.txt', 'gamma')\n'done'"
 	api.Enqueue(fa.Response{Blocks: []fa.Block{scriptUse("toolu_s1", script)}}, fa.Response{Blocks: []fa.Block{fa.Text("finished")}})
-	s, sid := codeModeSession(t, api, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"}, "")
+	s, sid, home := codeModeSessionAt(t, api, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"}, "")
 	ups := s.turn(t, sid, "read a and b, write c", "end_turn")
 
 	// The model saw one tool, whose description lists the others.
@@ -136,6 +142,22 @@ func TestCodeModeAllRunsToolsAsNestedGatedCallsOfOneScript(t *testing.T) {
 	perms := s.Permissions()
 	if len(perms) != 1 || parentOf(perms[0].Request.ToolCall) != scriptID || perms[0].Request.Kind != "edit" {
 		t.Errorf("permission requests %+v, want one for the nested write under %s", perms, scriptID)
+	}
+
+	// session/load in a new process replays the nesting.
+	s.Close()
+	b := startOnAPI(t, api, "claude-sonnet-4-6", s.workspace, home)
+	b.MustCall(b.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": s.workspace, "mcpServers": []any{}}, nil)
+	var replayed []string
+	for _, c := range testkit.OfKind(b.Updates(sid), "tool_call") {
+		replayed = append(replayed, c.ToolCallID+"<"+parentOf(c.Raw))
+	}
+	var live []string
+	for _, c := range calls {
+		live = append(live, c.ToolCallID+"<"+parentOf(c.Raw))
+	}
+	if !slices.Equal(replayed, live) {
+		t.Errorf("replayed tool calls (id<parent) %v, want %v as they were live", replayed, live)
 	}
 }
 
