@@ -121,6 +121,15 @@ func (t *Turn) refuseDirectCall(c llm.Part) llm.Part {
 	return llm.Part{Type: llm.PartToolResult, ToolUseID: c.ToolUseID, Text: msg, IsError: true}
 }
 
+// stoppedWhy says why a tool call's context ended: a limit of the script
+// it ran in, or the user's cancel.
+func stoppedWhy(ctx context.Context) string {
+	if le, ok := codemode.Cause(ctx); ok {
+		return le.Error()
+	}
+	return "cancelled by the user"
+}
+
 // scriptName is a tool's name as a Starlark identifier (MCP tool names
 // may hold other characters).
 func scriptName(name string) string {

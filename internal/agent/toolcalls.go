@@ -81,7 +81,7 @@ func (t *Turn) runToolIn(c llm.Part, parent string) llm.Part {
 	}
 	if ok, why := t.permit(tl, pv, call); !ok {
 		if t.ctx.Err() != nil {
-			return fail("cancelled by the user")
+			return fail(stoppedWhy(t.ctx))
 		}
 		return fail(why)
 	}
@@ -91,7 +91,7 @@ func (t *Turn) runToolIn(c llm.Part, parent string) llm.Part {
 	}})
 	if err != nil {
 		if t.ctx.Err() != nil {
-			return fail("cancelled by the user")
+			return fail(stoppedWhy(t.ctx))
 		}
 		s.agent.cfg.Logger.Error("tool failed", "tool", c.ToolName, "err", err)
 		return fail(fmt.Sprintf("%s failed: %v", c.ToolName, err))

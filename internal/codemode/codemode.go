@@ -68,6 +68,14 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("script stopped: %s limit reached (%s)", e.Limit, e.Value)
 }
 
+// Cause reports the limit that ended ctx, a context Run passed to a
+// function; ok is false when ctx is live or was cancelled from outside.
+func Cause(ctx context.Context) (*LimitError, bool) {
+	var le *LimitError
+	ok := errors.As(context.Cause(ctx), &le)
+	return le, ok
+}
+
 // ErrCancelled is returned when the script's context was cancelled.
 var ErrCancelled = errors.New("script cancelled")
 
@@ -95,7 +103,11 @@ const resultName = "result"
 // error stopped the script.
 func Run(ctx context.Context, src string, funcs []Func, lim Limits) (Result, error) {
 	lim = lim.withDefaults()
-	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	// The context's cause says why it ended (Cause), so a tool call cut
+	// short can tell a limit from the user's cancel.
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, &LimitError{Limit: "time", Value: lim.Timeout.String()})
 	defer cancel()
 
 	var stopped atomic.Pointer[error] // why the script was stopped from outside
@@ -104,7 +116,7 @@ func Run(ctx context.Context, src string, funcs []Func, lim Limits) (Result, err
 	stop := func(err error) {
 		if stopped.CompareAndSwap(nil, &err) {
 			thread.Cancel(err.Error())
-			cancel() // a tool call in progress stops too
+			cancelCause(err) // a tool call in progress stops too
 		}
 	}
 	out := &output{max: lim.MaxOutput, full: func() {
@@ -113,8 +125,8 @@ func Run(ctx context.Context, src string, funcs []Func, lim Limits) (Result, err
 	thread.Print = func(_ *starlark.Thread, msg string) { out.write(msg + "\n") }
 
 	ended := func() {
-		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			stop(&LimitError{Limit: "time", Value: lim.Timeout.String()})
+		if le, ok := Cause(ctx); ok {
+			stop(le)
 			return
 		}
 		stop(ErrCancelled)

@@ -94,3 +94,19 @@ func TestSyntaxErrorsNameTheLine(t *testing.T) {
 		t.Fatalf("error %v, want one naming script.star:2", err)
 	}
 }
+
+func TestATimeLimitStopsAToolCallInProgressAndSaysSo(t *testing.T) {
+	var seen *LimitError
+	slow := Func{Name: "slow", Call: func(ctx context.Context, _ map[string]any) (string, error) {
+		<-ctx.Done() // a tool that runs until stopped, like a long shell command
+		seen, _ = Cause(ctx)
+		return "", ctx.Err()
+	}}
+	_, err := Run(context.Background(), "slow()", []Func{slow}, Limits{Timeout: 10 * time.Millisecond})
+	if limitOf(err) != "time" {
+		t.Fatalf("error %v, want the time limit", err)
+	}
+	if seen == nil || seen.Limit != "time" {
+		t.Errorf("the tool saw cause %v, want the time limit", seen)
+	}
+}

@@ -254,3 +254,29 @@ func TestCancelStopsARunningScript(t *testing.T) {
 		t.Errorf("the script's tool call ended %q, want failed", final)
 	}
 }
+
+func TestCodeModeTimeLimitStopsANestedShellCommand(t *testing.T) {
+	api := fa.New(t)
+	api.Enqueue(fa.Response{Blocks: []fa.Block{scriptUse("toolu_s1", "print('start')\nshell(command='sleep 60')\nprint('not reached')")}},
+		fa.Response{Blocks: []fa.Block{fa.Text("ok")}})
+	s, sid := codeModeSession(t, api, nil, "[code_mode]\ntimeout = \"1s\"\n")
+	ups := s.turn(t, sid, "sleep", "end_turn")
+	text, isErr := lastResult(t, api, "toolu_s1")
+	if !isErr || !strings.HasPrefix(text, "start\n") || !strings.Contains(text, "time limit reached (1s)") || strings.Contains(text, "not reached") {
+		t.Errorf("script result (error %v): %q, want the printed start and the time limit", isErr, text)
+	}
+	// The nested shell call failed saying why, not as a user cancel.
+	calls := testkit.OfKind(ups, "tool_call")
+	if len(calls) != 2 {
+		t.Fatalf("%d tool calls, want the script's and the shell's", len(calls))
+	}
+	var why string
+	for _, u := range testkit.OfKind(ups, "tool_call_update") {
+		if u.ToolCallID == calls[1].ToolCallID && u.Status == "failed" {
+			why = string(u.Raw)
+		}
+	}
+	if !strings.Contains(why, "time limit reached") {
+		t.Errorf("the shell call's failure %s does not name the time limit", why)
+	}
+}
