@@ -280,3 +280,29 @@ func TestCodeModeTimeLimitStopsANestedShellCommand(t *testing.T) {
 		t.Errorf("the shell call's failure %s does not name the time limit", why)
 	}
 }
+
+func TestCodeModeScriptsCallMCPToolsAsFunctions(t *testing.T) {
+	r := startMCP(t)
+	var res ctlSetup
+	r.MustCall(r.ctx, "session/new", map[string]any{"cwd": r.dir, "mcpServers": []any{r.stdio("local")},
+		"_meta": map[string]any{"codebuddy.ai/codeMode": "all"}}, &res)
+	sid := res.SessionID
+	r.api.Enqueue(
+		fa.Response{Blocks: []fa.Block{scriptUse("toolu_s1", "local__echo(text='hello from a script')")}},
+		fa.Response{Blocks: []fa.Block{fa.Text("done")}},
+	)
+	if stop, rerr := r.Prompt(r.ctx, sid, "echo"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if d := r.api.Requests()[0].Body.Tools[0].Description; !strings.Contains(d, "`local__echo(") {
+		t.Errorf("run_script's description does not list the MCP tool local__echo:\n%s", d)
+	}
+	text, isErr := lastResult(t, r.api, "toolu_s1")
+	if isErr || !strings.Contains(text, "hello from a script") {
+		t.Errorf("script result (error %v): %q, want the MCP tool's echo", isErr, text)
+	}
+	calls := testkit.OfKind(r.Updates(sid), "tool_call")
+	if len(calls) != 2 || parentOf(calls[1].Raw) != calls[0].ToolCallID {
+		t.Errorf("tool calls %v: want the script's and the MCP call nested under it", calls)
+	}
+}
