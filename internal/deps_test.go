@@ -67,7 +67,8 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/jsonschema":    {},
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
-			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config"},
+			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config", "internal/codemode"},
+		"internal/codemode":  {},
 		"internal/acpserver": {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
 		"internal/print":     {"internal/agent", "internal/tool"},
 		"internal/profile":   {"internal/config"},
@@ -123,6 +124,7 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 		"github.com/openai/openai-go":              "internal/llm/openai",
 		"github.com/modelcontextprotocol/go-sdk":   "internal/mcp",
 		"modernc.org/sqlite":                       "internal/store",
+		"go.starlark.net":                          "internal/codemode",
 		"github.com/coder/acp-go-sdk":              "(tests only)",
 		"github.com/santhosh-tekuri/jsonschema/v6": "(tests only)",
 	}

@@ -139,6 +139,7 @@ func (c *acpCmd) Run() error {
 		Secrets:         secrets,
 		// Multitask is withheld when background tasks are disabled.
 		NoBackgroundTasks: config.BackgroundTasksDisabled(env),
+		CodeModeLimits:    codeModeLimits(file.CodeMode),
 		// Each session's project config is found from its own cwd.
 		ForCwd: c.sessionConfig(env, logger),
 	})

@@ -104,6 +104,7 @@ func (c *runCmd) Run() error {
 		MaxDepth:              profileCfg.MaxDepth,
 		AgentProfile:          profileCfg.AgentProfile,
 		Secrets:               secrets,
+		CodeModeLimits:        codeModeLimits(file.CodeMode),
 		ForCwd:                launch.sessionConfig(env, logger),
 	})
 

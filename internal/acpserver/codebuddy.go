@@ -3,7 +3,6 @@ package acpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/corvid-agent/corvid/internal/acp"
@@ -84,10 +83,7 @@ func (s *Server) SetAgent(_ context.Context, req *acp.SetSessionAgentRequest) (a
 		return none, acp.InvalidParams("Unknown agent", err.Error())
 	}
 	if err := ss.SwitchProfile(p); err != nil {
-		if errors.Is(err, agent.ErrInvalidValue) {
-			return none, acp.InvalidParams("Invalid params", err.Error())
-		}
-		return none, err
+		return none, rpcError(s, err)
 	}
 	after := ss.Controls()
 	if after.Model != before.Model {

@@ -46,6 +46,7 @@ func configOptions(c agent.Controls) []acp.SessionConfigOption {
 		}
 		opts = append(opts, acp.SessionConfigOption{ID: optContextWindow, Name: "Context window", Category: "model_config", Type: "select", CurrentValue: fmt.Sprint(c.ContextWindow), Options: tiers})
 	}
+	opts = append(opts, codeModeOption(c))
 	return opts
 }
 
@@ -102,6 +103,8 @@ func (s *Server) SetConfigOption(ctx context.Context, req *acp.SetSessionConfigO
 			return none, acp.InvalidParams("Unknown config option", "context_window is offered only for models with several context tiers")
 		}
 		err = ss.SetContextWindow(value)
+	case optCodeMode:
+		err = ss.SetCodeMode(value)
 	default:
 		return none, acp.InvalidParams("Unknown config option", fmt.Sprintf("no option %q; options: %s", req.ConfigID, optionIDs(s.configOptionsFor(before))))
 	}

@@ -62,7 +62,9 @@ func updatesFor(ev agent.Event) []any {
 		}
 		u := toolCallUpdate(*ev.ToolCall)
 		u.SessionUpdate = string(ev.Kind)
-		u.Meta = ev.Meta
+		if len(ev.Meta) > 0 { // a sub-agent's tags, beside a script parent
+			u.Meta = mergeMeta(ev.Meta, u.Meta)
+		}
 		return []any{u}
 	case agent.EventPlan:
 		entries := make([]acp.PlanEntry, 0, len(ev.Plan))
@@ -169,6 +171,9 @@ func toolCallUpdate(tc agent.ToolCall) acp.ToolCallUpdate {
 	u := acp.ToolCallUpdate{
 		ToolCallID: tc.ID, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
 		RawInput: tc.RawInput, RawOutput: tc.RawOutput,
+	}
+	if tc.ParentID != "" {
+		u.Meta = acp.Meta{metaParentToolCall: tc.ParentID}
 	}
 	for _, c := range tc.Content {
 		switch c.Type {

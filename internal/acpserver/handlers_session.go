@@ -21,12 +21,16 @@ func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any,
 	if err != nil {
 		return nil, err
 	}
+	codeMode, err := initialCodeMode(req.Meta)
+	if err != nil {
+		return nil, err
+	}
 	id := agent.NewID("sess")
 	ss := &session{srv: s, id: id}
 	servers := mcpServers(req.MCPServers)
 	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
 		fsys, terms := s.toolBackends(id)
-		as, err := s.opts.Agent.NewSession(agent.SessionOptions{ID: id, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: servers})
+		as, err := s.opts.Agent.NewSession(agent.SessionOptions{ID: id, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: servers, CodeMode: codeMode})
 		if err != nil {
 			if errors.Is(err, agent.ErrNoModel) {
 				return nil, acp.AuthRequired(s.opts.NoModelMessage)

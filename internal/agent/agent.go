@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corvid-agent/corvid/internal/codemode"
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/mcp"
@@ -87,6 +88,9 @@ type Config struct {
 	AgentProfile func(name string) (SubProfile, error)
 	// NoBackgroundTasks withholds the multitask overlay (multitask.go).
 	NoBackgroundTasks bool
+	// CodeModeLimits bound the scripts of codeMode "all" sessions (zero
+	// fields: codemode.Defaults).
+	CodeModeLimits codemode.Limits
 }
 
 // Agent creates sessions.
@@ -158,6 +162,8 @@ type SessionOptions struct {
 	// profile is a loaded session's stored agent profile (nil: the
 	// launch's), which decides its sub-agent depth.
 	profile *ProfileInfo
+	// CodeMode is a new session's initial codeMode ("" or off: off).
+	CodeMode string
 }
 
 // NewSession creates a session and records it in the store.
@@ -178,7 +184,11 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	if st != nil {
-		cfg, _ := json.Marshal(storedControls{Agent: a.cfg.Profile})
+		stc := storedControls{Agent: a.cfg.Profile}
+		if o.CodeMode == CodeModeAll {
+			stc.CodeMode, stc.MainAgent = codeModeMarkers(CodeModeAll)
+		}
+		cfg, _ := json.Marshal(stc)
 		err := st.CreateSession(context.Background(), store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots,
 			Model: model.Info().ID, Mode: string(sc.Permissions.Mode), Config: cfg})
 		if err != nil {
@@ -225,6 +235,9 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 	}
 	if ask, ok := o.Front.(tool.Asker); ok {
 		s.env.Ask = ask // the front end can put questions to the user
+	}
+	if o.CodeMode == CodeModeAll {
+		s.settings.codeMode = CodeModeAll
 	}
 	s.toolbox = &toolbox{cfg: &a.cfg, id: o.ID, cwd: o.Cwd}
 	s.toolbox.own = append(s.toolbox.own, exitPlan{s: s})

@@ -62,6 +62,9 @@ type ToolCall struct {
 	Locations []tool.Location `json:"locations,omitempty"`
 	RawInput  json.RawMessage `json:"rawInput,omitempty"`
 	RawOutput json.RawMessage `json:"rawOutput,omitempty"`
+	// ParentID is the tool call this one runs under (a codeMode script's
+	// call), set on EventToolCall only.
+	ParentID string `json:"parentId,omitempty"`
 	// AlwaysLabel names what "always allow" would remember for this call
 	// (permission.AlwaysLabel); set on the call a permission request asks
 	// about, never stored.

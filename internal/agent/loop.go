@@ -67,7 +67,7 @@ func (t *Turn) request(rs settingsView) llm.Request {
 		Model:          modelName(rs.model.Info()),
 		System:         system,
 		Messages:       s.conv.messages(),
-		Tools:          offered(box.tools.Specs(), rs.plan),
+		Tools:          s.offeredTools(box.tools, rs.plan),
 		MaxTokens:      s.agent.cfg.MaxTokens,
 		ThinkingBudget: rs.thinkingBudget,
 		ContextWindow:  rs.tier,

@@ -62,6 +62,7 @@ type Controls struct {
 	ContextWindow int64        // the selected tier (or the model's window)
 	Agent         *ProfileInfo // the session's agent profile; nil: the default agent
 	Multitask     bool         // the multitask overlay (multitask.go)
+	CodeMode      string       // off or all (codemode.go)
 }
 
 // ProfileInfo is what a session keeps of its agent profile: the name and
@@ -105,6 +106,7 @@ type settings struct {
 	windowTier int64        // the selected context tier (0: the model's window)
 	profile    *ProfileInfo // the agent profile the session was created with
 	multitask  bool         // the multitask overlay (multitask.go)
+	codeMode   string       // "" (never set: off), off or all; codemode.go
 }
 
 // controls returns the current settings.
@@ -124,6 +126,7 @@ func (s *settings) controls() Controls {
 		ContextWindow: s.window(),
 		Agent:         s.profile,
 		Multitask:     s.multitask,
+		CodeMode:      s.codeModeOrOff(),
 	}
 }
 
@@ -276,6 +279,10 @@ type storedControls struct {
 	// Owner is the connection that last created, loaded or resumed the
 	// session (connowner.go); a settings save keeps the stored one.
 	Owner string `json:"owner,omitempty"`
+	// CodeBuddy's session.meta markers (codemode.go): set once codeMode
+	// was written, an explicit off included.
+	CodeMode  string `json:"codebuddy.ai/codeMode,omitempty"`
+	MainAgent string `json:"codebuddy.ai/mainAgent,omitempty"`
 }
 
 func (s *settings) save() {
@@ -285,6 +292,7 @@ func (s *settings) save() {
 	s.mu.Lock()
 	mode, model := string(s.modeOrDefault()), s.model.Info().ID
 	sc := storedControls{ThoughtLevel: s.thought, Agent: s.profile, Multitask: s.multitask}
+	sc.CodeMode, sc.MainAgent = codeModeMarkers(s.codeMode)
 	s.mu.Unlock()
 	err := s.store.UpdateSession(context.Background(), s.id, func(ss *store.Session) {
 		c := sc
@@ -326,6 +334,9 @@ func (s *settings) restore(meta store.Session) llm.Model {
 	}
 	if decoded {
 		s.multitask = sc.Multitask
+	}
+	if decoded && ValidCodeMode(sc.CodeMode) {
+		s.codeMode = sc.CodeMode
 	}
 	if changed != nil {
 		s.model = changed

@@ -59,10 +59,26 @@ func (t *Turn) runOne(c llm.Part) llm.Part {
 	if t.ctx.Err() != nil {
 		return llm.Part{Type: llm.PartToolResult, ToolUseID: c.ToolUseID, Text: "cancelled by the user before it ran", IsError: true}
 	}
-	return t.runTool(c)
+	return t.runCall(c)
 }
 
-func (t *Turn) runTool(c llm.Part) llm.Part {
+// runCall runs one call of the model: in codeMode "all" only the script
+// tool is offered, and the script's calls run under it.
+func (t *Turn) runCall(c llm.Part) llm.Part {
+	if t.s.CodeMode() != CodeModeAll {
+		return t.runTool(c)
+	}
+	if c.ToolName == scriptToolName {
+		return t.runScript(c)
+	}
+	return t.refuseDirectCall(c)
+}
+
+func (t *Turn) runTool(c llm.Part) llm.Part { return t.runToolIn(c, "") }
+
+// runToolIn runs one tool call; parent is the script call it belongs to
+// ("" for a call of the model).
+func (t *Turn) runToolIn(c llm.Part, parent string) llm.Part {
 	s := t.s
 	id := s.conv.toolCallID(c.ToolUseID)
 	result := func(text string, isErr bool, images []llm.Part) llm.Part {
@@ -72,12 +88,12 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q", c.ToolName)
 		s.conv.emit(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: id, Name: c.ToolName, Title: c.ToolName, Kind: tool.KindOther, Status: ToolFailed, RawInput: c.Input,
-			Content: []tool.Content{{Type: tool.ContentText, Text: msg}}}})
+			Content: []tool.Content{{Type: tool.ContentText, Text: msg}}, ParentID: parent}})
 		return result(msg, true, nil)
 	}
 	pv := tl.Describe(&s.env, c.Input)
 	pv.Content = s.agent.redact.content(pv.Content)
-	call := ToolCall{ID: id, Name: c.ToolName, Title: pv.Title, Kind: pv.Kind, Status: ToolPending, Content: pv.Content, Locations: pv.Locations, RawInput: c.Input}
+	call := ToolCall{ID: id, Name: c.ToolName, Title: pv.Title, Kind: pv.Kind, Status: ToolPending, Content: pv.Content, Locations: pv.Locations, RawInput: c.Input, ParentID: parent}
 	if call.Kind == "" {
 		call.Kind = tool.KindOther
 	}
@@ -92,7 +108,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	}
 	if ok, why := t.permit(tl, pv, call); !ok {
 		if t.ctx.Err() != nil {
-			return fail("cancelled by the user")
+			return fail(stoppedWhy(t.ctx))
 		}
 		return fail(why)
 	}
@@ -102,7 +118,7 @@ func (t *Turn) runTool(c llm.Part) llm.Part {
 	}})
 	if err != nil {
 		if t.ctx.Err() != nil {
-			return fail("cancelled by the user")
+			return fail(stoppedWhy(t.ctx))
 		}
 		s.agent.cfg.Logger.Error("tool failed", "tool", c.ToolName, "err", err)
 		return fail(fmt.Sprintf("%s failed: %v", c.ToolName, err))

@@ -86,6 +86,8 @@ type File struct {
 	// Identity is who the user is to hosts that ask (CodeBuddy's
 	// authenticate userinfo); user config only.
 	Identity Identity `toml:"identity"`
+	// CodeMode bounds codeMode scripts (codemode.go).
+	CodeMode CodeModeLimits `toml:"code_mode"`
 
 	// UserPath and ProjectPath are the files that were read ("" = none).
 	UserPath    string `toml:"-"`
@@ -231,6 +233,9 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 		} else {
 			f.Ignored = append(f.Ignored, fmt.Sprintf("[identity] in %s ([identity] is read from the user config only)", from))
 		}
+	}
+	if err := f.mergeCodeMode(o, from); err != nil {
+		return err
 	}
 	if len(o.PassEnv) > 0 {
 		if from == "" {
