@@ -47,6 +47,9 @@ func (s *Server) dialectCapabilities(caps *acp.AgentCapabilities) {
 			caps.MultitaskSupport = &yes
 		}
 	}
+	if s.codebuddy() { // codeMode is always available (codemode.go)
+		caps.CodeModeSupport = &yes
+	}
 }
 
 // userInfoMeta is authenticate's _meta: the configured identity, if any.

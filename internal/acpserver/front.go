@@ -227,7 +227,9 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 		return ss.askOutOfBand(ctx, call)
 	}
 	u := toolCallUpdate(call)
-	u.Meta = call.Meta // a sub-agent's question names the sub-agent
+	if len(call.Meta) > 0 { // a sub-agent's question names the sub-agent
+		u.Meta = mergeMeta(call.Meta, u.Meta)
+	}
 	var resp acp.RequestPermissionResponse
 	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp)
 	if err != nil {

@@ -222,8 +222,10 @@ func TestCompatCodeBuddyAddsTheDialectFrames(t *testing.T) {
 		if got := metaOf(res.AgentCapabilities)["codebuddy.ai/multitaskSupport"]; got != true {
 			t.Errorf("compat %v: agentCapabilities._meta multitaskSupport = %v, want true", compat, got)
 		}
-		if got, ok := caps["multitaskSupport"]; ok != compat || compat && string(got) != "true" {
-			t.Errorf("compat %v: root-level multitaskSupport = %s (present %v)", compat, got, ok)
+		for _, flag := range []string{"multitaskSupport", "codeModeSupport"} {
+			if got, ok := caps[flag]; ok != compat || compat && string(got) != "true" {
+				t.Errorf("compat %v: root-level %s = %s (present %v)", compat, flag, got, ok)
+			}
 		}
 		sid := s.NewSession(s.ctx, ws)
 		api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("hi")}})

@@ -150,8 +150,8 @@ func modeUpdates(ups []testkit.Update) []string {
 // (which reasons and has a single context window).
 func checkScriptOptions(t *testing.T, what string, res ctlSetup, wantMode string) {
 	t.Helper()
-	if got := optionIDList(res.ConfigOptions); !slices.Equal(got, []string{"model", "mode", "thought_level", "multitask", "codeMode"}) {
-		t.Errorf("%s: config options %v, want [model mode thought_level multitask codeMode] (no context_window for a single-window model)", what, got)
+	if got := optionIDList(res.ConfigOptions); !slices.Equal(got, []string{"model", "mode", "thought_level", "codeMode", "multitask"}) {
+		t.Errorf("%s: config options %v, want [model mode thought_level codeMode multitask] (no context_window for a single-window model)", what, got)
 	}
 	model, ok := optionOf(res.ConfigOptions, "model")
 	switch {
