@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"slices"
 	"unicode/utf8"
 )
 
@@ -20,7 +21,7 @@ type appender interface {
 // appendJSON writes a text chunk notification without _meta.
 func (n SessionNotification) appendJSON(dst []byte) ([]byte, bool) {
 	c, ok := n.Update.(ContentChunk)
-	if !ok || c.Meta != nil || c.Content.Type != "text" || c.Content.Annotations != nil || c.Content.Meta != nil {
+	if !ok || !stringsOnly(c.Meta) || c.Content.Type != "text" || c.Content.Annotations != nil || c.Content.Meta != nil {
 		return dst, false
 	}
 	dst = append(dst, `{"sessionId":`...)
@@ -35,7 +36,41 @@ func (n SessionNotification) appendJSON(dst []byte) ([]byte, bool) {
 		dst = append(dst, `,"messageId":`...)
 		dst = appendString(dst, c.MessageID)
 	}
+	if len(c.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		dst = appendStringMap(dst, c.Meta)
+	}
 	return append(dst, "}}"...), true
+}
+
+// stringsOnly reports whether every value of m is a string (a turn id).
+func stringsOnly(m Meta) bool {
+	for _, v := range m {
+		if _, ok := v.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// appendStringMap writes a map of strings as encoding/json does: keys
+// sorted.
+func appendStringMap(dst []byte, m Meta) []byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		dst = appendString(dst, m[k].(string))
+	}
+	return append(dst, '}')
 }
 
 const hexDigits = "0123456789abcdef"

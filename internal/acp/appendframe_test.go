@@ -28,9 +28,10 @@ func chunkTexts() []string {
 func TestAppendFrameMatchesEncodingJSON(t *testing.T) {
 	env := &wireMessage{JSONRPC: "2.0", Method: "session/update"}
 	for _, text := range chunkTexts() {
-		for _, msgID := range []string{"", "msg_1", "m\"\n\xff"} {
+		for i, msgID := range []string{"", "msg_1", "m\"\n\xff"} {
+			metas := []Meta{nil, {"codebuddy.ai/conversationRequestId": "0198a1b2c3d47e5f8a9b0c1d2e3f4a5b"}, {"z": text, "a<": "b&", "\xff": ""}}
 			n := SessionNotification{SessionID: "sess_\t" + text[:min(len(text), 3)], Update: ContentChunk{
-				SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: text}, MessageID: msgID}}
+				SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: text}, MessageID: msgID, Meta: metas[i]}}
 			fast, err := encodeFrame(env, n)
 			if err != nil {
 				t.Fatal(err)
@@ -51,6 +52,7 @@ func TestAppendFrameMatchesEncodingJSON(t *testing.T) {
 func TestAppendFrameLeavesOtherUpdatesToEncodingJSON(t *testing.T) {
 	for _, u := range []any{
 		ContentChunk{SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: "a"}, Meta: Meta{"k": 1}},
+		ContentChunk{SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: "a"}, Meta: Meta{"k": "v", "n": map[string]any{"depth": 1}}},
 		ContentChunk{SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: "a", Meta: Meta{"k": 1}}},
 		ContentChunk{SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: "a", Annotations: []byte(`{"priority":1}`)}},
 		ContentChunk{SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "image", Data: "AA==", MimeType: "image/png"}},
