@@ -56,6 +56,15 @@ func stringsOnly(m Meta) bool {
 // appendStringMap writes a map of strings as encoding/json does: keys
 // sorted.
 func appendStringMap(dst []byte, m Meta) []byte {
+	if len(m) == 1 { // the usual case: no keys to sort
+		for k, v := range m {
+			dst = append(dst, '{')
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			dst = appendString(dst, v.(string))
+		}
+		return append(dst, '}')
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
