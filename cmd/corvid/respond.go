@@ -19,7 +19,7 @@ import (
 // internal/respond).
 type respondCmd struct {
 	ID     string `arg:"" optional:"" help:"Id of the question to answer, as listed (e.g. q7k2). Without it, list the pending questions."`
-	Answer string `arg:"" optional:"" help:"allow (this once), always (for the rest of the session) or deny. Without it, show the question in full."`
+	Answer string `arg:"" optional:"" help:"allow (this once), always (for the rest of the session) or deny; for a question with choices, a choice's number or label. Without it, show the question in full."`
 	JSON   bool   `name:"json" help:"Print JSON instead of text."`
 }
 
@@ -58,26 +58,27 @@ func runRespond(env config.Env, c respondCmd, now time.Time, stdout, stderr io.W
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "\nAnswer with: corvid respond ID allow|always|deny")
+	fmt.Fprintln(stdout, "\nAnswer with: corvid respond ID allow|always|deny (a question with choices: its number or label)")
 	return nil
 }
 
 // answerQuestion replies and says what it did. The question is looked up
 // first only to name it in the message; Reply decides.
 func answerQuestion(dir string, c respondCmd, stdout io.Writer) error {
-	a, err := respond.ParseAnswer(c.Answer)
-	if err != nil {
-		return err
-	}
 	if c.ID == "" {
 		return errors.New("give the question's id before the answer")
 	}
 	var title string
+	question := respond.Question{ID: c.ID}
 	qs, _ := respond.List(dir)
 	for _, q := range qs {
 		if q.ID == c.ID {
-			title = q.Title
+			title, question = q.Title, q
 		}
+	}
+	a, err := question.ParseReply(c.Answer)
+	if err != nil {
+		return err
 	}
 	if err := respond.Reply(dir, c.ID, a); err != nil {
 		return err
@@ -108,6 +109,10 @@ func showQuestion(qs []respond.Question, c respondCmd, now time.Time, stdout io.
 		fmt.Fprintf(stdout, "\n%s\n", q.Title)
 		if q.Detail != "" {
 			fmt.Fprintf(stdout, "\n%s\n", strings.TrimRight(q.Detail, "\n"))
+		}
+		if len(q.Choices) > 0 {
+			fmt.Fprintf(stdout, "\nChoices: %s\nAnswer with: corvid respond %s NUMBER (or the choice's label)\n", q.ChoiceList(), q.ID)
+			return nil
 		}
 		fmt.Fprintf(stdout, "\nAnswer with: corvid respond %s allow|always|deny\n", q.ID)
 		return nil

@@ -65,10 +65,11 @@ const dismissOption = "_corvid_dismiss"
 
 // Choose asks a single-choice question as session/request_permission whose
 // options are the choices (kind allow_once), plus one reject_once option to
-// leave it unanswered.
+// leave it unanswered; a host that cannot answer requests gets it out of
+// band (corvid respond).
 func (ss *session) Choose(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
 	if ss.srv.cannotAnswer() {
-		return "", tool.ErrCannotAsk
+		return ss.chooseOutOfBand(ctx, q)
 	}
 	text := acp.TextBlock(truncateText(q.Text))
 	req := acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: acp.ToolCallUpdate{ToolCallID: q.ToolCallID, Title: q.Title, Kind: string(tool.KindOther),

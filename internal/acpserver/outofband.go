@@ -3,10 +3,13 @@ package acpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/respond"
+	"github.com/corvid-agent/corvid/internal/tool"
 )
 
 // broker opens the control socket on first use (ARCHITECTURE.md §3: hosts that
@@ -68,4 +71,57 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 		return agent.AllowAlways, nil
 	}
 	return agent.RejectOnce, nil
+}
+
+// dontAnswer is the last choice of an out-of-band choice question: it
+// leaves the question unanswered.
+const dontAnswer = "Don't answer"
+
+// chooseOutOfBand is Choose for a host that cannot answer requests: the
+// question and its numbered choices are written into the conversation and
+// `corvid respond ID N` answers. No answer within the interaction timeout
+// is ErrNoAnswer; a cancelled turn is ctx's error.
+func (ss *session) chooseOutOfBand(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
+	say := func(text string) {
+		ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText, Text: text}})
+	}
+	b, err := ss.srv.broker()
+	if err != nil {
+		ss.srv.log.Error("control socket", "err", err)
+		return "", tool.ErrCannotAsk
+	}
+	labels := make([]string, 0, len(q.Choices)+1)
+	for _, c := range q.Choices {
+		labels = append(labels, c.Label)
+	}
+	labels = append(labels, dontAnswer)
+	title, _, _ := strings.Cut(strings.TrimSpace(q.Text), "\n")
+	if title == "" {
+		title = q.Title
+	}
+	rq := respond.Question{ID: b.NewID(), SessionID: ss.id, Title: title, Detail: q.Text, Cwd: ss.Cwd(), Choices: labels}
+	timeout := ss.srv.opts.InteractionTimeout
+	wait := "until answered"
+	if timeout > 0 {
+		wait = "for " + timeout.String()
+	}
+	say(fmt.Sprintf("\n\n[corvid] Question (request %s):\n%s\nChoices: %s\nThis client cannot show questions. Answer from a terminal on this machine:\n    corvid respond %s NUMBER\nWaiting %s.\n\n",
+		rq.ID, strings.TrimRight(q.Text, "\n"), rq.ChoiceList(), rq.ID, wait))
+	ans, err := b.Ask(ctx, rq, timeout)
+	switch {
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case errors.Is(err, respond.ErrTimeout):
+		say(fmt.Sprintf("[corvid] Request %s was not answered in time.\n", rq.ID))
+		return "", tool.ErrNoAnswer
+	case err != nil:
+		return "", tool.ErrCannotAsk
+	}
+	say(fmt.Sprintf("[corvid] Request %s answered: %s.\n", rq.ID, ans))
+	for _, c := range q.Choices {
+		if c.Label == string(ans) {
+			return c.ID, nil
+		}
+	}
+	return "", nil
 }

@@ -384,13 +384,13 @@ func (b *Broker) handle(req request) response {
 		}
 		return resp
 	case opReply:
-		a, err := ParseAnswer(string(req.Answer))
-		if err != nil {
-			return response{Error: err.Error()}
-		}
 		w := b.pending[req.ID]
 		if w == nil {
 			return response{Error: fmt.Sprintf("%s: %s", ErrUnknownQuestion, req.ID)}
+		}
+		a, err := w.q.ParseReply(string(req.Answer))
+		if err != nil {
+			return response{Error: err.Error()}
 		}
 		b.settleLocked(w, outcome{answer: a})
 		b.logger.Info("permission question answered through corvid respond", "id", req.ID, "answer", a)

@@ -34,25 +34,24 @@ func List(dir string) ([]Question, error) {
 }
 
 // Reply answers the pending question id in whichever corvid process holds
-// it. It fails, changing nothing, when a is not allow, always or deny, when
+// it. It fails, changing nothing, when a is not allow, always or deny (or,
+// for a choice question, not one of its choices: Question.ParseReply), when
 // no process holds id (wrapping ErrUnknownQuestion, or saying what became
 // of it when it was settled recently), or when two processes hold it.
 func Reply(dir, id string, a Answer) error {
-	a, err := ParseAnswer(string(a))
-	if err != nil {
-		return err
-	}
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return errors.New("no question id given")
 	}
 	snaps, surveyErr := survey(dir)
 	var holders []string
+	var held Question
 	var became string
 	for _, s := range snaps {
 		for _, q := range s.resp.Questions {
 			if q.ID == id {
 				holders = append(holders, s.path)
+				held = q
 			}
 		}
 		if what, ok := s.resp.Settled[id]; ok {
@@ -70,6 +69,10 @@ func Reply(dir, id string, a Answer) error {
 		}
 		return err
 	case 1:
+		a, err := held.ParseReply(string(a))
+		if err != nil {
+			return err
+		}
 		if _, err := call(holders[0], request{Op: opReply, ID: id, Answer: a}); err != nil {
 			return fmt.Errorf("answer %s: %w", id, err)
 		}

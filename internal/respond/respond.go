@@ -19,6 +19,7 @@ package respond
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,6 +33,12 @@ type Question struct {
 	Detail    string    `json:"detail,omitempty"`
 	Cwd       string    `json:"cwd,omitempty"`
 	Asked     time.Time `json:"asked"`
+	// Choices, when set, make this a choice question (ask_user and
+	// exit_plan on such hosts): it is answered with one of them, by label or
+	// by number from 1, and the Answer is the chosen label. As for any
+	// question, nothing but an answer through the socket (a timeout, a
+	// cancel) settles it as Deny: no choice.
+	Choices []string `json:"choices,omitempty"`
 }
 
 // Answer is a person's decision on a Question.
@@ -53,7 +60,38 @@ var (
 	ErrUnknownQuestion = errors.New("no pending question")
 	// ErrBadAnswer is wrapped when an answer is not allow, always or deny.
 	ErrBadAnswer = errors.New("answer must be allow, always or deny")
+	// ErrBadChoice is wrapped when the answer to a choice question is none
+	// of its choices.
+	ErrBadChoice = errors.New("answer must be one of the question's choices")
 )
+
+// ParseReply reads s as an answer to q: for a choice question one of its
+// choices (a label, in any case, before a number from 1), else allow,
+// always or deny.
+func (q Question) ParseReply(s string) (Answer, error) {
+	if len(q.Choices) == 0 {
+		return ParseAnswer(s)
+	}
+	t := strings.TrimSpace(s)
+	for _, c := range q.Choices {
+		if strings.EqualFold(c, t) {
+			return Answer(c), nil
+		}
+	}
+	if n, err := strconv.Atoi(t); err == nil && n >= 1 && n <= len(q.Choices) {
+		return Answer(q.Choices[n-1]), nil
+	}
+	return "", fmt.Errorf("%w (%s), by label or number, not %q", ErrBadChoice, q.ChoiceList(), s)
+}
+
+// ChoiceList is the choices numbered from 1: "1 Postgres, 2 SQLite".
+func (q Question) ChoiceList() string {
+	parts := make([]string, len(q.Choices))
+	for i, c := range q.Choices {
+		parts[i] = fmt.Sprintf("%d %s", i+1, c)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // ParseAnswer accepts allow, always or deny, in any case.
 func ParseAnswer(s string) (Answer, error) {

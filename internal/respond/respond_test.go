@@ -421,3 +421,35 @@ func TestBrokerRefusesPeersOfAnotherUser(t *testing.T) {
 	default:
 	}
 }
+
+// A choice question is answered with one of its choices, by label (any
+// case) or number; allow/always/deny and other text are refused and change
+// nothing.
+func TestChoiceQuestionsTakeAChoice(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ reply, want string }{{"2", "SQLite"}, {" sqlite ", "SQLite"}, {"Postgres", "Postgres"}} {
+		dir := t.TempDir()
+		b := listen(t, dir)
+		res := askAsync(b, Question{ID: "q666", Title: "Which database?", Choices: []string{"Postgres", "SQLite"}}, 0)
+		waitPending(t, b, 1)
+		for _, bad := range []string{"allow", "3", "0", "MySQL"} {
+			if err := Reply(dir, "q666", Answer(bad)); !errors.Is(err, ErrBadChoice) {
+				t.Errorf("Reply(%q) = %v, want ErrBadChoice", bad, err)
+			}
+		}
+		if err := Reply(dir, "q666", Answer(tc.reply)); err != nil {
+			t.Fatalf("Reply(%q) = %v", tc.reply, err)
+		}
+		if got := <-res; got.answer != Answer(tc.want) || got.err != nil {
+			t.Errorf("Reply(%q): Ask got %q %v, want %q", tc.reply, got.answer, got.err, tc.want)
+		}
+	}
+}
+
+// A label that looks like a number is matched as a label first.
+func TestChoiceLabelsWinOverNumbers(t *testing.T) {
+	q := Question{Choices: []string{"2", "1"}}
+	if a, err := q.ParseReply("1"); a != "1" || err != nil {
+		t.Errorf("ParseReply(1) = %q %v, want the label 1", a, err)
+	}
+}

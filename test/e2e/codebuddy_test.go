@@ -59,6 +59,11 @@ func TestTurnIDIsEchoedStoredAndSentToTheProvider(t *testing.T) {
 	}
 	s := startOnAPI(t, api, "claude-sonnet-4-6", ws, home)
 	sid := s.NewSession(s.ctx, ws)
+	// The command list follows session/new on its own schedule and belongs
+	// to no turn: let it arrive first.
+	if _, err := s.WaitUpdate(s.ctx, testkit.Kind(sid, "available_commands_update")); err != nil {
+		t.Fatal(err)
+	}
 
 	// A client id, beside an unrelated codebuddy.ai/requestId (C14).
 	const given = "0198a1b2c3d47e5f8a9b0c1d2e3f4a5b"
@@ -78,6 +83,9 @@ func TestTurnIDIsEchoedStoredAndSentToTheProvider(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, u := range ups {
 		kinds[u.SessionUpdate] = true
+		if u.SessionUpdate == "available_commands_update" {
+			continue // a list refresh belongs to no turn
+		}
 		if got := metaOf(u.Raw)[turnIDKey]; got != given {
 			t.Errorf("%s update has _meta[%s] = %v, want %s: %s", u.SessionUpdate, turnIDKey, got, given, u.Raw)
 		}
@@ -240,7 +248,12 @@ func TestCompatCodeBuddyAddsTheDialectFrames(t *testing.T) {
 		case compat && len(ends) != 1:
 			t.Errorf("with --compat codebuddy: %d session_end updates, want 1", len(ends))
 		case compat:
-			last := s.Updates(sid)[len(s.Updates(sid))-1]
+			var last testkit.Update
+			for _, u := range s.Updates(sid) {
+				if u.SessionUpdate != "available_commands_update" { // belongs to no turn
+					last = u
+				}
+			}
 			if last.SessionUpdate != "session_end" || metaOf(last.Raw)[turnIDKey] != metaOf(raw)[turnIDKey] {
 				t.Errorf("the turn's last update is %s, want session_end with the turn id %v", last.Raw, metaOf(raw)[turnIDKey])
 			}

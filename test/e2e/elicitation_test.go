@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -370,5 +372,41 @@ func TestExitPlanAsksThroughPermissionOptionsWithoutForms(t *testing.T) {
 	}
 	if len(modes) != 1 || !strings.Contains(modes[0], `"default"`) {
 		t.Errorf("mode updates %v, want default", modes)
+	}
+}
+
+// A host that cannot answer requests (old Gas City) gets a single-choice
+// question out of band: written into the conversation with numbered
+// choices, answered with `corvid respond ID N`.
+func TestOldGasCityAnswersAChoiceWithRespond(t *testing.T) {
+	s := startCorvid(t, toolScript("ask_user", map[string]any{"questions": []any{dbQuestion}}), testkit.Options{NeverAnswer: true})
+	if _, rerr := s.Initialize(s.ctx, testkit.OldGasCity()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := s.NewSession(s.ctx, s.workspace)
+	p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "ask"))
+	u, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+		return u.SessionUpdate == "agent_message_chunk" && strings.Contains(u.Content.Text, "corvid respond ")
+	})
+	if err != nil {
+		t.Fatalf("no out-of-band question: %v", err)
+	}
+	m := regexp.MustCompile(`corvid respond (q\w+) NUMBER`).FindStringSubmatch(u.Content.Text)
+	if m == nil || !strings.Contains(u.Content.Text, "1 Postgres, 2 SQLite, 3 Don't answer") {
+		t.Fatalf("question %q", u.Content.Text)
+	}
+	cmd := exec.Command(testkit.BuildCorvid(t), "respond", m[1], "2")
+	cmd.Env = s.Env()
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "SQLite") {
+		t.Fatalf("corvid respond: %v\n%s", err, out)
+	}
+	if res, rerr := p.Wait(s.ctx); rerr != nil || !strings.Contains(string(res), "end_turn") {
+		t.Fatalf("prompt: %s %v", res, rerr)
+	}
+	if res := lastTool(t, s.Updates(sid)); res.Status != "completed" || !strings.Contains(res.Model, "→ SQLite") {
+		t.Errorf("tool %+v", res)
+	}
+	if reqs := s.Requests(); len(reqs) != 0 {
+		t.Errorf("%d requests (%s…) sent to a host that cannot answer", len(reqs), reqs[0].Method)
 	}
 }

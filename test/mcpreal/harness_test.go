@@ -69,8 +69,10 @@ type run struct {
 }
 
 type startOpts struct {
-	config     string                    // config.toml content ("" = none)
-	permission testkit.PermissionHandler // nil: allow once
+	config      string                     // config.toml content ("" = none)
+	permission  testkit.PermissionHandler  // nil: allow once
+	host        *testkit.Host              // nil: testkit.Minimal()
+	elicitation testkit.ElicitationHandler // nil: decline
 }
 
 func start(t *testing.T, o startOpts) *run {
@@ -95,10 +97,15 @@ func start(t *testing.T, o startOpts) *run {
 		Dir:         dir,
 		ExitTimeout: 30 * time.Second,
 		Permission:  o.permission,
+		Elicitation: o.elicitation,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	if _, rerr := e.Initialize(ctx, testkit.Minimal()); rerr != nil {
+	host := testkit.Minimal()
+	if o.host != nil {
+		host = *o.host
+	}
+	if _, rerr := e.Initialize(ctx, host); rerr != nil {
 		t.Fatal(rerr)
 	}
 	r := &run{Editor: e, t: t, ctx: ctx, api: api, dir: dir, srv: srv}
