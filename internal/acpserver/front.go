@@ -26,7 +26,7 @@ func (ss *session) Emit(ev agent.Event) {
 		return
 	}
 	var turn map[string]any
-	if ready {
+	if ready && ss.srv.tagsTurns() {
 		turn = ss.Session.TurnMeta() // the running turn's id (turnid.go)
 	}
 	ss.emit(ev, turn)

@@ -163,6 +163,9 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, sent := req.Meta[metaConversationRequestID]; sent {
+		s.turnIDHost.Store(true)
+	}
 	turnMeta := map[string]any{metaConversationRequestID: turnID}
 	turn, err := ss.StartTurnWith(blocks, agent.TurnOptions{Meta: turnMeta, Headers: map[string]string{headerConversationRequest: turnID}})
 	if errors.Is(err, agent.ErrBusy) {

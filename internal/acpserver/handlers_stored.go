@@ -59,7 +59,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			// construction: both leave through the same ordered writer.
 			var turns replayTurnMeta
 			for _, ev := range events {
-				ss.emit(ev, turns.next(ev))
+				ss.emit(ev, turns.next(ev)) // replay tags every turn: a load is not a stream
 			}
 		}
 		s.mu.Lock()

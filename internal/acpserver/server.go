@@ -81,6 +81,10 @@ type Server struct {
 	// messagesHost is set once the client prompts with messages (Gas City;
 	// see gascity.go).
 	messagesHost atomic.Bool
+	// turnIDHost is set once the client sends a turn id of its own
+	// (turnid.go): from then on, as under --compat codebuddy, every update
+	// of a turn carries the turn's id.
+	turnIDHost atomic.Bool
 
 	// connID names this connection as a session owner (codebuddy.go).
 	connID string

@@ -139,3 +139,9 @@ func turnMetaOf(m map[string]any) map[string]any {
 	}
 	return nil
 }
+
+// tagsTurns reports whether updates carry their turn's id: for CodeBuddy
+// hosts (C12), which either say so (--compat codebuddy) or send turn ids.
+// Other clients get the id in the prompt's response only: tagging every
+// streamed chunk costs them a quarter of the throughput for nothing.
+func (s *Server) tagsTurns() bool { return s.codebuddy() || s.turnIDHost.Load() }

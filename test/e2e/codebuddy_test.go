@@ -455,3 +455,35 @@ func TestConformancePassesTheAgentCommandLineUntouched(t *testing.T) {
 		t.Errorf("corvid conformance --only initialize against corvid failed: %v\n%s", err, out)
 	}
 }
+
+// A client that never sends a turn id (and no --compat codebuddy) gets the
+// generated id in the prompt's response only: its streamed updates carry no
+// _meta, so every other editor's chunks stay as small as before.
+func TestTurnIDTagsUpdatesOnlyForHostsThatUseTurnIDs(t *testing.T) {
+	api := fa.New(t)
+	ws := t.TempDir()
+	s := startOnAPI(t, api, "claude-sonnet-4-6", ws, filepath.Join(t.TempDir(), "corvid-home"))
+	sid := s.NewSession(s.ctx, ws)
+	api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("plain answer")}})
+	before := len(s.Updates(sid))
+	raw, rerr := s.promptWithMeta(sid, "hello", nil)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if made, _ := metaOf(raw)[turnIDKey].(string); !uuidv7Hex.MatchString(made) {
+		t.Errorf("PromptResponse._meta[%s] = %q, want a generated UUIDv7", turnIDKey, made)
+	}
+	chunks := 0
+	for _, u := range s.Updates(sid)[before:] {
+		if u.SessionUpdate != "agent_message_chunk" {
+			continue
+		}
+		chunks++
+		if _, tagged := metaOf(u.Raw)[turnIDKey]; tagged {
+			t.Errorf("a chunk of a client that sends no turn ids is tagged: %s", u.Raw)
+		}
+	}
+	if chunks == 0 {
+		t.Fatal("the turn streamed no agent_message_chunk")
+	}
+}
