@@ -1,7 +1,6 @@
 package agent
 
 import (
-
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
