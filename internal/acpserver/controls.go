@@ -104,6 +104,9 @@ func (s *Server) SetConfigOption(ctx context.Context, req *acp.SetSessionConfigO
 		}
 		err = ss.SetContextWindow(value)
 	case optCodeMode:
+		if err := s.checkOwner(ctx, ss); err != nil { // C86: as multitask's C56
+			return none, err
+		}
 		err = ss.SetCodeMode(value)
 	default:
 		return none, acp.InvalidParams("Unknown config option", fmt.Sprintf("no option %q; options: %s", req.ConfigID, optionIDs(s.configOptionsFor(before))))

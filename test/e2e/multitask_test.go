@@ -156,6 +156,11 @@ func TestMultitaskOptionIsOfferedWrittenAndStored(t *testing.T) {
 	if rerr == nil || rerr.Code != -32602 {
 		t.Errorf("set_multitask from the connection that lost the session = %+v, want -32602", rerr)
 	}
+	// C86: codeMode writes follow the same rule.
+	_, rerr = a.Call(a.ctx, "session/set_config_option", map[string]any{"sessionId": sid, "configId": "codeMode", "value": "off"})
+	if rerr == nil || rerr.Code != -32602 || !strings.Contains(rpcDetails(rerr), "owned by another connection") {
+		t.Errorf("a codeMode write from the connection that lost the session = %+v, want -32602 naming the owner rule", rerr)
+	}
 	b.Close()
 	a.MustCall(a.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": st.workspace, "mcpServers": []any{}}, nil)
 	if _, rerr := a.Call(a.ctx, "session/set_config_option", map[string]any{"sessionId": sid, "configId": "multitask", "type": "boolean", "value": true}); rerr != nil {
