@@ -26,10 +26,17 @@ func (ss *session) Emit(ev agent.Event) {
 		return
 	}
 	var turn map[string]any
-	if ready && ss.srv.tagsTurns() {
-		turn = ss.Session.TurnMeta() // the running turn's id (turnid.go)
+	if ready {
+		// The running turn's id (turnid.go) for hosts that use turn ids; a
+		// drain turn's requestId for every host (drain.go).
+		if m := ss.Session.TurnMeta(); ss.srv.tagsTurns() || m[agent.RequestIDMeta] != nil {
+			turn = m
+		}
 	}
 	ss.emit(ev, turn)
+	if ev.Kind == agent.EventInfo && ev.Meta[agent.SessionEndMeta] != nil {
+		ss.drainEnded(ev.Meta, turn)
+	}
 }
 
 // emit sends ev's updates with the turn meta turn.

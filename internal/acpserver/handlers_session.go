@@ -188,9 +188,12 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		reason, err := turn.Run()
 		ss.sessionEnd(string(reason), turnMeta)
 		if err != nil {
+			turn.Answered() // a worker's answer may wait (worker.go)
 			return nil, err // mapped by rpcError
 		}
-		return acp.PromptResponse{StopReason: string(reason), Meta: turnMeta}, nil
+		// Once the answer is written the session is idle: finished
+		// workers may get a drain turn.
+		return acp.Then{Result: acp.PromptResponse{StopReason: string(reason), Meta: turnMeta}, After: turn.Answered}, nil
 	}), nil
 }
 

@@ -39,6 +39,7 @@ type Session struct {
 	notices  notices
 	gate     gate
 	sub      subState // its place in a sub-agent tree (subagent.go)
+	workers  *workers // detached workers and their inbox (worker.go); nil in a sub-agent
 }
 
 // Cwd is the session's working directory.
@@ -90,6 +91,7 @@ func (s *Session) Close() {
 		case <-time.After(windDown):
 		}
 	}
+	s.stopWorkers()
 	if c, ok := s.env.Terminals.(io.Closer); ok {
 		_ = c.Close()
 	}

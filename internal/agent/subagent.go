@@ -73,6 +73,7 @@ func (a *Agent) maxDepth(p *ProfileInfo) int {
 // team tools (before the toolbox is first built).
 func (s *Session) initTree(p *ProfileInfo) {
 	s.sub = subState{maxDepth: s.agent.maxDepth(p), root: s, team: &team{}}
+	s.workers = newWorkers()
 	if s.sub.maxDepth > 0 {
 		s.toolbox.own = append(s.toolbox.own, taskTool{s: s}, teamTool{s: s})
 	}
@@ -86,6 +87,7 @@ type taskInput struct {
 	Profile     string   `json:"profile,omitempty"`
 	Model       string   `json:"model,omitempty"`
 	Tools       []string `json:"tools,omitempty"`
+	Background  bool     `json:"background,omitempty"` // a detached worker (worker.go)
 }
 
 //go:embed task.md
@@ -105,7 +107,8 @@ func (taskTool) InputSchema() json.RawMessage {
 		`"name":{"type":"string","description":"The sub-agent's name (a team member's name runs that member)"},` +
 		`"profile":{"type":"string","description":"An agent profile to run the sub-agent with"},` +
 		`"model":{"type":"string","description":"provider:model for the sub-agent (default: yours)"},` +
-		`"tools":{"type":"array","items":{"type":"string"},"description":"The tools the sub-agent may use (default: all of yours)"}},` +
+		`"tools":{"type":"array","items":{"type":"string"},"description":"The tools the sub-agent may use (default: all of yours)"},` +
+		`"background":{"type":"boolean","description":"Multitask sessions only: start a detached worker that keeps running after your turn; the call returns at once and its answer comes back later"}},` +
 		`"required":["description","prompt"]}`)
 }
 
@@ -113,6 +116,9 @@ func (taskTool) Describe(_ *tool.Env, input json.RawMessage) tool.Preview {
 	var in taskInput
 	_ = json.Unmarshal(input, &in)
 	title := "Sub-agent"
+	if in.Background {
+		title = "Worker"
+	}
 	if in.Name != "" {
 		title += " " + in.Name
 	}
@@ -141,6 +147,9 @@ func (s *Session) runTask(ctx context.Context, call tool.Call) (tool.Result, err
 	var in taskInput
 	if err := json.Unmarshal(call.Input, &in); err != nil || strings.TrimSpace(in.Prompt) == "" || strings.TrimSpace(in.Description) == "" {
 		return tool.ErrorResult(`task needs {"description": "...", "prompt": "..."}`), nil
+	}
+	if in.Background {
+		return s.startWorker(in, call)
 	}
 	root := s.sub.root
 	tm := root.sub.team

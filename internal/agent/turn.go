@@ -18,6 +18,8 @@ type Turn struct {
 	blocks    []Block
 	meta      map[string]any // TurnOptions.Meta
 	cancelled bool           // guarded by the session's turnRunner.mu
+	drain     bool           // a drain turn (worker.go): a prompt waits for it
+	answered  bool           // the front end wrote its answer (guarded by turnRunner.mu)
 	release   func()         // the store lease held while the turn runs
 	storeMark uint64         // the store's failed commits when the turn began
 }
@@ -62,7 +64,12 @@ func (t *Turn) answer() (StopReason, error) {
 	if handled {
 		return stop, err
 	}
-	mark := s.conv.appendHistory(s.userMessage(t.ctx, blocks))
+	msg := s.userMessage(t.ctx, blocks)
+	if done := s.takeInbox(); done != "" {
+		// Workers that finished since the last turn (worker.go).
+		msg.Parts = append([]llm.Part{llm.Text(done)}, msg.Parts...)
+	}
+	mark := s.conv.appendHistory(msg)
 
 	s.runner.takeFinalOutput() // a submission belongs to the turn that made it
 	stop, err = t.loop()
@@ -88,7 +95,14 @@ func (t *Turn) answer() (StopReason, error) {
 // when the turn ends there (with stop, err).
 func (t *Turn) prepare() (stop StopReason, err error, ready bool) {
 	s := t.s
-	if t.prev != nil {
+	if t.prev != nil && t.prev.drain {
+		// A drain turn is not cancelled for a prompt: wait for it.
+		select {
+		case <-t.prev.done:
+		case <-t.ctx.Done():
+			return StopCancelled, nil, false
+		}
+	} else if t.prev != nil {
 		select {
 		case <-t.prev.done:
 		case <-time.After(windDown):

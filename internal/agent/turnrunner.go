@@ -55,16 +55,37 @@ func (r *turnRunner) start(s *Session, blocks []Block, o TurnOptions) (*Turn, er
 		select {
 		case <-t.done:
 		default:
-			if !t.cancelled {
+			if !t.cancelled && !t.drain {
 				return nil, ErrBusy
 			}
-			prev = t
+			prev = t // a cancelled turn winding down, or a drain turn (worker.go)
 		}
 	}
 	ctx, cancel := context.WithCancel(llm.WithHeaders(context.Background(), o.Headers))
 	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, blocks: blocks, meta: o.Meta}
 	r.turn = t
 	return t, nil
+}
+
+// startDrain registers a drain turn (worker.go) when the session is idle:
+// its latest turn ended and, unless it was a drain turn, was answered.
+func (r *turnRunner) startDrain(s *Session, meta map[string]any) (*Turn, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.turn; t != nil {
+		select {
+		case <-t.done:
+		default:
+			return nil, false
+		}
+		if !t.drain && !t.answered {
+			return nil, false
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), meta: meta, drain: true}
+	r.turn = t
+	return t, true
 }
 
 // cancel cancels the latest turn and every turn it still waits for, and
