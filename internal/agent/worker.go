@@ -149,6 +149,8 @@ func (s *Session) runWorker(w *worker, m *member, child *Session, t *Turn) {
 	s.sub.team.finish(m, status)
 	s.pushTeamStatus()
 	if closing {
+		// Recorded, so a load shows it (the team status too).
+		s.Notify(fmt.Sprintf("[corvid] background worker %s (id %s) was interrupted: the session closed before it finished.", m.Name, w.id))
 		return
 	}
 	ws.mu.Lock()

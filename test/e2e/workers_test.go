@@ -266,3 +266,56 @@ func TestWorkerNeedsMultitask(t *testing.T) {
 		t.Errorf("background task without multitask: failure %q, want the reason", failed)
 	}
 }
+
+// A worker still running when the session closes (stdin EOF) is stopped,
+// its open question ends, and it is recorded as interrupted: a load in a
+// new process shows the note and the member's status.
+func TestWorkerRunningAtExitIsRecordedInterrupted(t *testing.T) {
+	home := t.TempDir()
+	worker := childModel(t,
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "id": "w1", "name": "write", "input": map[string]any{"path": "never.txt", "content": "x"}}}},
+		textResponse("not reached", 1, 1))
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{workerCall("t1", "w", "write never.txt", worker)}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "dispatched"}}},
+	}}
+	opts := testkit.Options{Env: []string{"CORVID_HOME=" + home}, Permission: func(ctx context.Context, _ testkit.PermissionRequest) (testkit.PermissionOutcome, error) {
+		<-ctx.Done() // never answered
+		return testkit.PermissionOutcome{Cancelled: true}, nil
+	}}
+	s := startCorvid(t, parent, opts)
+	opts.Dir = s.workspace
+	sid := s.ready(t, testkit.Zed())
+	s.multitaskOn(t, sid)
+	if stop, rerr := s.Prompt(s.ctx, sid, "start a worker"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if _, err := s.WaitPermission(s.ctx); err != nil {
+		t.Fatalf("the worker's question never came: %v", err)
+	}
+	if code, _ := s.Close(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, s.Stderr())
+	}
+	if _, err := os.Stat(filepath.Join(s.workspace, "never.txt")); err == nil {
+		t.Error("the worker's unanswered write ran")
+	}
+
+	s2 := startCorvid(t, parent, opts)
+	if _, rerr := s2.Initialize(s2.ctx, testkit.Zed()); rerr != nil {
+		t.Fatalf("initialize: %v", rerr)
+	}
+	if _, rerr := s2.Call(s2.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": s.workspace, "mcpServers": []any{}}); rerr != nil {
+		t.Fatalf("session/load: %v", rerr)
+	}
+	ups := s2.Updates(sid)
+	if got := testkit.TextOf(ups, "agent_message_chunk"); !strings.Contains(got, "background worker w (id sub_") || !strings.Contains(got, "was interrupted") {
+		t.Errorf("replayed text %q: want the stored note that worker w was interrupted", got)
+	}
+	tus := teamUpdates(ups)
+	if len(tus) == 0 {
+		t.Fatal("no team status after load")
+	}
+	if ms := membersByName(tus[len(tus)-1]); ms["w"]["status"] != "interrupted" {
+		t.Errorf("member w after load: %v, want interrupted", ms["w"])
+	}
+}
