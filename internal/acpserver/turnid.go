@@ -129,6 +129,17 @@ func (r *replayTurnMeta) next(ev agent.Event) map[string]any {
 		r.current = turnMetaOf(ev.Meta)
 		return nil // the chunk carries it already
 	}
+	if ev.Kind == agent.EventInfo {
+		// A drain turn (drain.go): its opener sets its requestId, its
+		// closer ends it.
+		if rid, ok := ev.Meta[agent.RequestIDMeta]; ok && ev.Meta[agent.UnsolicitedTurnMeta] != nil {
+			r.current = map[string]any{agent.RequestIDMeta: rid}
+		} else if ok && ev.Meta[agent.SessionEndMeta] != nil {
+			cur := r.current
+			r.current = nil
+			return cur
+		}
+	}
 	return r.current
 }
 

@@ -322,6 +322,9 @@ func (f *folder) row(r *store.Event) {
 		}
 	case EventInfo:
 		f.team(ev.Meta)
+		if ev.Meta[UnsolicitedTurnMeta] != nil || ev.Meta[SessionEndMeta] != nil {
+			f.add(Entry{Event: ev}) // a drain turn's opener or closer (worker.go)
+		}
 	}
 }
 

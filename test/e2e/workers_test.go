@@ -84,7 +84,8 @@ func TestWorkerOutlivesTurnAsksAfterItAndWakesOneDrainTurn(t *testing.T) {
 		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "second answer"}}},
 	}}
 	turnEnded := make(chan struct{})
-	opts := testkit.Options{Dialect: "codebuddy", Permission: func(ctx context.Context, req testkit.PermissionRequest) (testkit.PermissionOutcome, error) {
+	home := t.TempDir()
+	opts := testkit.Options{Dialect: "codebuddy", Env: []string{"CORVID_HOME=" + home}, Permission: func(ctx context.Context, req testkit.PermissionRequest) (testkit.PermissionOutcome, error) {
 		select {
 		case <-turnEnded:
 			return testkit.PermissionOutcome{OptionID: "allow_once"}, nil
@@ -93,6 +94,7 @@ func TestWorkerOutlivesTurnAsksAfterItAndWakesOneDrainTurn(t *testing.T) {
 		}
 	}}
 	s := startCorvid(t, parent, opts, "--compat", "codebuddy")
+	opts.Dir = s.workspace
 	sid := s.ready(t, testkit.Zed())
 	s.multitaskOn(t, sid)
 
@@ -189,6 +191,35 @@ func TestWorkerOutlivesTurnAsksAfterItAndWakesOneDrainTurn(t *testing.T) {
 	}
 	if got := testkit.TextOf(ups, "agent_message_chunk"); !strings.HasSuffix(got, "second answer") {
 		t.Errorf("text %q", got)
+	}
+
+	// Stored: a load in a new process replays the drain turn, opener,
+	// tagged text and closer, and no user message for it.
+	if code, _ := s.Close(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	s2 := startCorvid(t, parent, opts)
+	if _, rerr := s2.Initialize(s2.ctx, testkit.Zed()); rerr != nil {
+		t.Fatalf("initialize: %v", rerr)
+	}
+	if _, rerr := s2.Call(s2.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": s.workspace, "mcpServers": []any{}}); rerr != nil {
+		t.Fatalf("session/load: %v", rerr)
+	}
+	rds := drains(s2.Updates(sid))
+	if len(rds) != 1 || rds[0].rid != d.rid || rds[0].closer.Seq == 0 {
+		t.Fatalf("replayed drain turns %+v, want the one with requestId %s, closed", rds, d.rid)
+	}
+	var replayed string
+	for _, u := range rds[0].content {
+		if u.SessionUpdate == "agent_message_chunk" && memberOf(u) == "" && meta(u)["codebuddy.ai/requestId"] == d.rid {
+			replayed += u.Content.Text
+		}
+		if u.SessionUpdate == "user_message_chunk" {
+			t.Errorf("replayed drain turn has a user message: %s", u.Raw)
+		}
+	}
+	if replayed != "the worker wrote notes.txt" {
+		t.Errorf("replayed drain text tagged with its requestId: %q", replayed)
 	}
 }
 
