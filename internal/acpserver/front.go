@@ -29,7 +29,8 @@ func (ss *session) Emit(ev agent.Event) {
 	if ready {
 		// The running turn's id (turnid.go) for hosts that use turn ids; a
 		// drain turn's requestId for every host (drain.go).
-		if m := ss.Session.TurnMeta(); ss.srv.tagsTurns() || m[agent.RequestIDMeta] != nil {
+		// A detached worker's updates belong to no turn.
+		if m := ss.Session.TurnMeta(); (ss.srv.tagsTurns() || m[agent.RequestIDMeta] != nil) && !agent.IsWorkerEvent(ev.Meta) {
 			turn = m
 		}
 	}
@@ -240,6 +241,14 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 	var resp acp.RequestPermissionResponse
 	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp)
 	if err != nil {
+		select {
+		case <-srv.conn.Gone():
+			// The client left: the question stays open until the session
+			// closes (Close ends ctx), so a detached worker is stopped as
+			// interrupted rather than going on with a refusal.
+			<-ctx.Done()
+		default:
+		}
 		return agent.RejectOnce, nil
 	}
 	if resp.Outcome.Outcome != "selected" {

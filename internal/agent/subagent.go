@@ -140,6 +140,7 @@ type childSpec struct {
 	prompt      string // the profile's text for the system prompt
 	tools       []string
 	progress    func([]tool.Content)
+	background  bool // a detached worker (worker.go)
 }
 
 // runTask runs one task call: a child session's single turn.
@@ -252,6 +253,9 @@ func (s *Session) newChild(spec childSpec, m *member, parentCall string) *Sessio
 	tags := map[string]any{
 		MemberEventMeta: m.Name,
 		SubagentMeta:    map[string]any{"id": id, "name": m.Name, "parentToolCallId": parentCall, "depth": depth},
+	}
+	if spec.background {
+		tags[SubagentMeta].(map[string]any)["background"] = true
 	}
 	front := &memberFront{root: root, m: m, tags: tags, prefix: id + "/", progress: spec.progress}
 	child := &Session{ID: id, agent: a, front: front, env: s.env, gate: s.gate}

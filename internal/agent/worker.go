@@ -29,6 +29,13 @@ import (
 // and closes with one tagged codebuddy.ai/sessionEnd; a prompt that comes
 // meanwhile waits for it.
 
+// IsWorkerEvent reports whether meta tags an update of a detached worker,
+// which belongs to no turn of its session.
+func IsWorkerEvent(meta map[string]any) bool {
+	sub, _ := meta[SubagentMeta].(map[string]any)
+	return sub["background"] == true
+}
+
 // Meta keys of a drain turn.
 const (
 	// UnsolicitedTurnMeta opens a drain turn: {requestId, reason}.
@@ -102,6 +109,7 @@ func (s *Session) startWorker(in taskInput, call tool.Call) (tool.Result, error)
 		s.pushTeamStatus()
 		return tool.ErrorResult(err.Error()), nil
 	}
+	spec.background = true
 	child := s.newChild(spec, m, call.ID)
 	tm.setSession(m, child.ID)
 	s.pushTeamStatus()

@@ -185,6 +185,16 @@ func TestWorkerOutlivesTurnAsksAfterItAndWakesOneDrainTurn(t *testing.T) {
 		if u.Seq > ended && memberOf(u) == "w" && u.SessionUpdate == "agent_message_chunk" {
 			workerAfter = true
 		}
+		if memberOf(u) == "w" {
+			// It belongs to no turn: no turn id, a background flag.
+			m := meta(u)
+			if sub, _ := m["corvid.dev/subagent"].(map[string]any); sub["background"] != true || sub["parentToolCallId"] != "t1" {
+				t.Errorf("worker frame corvid.dev/subagent %v, want background true and parentToolCallId t1", sub)
+			}
+			if m["codebuddy.ai/conversationRequestId"] != nil || m["codebuddy.ai/requestId"] != nil {
+				t.Errorf("worker frame tagged with a turn: %s", u.Raw)
+			}
+		}
 	}
 	if !workerAfter {
 		t.Error("no tagged worker message after the parent's turn ended")
