@@ -2,9 +2,8 @@ package agent
 
 // Multitask is CodeBuddy's session-level overlay (docs/codebuddy.md): a
 // boolean stored with the session, independent of the permission mode and
-// the agent profile. corvid keeps and reports it; the detached workers and
-// drain turns it stands for are not built yet, so turning it on changes
-// nothing about how a turn runs.
+// the agent profile. With it on, the task tool's background: true starts a
+// detached worker (worker.go); turning it off stops no running worker.
 
 // Multitask reports whether the session's multitask overlay is on.
 func (s *Session) Multitask() bool {

@@ -287,8 +287,9 @@ func (teamTool) Description() string { return teamDescription }
 
 func (teamTool) InputSchema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{` +
-		`"action":{"type":"string","enum":["create","delete","status"]},` +
+		`"action":{"type":"string","enum":["create","delete","status","stop"]},` +
 		`"teamName":{"type":"string","description":"The team's name (create)"},` +
+		`"name":{"type":"string","description":"The background worker to stop (stop)"},` +
 		`"members":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"profile":{"type":"string"},"color":{"type":"string"}},"required":["name"]}}},` +
 		`"required":["action"]}`)
 }
@@ -297,6 +298,7 @@ type teamInput struct {
 	Action   string            `json:"action"`
 	TeamName string            `json:"teamName"`
 	Members  []teamMemberInput `json:"members"`
+	Name     string            `json:"name,omitempty"` // stop: a worker's name or id
 }
 
 func (teamTool) Describe(_ *tool.Env, input json.RawMessage) tool.Preview {
@@ -349,6 +351,11 @@ func (t teamTool) Run(_ context.Context, _ *tool.Env, call tool.Call) (tool.Resu
 		}
 		s.pushTeam(teamDeleted(name))
 		return ok(fmt.Sprintf("Team %q deleted.", name))
+	case "stop":
+		if !s.StopWorker(in.Name) {
+			return tool.ErrorResult(fmt.Sprintf("no background worker %q is running", in.Name)), nil
+		}
+		return ok(fmt.Sprintf("Background worker %s stopped.", in.Name))
 	case "status":
 		st := tm.status()
 		if st == nil {
@@ -357,5 +364,5 @@ func (t teamTool) Run(_ context.Context, _ *tool.Env, call tool.Call) (tool.Resu
 		b, _ := json.MarshalIndent(st, "", "  ")
 		return ok(string(b))
 	}
-	return tool.ErrorResult(fmt.Sprintf("unknown action %q (create, delete or status)", in.Action)), nil
+	return tool.ErrorResult(fmt.Sprintf("unknown action %q (create, delete, status or stop)", in.Action)), nil
 }

@@ -156,6 +156,9 @@ func (s *Session) runWorker(w *worker, m *member, child *Session, t *Turn) {
 	}
 	s.sub.team.finish(m, status)
 	s.pushTeamStatus()
+	if status == statusCancelled {
+		return // stopped on request (team stop): whoever stopped it knows
+	}
 	if closing {
 		// Recorded, so a load shows it (the team status too).
 		s.Notify(fmt.Sprintf("[corvid] background worker %s (id %s) was interrupted: the session closed before it finished.", m.Name, w.id))

@@ -3,7 +3,7 @@ package e2e
 // The multitask option's protocol surface (C41–C63; docs/codebuddy.md):
 // discovery, the standard write and CodeBuddy's session/set_multitask,
 // validation, persistence, ownership, /multitask and --multitask. The
-// detached workers and drain turns the option stands for are not built.
+// detached workers and drain turns it enables are in workers_test.go.
 
 import (
 	"encoding/json"

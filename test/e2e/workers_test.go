@@ -360,3 +360,64 @@ func TestWorkerRunningAtExitIsRecordedInterrupted(t *testing.T) {
 		t.Errorf("member w after load: %v, want interrupted", ms["w"])
 	}
 }
+
+// A worker's question stays open across turns until the worker is stopped
+// (the team tool's stop, here at the user's request in a later prompt):
+// the stop withdraws the question ($/cancel_request), the member ends
+// cancelled, its write never runs, and no drain turn follows.
+func TestStoppingAWorkerWithdrawsItsQuestion(t *testing.T) {
+	worker := childModel(t,
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "id": "w1", "name": "write", "input": map[string]any{"path": "never.txt", "content": "x"}}}},
+		textResponse("not reached", 1, 1))
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{workerCall("t1", "w", "write never.txt", worker)}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "dispatched"}}},
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "id": "s1", "name": "team", "input": map[string]any{"action": "stop", "name": "w"}}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "stopped it"}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "third"}}},
+	}}
+	withdrawn := make(chan struct{})
+	opts := testkit.Options{Permission: func(ctx context.Context, _ testkit.PermissionRequest) (testkit.PermissionOutcome, error) {
+		<-ctx.Done()
+		close(withdrawn)
+		return testkit.PermissionOutcome{Cancelled: true}, nil
+	}}
+	s := startCorvid(t, parent, opts)
+	sid := s.ready(t, testkit.Zed())
+	s.multitaskOn(t, sid)
+	if stop, rerr := s.Prompt(s.ctx, sid, "start a worker"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if _, err := s.WaitPermission(s.ctx); err != nil {
+		t.Fatalf("the worker's question never came: %v", err)
+	}
+	if stop, rerr := s.Prompt(s.ctx, sid, "stop the worker"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	select {
+	case <-withdrawn:
+	case <-s.ctx.Done():
+		t.Fatal("the stopped worker's question was never withdrawn")
+	}
+	if _, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+		tus := teamUpdates([]testkit.Update{u})
+		return len(tus) == 1 && membersByName(tus[0])["w"]["status"] == "cancelled"
+	}); err != nil {
+		t.Fatalf("member w never ended cancelled: %v", err)
+	}
+	if stop, rerr := s.Prompt(s.ctx, sid, "anything else?"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	ups := s.Updates(sid)
+	if n := len(drains(ups)); n != 0 {
+		t.Errorf("%d drain turns after a stopped worker, want none", n)
+	}
+	for _, u := range ups {
+		if u.ToolCallID == "s1" && u.Status == "failed" {
+			t.Errorf("team stop failed: %s", u.Raw)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.workspace, "never.txt")); err == nil {
+		t.Error("the stopped worker's write ran")
+	}
+}
