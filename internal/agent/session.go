@@ -81,11 +81,12 @@ func (s *Session) TurnMeta() map[string]any { return s.runner.meta() }
 // nothing.
 func (s *Session) Cancel() { s.runner.cancel() }
 
-// Close cancels any turn, waits (bounded) for it to end, and frees the
+// Close cancels any turn (no drain turn starts after it), waits (bounded)
+// for it to end, stops the detached workers (recorded as interrupted), and frees the
 // session's runtime resources (its terminals and their processes, its
 // command watcher and MCP servers).
 func (s *Session) Close() {
-	if t := s.runner.cancel(); t != nil {
+	if t := s.runner.shut(); t != nil {
 		select {
 		case <-t.done:
 		case <-time.After(windDown):

@@ -21,6 +21,8 @@ type turnRunner struct {
 	finalOutput *string
 	// emitting is the turn whose events are emitted now (TurnMeta).
 	emitting *Turn
+	// closed: the session is closing; no drain turn starts (worker.go).
+	closed bool
 }
 
 // meta is the Meta of the turn that emits now.
@@ -72,6 +74,9 @@ func (r *turnRunner) start(s *Session, blocks []Block, o TurnOptions) (*Turn, er
 func (r *turnRunner) startDrain(s *Session, meta map[string]any) (*Turn, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return nil, false
+	}
 	if t := r.turn; t != nil {
 		select {
 		case <-t.done:
@@ -86,6 +91,14 @@ func (r *turnRunner) startDrain(s *Session, meta map[string]any) (*Turn, bool) {
 	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), meta: meta, drain: true}
 	r.turn = t
 	return t, true
+}
+
+// shut is cancel for the session's Close: no drain turn starts after it.
+func (r *turnRunner) shut() *Turn {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	return r.cancel()
 }
 
 // cancel cancels the latest turn and every turn it still waits for, and
