@@ -421,3 +421,67 @@ func TestStoppingAWorkerWithdrawsItsQuestion(t *testing.T) {
 		t.Error("the stopped worker's write ran")
 	}
 }
+
+// Two workers that finish while the parent's turn still runs make one
+// batch: after the turn's answer, exactly one drain turn runs for both.
+func TestWorkersFinishedDuringATurnGetOneDrainTurn(t *testing.T) {
+	a := childModel(t, textResponse("a's answer", 1, 1))
+	b := childModel(t, textResponse("b's answer", 1, 1))
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{workerCall("t1", "a", "say a", a), workerCall("t2", "b", "say b", b)}},
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "id": "p1", "name": "write", "input": map[string]any{"path": "parent.txt", "content": "p"}}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "parent done"}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "both reported"}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "next"}}},
+	}}
+	bothDone := make(chan struct{})
+	opts := testkit.Options{Permission: func(ctx context.Context, _ testkit.PermissionRequest) (testkit.PermissionOutcome, error) {
+		select { // the parent's write: held until both workers finished
+		case <-bothDone:
+			return testkit.PermissionOutcome{OptionID: "allow_once"}, nil
+		case <-ctx.Done():
+			return testkit.PermissionOutcome{Cancelled: true}, nil
+		}
+	}}
+	s := startCorvid(t, parent, opts)
+	sid := s.ready(t, testkit.Zed())
+	s.multitaskOn(t, sid)
+	p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "start two workers"))
+	if _, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+		tus := teamUpdates([]testkit.Update{u})
+		if len(tus) != 1 {
+			return false
+		}
+		ms := membersByName(tus[0])
+		return ms["a"]["status"] == "completed" && ms["b"]["status"] == "completed"
+	}); err != nil {
+		t.Fatalf("the workers never both finished: %v", err)
+	}
+	close(bothDone)
+	if raw, rerr := p.Wait(s.ctx); rerr != nil || !strings.Contains(string(raw), `"end_turn"`) {
+		t.Fatalf("prompt: %s %v", raw, rerr)
+	}
+	if _, err := s.WaitUpdate(s.ctx, isCloser); err != nil {
+		t.Fatalf("no drain turn: %v", err)
+	}
+	if stop, rerr := s.Prompt(s.ctx, sid, "next?"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	ups := s.Updates(sid)
+	ds := drains(ups)
+	if len(ds) != 1 {
+		t.Fatalf("%d drain turns for one batch of two workers, want 1", len(ds))
+	}
+	var text string
+	for _, u := range ds[0].content {
+		if u.SessionUpdate == "agent_message_chunk" && memberOf(u) == "" {
+			text += u.Content.Text
+		}
+	}
+	if text != "both reported" {
+		t.Errorf("drain turn text %q", text)
+	}
+	if got := testkit.TextOf(ups, "agent_message_chunk"); !strings.HasSuffix(got, "parent doneboth reportednext") {
+		t.Errorf("text %q: want the parent's answer, the drain turn's, then the next prompt's", got)
+	}
+}
