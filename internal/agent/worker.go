@@ -178,15 +178,19 @@ func (s *Session) StopWorker(name string) bool {
 		return false
 	}
 	ws := s.workers
+	var found *worker
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
 	for _, w := range ws.running {
 		if w.name == name || w.id == name {
-			w.cancel()
-			return true
+			found = w
 		}
 	}
-	return false
+	ws.mu.Unlock()
+	if found == nil {
+		return false
+	}
+	found.cancel()
+	return true
 }
 
 // stopWorkers (Close) stops every running worker and waits (bounded) for
@@ -301,9 +305,13 @@ func (t *Turn) drainLoop(rid string) (StopReason, error) {
 	if err := s.conv.syncWithStore(); err != nil {
 		return "", err
 	}
+	s.toolbox.awaitMCP(t.ctx)
+	if t.ctx.Err() != nil {
+		return StopCancelled, nil // the answers wait for the next turn
+	}
 	text := s.takeInbox()
-	if text == "" || t.ctx.Err() != nil {
-		return StopCancelled, nil
+	if text == "" {
+		return StopEndTurn, nil
 	}
 	s.conv.appendHistory(llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text(text)}})
 	s.runner.takeFinalOutput()
