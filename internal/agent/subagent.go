@@ -260,6 +260,11 @@ func (s *Session) newChild(spec childSpec, m *member, parentCall string) *Sessio
 	front := &memberFront{root: root, m: m, tags: tags, prefix: id + "/", progress: spec.progress}
 	child := &Session{ID: id, agent: a, front: front, env: s.env, gate: s.gate}
 	child.env.Images = spec.model.Info().Images
+	if ask := root.env.Ask; ask != nil {
+		// ask_user and exit_plan questions: the root's, for the child's
+		// (prefixed) tool call, titled with its name.
+		child.env.Ask = memberAsker{Asker: ask, prefix: id + "/", name: m.Name}
+	}
 	child.conv = newConversation(id, nil, a.cfg.Logger, front)
 
 	pv := s.settings.view()
@@ -437,4 +442,29 @@ func (f *memberFront) RequestPermission(ctx context.Context, call ToolCall) (Ans
 	call.Title = "[" + f.m.Name + "] " + call.Title
 	call.Meta = f.tags
 	return f.root.front.RequestPermission(ctx, call)
+}
+
+// memberAsker asks a sub-agent's ask_user and exit_plan questions through
+// the root session's front end, about the child's tool call as the editor
+// knows it (its id prefixed) and titled with the member's name, like its
+// permission questions.
+type memberAsker struct {
+	tool.Asker
+	prefix, name string
+}
+
+func (a memberAsker) Elicit(ctx context.Context, e tool.Elicitation) (tool.ElicitResult, error) {
+	if e.ToolCallID != "" {
+		e.ToolCallID = a.prefix + e.ToolCallID
+	}
+	e.Message = "[" + a.name + "] " + e.Message
+	return a.Asker.Elicit(ctx, e)
+}
+
+func (a memberAsker) Choose(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
+	if q.ToolCallID != "" {
+		q.ToolCallID = a.prefix + q.ToolCallID
+	}
+	q.Title = "[" + a.name + "] " + q.Title
+	return a.Asker.Choose(ctx, q)
 }

@@ -485,3 +485,63 @@ func TestWorkersFinishedDuringATurnGetOneDrainTurn(t *testing.T) {
 		t.Errorf("text %q: want the parent's answer, the drain turn's, then the next prompt's", got)
 	}
 }
+
+// A worker's ask_user question (CodeBuddy's AskUserQuestion, C73) goes to
+// the parent session's session/request_permission after the parent's turn
+// ended, about the worker's tool call as the editor saw it and titled with
+// its name; the answer reaches the worker, whose answer the drain turn gets.
+func TestWorkerAskUserAfterTheTurnEnded(t *testing.T) {
+	worker := childModel(t,
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "id": "q1", "name": "ask_user", "input": map[string]any{"questions": []any{dbQuestion}}}}},
+		textResponse("the user picked a database", 1, 1))
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{workerCall("t1", "w", "ask about the database", worker)}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "dispatched"}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "noted"}}},
+	}}
+	turnEnded := make(chan struct{})
+	opts := testkit.Options{Permission: func(ctx context.Context, req testkit.PermissionRequest) (testkit.PermissionOutcome, error) {
+		select {
+		case <-turnEnded:
+			return testkit.PermissionOutcome{OptionID: req.Options[1].OptionID}, nil // SQLite
+		case <-ctx.Done():
+			return testkit.PermissionOutcome{Cancelled: true}, nil
+		}
+	}}
+	s := startCorvid(t, parent, opts)
+	sid := s.ready(t, testkit.Zed())
+	s.multitaskOn(t, sid)
+	if stop, rerr := s.Prompt(s.ctx, sid, "start a worker"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	q, err := s.WaitPermission(s.ctx)
+	if err != nil {
+		t.Fatalf("the worker's question never came: %v", err)
+	}
+	close(turnEnded)
+	if _, err := s.WaitUpdate(s.ctx, isCloser); err != nil {
+		t.Fatalf("no drain turn: %v", err)
+	}
+	if q.SessionID != sid || !strings.HasPrefix(q.Title, "[w] ") {
+		t.Errorf("question session %q title %q: want the parent session, titled [w]", q.SessionID, q.Title)
+	}
+	var askCall *testkit.Update
+	ups := s.Updates(sid)
+	for i, u := range ups {
+		if u.SessionUpdate == "tool_call" && memberOf(u) == "w" && strings.HasSuffix(u.ToolCallID, "/q1") {
+			askCall = &ups[i]
+		}
+	}
+	if askCall == nil || q.ToolCallID != askCall.ToolCallID {
+		t.Errorf("question about %q, the worker's ask_user call was %+v", q.ToolCallID, askCall)
+	}
+	var answered bool
+	for _, u := range ups {
+		if askCall != nil && u.ToolCallID == askCall.ToolCallID && u.Status == "completed" && strings.Contains(string(u.RawOutput), "SQLite") {
+			answered = true
+		}
+	}
+	if !answered {
+		t.Errorf("the worker's ask_user call did not complete with the answer\n%s", s.TranscriptString())
+	}
+}
