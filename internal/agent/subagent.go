@@ -145,12 +145,20 @@ func (s *Session) runTask(ctx context.Context, call tool.Call) (tool.Result, err
 	root := s.sub.root
 	tm := root.sub.team
 	parentCall := s.sub.prefix + call.ID
-	m, created, err := tm.start(in.Name, in.Description, parentCall)
+	id := NewID("sub")
+	// The team's first member creates it: team_created goes out before
+	// any status, whichever parallel task gets here first.
+	tm.pushMu.Lock()
+	m, created, err := tm.start(in.Name, in.Description, parentCall, id)
+	if err == nil {
+		if created != "" {
+			root.pushTeam(teamCreated(created))
+		}
+		root.pushTeam(tm.status())
+	}
+	tm.pushMu.Unlock()
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
-	}
-	if created != "" {
-		root.pushTeam(teamCreated(created))
 	}
 	spec, err := s.childSpec(in, m)
 	if err != nil {
@@ -159,9 +167,7 @@ func (s *Session) runTask(ctx context.Context, call tool.Call) (tool.Result, err
 		return tool.ErrorResult(err.Error()), nil
 	}
 	spec.progress = call.Progress
-	child := s.newChild(spec, m, parentCall)
-	tm.setSession(m, child.ID)
-	root.pushTeamStatus()
+	child := s.newChild(id, spec, m, parentCall)
 
 	t := child.startChildTurn(ctx, []Block{{Type: BlockText, Text: in.Prompt}})
 	stop, runErr := t.Run()
@@ -235,9 +241,8 @@ func (s *Session) childSpec(in taskInput, m *member) (childSpec, error) {
 }
 
 // newChild builds a sub-agent session under s.
-func (s *Session) newChild(spec childSpec, m *member, parentCall string) *Session {
+func (s *Session) newChild(id string, spec childSpec, m *member, parentCall string) *Session {
 	a := s.agent
-	id := NewID("sub")
 	depth := s.sub.depth + 1
 	root := s.sub.root
 	tags := map[string]any{

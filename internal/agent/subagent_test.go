@@ -176,7 +176,7 @@ func TestSubagentCostRollsUpIntoTheRoot(t *testing.T) {
 	root := h.s
 	root.conv.addCost(0.5) // the parent's own spend so far
 	root.conv.setUsed(1234)
-	m, _, err := root.sub.team.start("priced", "d", "t1")
+	m, _, err := root.sub.team.start("priced", "d", "t1", "sub_x")
 	if err != nil {
 		t.Fatal(err)
 	}
