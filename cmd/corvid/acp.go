@@ -125,11 +125,11 @@ func (c *acpCmd) Run() error {
 		},
 		Logger:          logger,
 		MaxTurnRequests: profileCfg.MaxTurnRequests,
+		MaxDepth:        profileCfg.MaxDepth,
+		AgentProfile:    profileCfg.AgentProfile,
 		SessionContext:  profileCfg.SessionContext,
 		FinalOutput:     profileCfg.FinalOutput,
 		Profile:         profileCfg.Profile,
-		MaxDepth:        profileCfg.MaxDepth,
-		AgentProfile:    profileCfg.AgentProfile,
 		Secrets:         secrets,
 		// Each session's project config is found from its own cwd.
 		ForCwd: c.sessionConfig(env, logger),

@@ -98,11 +98,11 @@ func (c *runCmd) Run() error {
 		Version:               version,
 		Logger:                logger,
 		MaxTurnRequests:       profileCfg.MaxTurnRequests,
+		MaxDepth:              profileCfg.MaxDepth,
+		AgentProfile:          profileCfg.AgentProfile,
 		SessionContext:        profileCfg.SessionContext,
 		FinalOutput:           profileCfg.FinalOutput,
 		Profile:               profileCfg.Profile,
-		MaxDepth:              profileCfg.MaxDepth,
-		AgentProfile:          profileCfg.AgentProfile,
 		Secrets:               secrets,
 		ForCwd:                launch.sessionConfig(env, logger),
 	})

@@ -72,13 +72,6 @@ type Config struct {
 	// Profile names the launch agent profile (--agent) and its sub-agent
 	// depth; it is stored with each new session and shown for it.
 	Profile *ProfileInfo
-	// ForCwd returns the configuration of a session rooted at a directory
-	// (its project's .corvid/config.toml over the user's, plus the launch
-	// flags). nil: every session uses Permissions and MCPServers.
-	ForCwd func(cwd string) (SessionConfig, error)
-	// Secrets are values (provider keys) replaced in tool output before it
-	// reaches a frame, the store or the model.
-	Secrets []string
 	// MaxDepth, when > 0, is the sub-agent tree depth of every session
 	// (--max-depth), over the profile's; else the profile's or
 	// DefaultMaxDepth.
@@ -86,6 +79,13 @@ type Config struct {
 	// AgentProfile resolves an agent profile a sub-agent is started with
 	// (the task tool's profile); nil: none can be named.
 	AgentProfile func(name string) (SubProfile, error)
+	// ForCwd returns the configuration of a session rooted at a directory
+	// (its project's .corvid/config.toml over the user's, plus the launch
+	// flags). nil: every session uses Permissions and MCPServers.
+	ForCwd func(cwd string) (SessionConfig, error)
+	// Secrets are values (provider keys) replaced in tool output before it
+	// reaches a frame, the store or the model.
+	Secrets []string
 }
 
 // Agent creates sessions.
@@ -226,17 +226,17 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 	if fo := a.cfg.FinalOutput; fo != nil {
 		s.toolbox.own = append(s.toolbox.own, submitOutput{s: s, fo: *fo})
 	}
-	prof := o.profile
-	if prof == nil {
-		prof = a.cfg.Profile
-	}
-	s.initTree(prof)
 	start := sc.Notices
 	if a.cfg.SessionContext != nil {
 		s.toolbox.extra, start = a.cfg.SessionContext(o.Cwd)
 	}
 	s.notices.add(start...)
 	s.toolbox.discover()
+	prof := o.profile
+	if prof == nil {
+		prof = a.cfg.Profile
+	}
+	s.initTree(prof)
 	s.toolbox.rebuild()
 	s.startMCP(o.MCP, sc.MCPServers)
 	s.toolbox.watch(s.CommandsChanged)

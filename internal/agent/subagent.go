@@ -126,6 +126,40 @@ func (t taskTool) Run(ctx context.Context, _ *tool.Env, call tool.Call) (tool.Re
 	return t.s.runTask(ctx, call)
 }
 
+// allTasks reports whether calls are several task calls (and nothing else).
+func allTasks(calls []llm.Part) bool {
+	if len(calls) < 2 {
+		return false
+	}
+	for _, c := range calls {
+		if c.ToolName != "task" {
+			return false
+		}
+	}
+	return true
+}
+
+// runTasks runs task calls in parallel: each sub-agent has its own context,
+// and what they share (the root's log and front end, the gate's memory, the
+// team) is safe for concurrent use. The results keep the calls' order.
+func (t *Turn) runTasks(calls []llm.Part) []llm.Part {
+	results := make([]llm.Part, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if t.ctx.Err() != nil {
+				results[i] = llm.Part{Type: llm.PartToolResult, ToolUseID: c.ToolUseID, Text: "cancelled by the user before it ran", IsError: true}
+				return
+			}
+			results[i] = t.runTool(c)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
 // childSpec is what a sub-agent is built from.
 type childSpec struct {
 	name        string
