@@ -8,12 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/store"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
@@ -31,6 +34,7 @@ type sessionsCmd struct {
 type sessionsListCmd struct {
 	Cwd  string `name:"cwd" placeholder:"DIR" help:"Only sessions whose working directory is DIR (relative paths are made absolute)."`
 	JSON bool   `name:"json" help:"Print a JSON array instead of a table."`
+	All  bool   `name:"all" help:"Also list sessions that were opened but never prompted."`
 }
 
 type sessionsShowCmd struct {
@@ -73,10 +77,11 @@ func runSessionsList(env config.Env, c sessionsListCmd, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var list []store.Session
+	var list []listedSession
+	hidden := 0
 	if st != nil {
 		defer st.Close()
-		if list, err = listSessions(context.Background(), st, c.Cwd); err != nil {
+		if list, hidden, err = summarizeSessions(context.Background(), st, c.Cwd, c.All); err != nil {
 			return err
 		}
 	}
@@ -84,19 +89,105 @@ func runSessionsList(env config.Env, c sessionsListCmd, w io.Writer) error {
 		return writeSessionsJSON(w, list)
 	}
 	if len(list) == 0 {
-		if c.Cwd != "" {
+		switch {
+		case hidden > 0:
+			fmt.Fprintf(w, "No prompted sessions%s; %d opened without a prompt (corvid sessions list --all shows them).\n", forCwd(c.Cwd), hidden)
+		case c.Cwd != "":
 			fmt.Fprintf(w, "No sessions for %s.\n", c.Cwd)
-		} else {
+		default:
 			fmt.Fprintln(w, "No sessions stored yet.")
 		}
 		return nil
 	}
+	withErrors := slices.ContainsFunc(list, func(l listedSession) bool { return l.sum.LastError != "" })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUPDATED\tTITLE\tCWD")
-	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), sessionTitle(s), s.Cwd)
+	head := "ID\tUPDATED\tTURNS\tTOKENS\tCOST\tTITLE\tCWD"
+	if withErrors {
+		head += "\tLAST ERROR"
 	}
-	return tw.Flush()
+	fmt.Fprintln(tw, head)
+	for _, l := range list {
+		s := l.Session
+		row := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), l.sum.Turns,
+			shortCount(totalTokens(l.sum.Tokens)), costText(l.sum.CostUSD), sessionTitle(s), s.Cwd)
+		if withErrors {
+			row += "\t" + clip(singleLine(l.sum.LastError), 80)
+		}
+		fmt.Fprintln(tw, row)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if hidden > 0 {
+		fmt.Fprintf(w, "(%d sessions opened without a prompt are not listed; --all shows them.)\n", hidden)
+	}
+	return nil
+}
+
+func forCwd(cwd string) string {
+	if cwd == "" {
+		return ""
+	}
+	return " for " + cwd
+}
+
+// listedSession is a stored session with its summary.
+type listedSession struct {
+	store.Session
+	sum agent.Summary
+}
+
+// summarizeSessions lists the sessions (of cwd, when set) with their
+// summaries; sessions never prompted are left out unless all is set, and
+// counted.
+func summarizeSessions(ctx context.Context, st *store.Store, cwd string, all bool) ([]listedSession, int, error) {
+	list, err := listSessions(ctx, st, cwd)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]listedSession, 0, len(list))
+	hidden := 0
+	for _, s := range list {
+		sum, err := agent.Summarize(ctx, st, s.ID)
+		if err != nil {
+			return nil, 0, err
+		}
+		if sum.Turns == 0 && !all {
+			hidden++
+			continue
+		}
+		out = append(out, listedSession{s, sum})
+	}
+	return out, hidden, nil
+}
+
+func totalTokens(u llm.Usage) int64 {
+	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
+}
+
+// shortCount writes a count the way a table shows it: 950, 12.3k, 4.1M.
+func shortCount(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
+}
+
+func costText(usd *float64) string {
+	if usd == nil {
+		return "-"
+	}
+	return fmt.Sprintf("$%.4f", *usd)
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // listSessions walks every page of the store's list.
@@ -133,6 +224,11 @@ type sessionJSON struct {
 	ParentID       string   `json:"parentId,omitempty"`
 	CreatedAt      string   `json:"createdAt"`
 	UpdatedAt      string   `json:"updatedAt"`
+	// Set by list --json (export has the events themselves).
+	Turns     *int       `json:"turns,omitempty"`
+	Tokens    *llm.Usage `json:"tokens,omitempty"`
+	CostUSD   *float64   `json:"costUsd,omitempty"`
+	LastError string     `json:"lastError,omitempty"`
 }
 
 func toSessionJSON(s store.Session) sessionJSON {
@@ -140,10 +236,12 @@ func toSessionJSON(s store.Session) sessionJSON {
 		CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano)}
 }
 
-func writeSessionsJSON(w io.Writer, list []store.Session) error {
+func writeSessionsJSON(w io.Writer, list []listedSession) error {
 	out := make([]sessionJSON, 0, len(list))
-	for _, s := range list {
-		out = append(out, toSessionJSON(s))
+	for _, l := range list {
+		j := toSessionJSON(l.Session)
+		j.Turns, j.Tokens, j.CostUSD, j.LastError = &l.sum.Turns, &l.sum.Tokens, l.sum.CostUSD, l.sum.LastError
+		out = append(out, j)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -245,14 +343,23 @@ type transcriptItem struct {
 	plan []tool.PlanEntry
 }
 
-// foldEvents turns the event log, as agent.Fold reads it, into a
-// transcript: the blocks of one message as one text, each tool call in its
-// final state (a call that never finished shows as interrupted), plans in
-// place.
-func foldEvents(evs []store.Event) []transcriptItem {
+// costOf is a folded session's total cost, when known.
+func costOf(lg *agent.Log) *float64 {
+	if lg.Usage == nil {
+		return nil
+	}
+	return lg.Usage.CostUSD
+}
+
+// transcript turns a folded event log into readable items: the blocks of
+// one message as one text, each tool call in its final state (a call that
+// never finished shows as interrupted), plans and turn errors in place.
+func transcript(lg *agent.Log) []transcriptItem {
 	var out []transcriptItem
-	for _, e := range agent.Fold(evs).Entries {
+	for _, e := range lg.Entries {
 		switch e.Kind {
+		case agent.EventTurnError:
+			out = append(out, transcriptItem{kind: e.Kind, text: e.Content.Text})
 		case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
 			if e.Content == nil {
 				continue
@@ -320,10 +427,19 @@ func runSessionsShow(env config.Env, c sessionsShowCmd, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "Agent %s, max sub-agent depth %s\n", p.Name, depth)
 	}
+	lg := agent.Fold(evs)
+	t := lg.Tokens
+	fmt.Fprintf(w, "%s; tokens: %d input, %d output, %d cache reads, %d cache writes; cost %s\n",
+		plural(lg.Turns, "turn"), t.InputTokens, t.OutputTokens, t.CacheReadTokens, t.CacheWriteTokens, costText(costOf(lg)))
+	if lg.LastError != "" {
+		fmt.Fprintf(w, "The last turn failed: %s\n", singleLine(lg.LastError))
+	}
 	labels := map[agent.EventKind]string{agent.EventUserChunk: "You", agent.EventMessageChunk: "Agent", agent.EventThoughtChunk: "Thinking"}
-	for _, it := range foldEvents(evs) {
+	for _, it := range transcript(lg) {
 		fmt.Fprintln(w)
 		switch it.kind {
+		case agent.EventTurnError:
+			fmt.Fprintf(w, "Error:\n%s", indentLines(it.text, "  "))
 		case agent.EventToolCall:
 			fmt.Fprintf(w, "Tool %s: %s [%s]\n", it.tool.Name, singleLine(it.tool.Title), it.tool.Status)
 			if text := toolText(it.tool); text != "" {
@@ -424,8 +540,10 @@ func exportMarkdown(w io.Writer, s store.Session, evs []store.Event) error {
 	if s.ParentID != "" {
 		fmt.Fprintf(&b, "- Forked from: `%s`\n", s.ParentID)
 	}
-	for _, it := range foldEvents(evs) {
+	for _, it := range transcript(agent.Fold(evs)) {
 		switch it.kind {
+		case agent.EventTurnError:
+			fmt.Fprintf(&b, "\n> **The turn failed:** %s\n", singleLine(it.text))
 		case agent.EventUserChunk:
 			fmt.Fprintf(&b, "\n## User\n\n%s\n", strings.TrimRight(it.text, "\n"))
 		case agent.EventMessageChunk:
@@ -510,4 +628,12 @@ func fenceFor(s string) string {
 		}
 	}
 	return strings.Repeat("`", max(3, longest+1))
+}
+
+// plural writes "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

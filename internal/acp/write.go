@@ -40,6 +40,15 @@ func (c *Conn) enqueue(env *wireMessage, payload any, keep func() bool) error {
 }
 
 func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
+	if a, ok := payload.(appender); ok && env.Method != "" && !env.hasID {
+		frame := make([]byte, 0, 256)
+		frame = append(frame, `{"jsonrpc":"2.0","method":`...)
+		frame = appendString(frame, env.Method)
+		frame = append(frame, `,"params":`...)
+		if frame, ok = a.appendJSON(frame); ok {
+			return append(frame, "}\n"...), nil
+		}
+	}
 	var buf bytes.Buffer
 	buf.Grow(256)
 	buf.WriteString(`{"jsonrpc":"2.0"`)

@@ -47,7 +47,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			return nil, sessionNotFound(req.SessionID)
 		}
 		if err != nil {
-			return nil, s.storeError(err)
+			return nil, rpcError(s, err)
 		}
 		ss.Session = as
 		if replay {
@@ -80,7 +80,7 @@ func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest)
 		return acp.ListSessionsResponse{}, acp.InvalidParams("Invalid cursor", "cursor was not issued by this agent's session/list")
 	}
 	if err != nil {
-		return acp.ListSessionsResponse{}, s.storeError(err)
+		return acp.ListSessionsResponse{}, rpcError(s, err)
 	}
 	resp := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}, NextCursor: next}
 	for _, si := range list {
@@ -116,7 +116,7 @@ func (s *Server) DeleteSession(ctx context.Context, req *acp.SessionIDRequest) (
 		ss.Close()
 	}
 	if err := s.opts.Agent.DeleteSession(ctx, req.SessionID); err != nil {
-		return struct{}{}, s.storeError(err)
+		return struct{}{}, rpcError(s, err)
 	}
 	return struct{}{}, nil
 }
@@ -132,13 +132,13 @@ func (s *Server) ForkSession(ctx context.Context, req *acp.LoadSessionRequest) (
 		if errors.Is(err, agent.ErrSessionNotFound) {
 			return nil, sessionNotFound(req.SessionID)
 		}
-		return nil, s.storeError(err)
+		return nil, rpcError(s, err)
 	}
 	ss := &session{srv: s, id: newID}
 	fsys, terms := s.toolBackends(newID)
 	as, _, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: newID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: mcpServers(req.MCPServers)})
 	if err != nil {
-		return nil, s.storeError(err)
+		return nil, rpcError(s, err)
 	}
 	ss.Session = as
 	s.mu.Lock()

@@ -17,7 +17,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -181,7 +180,7 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 		err := st.CreateSession(context.Background(), store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots,
 			Model: model.Info().ID, Mode: string(sc.Permissions.Mode), Config: cfg})
 		if err != nil {
-			return nil, fmt.Errorf("%w: record new session: %v", ErrStore, err)
+			return nil, storeFailure("record the new session", err)
 		}
 	}
 	return a.newSession(o, st, sc)

@@ -79,6 +79,14 @@ func (h commandHost) ClearContext() {
 func (h commandHost) Compact(focus string) error { return h.t.compact(focus, true) }
 func (h commandHost) Cwd() string                { return h.t.s.env.Cwd }
 
+func (h commandHost) Usage() commands.Usage {
+	s := h.t.s
+	v := s.settings.view()
+	st := s.conv.stats()
+	return commands.Usage{Model: v.model.Info().ID, ContextUsed: st.ContextUsed, ContextWindow: v.window,
+		Turns: st.Turns, Tokens: st.Tokens, CostUSD: st.CostUSD, CostKnown: st.CostKnown}
+}
+
 func (h commandHost) Menu() ([]commands.Command, []commands.Skill) {
 	s := h.t.s
 	var cmds []commands.Command

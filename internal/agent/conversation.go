@@ -12,16 +12,6 @@ import (
 	"github.com/corvid-agent/corvid/internal/store"
 )
 
-// ErrStore marks a failure of the session store (its message names the
-// database file).
-var ErrStore = errors.New("session store")
-
-// ErrBusyElsewhere means another corvid process is running a turn of the
-// same session.
-var ErrBusyElsewhere = errors.New("session is busy in another corvid process")
-
-var errStoreFault = fmt.Errorf("%w: events of this turn could not be saved (is the disk full?), so the turn was stopped; see the log for the database error", ErrStore)
-
 // conversation is what a session remembers: the model context, the turn
 // count, the context meter and cost, and the event log every shown event
 // is recorded in first (durable before visible). It is the only part that
@@ -33,8 +23,10 @@ type conversation struct {
 	mu       sync.Mutex
 	history  []llm.Message
 	turns    int
-	lastUsed int64   // tokens in context after the last response
-	cost     float64 // cumulative USD
+	lastUsed int64     // tokens in context after the last response
+	cost     float64   // cumulative USD
+	costSeen bool      // cost is known (the model's prices were)
+	tokens   llm.Usage // every response's usage, summed
 	toolIDs  map[string]bool
 }
 
@@ -118,7 +110,30 @@ func (c *conversation) addCost(usd float64) float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cost += usd
+	c.costSeen = true
 	return c.cost
+}
+
+// addTokens adds a response's usage to the session's totals.
+func (c *conversation) addTokens(u llm.Usage) {
+	c.mu.Lock()
+	addTokens(&c.tokens, &u)
+	c.mu.Unlock()
+}
+
+// Stats is a session's usage so far, for /status and /cost.
+type Stats struct {
+	Turns       int
+	ContextUsed int64
+	Tokens      llm.Usage
+	CostUSD     float64
+	CostKnown   bool
+}
+
+func (c *conversation) stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Stats{Turns: c.turns, ContextUsed: c.lastUsed, Tokens: c.tokens, CostUSD: c.cost, CostKnown: c.costSeen}
 }
 
 // toolCallID returns a session-unique id for a model tool-use id.
@@ -149,7 +164,13 @@ func (c *conversation) restore(lg *Log) {
 	}
 	if lg.Usage != nil {
 		c.lastUsed = lg.Usage.Used
+		if lg.Usage.CostUSD != nil {
+			// The meter shows the session's total: a loaded session goes
+			// on from it.
+			c.cost, c.costSeen = *lg.Usage.CostUSD, true
+		}
 	}
+	c.tokens = lg.Tokens
 	if lg.LastSeq != 0 {
 		c.log.knownSeq.Store(lg.LastSeq)
 	}
@@ -177,7 +198,7 @@ func (c *conversation) acquire(owner string) (func(), error) {
 		return nil, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: cannot take the session's turn lease: %v", ErrStore, err)
+		return nil, storeFailure("take the turn lease", err)
 	}
 	return release, nil
 }

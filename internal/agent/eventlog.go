@@ -1,10 +1,14 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/store"
@@ -19,10 +23,30 @@ import (
 const (
 	recordContext      = "context"       // one llm.Message appended to the model context
 	recordContextReset = "context_reset" // the whole model context replaced ([]llm.Message)
+	// recordTurnError: a turn ended with an error ({"message": what the
+	// user was told}). Releases before it skip the row.
+	recordTurnError = "turn_error"
 )
+
+// EventTurnError is the Entry kind of a turn that ended with an error (its
+// Content holds the message). It is never sent to a front end: the
+// prompt's answer carried the error.
+const EventTurnError EventKind = "turn_error"
+
+// turnErrorRecord is a turn_error row's payload.
+type turnErrorRecord struct {
+	Message string `json:"message"`
+}
 
 // eventLog appends a session's rows to the store. A nil store keeps
 // nothing (an in-memory session).
+//
+// A streamed answer's text chunks are merged: the log holds the current
+// message's text back (store.Hold) and appends it as one row when another
+// row follows, when it grows past maxHeldText, or when the store asks
+// (before any commit the front end waits for, so a shown chunk is stored
+// before it is shown). Fold merges chunks of one message, so replay is the
+// same either way.
 type eventLog struct {
 	id    string
 	store *store.Store
@@ -31,13 +55,105 @@ type eventLog struct {
 	// each row this process appends moves it one on; another process's
 	// rows show up as a gap (see conversation.syncWithStore).
 	knownSeq atomic.Int64
+
+	mu     sync.Mutex // orders appends; guards the held chunk
+	held   *Event     // the chunk whose message's later chunks are merged into it
+	text   []byte     // held's text so far
+	heldAt time.Time  // when held began
+	drop   func()     // ends the store's hold (nil: none registered)
 }
 
+// maxHeldText and maxHeldFor bound what one row merges. A process killed
+// mid-answer loses the text held then: in ACP none the editor was shown
+// (every write of frames asks the store first); print mode prints without
+// asking, so it may lose the text of the last chunks it printed.
+const (
+	maxHeldText = 64 << 10
+	maxHeldFor  = 20 * time.Millisecond
+)
+
 // event records a display event.
-func (l *eventLog) event(ev Event) { l.append(string(ev.Kind), ev) }
+func (l *eventLog) event(ev Event) {
+	if l.store == nil {
+		return
+	}
+	merge := mergeable(&ev)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if merge && l.held != nil && l.held.Kind == ev.Kind && l.held.MessageID == ev.MessageID && sameMap(l.held.Meta, ev.Meta) &&
+		len(l.text) < maxHeldText && time.Since(l.heldAt) < maxHeldFor {
+		l.text = append(l.text, ev.Content.Text...)
+		return
+	}
+	l.releaseLocked()
+	if !merge {
+		l.appendLocked(string(ev.Kind), ev)
+		return
+	}
+	if l.drop == nil {
+		l.drop = l.store.Hold(l.id, l.release)
+	}
+	l.held = &Event{Kind: ev.Kind, MessageID: ev.MessageID, Meta: ev.Meta}
+	l.heldAt = time.Now()
+	l.text = append(l.text[:0], ev.Content.Text...)
+}
+
+// mergeable reports whether ev is a streamed text chunk that says nothing
+// but its text (and the meta it shares with the chunks around it).
+func mergeable(ev *Event) bool {
+	return (ev.Kind == EventMessageChunk || ev.Kind == EventThoughtChunk) && plainText(ev.Content) &&
+		ev.ToolCall == nil && ev.Plan == nil && ev.Usage == nil && ev.Title == "" && ev.UpdatedAt == "" &&
+		ev.ModeID == "" && ev.Commands == nil
+}
+
+// sameMap reports whether a and b are the same map (both nil, or one
+// instance): a turn tags its chunks with one map, and comparing contents
+// per chunk would cost more than the merge saves.
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// plainText reports whether b is a text block and nothing more.
+func plainText(b *Block) bool {
+	return b != nil && b.Type == BlockText && b.MimeType == "" && b.Data == nil && b.URI == "" && b.Name == "" && b.Title == "" && !b.Blob
+}
+
+// release appends the held chunk, if any.
+func (l *eventLog) release() {
+	l.mu.Lock()
+	l.releaseLocked()
+	l.mu.Unlock()
+}
+
+func (l *eventLog) releaseLocked() {
+	if l.held == nil {
+		return
+	}
+	ev := *l.held
+	ev.Content = &Block{Type: BlockText, Text: string(l.text)}
+	l.held = nil
+	if cap(l.text) > maxHeldText*2 {
+		l.text = nil
+	}
+	l.appendLocked(string(ev.Kind), ev)
+}
+
+// close appends what the log holds and ends its hold.
+func (l *eventLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked()
+	if l.drop != nil {
+		l.drop()
+		l.drop = nil
+	}
+}
 
 // context records one message appended to the model context.
 func (l *eventLog) context(m llm.Message) { l.append(recordContext, m) }
+
+// turnError records that a turn ended with an error the user was told.
+func (l *eventLog) turnError(message string) { l.append(recordTurnError, turnErrorRecord{message}) }
 
 // contextReset records the whole model context after it was replaced.
 func (l *eventLog) contextReset(h []llm.Message) { l.append(recordContextReset, h) }
@@ -46,6 +162,13 @@ func (l *eventLog) append(kind string, v any) {
 	if l.store == nil {
 		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked()
+	l.appendLocked(kind, v)
+}
+
+func (l *eventLog) appendLocked(kind string, v any) {
 	b, err := json.Marshal(v)
 	if err == nil {
 		err = l.store.Append(l.id, kind, b)
@@ -77,6 +200,11 @@ type Log struct {
 	// Team is the last member_status_change of the session's team (nil:
 	// no team, or it was deleted).
 	Team map[string]any
+	// Tokens sums every model response's usage in the log.
+	Tokens llm.Usage
+	// LastError is the error the last turn ended with ("" when it ended
+	// normally or there was none).
+	LastError string
 }
 
 // Entry is one display item of a folded log.
@@ -101,6 +229,9 @@ const interruptedNote = "interrupted: corvid stopped before this tool call finis
 func (l *Log) Replay() []Event {
 	out := make([]Event, 0, len(l.Entries)+1)
 	for _, e := range l.Entries {
+		if e.Kind == EventTurnError {
+			continue
+		}
 		out = append(out, e.Event)
 		if e.Final == nil {
 			continue
@@ -159,6 +290,13 @@ func (f *folder) row(r *store.Event) {
 		}
 		f.unsaved.Reset()
 		return
+	case recordTurnError:
+		var te turnErrorRecord
+		if json.Unmarshal(r.Payload, &te) == nil {
+			f.log.LastError = te.Message
+			f.add(Entry{Event: Event{Kind: EventTurnError, Content: &Block{Type: BlockText, Text: te.Message}}})
+		}
+		return
 	}
 	var ev Event
 	if json.Unmarshal(r.Payload, &ev) != nil {
@@ -180,6 +318,7 @@ func (f *folder) row(r *store.Event) {
 	case EventUsage:
 		if ev.Usage != nil {
 			f.log.Usage = ev.Usage
+			addTokens(&f.log.Tokens, ev.Usage.Tokens)
 		}
 	case EventInfo:
 		f.team(ev.Meta)
@@ -207,6 +346,7 @@ func (f *folder) chunk(ev Event) {
 	if ev.Kind == EventUserChunk && ev.MessageID != f.lastUser {
 		f.lastUser = ev.MessageID
 		f.log.Turns++
+		f.log.LastError = ""
 	}
 	if n := len(f.log.Entries); n > 0 && isText(ev.Content) {
 		prev := &f.log.Entries[n-1]
@@ -269,6 +409,17 @@ func (f *folder) finish() *Log {
 	return l
 }
 
+// addTokens adds a response's usage (nil: none reported) to a sum.
+func addTokens(sum *llm.Usage, u *llm.Usage) {
+	if u == nil {
+		return
+	}
+	sum.InputTokens += u.InputTokens
+	sum.OutputTokens += u.OutputTokens
+	sum.CacheReadTokens += u.CacheReadTokens
+	sum.CacheWriteTokens += u.CacheWriteTokens
+}
+
 // mergeToolCall applies a tool call update to a state.
 func mergeToolCall(dst, upd *ToolCall) {
 	if upd.Status != "" {
@@ -311,4 +462,45 @@ func repairHistory(h []llm.Message) []llm.Message {
 		h = append(h, llm.Message{Role: llm.RoleUser, Parts: results})
 	}
 	return h
+}
+
+// Summary is what a list of sessions shows of one: read from its log
+// without building the transcript or the model context.
+type Summary struct {
+	Turns     int
+	Tokens    llm.Usage
+	CostUSD   *float64 // the session's total, when the model's prices are known
+	LastError string   // as Log.LastError
+}
+
+// Summarize reads a session's summary from the store. Only prompts, usage
+// readings and turn errors are decoded.
+func Summarize(ctx context.Context, st *store.Store, sessionID string) (Summary, error) {
+	var sum Summary
+	lastUser := ""
+	err := st.EachEvent(ctx, sessionID, func(r store.Event) error {
+		var ev Event
+		switch r.Kind {
+		case recordTurnError:
+			var te turnErrorRecord
+			if json.Unmarshal(r.Payload, &te) == nil {
+				sum.LastError = te.Message
+			}
+		case string(EventUsage):
+			if json.Unmarshal(r.Payload, &ev) == nil && ev.Usage != nil {
+				addTokens(&sum.Tokens, ev.Usage.Tokens)
+				if ev.Usage.CostUSD != nil {
+					sum.CostUSD = ev.Usage.CostUSD
+				}
+			}
+		case string(EventUserChunk):
+			if json.Unmarshal(r.Payload, &ev) == nil && ev.MessageID != lastUser {
+				lastUser = ev.MessageID
+				sum.Turns++
+				sum.LastError = ""
+			}
+		}
+		return nil
+	})
+	return sum, err
 }

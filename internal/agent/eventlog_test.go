@@ -147,3 +147,69 @@ func BenchmarkFold(b *testing.B) {
 		}
 	}
 }
+
+// A streamed answer's chunks are stored as one row per message (a chunk
+// with other fields, another kind or another message starts a row), any
+// read of the log first gets what the log holds back, and the folded
+// replay is what the chunks say.
+func TestEventLogMergesStreamedChunksIntoOneRowPerMessage(t *testing.T) {
+	st, err := store.Open(t.TempDir() + "/s.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := t.Context()
+	if err := st.CreateSession(ctx, store.Session{ID: "s1", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	l := &eventLog{id: "s1", store: st}
+	meta := map[string]any{"x": 1}
+	for _, ev := range []Event{
+		chunk(EventThoughtChunk, "t1", "hm"), chunk(EventThoughtChunk, "t1", "m"),
+		chunk(EventMessageChunk, "m1", "a"), chunk(EventMessageChunk, "m1", "b"), chunk(EventMessageChunk, "m1", "c"),
+		{Kind: EventMessageChunk, MessageID: "m1", Content: &Block{Type: BlockText, Text: "tagged"}, Meta: meta},
+		{Kind: EventMessageChunk, MessageID: "m1", Content: &Block{Type: BlockText, Text: "!"}, Meta: meta},
+		{Kind: EventToolCall, ToolCall: &ToolCall{ID: "c1", Name: "read", Status: ToolPending}},
+		chunk(EventMessageChunk, "m2", "d"), chunk(EventMessageChunk, "m2", "e"),
+	} {
+		l.event(ev)
+	}
+	rows, err := st.Events(ctx, "s1") // asks the log for what it holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		var ev Event
+		if err := json.Unmarshal(r.Payload, &ev); err != nil {
+			t.Fatal(err)
+		}
+		text := ""
+		if ev.Content != nil {
+			text = ev.Content.Text
+		}
+		got = append(got, fmt.Sprintf("%s/%s:%s meta=%v", r.Kind, ev.MessageID, text, ev.Meta != nil))
+	}
+	want := []string{
+		"agent_thought_chunk/t1:hmm meta=false", "agent_message_chunk/m1:abc meta=false", "agent_message_chunk/m1:tagged! meta=true",
+		"tool_call/: meta=false", "agent_message_chunk/m2:de meta=false",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := l.knownSeq.Load(); n != int64(len(want)) {
+		t.Errorf("knownSeq %d after %d rows", n, len(want))
+	}
+	entries := Fold(rows).Entries
+	if len(entries) != 4 || entries[1].Content.Text != "abctagged!" || entries[3].Content.Text != "de" {
+		t.Errorf("folded entries: %+v", entries)
+	}
+
+	// close appends what the log holds.
+	l.close()
+	l.event(chunk(EventMessageChunk, "m3", "late"))
+	l.close()
+	if rows, _ = st.Events(ctx, "s1"); len(rows) != len(want)+1 {
+		t.Errorf("%d rows after close, want %d", len(rows), len(want)+1)
+	}
+}

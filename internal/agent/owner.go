@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -24,7 +23,7 @@ func (c *conversation) syncWithStore() error {
 	defer cancel()
 	last, err := st.LastSeq(ctx, c.log.id)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrStore, err)
+		return storeFailure("read the last event", err)
 	}
 	known := c.log.knownSeq.Load()
 	if last == known {
@@ -32,7 +31,7 @@ func (c *conversation) syncWithStore() error {
 	}
 	lg, err := FoldStored(ctx, st, c.log.id)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrStore, err)
+		return storeFailure("catch up", err)
 	}
 	c.restore(lg)
 	if known != 0 {

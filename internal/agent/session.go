@@ -74,6 +74,7 @@ func (s *Session) Close() {
 	}
 	s.toolbox.close()
 	s.conv.flush()
+	s.conv.log.close()
 }
 
 // Controls returns the session's current settings.

@@ -1,9 +1,6 @@
 package agent
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
@@ -21,10 +18,6 @@ type SessionConfig struct {
 	Notices []string
 }
 
-// ErrProjectConfig marks a project configuration that cannot be used (its
-// message names the file and the problem).
-var ErrProjectConfig = errors.New("project configuration")
-
 // sessionConfig returns the configuration of a session rooted at cwd.
 func (a *Agent) sessionConfig(cwd string) (SessionConfig, error) {
 	if a.cfg.ForCwd == nil {
@@ -32,7 +25,7 @@ func (a *Agent) sessionConfig(cwd string) (SessionConfig, error) {
 	}
 	sc, err := a.cfg.ForCwd(cwd)
 	if err != nil {
-		return SessionConfig{}, fmt.Errorf("%w: %v", ErrProjectConfig, err)
+		return SessionConfig{}, projectConfigFailure(err)
 	}
 	return sc, nil
 }

@@ -28,7 +28,7 @@ func (a *Agent) openStore() (*store.Store, error) {
 	}
 	st, err := store.Open(a.cfg.StorePath)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStore, err)
+		return nil, storeFailure("open", err)
 	}
 	a.st = st
 	return st, nil
@@ -60,11 +60,11 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 		return nil, nil, ErrSessionNotFound
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, storeFailure("read the session", err)
 	}
 	lg, err := FoldStored(ctx, st, o.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, storeFailure("read the events", err)
 	}
 	sc, err := a.sessionConfig(o.Cwd)
 	if err != nil {
@@ -110,8 +110,11 @@ func (a *Agent) ListSessions(ctx context.Context, cwd, cursor string) ([]Session
 		return nil, "", err
 	}
 	list, next, err := st.List(ctx, store.ListOptions{Cwd: cwd, Cursor: cursor})
-	if err != nil {
+	if errors.Is(err, store.ErrBadCursor) {
 		return nil, "", err
+	}
+	if err != nil {
+		return nil, "", storeFailure("list", err)
 	}
 	out := make([]SessionInfo, 0, len(list))
 	for _, ss := range list {
@@ -129,7 +132,10 @@ func (a *Agent) DeleteSession(ctx context.Context, id string) error {
 	if err != nil || st == nil {
 		return err
 	}
-	return st.Delete(ctx, id)
+	if err := st.Delete(ctx, id); err != nil {
+		return storeFailure("delete", err)
+	}
+	return nil
 }
 
 // ForkSession copies a stored session's history into a new session id.
@@ -142,13 +148,16 @@ func (a *Agent) ForkSession(ctx context.Context, srcID string, o SessionOptions)
 		return ErrSessionNotFound
 	}
 	if err := st.Flush(ctx); err != nil {
-		return err
+		return storeFailure("flush", err)
 	}
 	err = st.Fork(ctx, srcID, store.Session{ID: o.ID, Cwd: o.Cwd, AdditionalDirs: o.Roots})
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrSessionNotFound
 	}
-	return err
+	if err != nil {
+		return storeFailure("fork", err)
+	}
+	return nil
 }
 
 func processOwner() string { return fmt.Sprintf("pid%d-%s", os.Getpid(), NewID("o")) }
@@ -179,10 +188,10 @@ func (a *Agent) Sync() error {
 		if err == nil {
 			err = errors.New("a commit failed")
 		}
-		return fmt.Errorf("%w: %v", ErrStore, err)
+		return storeFailure("commit", err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrStore, err)
+		return storeFailure("flush", err)
 	}
 	return nil
 }

@@ -3,8 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/corvid-agent/corvid/internal/usererr"
 	"slices"
 	"strconv"
 	"sync"
@@ -50,10 +50,6 @@ var Modes = []ModeInfo{
 	{string(permission.ModeYolo), "Yolo", "Everything runs without asking, except configured denies."},
 	{string(permission.ModeDeny), "Deny", "Every tool call is refused."},
 }
-
-// ErrInvalidValue is returned for an unknown option or value; the message
-// says which and what is allowed.
-var ErrInvalidValue = errors.New("invalid value")
 
 // Controls is a session's current settings, for the editor's pickers.
 type Controls struct {
@@ -197,7 +193,7 @@ func (a *Agent) modelChoices(current llm.ModelInfo) []ModelChoice {
 
 func (s *settings) setMode(id string) error {
 	if !slices.ContainsFunc(Modes, func(m ModeInfo) bool { return m.ID == id }) {
-		return fmt.Errorf("%w: unknown mode %q (modes: ask, default, edit, plan, yolo, deny)", ErrInvalidValue, id)
+		return invalidValue("unknown mode %q (modes: ask, default, edit, plan, yolo, deny)", id)
 	}
 	s.mu.Lock()
 	s.mode = permission.Mode(id)
@@ -213,11 +209,15 @@ func (s *settings) setModel(id string) (llm.Model, error) {
 		return nil, nil
 	}
 	if !slices.ContainsFunc(s.agent.modelChoices(current), func(m ModelChoice) bool { return m.ID == id }) || s.agent.cfg.OpenModel == nil {
-		return nil, fmt.Errorf("%w: model %q is not available with the credentials at hand", ErrInvalidValue, id)
+		return nil, invalidValue("model %q is not available with the credentials at hand", id)
 	}
 	m, err := s.agent.cfg.OpenModel(id)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidValue, err)
+		details := fmt.Sprintf("model %q cannot be opened; see the log", id)
+		if u, ok := usererr.Of(err); ok {
+			details = fmt.Sprintf("model %q cannot be used: %s", id, u.Message)
+		}
+		return nil, &usererr.Error{Message: "Invalid config value", Details: details, Err: fmt.Errorf("%w: %w", ErrInvalidValue, err)}
 	}
 	s.mu.Lock()
 	s.model = m
@@ -230,7 +230,7 @@ func (s *settings) setModel(id string) (llm.Model, error) {
 
 func (s *settings) setThoughtLevel(id string) error {
 	if !slices.ContainsFunc(thoughtLevels, func(l thoughtLevel) bool { return l.ID == id }) {
-		return fmt.Errorf("%w: unknown thought level %q (levels: off, low, medium, high, max)", ErrInvalidValue, id)
+		return invalidValue("unknown thought level %q (levels: off, low, medium, high, max)", id)
 	}
 	s.mu.Lock()
 	reasoning := s.model.Info().Reasoning
@@ -239,7 +239,7 @@ func (s *settings) setThoughtLevel(id string) error {
 	}
 	s.mu.Unlock()
 	if !reasoning {
-		return fmt.Errorf("%w: the current model does not support reasoning", ErrInvalidValue)
+		return invalidValue("the current model does not support reasoning")
 	}
 	s.save()
 	return nil
@@ -256,9 +256,9 @@ func (s *settings) setContextWindow(value string) error {
 	s.mu.Unlock()
 	switch {
 	case err != nil || !slices.Contains(tiers, n):
-		return fmt.Errorf("%w: context window %q is not one of the model's tiers %v", ErrInvalidValue, value, tiers)
+		return invalidValue("context window %q is not one of the model's tiers %v", value, tiers)
 	case !ok:
-		return fmt.Errorf("%w: the current model has a single context window", ErrInvalidValue)
+		return invalidValue("the current model has a single context window")
 	}
 	s.agent.windows.Store(s.id, n)
 	return nil

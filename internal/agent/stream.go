@@ -52,6 +52,7 @@ func (t *Turn) meter(info llm.ModelInfo, usage llm.Usage, window int64) *Usage {
 	tokens := usage
 	u := &Usage{Used: used, Size: window, Tokens: &tokens}
 	t.s.conv.setUsed(used)
+	t.s.conv.addTokens(usage)
 	if usd, ok := costOf(info, usage); ok {
 		total := t.s.conv.addCost(usd)
 		u.CostUSD = &total

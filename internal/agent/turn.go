@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
@@ -40,7 +41,22 @@ func (t *Turn) Run() (StopReason, error) {
 	if stop, err, ready := t.prepare(); !ready {
 		return stop, err
 	}
+	// From here the prompt is stored: a failure is stored with it, for
+	// `corvid sessions` (the editor gets it as the prompt's answer).
 	first := s.conv.countTurn()
+	stop, err := t.answer()
+	if err != nil {
+		s.conv.log.turnError(userText(err))
+	}
+	if first && stop != StopRefusal && !errors.Is(err, ErrStore) {
+		s.conv.setTitle(titleFrom(t.blocks))
+	}
+	return stop, err
+}
+
+// answer runs the recorded prompt: a slash command, or the model loop.
+func (t *Turn) answer() (StopReason, error) {
+	s := t.s
 	blocks, handled, stop, err := t.expandCommand(t.blocks)
 	if handled {
 		return stop, err
@@ -62,9 +78,6 @@ func (t *Turn) Run() (StopReason, error) {
 	if stop == StopRefusal {
 		// The refused prompt and everything after it leave the context.
 		s.conv.resetHistory(func(h []llm.Message) []llm.Message { return h[:mark] })
-	}
-	if err == nil && first && stop != StopRefusal {
-		s.conv.setTitle(titleFrom(t.blocks))
 	}
 	return stop, err
 }

@@ -2,7 +2,10 @@ package commands
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/corvid-agent/corvid/internal/llm"
 )
 
 // Host is the session a built-in command runs in: what its handler may read
@@ -20,6 +23,19 @@ type Host interface {
 	Cwd() string
 	// Menu lists the session's slash commands and skills (for /help).
 	Menu() ([]Command, []Skill)
+	// Usage is the session's model, context and spending so far.
+	Usage() Usage
+}
+
+// Usage is what /status and /cost report.
+type Usage struct {
+	Model         string
+	ContextUsed   int64 // tokens in context after the last response
+	ContextWindow int64
+	Turns         int
+	Tokens        llm.Usage // every response of the session, summed
+	CostUSD       float64
+	CostKnown     bool // the model's prices are known
 }
 
 // Builtin is a command corvid executes itself: its menu entry and its
@@ -39,6 +55,8 @@ const (
 	Init    = "init"
 	Review  = "review"
 	Help    = "help"
+	Status  = "status"
+	Cost    = "cost"
 )
 
 // Builtins lists the commands corvid executes itself, in menu order.
@@ -49,6 +67,8 @@ func Builtins() []Builtin {
 		{Command{Name: Init, Description: "Write an AGENTS.md describing this project for future sessions", Source: SourceBuiltin}, runInit},
 		{Command{Name: Review, Description: "Review the uncommitted changes", ArgumentHint: "focus", Source: SourceBuiltin}, runReview},
 		{Command{Name: Help, Description: "List the available commands and skills", Source: SourceBuiltin}, runHelp},
+		{Command{Name: Status, Description: "Show the model, context use, tokens and cost of this session", Source: SourceBuiltin}, runStatus},
+		{Command{Name: Cost, Description: "Show the tokens and cost of this session", Source: SourceBuiltin}, runCost},
 	}
 }
 
@@ -107,4 +127,52 @@ func runHelp(h Host, _ string) (string, error) {
 	}
 	h.Say(b.String())
 	return "", nil
+}
+
+func runStatus(h Host, _ string) (string, error) {
+	u := h.Usage()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Model: %s\n", u.Model)
+	if u.ContextWindow > 0 {
+		fmt.Fprintf(&b, "Context: %s of %s tokens (%d%%)\n", thousands(u.ContextUsed), thousands(u.ContextWindow), u.ContextUsed*100/u.ContextWindow)
+	} else {
+		fmt.Fprintf(&b, "Context: %s tokens\n", thousands(u.ContextUsed))
+	}
+	fmt.Fprintf(&b, "Turns: %d\n", u.Turns)
+	writeSpending(&b, u)
+	h.Say(b.String())
+	return "", nil
+}
+
+func runCost(h Host, _ string) (string, error) {
+	var b strings.Builder
+	writeSpending(&b, h.Usage())
+	h.Say(b.String())
+	return "", nil
+}
+
+// writeSpending writes the token and cost lines of /status and /cost.
+func writeSpending(b *strings.Builder, u Usage) {
+	t := u.Tokens
+	fmt.Fprintf(b, "Tokens: %s input, %s output, %s cache reads, %s cache writes\n",
+		thousands(t.InputTokens), thousands(t.OutputTokens), thousands(t.CacheReadTokens), thousands(t.CacheWriteTokens))
+	if u.CostKnown {
+		fmt.Fprintf(b, "Cost: $%.4f\n", u.CostUSD)
+	} else {
+		fmt.Fprintf(b, "Cost: unknown (corvid has no prices for %s)\n", u.Model)
+	}
+}
+
+// thousands writes n with comma separators (12,345).
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }

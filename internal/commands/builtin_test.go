@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/corvid-agent/corvid/internal/llm"
 )
 
 // fakeHost records what a built-in's handler did.
@@ -12,7 +14,10 @@ type fakeHost struct {
 	cleared    bool
 	compacted  *string
 	compactErr error
+	usage      Usage
 }
+
+func (h *fakeHost) Usage() Usage { return h.usage }
 
 func (h *fakeHost) Say(text string) { h.said = append(h.said, text) }
 func (h *fakeHost) ClearContext()   { h.cleared = true }
@@ -86,5 +91,26 @@ func TestHelpListsCommandsWithHintsAndSkills(t *testing.T) {
 	want := "Commands:\n- `/compact <focus>` — Summarise\n- `/git:commit` — Commit\n\nSkills (the model loads them when useful):\n- pdf — Read PDFs\n"
 	if len(h.said) != 1 || h.said[0] != want {
 		t.Errorf("help said %q, want %q", h.said, want)
+	}
+}
+
+func TestStatusAndCostReportTheSessionsSpending(t *testing.T) {
+	h := &fakeHost{usage: Usage{Model: "anthropic:claude-sonnet-4-5", ContextUsed: 12345, ContextWindow: 200000, Turns: 3,
+		Tokens: llm.Usage{InputTokens: 1234567, OutputTokens: 890, CacheReadTokens: 45000, CacheWriteTokens: 7}, CostUSD: 0.12345, CostKnown: true}}
+	if p, err := run(t, Status, "", h); p != "" || err != nil {
+		t.Fatalf("status: prompt %q err %v", p, err)
+	}
+	want := []string{"Model: anthropic:claude-sonnet-4-5", "Context: 12,345 of 200,000 tokens (6%)", "Turns: 3",
+		"Tokens: 1,234,567 input, 890 output, 45,000 cache reads, 7 cache writes", "Cost: $0.1235"}
+	if len(h.said) != 1 || strings.Split(strings.TrimSpace(h.said[0]), "\n")[0] != want[0] {
+		t.Fatalf("status said %q", h.said)
+	}
+	if got := strings.Split(strings.TrimSpace(h.said[0]), "\n"); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("status lines\n got %q\nwant %q", got, want)
+	}
+	h = &fakeHost{usage: Usage{Model: "ollama:qwen3", Tokens: llm.Usage{InputTokens: 10, OutputTokens: 2}}}
+	run(t, Cost, "", h)
+	if len(h.said) != 1 || h.said[0] != "Tokens: 10 input, 2 output, 0 cache reads, 0 cache writes\nCost: unknown (corvid has no prices for ollama:qwen3)\n" {
+		t.Errorf("cost without prices said %q", h.said)
 	}
 }

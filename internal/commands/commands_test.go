@@ -6,7 +6,7 @@ import (
 )
 
 func TestBuiltinsAreDescribedAndCompactTakesAFocus(t *testing.T) {
-	want := []string{"compact", "clear", "init", "review", "help"}
+	want := []string{"compact", "clear", "init", "review", "help", "status", "cost"}
 	got := Builtins()
 	if len(got) != len(want) {
 		t.Fatalf("Builtins() = %d commands, want %d", len(got), len(want))

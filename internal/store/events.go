@@ -138,9 +138,11 @@ func (s *Store) Append(sessionID, kind string, payload []byte) error {
 	return nil
 }
 
-// Flush waits until every event appended so far has been committed. It
+// Flush waits until every event appended so far has been committed (and
+// what writers hold back, see [Store.Hold]). It
 // returns the first commit error since the previous Flush, if any.
 func (s *Store) Flush(ctx context.Context) error {
+	s.holds.release("")
 	w := s.w
 	w.mu.Lock()
 	target := w.enqueued
@@ -165,6 +167,7 @@ func (s *Store) CommitFailures() uint64 {
 // flushSession waits until every event appended so far to sessionID has been
 // committed. Commit errors are left for Flush to report.
 func (s *Store) flushSession(ctx context.Context, sessionID string) error {
+	s.holds.release(sessionID)
 	w := s.w
 	w.mu.Lock()
 	target := w.lastBySID[sessionID]

@@ -72,7 +72,8 @@ type Store struct {
 
 	now func() time.Time // injected clock (tests)
 
-	w *writer // group commit of appended events
+	w     *writer // group commit of appended events
+	holds holds   // log tails writers keep to merge into (hold.go)
 
 	lease leaseState
 
@@ -167,6 +168,7 @@ func (s *Store) Path() string { return s.path }
 // [Store.Flush]. Close is idempotent.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.holds.release("")
 		err := s.w.close()
 		s.stopHeartbeat()
 		s.releaseAll()

@@ -1,0 +1,99 @@
+package acp
+
+import (
+	"unicode/utf8"
+)
+
+// Most frames of a streamed turn are one text chunk. They are written by
+// hand here instead of by encoding/json's reflection, which (with
+// ContentBlock's MarshalJSON and the compaction of its output) cost about
+// a third of the agent's CPU per chunk. The bytes are exactly what
+// encoding/json writes for the same value (TestAppendFrameMatchesEncodingJSON
+// holds them to it), so the fast path is invisible to a client.
+
+// appender is a payload that can write its JSON itself; ok is false when
+// it cannot (the caller then uses encoding/json).
+type appender interface {
+	appendJSON(dst []byte) (out []byte, ok bool)
+}
+
+// appendJSON writes a text chunk notification without _meta.
+func (n SessionNotification) appendJSON(dst []byte) ([]byte, bool) {
+	c, ok := n.Update.(ContentChunk)
+	if !ok || c.Meta != nil || c.Content.Type != "text" || c.Content.Annotations != nil || c.Content.Meta != nil {
+		return dst, false
+	}
+	dst = append(dst, `{"sessionId":`...)
+	dst = appendString(dst, n.SessionID)
+	dst = append(dst, `,"update":{"sessionUpdate":`...)
+	dst = appendString(dst, c.SessionUpdate)
+	dst = append(dst, `,"content":{"type":"text","text":`...)
+	// ContentBlock.MarshalJSON uses json.Marshal, which escapes <, > and &.
+	dst = appendStringHTML(dst, c.Content.Text, true)
+	dst = append(dst, '}')
+	if c.MessageID != "" {
+		dst = append(dst, `,"messageId":`...)
+		dst = appendString(dst, c.MessageID)
+	}
+	return append(dst, "}}"...), true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string the way encoding/json does with
+// HTML escaping off: control characters escaped (\b \f \n \r \t short, the
+// rest \u00XX), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendString(dst []byte, s string) []byte { return appendStringHTML(dst, s, false) }
+
+// appendStringHTML is appendString that, when html is set, also escapes
+// <, > and & as \u003c, \u003e, \u0026 (json.Marshal's default).
+func appendStringHTML(dst []byte, s string, html bool) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && (!html || (b != '<' && b != '>' && b != '&')) {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

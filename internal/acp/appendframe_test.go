@@ -1,0 +1,85 @@
+package acp
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// plainNotification has SessionNotification's fields and tags but not its
+// appendJSON: encodeFrame gives it to encoding/json, the oracle.
+type plainNotification SessionNotification
+
+func chunkTexts() []string {
+	texts := []string{"", "x", "hello, world", `quote " and backslash \ and slash /`, "tab\tnew\nline\rcr",
+		"\b\f\x00\x01\x1f\x7f", "<html> & 'amp'", "emoji 🐦 and 中文", "line sep \u2028 para sep \u2029",
+		"bad utf8 \xff\xfe end", "truncated \xe2\x82", "\xed\xa0\x80 surrogate", string(make([]byte, 70))}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		texts = append(texts, string(b))
+	}
+	return texts
+}
+
+func TestAppendFrameMatchesEncodingJSON(t *testing.T) {
+	env := &wireMessage{JSONRPC: "2.0", Method: "session/update"}
+	for _, text := range chunkTexts() {
+		for _, msgID := range []string{"", "msg_1", "m\"\n\xff"} {
+			n := SessionNotification{SessionID: "sess_\t" + text[:min(len(text), 3)], Update: ContentChunk{
+				SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: text}, MessageID: msgID}}
+			fast, err := encodeFrame(env, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow, err := encodeFrame(env, plainNotification(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(fast, slow) {
+				t.Fatalf("text %q:\nfast %s\njson %s", text, fast, slow)
+			}
+		}
+	}
+}
+
+// Chunks the fast path does not write (meta, annotations, other blocks,
+// other updates) go to encoding/json.
+func TestAppendFrameLeavesOtherUpdatesToEncodingJSON(t *testing.T) {
+	for _, u := range []any{
+		ContentChunk{SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: "a"}, Meta: Meta{"k": 1}},
+		ContentChunk{SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: "a", Meta: Meta{"k": 1}}},
+		ContentChunk{SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: "a", Annotations: []byte(`{"priority":1}`)}},
+		ContentChunk{SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "image", Data: "AA==", MimeType: "image/png"}},
+		ToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: "c1", Status: "completed"},
+	} {
+		n := SessionNotification{SessionID: "s", Update: u}
+		if _, ok := n.appendJSON(nil); ok {
+			t.Errorf("the fast path took %+v", u)
+		}
+		env := &wireMessage{JSONRPC: "2.0", Method: "session/update"}
+		a, _ := encodeFrame(env, n)
+		b, _ := encodeFrame(env, plainNotification(n))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%+v:\n%s\n%s", u, a, b)
+		}
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range chunkTexts()[:13] {
+		f.Add(s)
+	}
+	env := &wireMessage{JSONRPC: "2.0", Method: "session/update"}
+	f.Fuzz(func(t *testing.T, text string) {
+		n := SessionNotification{SessionID: "s", Update: ContentChunk{SessionUpdate: "agent_thought_chunk", Content: ContentBlock{Type: "text", Text: text}, MessageID: text}}
+		fast, _ := encodeFrame(env, n)
+		slow, _ := encodeFrame(env, plainNotification(n))
+		if !bytes.Equal(fast, slow) {
+			t.Fatalf("text %q:\nfast %s\njson %s", text, fast, slow)
+		}
+	})
+}
