@@ -416,12 +416,18 @@ func (f *memberFront) Emit(ev Event) {
 			f.step(tc.Title)
 		}
 	}
-	meta := make(map[string]any, len(ev.Meta)+len(f.tags))
-	for k, v := range ev.Meta {
-		meta[k] = v
-	}
-	for k, v := range f.tags {
-		meta[k] = v
+	// Untagged events share the one tags map (never changed), so the
+	// log merges a sub-agent's streamed chunks into one row as it does
+	// the root's (eventLog.event compares meta maps by identity).
+	meta := f.tags
+	if len(ev.Meta) > 0 {
+		meta = make(map[string]any, len(ev.Meta)+len(f.tags))
+		for k, v := range ev.Meta {
+			meta[k] = v
+		}
+		for k, v := range f.tags {
+			meta[k] = v
+		}
 	}
 	ev.Meta, ev.Stored = meta, nil
 	f.root.conv.emit(ev)

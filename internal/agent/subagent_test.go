@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -199,5 +200,36 @@ func TestSubagentCostRollsUpIntoTheRoot(t *testing.T) {
 	}
 	if m.TokenUsage != (tokenUsage{InputTokens: 30, OutputTokens: 4, LastContextWindow: 900}) {
 		t.Errorf("member tokens %+v", m.TokenUsage)
+	}
+}
+
+// A sub-agent's streamed chunks are merged into rows the way the root's
+// are: its untagged events share one meta map.
+func TestSubagentChunksMergeInTheLog(t *testing.T) {
+	chunks := make([]string, 50)
+	for i := range chunks {
+		chunks[i] = "x"
+	}
+	h := newHarness(t, permission.ModeDefault,
+		reply{events: callTool("a", "task", `{"description":"d","prompt":"p","name":"m"}`)},
+		reply{events: answer(chunks...)},
+		reply{events: answer("done")})
+	h.prompt(t, "go")
+	st, err := h.agent.openStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Events(context.Background(), h.s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rows {
+		if r.Kind == string(EventMessageChunk) && strings.Contains(string(r.Payload), MemberEventMeta) {
+			n++
+		}
+	}
+	if n == 0 || n >= len(chunks) {
+		t.Errorf("%d stored rows for the sub-agent's %d chunks: want them merged", n, len(chunks))
 	}
 }
