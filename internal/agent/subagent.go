@@ -455,8 +455,14 @@ func (f *memberFront) usage(u Usage) {
 	tm := root.sub.team
 	delta, priced := tm.addUsage(f.m, u)
 	in, out := tm.totals()
-	ev := Event{Kind: EventUsage, Usage: &Usage{Used: root.conv.used(), Size: root.settings.view().window},
+	// The reading is the root's meter; its Tokens are the child's
+	// response (the last one any model gave), so the session's token
+	// totals, live and folded from the log, count the sub-agents'.
+	ev := Event{Kind: EventUsage, Usage: &Usage{Used: root.conv.used(), Size: root.settings.view().window, Tokens: u.Tokens},
 		Meta: map[string]any{SubagentUsageMeta: map[string]any{"inputTokens": in, "outputTokens": out}}}
+	if u.Tokens != nil {
+		root.conv.addTokens(*u.Tokens)
+	}
 	if priced {
 		total := root.conv.addCost(delta)
 		ev.Usage.CostUSD = &total

@@ -198,6 +198,9 @@ func TestSubagentCostRollsUpIntoTheRoot(t *testing.T) {
 	if last == nil || last.CostUSD == nil || *last.CostUSD < 0.5299 || *last.CostUSD > 0.5301 || last.Used != 1234 || last.Size != 100_000 {
 		t.Fatalf("root usage after the child's readings: %+v (cost %v), want used 1234 of 100000 and cost 0.53", last, last.CostUSD)
 	}
+	if st := root.conv.stats(); st.Tokens.InputTokens != 20 || st.Tokens.CacheReadTokens != 10 || st.Tokens.OutputTokens != 4 {
+		t.Errorf("root token totals %+v, want the child's 20 in, 10 cache reads, 4 out", st.Tokens)
+	}
 	if m.TokenUsage != (tokenUsage{InputTokens: 30, OutputTokens: 4, LastContextWindow: 900}) {
 		t.Errorf("member tokens %+v", m.TokenUsage)
 	}
