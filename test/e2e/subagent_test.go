@@ -447,3 +447,39 @@ func TestSubagentTextStaysOutOfPrintOutput(t *testing.T) {
 		t.Errorf("exit %d, stdout %q (want only the parent's answer)\nstderr: %s", code, out, errOut)
 	}
 }
+
+// A task naming an agent profile runs the sub-agent with the profile's
+// model (here a script of its own); an unknown profile fails the task call
+// with the reason, and the member is failed.
+func TestSubagentRunsWithAProfile(t *testing.T) {
+	child := childModel(t, textResponse("the profile's answer", 1, 1))
+	prof := filepath.Join(t.TempDir(), "reviewer.toml")
+	if err := os.WriteFile(prof, []byte("name = \"reviewer\"\ndescription = \"Reviews.\"\nmodel = \""+child+"\"\ninstructions = \"Review carefully.\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withProfile := func(id, profile string) map[string]any {
+		return map[string]any{"type": "tool_call", "id": id, "name": "task", "input": map[string]any{"description": "review", "prompt": "review it", "profile": profile}}
+	}
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{withProfile("t1", prof)}},
+		map[string]any{"parts": []any{withProfile("t2", "no-such-profile")}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "done"}}},
+	}}
+	s := startCorvid(t, parent, testkit.Options{})
+	sid := s.ready(t, testkit.Zed())
+	if stop, rerr := s.Prompt(s.ctx, sid, "go"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	var answered, refused bool
+	for _, u := range s.Updates(sid) {
+		if u.SessionUpdate != "tool_call_update" || len(u.ToolContent) == 0 {
+			continue
+		}
+		text := u.ToolContent[0].Content.Text
+		answered = answered || (u.ToolCallID == "t1" && u.Status == "completed" && text == "the profile's answer")
+		refused = refused || (u.ToolCallID == "t2" && u.Status == "failed" && strings.Contains(text, `profile "no-such-profile"`))
+	}
+	if !answered || !refused {
+		t.Errorf("profile task answered with the profile's model: %v; unknown profile refused: %v", answered, refused)
+	}
+}
