@@ -149,13 +149,12 @@ type SessionOptions struct {
 	FS    tool.FS // nil = local disk
 	// MCP are the editor's MCP servers for this session.
 	MCP []mcp.Server
-	// Terminals runs shell commands; nil = a private in-process set. The
-	// session closes it (if it is an io.Closer) when the session closes.
-	Terminals tool.Terminals
-
 	// profile is a loaded session's stored agent profile (nil: the
 	// launch's), which decides its sub-agent depth.
 	profile *ProfileInfo
+	// Terminals runs shell commands; nil = a private in-process set. The
+	// session closes it (if it is an io.Closer) when the session closes.
+	Terminals tool.Terminals
 }
 
 // NewSession creates a session and records it in the store.
