@@ -131,11 +131,11 @@ func (c *acpCmd) Run() error {
 		},
 		Logger:          logger,
 		MaxTurnRequests: profileCfg.MaxTurnRequests,
+		MaxDepth:        profileCfg.MaxDepth,
+		AgentProfile:    profileCfg.AgentProfile,
 		SessionContext:  profileCfg.SessionContext,
 		FinalOutput:     profileCfg.FinalOutput,
 		Profile:         profileCfg.Profile,
-		MaxDepth:        profileCfg.MaxDepth,
-		AgentProfile:    profileCfg.AgentProfile,
 		Secrets:         secrets,
 		// Multitask is withheld when background tasks are disabled.
 		NoBackgroundTasks: config.BackgroundTasksDisabled(env),

@@ -50,6 +50,25 @@ func (f *profileFlags) fold(file *config.File, dir string) {
 	}
 }
 
+// subProfiles resolves the profile a sub-agent is started with (the task
+// tool's profile): its prompt and instructions, description and model.
+func subProfiles(env config.Env, file *config.File) func(name string) (agent.SubProfile, error) {
+	return func(name string) (agent.SubProfile, error) {
+		p, err := profile.Resolve(env, file, name)
+		if err != nil {
+			return agent.SubProfile{}, err
+		}
+		text := strings.TrimSpace(p.System)
+		if ins := strings.TrimSpace(p.Instructions); ins != "" {
+			text = strings.TrimSpace(text + "\n\n" + ins)
+		}
+		if text != "" {
+			text = fmt.Sprintf("# Agent profile %s\n\n%s", p.Name, text)
+		}
+		return agent.SubProfile{Name: p.Name, Description: p.Description, Model: p.Model, Prompt: text}, nil
+	}
+}
+
 // applyProfile resolves --agent and folds the profile into the launch:
 // model and system prompt (unless given on the command line), tool rules,
 // limits; it returns the agent's SessionContext hook, which also handles a
@@ -89,20 +108,7 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 		cfg.Profile = &agent.ProfileInfo{Name: p.Name, MaxDepth: p.MaxDepth}
 	}
 	cfg.MaxDepth = f.MaxDepth
-	cfg.AgentProfile = func(name string) (agent.SubProfile, error) {
-		p, err := profile.Resolve(env, file, name)
-		if err != nil {
-			return agent.SubProfile{}, err
-		}
-		text := strings.TrimSpace(p.System)
-		if ins := strings.TrimSpace(p.Instructions); ins != "" {
-			text = strings.TrimSpace(text + "\n\n" + ins)
-		}
-		if text != "" {
-			text = fmt.Sprintf("# Agent profile %s\n\n%s", p.Name, text)
-		}
-		return agent.SubProfile{Name: p.Name, Description: p.Description, Model: p.Model, Prompt: text}, nil
-	}
+	cfg.AgentProfile = subProfiles(env, file)
 	noSeed := f.NoSeedCommands
 	cfg.SessionContext = func(cwd string) (string, []string) {
 		p := launch

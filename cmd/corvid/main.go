@@ -79,6 +79,24 @@ type CLI struct {
 	SandboxExec sandboxExecCmd   `cmd:"" name:"sandbox-exec" hidden:"" help:"Run a command confined by the shell sandbox (what the shell tool runs)."`
 }
 
+// acpCLI is the command tree when the first word is acp or one of its
+// aliases, which is how editors launch corvid: kong builds its model of
+// every command and flag by reflection before it parses, and for the whole
+// CLI that was the largest part of the time to the first frame. The acp
+// command is the same struct, so its flags, help and errors are the same.
+type acpCLI struct {
+	ACP         acpCmd           `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
+	VersionFlag kong.VersionFlag `name:"version" short:"v" help:"Print corvid's version, commit and build date."`
+}
+
+// cliFor returns the command tree to parse args with.
+func cliFor(args []string) any {
+	if len(args) > 0 && (args[0] == "acp" || args[0] == "rpc" || args[0] == "agent-client") {
+		return &acpCLI{}
+	}
+	return &CLI{}
+}
+
 type versionCmd struct{}
 
 func (versionCmd) Run() error {
@@ -90,8 +108,7 @@ func main() {
 	providers.Register(llm.Default)
 	args := os.Args[1:]
 	args = helpArgs(printModeArgs(acpFlagArgs(args)))
-	var cli CLI
-	parser, err := kong.New(&cli,
+	parser, err := kong.New(cliFor(args),
 		kong.Name("corvid"),
 		kong.Description("corvid — a coding agent for editors that speak the Agent Client Protocol."),
 		kong.UsageOnError(),

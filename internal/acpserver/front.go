@@ -70,9 +70,7 @@ func updatesFor(ev agent.Event) []any {
 		}
 		u := toolCallUpdate(*ev.ToolCall)
 		u.SessionUpdate = string(ev.Kind)
-		if len(ev.Meta) > 0 { // a sub-agent's tags, beside a script parent
-			u.Meta = mergeMeta(ev.Meta, u.Meta)
-		}
+		u.Meta = withMeta(u.Meta, ev.Meta)
 		return []any{u}
 	case agent.EventPlan:
 		entries := make([]acp.PlanEntry, 0, len(ev.Plan))
@@ -109,6 +107,22 @@ func updatesFor(ev agent.Event) []any {
 		return []any{commandsUpdate(ev.Commands)}
 	}
 	return nil
+}
+
+// withMeta is an update's _meta with an event's keys added (nil when both
+// are empty).
+func withMeta(own acp.Meta, ev map[string]any) acp.Meta {
+	if len(ev) == 0 {
+		return own
+	}
+	out := make(acp.Meta, len(own)+len(ev))
+	for k, v := range own {
+		out[k] = v
+	}
+	for k, v := range ev {
+		out[k] = v
+	}
+	return out
 }
 
 func orDefault(s, d string) string {
@@ -235,9 +249,7 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 		return ss.askOutOfBand(ctx, call)
 	}
 	u := toolCallUpdate(call)
-	if len(call.Meta) > 0 { // a sub-agent's question names the sub-agent
-		u.Meta = mergeMeta(call.Meta, u.Meta)
-	}
+	u.Meta = withMeta(u.Meta, call.Meta) // a sub-agent's question names the sub-agent
 	var resp acp.RequestPermissionResponse
 	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp)
 	if err != nil {

@@ -72,13 +72,6 @@ type Config struct {
 	// Profile names the launch agent profile (--agent) and its sub-agent
 	// depth; it is stored with each new session and shown for it.
 	Profile *ProfileInfo
-	// ForCwd returns the configuration of a session rooted at a directory
-	// (its project's .corvid/config.toml over the user's, plus the launch
-	// flags). nil: every session uses Permissions and MCPServers.
-	ForCwd func(cwd string) (SessionConfig, error)
-	// Secrets are values (provider keys) replaced in tool output before it
-	// reaches a frame, the store or the model.
-	Secrets []string
 	// MaxDepth, when > 0, is the sub-agent tree depth of every session
 	// (--max-depth), over the profile's; else the profile's or
 	// DefaultMaxDepth.
@@ -91,6 +84,13 @@ type Config struct {
 	// CodeModeLimits bound the scripts of codeMode "all" sessions (zero
 	// fields: codemode.Defaults).
 	CodeModeLimits codemode.Limits
+	// ForCwd returns the configuration of a session rooted at a directory
+	// (its project's .corvid/config.toml over the user's, plus the launch
+	// flags). nil: every session uses Permissions and MCPServers.
+	ForCwd func(cwd string) (SessionConfig, error)
+	// Secrets are values (provider keys) replaced in tool output before it
+	// reaches a frame, the store or the model.
+	Secrets []string
 }
 
 // Agent creates sessions.
@@ -155,15 +155,14 @@ type SessionOptions struct {
 	FS    tool.FS // nil = local disk
 	// MCP are the editor's MCP servers for this session.
 	MCP []mcp.Server
-	// Terminals runs shell commands; nil = a private in-process set. The
-	// session closes it (if it is an io.Closer) when the session closes.
-	Terminals tool.Terminals
-
 	// profile is a loaded session's stored agent profile (nil: the
 	// launch's), which decides its sub-agent depth.
 	profile *ProfileInfo
 	// CodeMode is a new session's initial codeMode ("" or off: off).
 	CodeMode string
+	// Terminals runs shell commands; nil = a private in-process set. The
+	// session closes it (if it is an io.Closer) when the session closes.
+	Terminals tool.Terminals
 }
 
 // NewSession creates a session and records it in the store.
@@ -244,17 +243,17 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 	if fo := a.cfg.FinalOutput; fo != nil {
 		s.toolbox.own = append(s.toolbox.own, submitOutput{s: s, fo: *fo})
 	}
-	prof := o.profile
-	if prof == nil {
-		prof = a.cfg.Profile
-	}
-	s.initTree(prof)
 	start := sc.Notices
 	if a.cfg.SessionContext != nil {
 		s.toolbox.extra, start = a.cfg.SessionContext(o.Cwd)
 	}
 	s.notices.add(start...)
 	s.toolbox.discover()
+	prof := o.profile
+	if prof == nil {
+		prof = a.cfg.Profile
+	}
+	s.initTree(prof)
 	s.toolbox.rebuild()
 	s.startMCP(o.MCP, sc.MCPServers)
 	s.toolbox.watch(s.CommandsChanged)

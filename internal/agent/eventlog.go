@@ -197,14 +197,14 @@ type Log struct {
 	ToolIDs []string
 	// LastSeq is the seq of the last row (0 for an empty log).
 	LastSeq int64
+	// Team is the last member_status_change of the session's team (nil:
+	// no team, or it was deleted).
+	Team map[string]any
 	// Tokens sums every model response's usage in the log.
 	Tokens llm.Usage
 	// LastError is the error the last turn ended with ("" when it ended
 	// normally or there was none).
 	LastError string
-	// Team is the last member_status_change of the session's team (nil:
-	// no team, or it was deleted).
-	Team map[string]any
 }
 
 // Entry is one display item of a folded log.

@@ -17,14 +17,16 @@ var exitPlanDescription string
 // exitPlanName is the tool the model calls in plan mode to leave it.
 const exitPlanName = "exit_plan"
 
-// The answers exit_plan offers, and the mode each one switches to.
+// The answers exit_plan offers, and the mode each one switches to. Keep
+// planning comes first: a client that picks the first allow_once option by
+// itself (the permission fallback) must never leave plan mode.
 var exitPlanChoices = []struct {
 	label, description string
 	mode               permission.Mode // "": stay in plan mode
 }{
-	{"Approve, edit files without asking", "Switch to edit mode: edits in the workspace run, shell and network ask", permission.ModeEdit},
-	{"Approve, ask before changes", "Switch to default mode: every change asks first", permission.ModeDefault},
 	{"Keep planning", "Stay in plan mode and refine the plan", ""},
+	{"Approve, ask before changes", "Switch to default mode: every change asks first", permission.ModeDefault},
+	{"Approve, edit files without asking", "Switch to edit mode: edits in the workspace run, shell and network ask", permission.ModeEdit},
 }
 
 // exitPlan is the exit_plan tool: it shows the plan (as a plan update and

@@ -132,6 +132,40 @@ func (t taskTool) Run(ctx context.Context, _ *tool.Env, call tool.Call) (tool.Re
 	return t.s.runTask(ctx, call)
 }
 
+// allTasks reports whether calls are several task calls (and nothing else).
+func allTasks(calls []llm.Part) bool {
+	if len(calls) < 2 {
+		return false
+	}
+	for _, c := range calls {
+		if c.ToolName != "task" {
+			return false
+		}
+	}
+	return true
+}
+
+// runTasks runs task calls in parallel: each sub-agent has its own context,
+// and what they share (the root's log and front end, the gate's memory, the
+// team) is safe for concurrent use. The results keep the calls' order.
+func (t *Turn) runTasks(calls []llm.Part) []llm.Part {
+	results := make([]llm.Part, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if t.ctx.Err() != nil {
+				results[i] = llm.Part{Type: llm.PartToolResult, ToolUseID: c.ToolUseID, Text: "cancelled by the user before it ran", IsError: true}
+				return
+			}
+			results[i] = t.runCall(c) // in codeMode "all" a direct task call is refused
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
 // childSpec is what a sub-agent is built from.
 type childSpec struct {
 	name        string
@@ -155,12 +189,20 @@ func (s *Session) runTask(ctx context.Context, call tool.Call) (tool.Result, err
 	root := s.sub.root
 	tm := root.sub.team
 	parentCall := s.sub.prefix + call.ID
-	m, created, err := tm.start(in.Name, in.Description, parentCall)
+	id := NewID("sub")
+	// The team's first member creates it: team_created goes out before
+	// any status, whichever parallel task gets here first.
+	tm.pushMu.Lock()
+	m, created, err := tm.start(in.Name, in.Description, parentCall, id)
+	if err == nil {
+		if created != "" {
+			root.pushTeam(teamCreated(created))
+		}
+		root.pushTeam(tm.status())
+	}
+	tm.pushMu.Unlock()
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
-	}
-	if created != "" {
-		root.pushTeam(teamCreated(created))
 	}
 	spec, err := s.childSpec(in, m)
 	if err != nil {
@@ -169,9 +211,7 @@ func (s *Session) runTask(ctx context.Context, call tool.Call) (tool.Result, err
 		return tool.ErrorResult(err.Error()), nil
 	}
 	spec.progress = call.Progress
-	child := s.newChild(spec, m, parentCall)
-	tm.setSession(m, child.ID)
-	root.pushTeamStatus()
+	child := s.newChild(id, spec, m, parentCall)
 
 	t := child.startChildTurn(ctx, []Block{{Type: BlockText, Text: in.Prompt}})
 	stop, runErr := t.Run()
@@ -245,9 +285,8 @@ func (s *Session) childSpec(in taskInput, m *member) (childSpec, error) {
 }
 
 // newChild builds a sub-agent session under s.
-func (s *Session) newChild(spec childSpec, m *member, parentCall string) *Session {
+func (s *Session) newChild(id string, spec childSpec, m *member, parentCall string) *Session {
 	a := s.agent
-	id := NewID("sub")
 	depth := s.sub.depth + 1
 	root := s.sub.root
 	tags := map[string]any{
@@ -395,12 +434,18 @@ func (f *memberFront) Emit(ev Event) {
 			f.step(tc.Title)
 		}
 	}
-	meta := make(map[string]any, len(ev.Meta)+len(f.tags))
-	for k, v := range ev.Meta {
-		meta[k] = v
-	}
-	for k, v := range f.tags {
-		meta[k] = v
+	// Untagged events share the one tags map (never changed), so the
+	// log merges a sub-agent's streamed chunks into one row as it does
+	// the root's (eventLog.event compares meta maps by identity).
+	meta := f.tags
+	if len(ev.Meta) > 0 {
+		meta = make(map[string]any, len(ev.Meta)+len(f.tags))
+		for k, v := range ev.Meta {
+			meta[k] = v
+		}
+		for k, v := range f.tags {
+			meta[k] = v
+		}
 	}
 	ev.Meta, ev.Stored = meta, nil
 	f.root.conv.emit(ev)
@@ -428,8 +473,14 @@ func (f *memberFront) usage(u Usage) {
 	tm := root.sub.team
 	delta, priced := tm.addUsage(f.m, u)
 	in, out := tm.totals()
-	ev := Event{Kind: EventUsage, Usage: &Usage{Used: root.conv.used(), Size: root.settings.view().window},
+	// The reading is the root's meter; its Tokens are the child's
+	// response (the last one any model gave), so the session's token
+	// totals, live and folded from the log, count the sub-agents'.
+	ev := Event{Kind: EventUsage, Usage: &Usage{Used: root.conv.used(), Size: root.settings.view().window, Tokens: u.Tokens},
 		Meta: map[string]any{SubagentUsageMeta: map[string]any{"inputTokens": in, "outputTokens": out}}}
+	if u.Tokens != nil {
+		root.conv.addTokens(*u.Tokens)
+	}
 	if priced {
 		total := root.conv.addCost(delta)
 		ev.Usage.CostUSD = &total

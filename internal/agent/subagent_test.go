@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -176,7 +177,7 @@ func TestSubagentCostRollsUpIntoTheRoot(t *testing.T) {
 	root := h.s
 	root.conv.addCost(0.5) // the parent's own spend so far
 	root.conv.setUsed(1234)
-	m, _, err := root.sub.team.start("priced", "d", "t1")
+	m, _, err := root.sub.team.start("priced", "d", "t1", "sub_x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,41 @@ func TestSubagentCostRollsUpIntoTheRoot(t *testing.T) {
 	if last == nil || last.CostUSD == nil || *last.CostUSD < 0.5299 || *last.CostUSD > 0.5301 || last.Used != 1234 || last.Size != 100_000 {
 		t.Fatalf("root usage after the child's readings: %+v (cost %v), want used 1234 of 100000 and cost 0.53", last, last.CostUSD)
 	}
+	if st := root.conv.stats(); st.Tokens.InputTokens != 20 || st.Tokens.CacheReadTokens != 10 || st.Tokens.OutputTokens != 4 {
+		t.Errorf("root token totals %+v, want the child's 20 in, 10 cache reads, 4 out", st.Tokens)
+	}
 	if m.TokenUsage != (tokenUsage{InputTokens: 30, OutputTokens: 4, LastContextWindow: 900}) {
 		t.Errorf("member tokens %+v", m.TokenUsage)
+	}
+}
+
+// A sub-agent's streamed chunks are merged into rows the way the root's
+// are: its untagged events share one meta map.
+func TestSubagentChunksMergeInTheLog(t *testing.T) {
+	chunks := make([]string, 50)
+	for i := range chunks {
+		chunks[i] = "x"
+	}
+	h := newHarness(t, permission.ModeDefault,
+		reply{events: callTool("a", "task", `{"description":"d","prompt":"p","name":"m"}`)},
+		reply{events: answer(chunks...)},
+		reply{events: answer("done")})
+	h.prompt(t, "go")
+	st, err := h.agent.openStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Events(context.Background(), h.s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rows {
+		if r.Kind == string(EventMessageChunk) && strings.Contains(string(r.Payload), MemberEventMeta) {
+			n++
+		}
+	}
+	if n == 0 || n >= len(chunks) {
+		t.Errorf("%d stored rows for the sub-agent's %d chunks: want them merged", n, len(chunks))
 	}
 }

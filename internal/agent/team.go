@@ -61,7 +61,8 @@ type member struct {
 }
 
 // team is a root session's roster. Its mutex guards its fields; pushMu
-// keeps status pushes in the order their snapshots were taken.
+// keeps team updates in the order of the changes they report (it is held
+// across a change and its pushes, never with mu).
 type team struct {
 	mu      sync.Mutex
 	name    string // "" when there is no team
@@ -75,7 +76,7 @@ type team struct {
 
 // start marks a member running a task, adding it (and the automatic team)
 // as needed; created names a team this call created.
-func (t *team) start(name, description, taskID string) (m *member, created string, err error) {
+func (t *team) start(name, description, taskID, sessionID string) (m *member, created string, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.name == "" {
@@ -98,7 +99,7 @@ func (t *team) start(name, description, taskID string) (m *member, created strin
 	if m.Description == "" || t.auto {
 		m.Description = description
 	}
-	m.Status, m.TaskID, m.SessionID, m.lastCost = statusRunning, taskID, "", 0
+	m.Status, m.TaskID, m.SessionID, m.lastCost = statusRunning, taskID, sessionID, 0
 	return m, created, nil
 }
 
@@ -109,12 +110,6 @@ func (t *team) find(name string) *member {
 		}
 	}
 	return nil
-}
-
-func (t *team) setSession(m *member, id string) {
-	t.mu.Lock()
-	m.SessionID = id
-	t.mu.Unlock()
 }
 
 func (t *team) finish(m *member, status string) {
@@ -334,22 +329,30 @@ func (t teamTool) Run(_ context.Context, _ *tool.Env, call tool.Call) (tool.Resu
 			}
 			seen[m.Name] = true
 		}
+		tm.pushMu.Lock()
 		replaced, err := tm.create(name, in.Members)
+		if err == nil {
+			if replaced != "" {
+				s.pushTeam(teamDeleted(replaced))
+			}
+			s.pushTeam(teamCreated(name))
+			s.pushTeam(tm.status())
+		}
+		tm.pushMu.Unlock()
 		if err != nil {
 			return tool.ErrorResult(err.Error()), nil
 		}
-		if replaced != "" {
-			s.pushTeam(teamDeleted(replaced))
-		}
-		s.pushTeam(teamCreated(name))
-		s.pushTeamStatus()
 		return ok(fmt.Sprintf("Team %q created with %d members; run one with task {name: ...}.", name, len(in.Members)))
 	case "delete":
+		tm.pushMu.Lock()
 		name, err := tm.remove()
+		if err == nil {
+			s.pushTeam(teamDeleted(name))
+		}
+		tm.pushMu.Unlock()
 		if err != nil {
 			return tool.ErrorResult(err.Error()), nil
 		}
-		s.pushTeam(teamDeleted(name))
 		return ok(fmt.Sprintf("Team %q deleted.", name))
 	case "stop":
 		if !s.StopWorker(in.Name) {

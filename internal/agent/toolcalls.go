@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/tool"
@@ -22,44 +21,22 @@ func (t *Turn) closeDanglingToolUses(calls []llm.Part, why string) {
 	t.s.conv.appendHistory(llm.Message{Role: llm.RoleUser, Parts: results})
 }
 
-// runTools runs the calls and returns their results for the model, in the
-// calls' order. Calls run one after another, except that consecutive calls
-// of a tool that is safe to run alongside itself (task: each sub-agent has
-// its own context) run in parallel. After a cancel, the remaining calls are
-// answered without running.
+// runTools runs the calls in order and returns their results for the model.
+// After a cancel, the remaining calls are answered without running. Several
+// sub-agents asked for at once run in parallel (subagent.go).
 func (t *Turn) runTools(calls []llm.Part) []llm.Part {
-	results := make([]llm.Part, len(calls))
-	for i := 0; i < len(calls); {
-		j := i + 1
-		for parallelTool(calls[i].ToolName) && j < len(calls) && calls[j].ToolName == calls[i].ToolName {
-			j++
+	if allTasks(calls) {
+		return t.runTasks(calls)
+	}
+	results := make([]llm.Part, 0, len(calls))
+	for _, c := range calls {
+		if t.ctx.Err() != nil {
+			results = append(results, llm.Part{Type: llm.PartToolResult, ToolUseID: c.ToolUseID, Text: "cancelled by the user before it ran", IsError: true})
+			continue
 		}
-		if j-i == 1 {
-			results[i] = t.runOne(calls[i])
-		} else {
-			var wg sync.WaitGroup
-			for k := i; k < j; k++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					results[k] = t.runOne(calls[k])
-				}()
-			}
-			wg.Wait()
-		}
-		i = j
+		results = append(results, t.runCall(c))
 	}
 	return results
-}
-
-// parallelTool reports whether calls of a tool may run at the same time.
-func parallelTool(name string) bool { return name == "task" }
-
-func (t *Turn) runOne(c llm.Part) llm.Part {
-	if t.ctx.Err() != nil {
-		return llm.Part{Type: llm.PartToolResult, ToolUseID: c.ToolUseID, Text: "cancelled by the user before it ran", IsError: true}
-	}
-	return t.runCall(c)
 }
 
 // runCall runs one call of the model: in codeMode "all" only the script

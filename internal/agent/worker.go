@@ -96,12 +96,18 @@ func (s *Session) startWorker(in taskInput, call tool.Call) (tool.Result, error)
 		return tool.ErrorResult("the session is closing"), nil
 	}
 	tm := s.sub.team
-	m, created, err := tm.start(in.Name, in.Description, call.ID)
+	id := NewID("sub")
+	tm.pushMu.Lock()
+	m, created, err := tm.start(in.Name, in.Description, call.ID, id)
+	if err == nil {
+		if created != "" {
+			s.pushTeam(teamCreated(created))
+		}
+		s.pushTeam(tm.status())
+	}
+	tm.pushMu.Unlock()
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
-	}
-	if created != "" {
-		s.pushTeam(teamCreated(created))
 	}
 	spec, err := s.childSpec(in, m)
 	if err != nil {
@@ -110,9 +116,7 @@ func (s *Session) startWorker(in taskInput, call tool.Call) (tool.Result, error)
 		return tool.ErrorResult(err.Error()), nil
 	}
 	spec.background = true
-	child := s.newChild(spec, m, call.ID)
-	tm.setSession(m, child.ID)
-	s.pushTeamStatus()
+	child := s.newChild(id, spec, m, call.ID)
 
 	ctx, cancel := context.WithCancel(ws.ctx)
 	w := &worker{id: child.ID, name: m.Name, cancel: cancel}

@@ -410,3 +410,22 @@ func TestOldGasCityAnswersAChoiceWithRespond(t *testing.T) {
 		t.Errorf("%d requests (%s…) sent to a host that cannot answer", len(reqs), reqs[0].Method)
 	}
 }
+
+// A client that approves every permission request by itself (picking the
+// first allow_once option) does not take the session out of plan mode.
+func TestAutoApprovingClientStaysInPlanMode(t *testing.T) {
+	s := startCorvid(t, exitPlanScript(), testkit.Options{Permission: testkit.AllowOnce()})
+	sid := s.ready(t, testkit.Zed())
+	s.MustCall(s.ctx, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
+	if stop, rerr := s.Prompt(s.ctx, sid, "plan it"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if _, err := os.Stat(filepath.Join(s.workspace, "notes.txt")); err == nil {
+		t.Error("the write ran: the session left plan mode")
+	}
+	for _, u := range s.Updates(sid) {
+		if u.SessionUpdate == "current_mode_update" && !strings.Contains(string(u.Raw), `"plan"`) {
+			t.Errorf("mode changed: %s", u.Raw)
+		}
+	}
+}

@@ -447,3 +447,81 @@ func TestSubagentTextStaysOutOfPrintOutput(t *testing.T) {
 		t.Errorf("exit %d, stdout %q (want only the parent's answer)\nstderr: %s", code, out, errOut)
 	}
 }
+
+// A task naming an agent profile runs the sub-agent with the profile's
+// model (here a script of its own); an unknown profile fails the task call
+// with the reason, and the member is failed.
+func TestSubagentRunsWithAProfile(t *testing.T) {
+	child := childModel(t, textResponse("the profile's answer", 1, 1))
+	prof := filepath.Join(t.TempDir(), "reviewer.toml")
+	if err := os.WriteFile(prof, []byte("name = \"reviewer\"\ndescription = \"Reviews.\"\nmodel = \""+child+"\"\ninstructions = \"Review carefully.\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withProfile := func(id, profile string) map[string]any {
+		return map[string]any{"type": "tool_call", "id": id, "name": "task", "input": map[string]any{"description": "review", "prompt": "review it", "profile": profile}}
+	}
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{withProfile("t1", prof)}},
+		map[string]any{"parts": []any{withProfile("t2", "no-such-profile")}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "done"}}},
+	}}
+	s := startCorvid(t, parent, testkit.Options{})
+	sid := s.ready(t, testkit.Zed())
+	if stop, rerr := s.Prompt(s.ctx, sid, "go"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	var answered, refused bool
+	for _, u := range s.Updates(sid) {
+		if u.SessionUpdate != "tool_call_update" || len(u.ToolContent) == 0 {
+			continue
+		}
+		text := u.ToolContent[0].Content.Text
+		answered = answered || (u.ToolCallID == "t1" && u.Status == "completed" && text == "the profile's answer")
+		refused = refused || (u.ToolCallID == "t2" && u.Status == "failed" && strings.Contains(text, `profile "no-such-profile"`))
+	}
+	if !answered || !refused {
+		t.Errorf("profile task answered with the profile's model: %v; unknown profile refused: %v", answered, refused)
+	}
+}
+
+// corvid killed while a sub-agent runs: a new process loads the session,
+// replays the member's frames the editor saw and the task call as failed
+// (interrupted), and reports the member interrupted, never silently lost.
+func TestSubagentKilledMidTaskIsInterruptedAfterLoad(t *testing.T) {
+	home := t.TempDir()
+	slow := childModel(t, map[string]any{"chunkSize": 1, "delayMs": 20, "parts": []any{map[string]any{"type": "text", "text": "y", "repeat": 100000}}})
+	parent := map[string]any{"responses": []any{map[string]any{"parts": []any{taskCall("t1", "slowpoke", "never ends", "stream", slow)}}}}
+	opts := testkit.Options{Env: []string{"CORVID_HOME=" + home}}
+	s := startCorvid(t, parent, opts)
+	opts.Dir = s.workspace
+	sid := s.ready(t, testkit.Zed())
+	s.CallAsync("session/prompt", testkit.TextPrompt(sid, "go"))
+	if _, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+		return u.SessionUpdate == "agent_message_chunk" && memberOf(u) == "slowpoke"
+	}); err != nil {
+		t.Fatalf("the sub-agent never streamed: %v", err)
+	}
+	s.Kill()
+
+	s2 := startCorvid(t, parent, opts)
+	if _, rerr := s2.Initialize(s2.ctx, testkit.Zed()); rerr != nil {
+		t.Fatalf("initialize: %v", rerr)
+	}
+	s2.MustCall(s2.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": s.workspace, "mcpServers": []any{}}, nil)
+	ups := s2.Updates(sid)
+	var streamed, interrupted bool
+	for _, u := range ups {
+		streamed = streamed || (memberOf(u) == "slowpoke" && u.SessionUpdate == "agent_message_chunk" && strings.HasPrefix(u.Content.Text, "y"))
+		interrupted = interrupted || (u.ToolCallID == "t1" && u.Status == "failed")
+	}
+	if !streamed || !interrupted {
+		t.Errorf("after load: the member's streamed text replayed %v, the task call failed (interrupted) %v", streamed, interrupted)
+	}
+	tus := teamUpdates(ups)
+	if len(tus) != 1 {
+		t.Fatalf("team updates after load: %v, want the one current status", tus)
+	}
+	if m := membersByName(tus[0])["slowpoke"]; m["status"] != "interrupted" || m["taskId"] != "t1" {
+		t.Errorf("member after load: %v, want interrupted, task t1", m)
+	}
+}
