@@ -2,6 +2,8 @@ package bench
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	corvidagent "github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/store"
 	"github.com/corvid-agent/corvid/internal/testkit"
 )
 
@@ -42,8 +46,8 @@ func vmHWM(pid int) float64 {
 	return 0
 }
 
-// BenchmarkLoadCurve measures session/load of one answer streamed as N
-// one-character chunks, for N in $CORVID_LOAD_SIZES (default 1k, 10k, 30k,
+// BenchmarkLoadCurve measures session/load of one answer stored as N
+// one-character chunk rows (as releases before chunk merging wrote them), for N in $CORVID_LOAD_SIZES (default 1k, 10k, 30k,
 // 100k), through a running corvid: request written → every replayed
 // update and the response read. Budget (ARCHITECTURE.md §7): linear in events,
 // 100k ≤ 400 ms, memory ≤ 64 MiB (MiB-hwm: the loading process's peak
@@ -53,13 +57,43 @@ func BenchmarkLoadCurve(b *testing.B) {
 	for _, n := range sizesFromEnv(b, "CORVID_LOAD_SIZES", []int{1000, 10000, 30000, 100000}) {
 		b.Run(fmt.Sprintf("merged-%dk", n/1000), func(b *testing.B) {
 			home, workspace := b.TempDir(), b.TempDir()
-			script := map[string]any{"responses": []any{map[string]any{"chunkSize": 1, "parts": []any{
-				map[string]any{"type": "text", "text": "x", "repeat": n}}}}}
+			script := map[string]any{"responses": []any{map[string]any{"parts": []any{
+				map[string]any{"type": "text", "text": "x"}}}}}
 			sid := storedSession(b, bin, home, workspace, script)
-			events := countEvents(b, filepath.Join(home, "corvid", "sessions.db"), sid)
+			db := filepath.Join(home, "corvid", "sessions.db")
+			// corvid now stores a streamed message's chunks as one row
+			// (eventlog.go), so a turn no longer leaves n rows; a log written
+			// by an earlier release, or n events that cannot merge, still
+			// can. Append them as such a release did: one row per chunk.
+			appendChunkRows(b, db, sid, n)
+			events := countEvents(b, db, sid)
 			a := timeLoads(b, bin, home, workspace, sid, events)
 			b.ReportMetric(vmHWM(a.cmd.Process.Pid), "MiB-hwm")
 		})
+	}
+}
+
+// appendChunkRows appends n one-character agent_message_chunk rows of one
+// message to a stored session, one row each.
+func appendChunkRows(b *testing.B, dbPath, sid string, n int) {
+	b.Helper()
+	st, err := store.Open(dbPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	row, err := json.Marshal(corvidagent.Event{Kind: corvidagent.EventMessageChunk, MessageID: "msg_earlier_release",
+		Content: &corvidagent.Block{Type: corvidagent.BlockText, Text: "x"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range n {
+		if err := st.Append(sid, string(corvidagent.EventMessageChunk), row); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := st.Flush(context.Background()); err != nil {
+		b.Fatal(err)
 	}
 }
 
