@@ -166,6 +166,32 @@ func (t *Turn) runTasks(calls []llm.Part) []llm.Part {
 	return results
 }
 
+// enrol makes a task's member in root's team and builds the child it
+// runs. The team's first member creates it: team_created goes out before
+// any status, whichever parallel task gets here first.
+func (s *Session) enrol(root *Session, in taskInput, parentCall, id string) (*member, childSpec, error) {
+	tm := root.sub.team
+	tm.pushMu.Lock()
+	m, created, err := tm.start(in.Name, in.Description, parentCall, id)
+	if err == nil {
+		if created != "" {
+			root.pushTeam(teamCreated(created))
+		}
+		root.pushTeam(tm.status())
+	}
+	tm.pushMu.Unlock()
+	if err != nil {
+		return nil, childSpec{}, err
+	}
+	spec, err := s.childSpec(in, m)
+	if err != nil {
+		tm.finish(m, statusFailed)
+		root.pushTeamStatus()
+		return nil, childSpec{}, err
+	}
+	return m, spec, nil
+}
+
 // childSpec is what a sub-agent is built from.
 type childSpec struct {
 	name        string
@@ -190,24 +216,8 @@ func (s *Session) runTask(ctx context.Context, call tool.Call) (tool.Result, err
 	tm := root.sub.team
 	parentCall := s.sub.prefix + call.ID
 	id := NewID("sub")
-	// The team's first member creates it: team_created goes out before
-	// any status, whichever parallel task gets here first.
-	tm.pushMu.Lock()
-	m, created, err := tm.start(in.Name, in.Description, parentCall, id)
-	if err == nil {
-		if created != "" {
-			root.pushTeam(teamCreated(created))
-		}
-		root.pushTeam(tm.status())
-	}
-	tm.pushMu.Unlock()
+	m, spec, err := s.enrol(root, in, parentCall, id)
 	if err != nil {
-		return tool.ErrorResult(err.Error()), nil
-	}
-	spec, err := s.childSpec(in, m)
-	if err != nil {
-		tm.finish(m, statusFailed)
-		root.pushTeamStatus()
 		return tool.ErrorResult(err.Error()), nil
 	}
 	spec.progress = call.Progress

@@ -95,24 +95,9 @@ func (s *Session) startWorker(in taskInput, call tool.Call) (tool.Result, error)
 	if closing {
 		return tool.ErrorResult("the session is closing"), nil
 	}
-	tm := s.sub.team
 	id := NewID("sub")
-	tm.pushMu.Lock()
-	m, created, err := tm.start(in.Name, in.Description, call.ID, id)
-	if err == nil {
-		if created != "" {
-			s.pushTeam(teamCreated(created))
-		}
-		s.pushTeam(tm.status())
-	}
-	tm.pushMu.Unlock()
+	m, spec, err := s.enrol(s, in, call.ID, id)
 	if err != nil {
-		return tool.ErrorResult(err.Error()), nil
-	}
-	spec, err := s.childSpec(in, m)
-	if err != nil {
-		tm.finish(m, statusFailed)
-		s.pushTeamStatus()
 		return tool.ErrorResult(err.Error()), nil
 	}
 	spec.background = true
