@@ -109,17 +109,21 @@ func updatesFor(ev agent.Event) []any {
 	return nil
 }
 
-// withMeta is an update's _meta with an event's keys added (nil when both
-// are empty).
-func withMeta(own acp.Meta, ev map[string]any) acp.Meta {
-	if len(ev) == 0 {
-		return own
+// withMeta is base with over's keys added (over wins on a clash). When one
+// is empty the other is returned as it is, shared, not copied: nobody
+// changes an update's _meta once built, so tagging costs no allocation.
+func withMeta(base, over map[string]any) acp.Meta {
+	switch {
+	case len(over) == 0:
+		return base
+	case len(base) == 0:
+		return over
 	}
-	out := make(acp.Meta, len(own)+len(ev))
-	for k, v := range own {
+	out := make(acp.Meta, len(base)+len(over))
+	for k, v := range base {
 		out[k] = v
 	}
-	for k, v := range ev {
+	for k, v := range over {
 		out[k] = v
 	}
 	return out

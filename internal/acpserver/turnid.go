@@ -74,50 +74,34 @@ func newUUIDv7(t time.Time) string {
 	return hex.EncodeToString(b[:])
 }
 
-// withTurnMeta adds a turn's meta to one update's _meta (updates that have
-// their own _meta keep it). Commands lists belong to no turn.
+// withTurnMeta adds a turn's meta to one update's _meta (the update's own
+// keys win). Commands lists belong to no turn.
 func withTurnMeta(u any, turn map[string]any) any {
 	if len(turn) == 0 {
 		return u
 	}
 	switch v := u.(type) {
 	case acp.ContentChunk:
-		v.Meta = mergeMeta(v.Meta, turn)
+		v.Meta = withMeta(turn, v.Meta)
 		return v
 	case acp.ToolCallUpdate:
-		v.Meta = mergeMeta(v.Meta, turn)
+		v.Meta = withMeta(turn, v.Meta)
 		return v
 	case acp.PlanUpdate:
-		v.Meta = mergeMeta(v.Meta, turn)
+		v.Meta = withMeta(turn, v.Meta)
 		return v
 	case acp.UsageUpdate:
 		m, _ := v.Meta.(map[string]any)
-		v.Meta = map[string]any(mergeMeta(m, turn))
+		v.Meta = map[string]any(withMeta(turn, m))
 		return v
 	case acp.SessionInfoUpdate:
-		v.Meta = mergeMeta(v.Meta, turn)
+		v.Meta = withMeta(turn, v.Meta)
 		return v
 	case acp.CurrentModeUpdate:
-		v.Meta = mergeMeta(v.Meta, turn)
+		v.Meta = withMeta(turn, v.Meta)
 		return v
 	}
 	return u
-}
-
-// mergeMeta returns own with turn's keys added; without own it shares turn
-// (which nobody changes), so tagging costs no allocation.
-func mergeMeta(own, turn map[string]any) acp.Meta {
-	if len(own) == 0 {
-		return turn
-	}
-	out := make(acp.Meta, len(own)+len(turn))
-	for k, v := range turn {
-		out[k] = v
-	}
-	for k, v := range own {
-		out[k] = v
-	}
-	return out
 }
 
 // replayTurnMeta follows a replayed log: a user chunk opens a turn whose
