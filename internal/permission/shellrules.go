@@ -45,6 +45,9 @@ func redirectTarget(r redirection, p program, cwd string) (string, bool) {
 		return "", false
 	}
 	t := r.target.val
+	if t == "" {
+		return "", false // `> ""`: no place corvid can name (bash refuses it)
+	}
 	if harmlessTarget[t] {
 		return t, true
 	}
