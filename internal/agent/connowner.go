@@ -29,7 +29,7 @@ func (s *Session) Claim(ctx context.Context, conn string) error {
 	if st == nil {
 		return nil
 	}
-	return st.UpdateSession(ctx, s.ID, func(ss *store.Session) {
+	err := st.UpdateSession(ctx, s.ID, func(ss *store.Session) {
 		m := map[string]json.RawMessage{}
 		if len(ss.Config) > 0 && json.Unmarshal(ss.Config, &m) != nil {
 			m = map[string]json.RawMessage{}
@@ -37,6 +37,10 @@ func (s *Session) Claim(ctx context.Context, conn string) error {
 		m["owner"], _ = json.Marshal(conn)
 		ss.Config, _ = json.Marshal(m)
 	})
+	if err != nil {
+		return storeFailure("record the session's owner", err)
+	}
+	return nil
 }
 
 // OwnedBy reports whether conn owns the session; a session with no owner
@@ -48,7 +52,7 @@ func (s *Session) OwnedBy(ctx context.Context, conn string) (bool, error) {
 	}
 	meta, err := st.GetSession(ctx, s.ID)
 	if err != nil {
-		return false, err
+		return false, storeFailure("read the session's owner", err)
 	}
 	switch storedOwner(meta.Config) {
 	case conn:
@@ -69,7 +73,7 @@ func (s *Session) TakeOver(ctx context.Context, conn string) error {
 	}
 	meta, err := st.GetSession(ctx, s.ID)
 	if err != nil {
-		return err
+		return storeFailure("read the session's owner", err)
 	}
 	if o := storedOwner(meta.Config); o == "" || o == conn {
 		return nil
