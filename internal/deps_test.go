@@ -68,10 +68,11 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config", "internal/codemode", "internal/usererr"},
-		"internal/codemode":  {},
-		"internal/acpserver": {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
-		"internal/print":     {"internal/agent", "internal/tool"},
-		"internal/profile":   {"internal/config"},
+		"internal/codemode":   {},
+		"internal/stackstart": {},
+		"internal/acpserver":  {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
+		"internal/print":      {"internal/agent", "internal/tool"},
+		"internal/profile":    {"internal/config"},
 	}
 	for name, ok := range allowed {
 		p, found := pkgs[name]

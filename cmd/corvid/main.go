@@ -5,6 +5,10 @@
 package main
 
 import (
+	// First: grows the main goroutine's stack before package init runs
+	// (see the package's doc; issue 18, idle memory).
+	_ "github.com/corvid-agent/corvid/internal/stackstart"
+
 	"fmt"
 	"os"
 	"runtime/debug"
