@@ -62,7 +62,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/permission":    {"internal/tool", "internal/llm"},
 		"internal/commands":      {"internal/config", "internal/tool", "internal/llm"},
 		"internal/prompt":        {"internal/commands", "internal/config"},
-		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm", "internal/usererr"},
+		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm", "internal/llm/sse", "internal/usererr"},
 		"internal/respond":       {"internal/config"},
 		"internal/jsonschema":    {},
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},

@@ -1,0 +1,541 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The HTTP transports are tested against the go-sdk's server handlers, an
+// implementation of the other side that corvid did not write, driven with
+// raw JSON-RPC frames.
+
+// trServer is an SDK server with a tool that reports progress and one that
+// asks the client a question (elicitation), plus the sessions it opened.
+type trServer struct {
+	*sdk.Server
+	sessions chan *sdk.ServerSession
+}
+
+func newTrServer(t *testing.T) *trServer {
+	t.Helper()
+	s := &trServer{sessions: make(chan *sdk.ServerSession, 8)}
+	s.Server = sdk.NewServer(&sdk.Implementation{Name: "oracle", Version: "1"}, &sdk.ServerOptions{
+		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) { s.sessions <- req.Session },
+	})
+	sdk.AddTool(s.Server, &sdk.Tool{Name: "slow", Description: "Report progress, then answer."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			for i := 1; i <= 2; i++ {
+				if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+					ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 2,
+				}); err != nil {
+					return nil, nil, err
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
+		})
+	sdk.AddTool(s.Server, &sdk.Tool{Name: "hi", Description: "Answer at once."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hi"}}}, nil, nil
+		})
+	sdk.AddTool(s.Server, &sdk.Tool{Name: "ask", Description: "Ask the user's name."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{
+				Message: "Your name?",
+				RequestedSchema: map[string]any{"type": "object",
+					"properties": map[string]any{"name": map[string]any{"type": "string"}}},
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("hello %v", res.Content["name"])}}}, nil, nil
+		})
+	return s
+}
+
+// session waits for the server session the client initialized.
+func (s *trServer) session(t *testing.T) *sdk.ServerSession {
+	t.Helper()
+	select {
+	case ss := <-s.sessions:
+		return ss
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server saw no initialized session")
+		return nil
+	}
+}
+
+// trRequest is one HTTP request as the server received it.
+type trRequest struct {
+	method string
+	header http.Header
+	body   string
+}
+
+// trRecorder keeps every request that reached the server.
+type trRecorder struct {
+	mu   sync.Mutex
+	reqs []trRequest
+}
+
+func (rec *trRecorder) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec.mu.Lock()
+		rec.reqs = append(rec.reqs, trRequest{r.Method, r.Header.Clone(), string(body)})
+		rec.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (rec *trRecorder) all() []trRequest {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]trRequest(nil), rec.reqs...)
+}
+
+// trHeaderClient sends a configured header with every request, as
+// conn.httpClient does.
+func trHeaderClient(name, value string) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set(name, value)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// trFrame is a JSON-RPC message as the test reads it.
+type trFrame struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+// trClient drives a transport with raw frames: one reader goroutine, as
+// the client session has, feeding a channel the test reads.
+type trClient struct {
+	t      *testing.T
+	tr     transport
+	frames chan trFrame
+	ended  chan error // Recv's final error
+	nextID int
+}
+
+func newTrClient(t *testing.T, tr transport) *trClient {
+	c := &trClient{t: t, tr: tr, frames: make(chan trFrame, 64), ended: make(chan error, 1)}
+	go func() {
+		for {
+			msg, err := tr.Recv()
+			if err != nil {
+				c.ended <- err
+				close(c.frames)
+				return
+			}
+			var f trFrame
+			if err := json.Unmarshal(msg, &f); err != nil {
+				c.ended <- fmt.Errorf("not JSON-RPC: %q", msg)
+				close(c.frames)
+				return
+			}
+			c.frames <- f
+		}
+	}()
+	t.Cleanup(func() { tr.Close() })
+	return c
+}
+
+func (c *trClient) send(v any) error {
+	msg, err := json.Marshal(v)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return c.tr.Send(context.Background(), msg)
+}
+
+func (c *trClient) notify(method string, params any) {
+	c.t.Helper()
+	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params}); err != nil {
+		c.t.Fatalf("send %s: %v", method, err)
+	}
+}
+
+// next is the next frame from the server.
+func (c *trClient) next() trFrame {
+	c.t.Helper()
+	select {
+	case f, ok := <-c.frames:
+		if !ok {
+			c.t.Fatalf("Recv ended: %v", <-c.ended)
+		}
+		return f
+	case <-time.After(10 * time.Second):
+		c.t.Fatal("nothing from the server")
+	}
+	return trFrame{}
+}
+
+// call sends a request and returns its response, with what the server sent
+// before it; onRequest answers the server's own requests.
+func (c *trClient) call(method string, params any, onRequest func(trFrame) any) (trFrame, []trFrame) {
+	c.t.Helper()
+	c.nextID++
+	id := c.nextID
+	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+		c.t.Fatalf("send %s: %v", method, err)
+	}
+	var before []trFrame
+	for {
+		f := c.next()
+		if f.Method == "" && string(f.ID) == fmt.Sprint(id) {
+			return f, before
+		}
+		before = append(before, f)
+		if f.Method != "" && f.ID != nil && onRequest != nil {
+			if err := c.send(map[string]any{"jsonrpc": "2.0", "id": f.ID, "result": onRequest(f)}); err != nil {
+				c.t.Fatalf("answer %s: %v", f.Method, err)
+			}
+		}
+	}
+}
+
+// initialize runs the handshake with the given protocol version.
+func (c *trClient) initialize(version string) {
+	c.t.Helper()
+	res, _ := c.call("initialize", map[string]any{
+		"protocolVersion": version,
+		"capabilities":    map[string]any{"elicitation": map[string]any{}},
+		"clientInfo":      map[string]any{"name": "corvid-test", "version": "1"},
+	}, nil)
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if res.Error != nil || json.Unmarshal(res.Result, &r) != nil || r.ProtocolVersion != version {
+		c.t.Fatalf("initialize = %s %+v", res.Result, res.Error)
+	}
+	if v, ok := c.tr.(versioned); ok {
+		v.setProtocolVersion(r.ProtocolVersion)
+	}
+	c.notify("notifications/initialized", map[string]any{})
+}
+
+// toolText calls a tool and returns the text of its result.
+func (c *trClient) toolText(name string, meta map[string]any, onRequest func(trFrame) any) (string, []trFrame) {
+	c.t.Helper()
+	params := map[string]any{"name": name, "arguments": map[string]any{}}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	res, before := c.call("tools/call", params, onRequest)
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if res.Error != nil || json.Unmarshal(res.Result, &r) != nil || len(r.Content) != 1 || r.IsError {
+		c.t.Fatalf("tools/call %s = %s %+v", name, res.Result, res.Error)
+	}
+	return r.Content[0].Text, before
+}
+
+// answerElicitation accepts an elicitation with the name Bo.
+func answerElicitation(t *testing.T) func(trFrame) any {
+	return func(f trFrame) any {
+		if f.Method != "elicitation/create" {
+			t.Errorf("server request %s, want elicitation/create", f.Method)
+		}
+		return map[string]any{"action": "accept", "content": map[string]any{"name": "Bo"}}
+	}
+}
+
+func newStreamable(t *testing.T, url string, client *http.Client) *trClient {
+	t.Helper()
+	tr, err := newStreamableTransport(context.Background(), httpOptions{URL: url, Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newTrClient(t, tr)
+}
+
+func TestStreamableHTTPRunsASessionAgainstTheSDKServer(t *testing.T) {
+	t.Parallel()
+	srv := newTrServer(t)
+	rec := &trRecorder{}
+	ts := httptest.NewServer(rec.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)))
+	defer ts.Close()
+
+	c := newStreamable(t, ts.URL, trHeaderClient("Authorization", "Bearer t0k"))
+	c.initialize("2025-06-18")
+	ss := srv.session(t)
+
+	list, _ := c.call("tools/list", map[string]any{}, nil)
+	if !strings.Contains(string(list.Result), `"slow"`) || !strings.Contains(string(list.Result), `"ask"`) {
+		t.Errorf("tools/list = %s", list.Result)
+	}
+
+	// Progress notifications come on the call's event stream, in order,
+	// before the response.
+	text, before := c.toolText("slow", map[string]any{"progressToken": "p1"}, nil)
+	if text != "done" || len(before) != 2 ||
+		before[0].Method != "notifications/progress" || !strings.Contains(string(before[0].Params), `"progress":1`) ||
+		before[1].Method != "notifications/progress" || !strings.Contains(string(before[1].Params), `"progress":2`) {
+		t.Errorf("slow = %q after %+v", text, before)
+	}
+
+	// The server's request inside a call's stream is delivered, and the
+	// answer POSTed back reaches the tool.
+	if text, _ := c.toolText("ask", nil, answerElicitation(t)); text != "hello Bo" {
+		t.Errorf("ask = %q", text)
+	}
+
+	// A request the server starts on its own comes on the GET stream.
+	pinged := make(chan error, 1)
+	go func() { pinged <- ss.Ping(context.Background(), nil) }()
+	f := c.next()
+	if f.Method != "ping" || f.ID == nil {
+		t.Fatalf("from the GET stream: %+v", f)
+	}
+	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": f.ID, "result": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-pinged; err != nil {
+		t.Errorf("the server's ping: %v", err)
+	}
+
+	if err := c.tr.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := <-c.ended; !errors.Is(err, io.EOF) {
+		t.Errorf("Recv after Close = %v, want io.EOF", err)
+	}
+	if err := ss.Wait(); err != nil && !strings.Contains(err.Error(), "closed") {
+		t.Logf("server session ended: %v", err)
+	}
+
+	reqs := rec.all()
+	sessionID := ""
+	sawGET, sawDELETE := false, false
+	for i, r := range reqs {
+		if r.header.Get("Authorization") != "Bearer t0k" {
+			t.Errorf("request %d (%s) lacks the configured header", i, r.method)
+		}
+		switch r.method {
+		case http.MethodPost:
+			if r.header.Get("Content-Type") != "application/json" || r.header.Get("Accept") != "application/json, text/event-stream" {
+				t.Errorf("POST %d headers %v", i, r.header)
+			}
+			if i == 0 {
+				if r.header.Get("Mcp-Session-Id") != "" || r.header.Get("Mcp-Protocol-Version") != "" {
+					t.Errorf("initialize carried %v", r.header)
+				}
+				continue
+			}
+			if sessionID == "" {
+				sessionID = r.header.Get("Mcp-Session-Id")
+			}
+			if r.header.Get("Mcp-Session-Id") != ss.ID() || r.header.Get("Mcp-Protocol-Version") != "2025-06-18" {
+				t.Errorf("POST %d (%s) headers: session %q version %q, want %q 2025-06-18", i, r.body,
+					r.header.Get("Mcp-Session-Id"), r.header.Get("Mcp-Protocol-Version"), ss.ID())
+			}
+		case http.MethodGet:
+			sawGET = true
+			if r.header.Get("Accept") != "text/event-stream" || r.header.Get("Mcp-Session-Id") != ss.ID() {
+				t.Errorf("GET headers %v", r.header)
+			}
+		case http.MethodDelete:
+			sawDELETE = true
+			if r.header.Get("Mcp-Session-Id") != ss.ID() {
+				t.Errorf("DELETE headers %v", r.header)
+			}
+		}
+	}
+	if ss.ID() == "" || sessionID != ss.ID() || !sawGET || !sawDELETE {
+		t.Errorf("session %q (server %q), GET %v, DELETE %v", sessionID, ss.ID(), sawGET, sawDELETE)
+	}
+}
+
+func TestStreamableHTTPWithJSONResponsesAndAStatelessServer(t *testing.T) {
+	t.Parallel()
+	for _, opts := range []sdk.StreamableHTTPOptions{{JSONResponse: true}, {Stateless: true, JSONResponse: true}, {Stateless: true}} {
+		t.Run(fmt.Sprintf("stateless=%v,json=%v", opts.Stateless, opts.JSONResponse), func(t *testing.T) {
+			t.Parallel()
+			srv := newTrServer(t)
+			rec := &trRecorder{}
+			ts := httptest.NewServer(rec.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, &opts)))
+			defer ts.Close()
+			c := newStreamable(t, ts.URL, nil)
+			c.initialize("2025-06-18")
+			list, _ := c.call("tools/list", map[string]any{}, nil)
+			if !strings.Contains(string(list.Result), `"slow"`) {
+				t.Errorf("tools/list = %s", list.Result)
+			}
+			if text, before := c.toolText("hi", nil, nil); text != "hi" || len(before) != 0 {
+				t.Errorf("hi = %q after %+v", text, before)
+			}
+			if !opts.JSONResponse { // notifications need an event stream
+				text, before := c.toolText("slow", map[string]any{"progressToken": 7}, nil)
+				if text != "done" || len(before) != 2 {
+					t.Errorf("slow = %q after %+v", text, before)
+				}
+			}
+			c.tr.Close()
+			if err := <-c.ended; !errors.Is(err, io.EOF) {
+				t.Errorf("Recv after Close = %v", err)
+			}
+			for _, r := range rec.all() {
+				if opts.Stateless && (r.header.Get("Mcp-Session-Id") != "" || r.method == http.MethodDelete) {
+					t.Errorf("a stateless server got %s with session %q", r.method, r.header.Get("Mcp-Session-Id"))
+				}
+			}
+		})
+	}
+}
+
+func TestStreamableHTTPEndsWithSessionMissingWhenTheServerForgetsTheSession(t *testing.T) {
+	t.Parallel()
+	srv := newTrServer(t)
+	rec := &trRecorder{}
+	ts := httptest.NewServer(rec.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)))
+	defer ts.Close()
+	c := newStreamable(t, ts.URL, nil)
+	c.initialize("2025-06-18")
+	srv.session(t).Close()
+
+	msg := []byte(`{"jsonrpc":"2.0","id":99,"method":"tools/list","params":{}}`)
+	if err := c.tr.Send(context.Background(), msg); !errors.Is(err, errSessionMissing) {
+		t.Fatalf("Send after the server forgot the session = %v, want errSessionMissing", err)
+	}
+	select {
+	case f, ok := <-c.frames:
+		if ok {
+			t.Fatalf("a frame after the session went: %+v", f)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Recv did not end")
+	}
+	if err := <-c.ended; !errors.Is(err, errSessionMissing) {
+		t.Fatalf("Recv = %v, want errSessionMissing", err)
+	}
+	c.tr.Close()
+	for _, r := range rec.all() {
+		if r.method == http.MethodDelete {
+			t.Error("Close sent DELETE for a session the server had forgotten")
+		}
+	}
+}
+
+func TestStreamableHTTPNamesTheStatusAndBodyOfAFailedPost(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream exploded\n  while thinking", http.StatusBadGateway)
+	}))
+	defer ts.Close()
+	c := newStreamable(t, ts.URL, nil)
+	err := c.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "502") || !strings.Contains(err.Error(), "upstream exploded while thinking") {
+		t.Fatalf("Send = %v", err)
+	}
+}
+
+// A stream that breaks before the response, with no event id to resume
+// from, answers the request with an error rather than leaving it waiting.
+func TestStreamableHTTPAnswersARequestWhoseStreamBrokeWithAnError(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+	}))
+	defer ts.Close()
+	c := newStreamable(t, ts.URL, nil)
+	res, before := c.call("tools/call", map[string]any{"name": "x"}, nil)
+	if len(before) != 1 || before[0].Method != "notifications/message" {
+		t.Errorf("before the response: %+v", before)
+	}
+	if res.Error == nil || !strings.Contains(res.Error.Message, "before the response") {
+		t.Errorf("response = %+v", res)
+	}
+}
+
+// Several goroutines send at once while one receives; Close then ends
+// Recv and every stream goroutine (Close waits for them).
+func TestStreamableHTTPConcurrentCallsThenCloseUnblocksRecv(t *testing.T) {
+	t.Parallel()
+	srv := newTrServer(t)
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil))
+	defer ts.Close()
+	tr, err := newStreamableTransport(context.Background(), httpOptions{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTrClient(t, tr)
+	c.initialize("2025-06-18")
+
+	const n = 8
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":%d}}}`, 100+i, i)
+			if err := tr.Send(context.Background(), []byte(msg)); err != nil {
+				t.Errorf("Send %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	answered := map[string]bool{}
+	progress := 0
+	for len(answered) < n {
+		f := c.next()
+		switch {
+		case f.Method == "notifications/progress":
+			progress++
+		case f.Method == "" && f.Error == nil && strings.Contains(string(f.Result), "done"):
+			answered[string(f.ID)] = true
+		default:
+			t.Fatalf("unexpected %+v", f)
+		}
+	}
+	if progress != 2*n {
+		t.Errorf("%d progress notifications, want %d", progress, 2*n)
+	}
+
+	// Recv is blocked in the reader goroutine now; Close must end it.
+	done := make(chan struct{})
+	go func() { tr.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return: a stream goroutine is still running")
+	}
+	if err := <-c.ended; !errors.Is(err, io.EOF) {
+		t.Errorf("Recv after Close = %v", err)
+	}
+	if err := tr.Send(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/x"}`)); err == nil {
+		t.Error("Send after Close succeeded")
+	}
+	if err := tr.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
