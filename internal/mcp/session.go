@@ -53,8 +53,8 @@ type sendError struct{ err error }
 func (e *sendError) Error() string { return "sending the request failed: " + e.err.Error() }
 func (e *sendError) Unwrap() error { return e.err }
 
-// errClosed is the error of calls on a session corvid closed.
-var errClosed = errors.New("the connection was closed")
+// errSessionClosed is the error of calls on a session corvid closed.
+var errSessionClosed = errors.New("the connection was closed")
 
 // wireMsg is any JSON-RPC message: a request (method and id), a
 // notification (method), a response (id and result or error).
@@ -284,7 +284,7 @@ func (s *session) notification(m wireMsg) {
 func (s *session) end(err error) {
 	s.mu.Lock()
 	if s.closed {
-		err = errClosed
+		err = errSessionClosed
 	}
 	s.err = err
 	pending := s.pending
@@ -360,7 +360,7 @@ func (s *session) call(ctx context.Context, method string, params, out any) erro
 // ended words the end of the session for a call that it cut short.
 func (s *session) ended(err error) error {
 	switch {
-	case errors.Is(err, errClosed), errors.Is(err, errSessionMissing):
+	case errors.Is(err, errSessionClosed), errors.Is(err, errSessionMissing):
 		return err
 	case err == nil, errors.Is(err, io.EOF):
 		return errors.New("the server closed the connection")
@@ -408,7 +408,7 @@ func (s *session) Wait() error {
 	s.wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || errors.Is(s.err, io.EOF) || errors.Is(s.err, errClosed) {
+	if s.closed || errors.Is(s.err, io.EOF) || errors.Is(s.err, errSessionClosed) {
 		return nil
 	}
 	return s.err

@@ -135,7 +135,7 @@ func (t *stdioTransport) Send(ctx context.Context, msg []byte) error {
 	defer t.wmu.Unlock()
 	select {
 	case <-t.closed:
-		return errClosed
+		return errSessionClosed
 	default:
 	}
 	_, err := t.w.Write(line)
@@ -147,7 +147,7 @@ func (t *stdioTransport) Recv() ([]byte, error) {
 	if err != nil {
 		select {
 		case <-t.closed:
-			return nil, errClosed
+			return nil, errSessionClosed
 		default:
 		}
 	}

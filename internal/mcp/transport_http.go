@@ -354,9 +354,11 @@ func (t *streamableTransport) listen() {
 		for err == nil {
 			_, id, _ := t.readEvents(body, nil)
 			body.Close()
-			if id == "" || t.ctx.Err() != nil {
-				return // nothing to resume from: stop quietly
+			if t.ctx.Err() != nil {
+				return
 			}
+			// Reopened even without an event ID (the go-sdk client does
+			// too): a 404 then tells that the server forgot the session.
 			if id != lastID {
 				lastID, retries = id, 0
 			}
