@@ -352,7 +352,9 @@ func (s *session) call(ctx context.Context, method string, params, out any) erro
 		return nil
 	case <-ctx.Done():
 		forget()
-		s.cancelled(id, ctx.Err())
+		if method != "initialize" { // which the client must not cancel
+			s.cancelled(id, ctx.Err())
+		}
 		return ctx.Err()
 	}
 }
