@@ -239,7 +239,7 @@ func (t *streamableTransport) readPostStream(body io.ReadCloser, want json.RawMe
 		}
 		body, err = t.resume(lastID, &retries)
 		if err != nil {
-			if t.ctx.Err() == nil && !errors.Is(err, errSessionMissing) {
+			if t.ctx.Err() == nil {
 				t.in.put(errorResponse(want, "the MCP server's response stream broke and could not be resumed: "+err.Error()))
 			}
 			return
@@ -291,7 +291,7 @@ func (t *streamableTransport) resume(lastID string, retries *int) (io.ReadCloser
 		if err == nil {
 			return body, nil
 		}
-		if errors.Is(err, errSessionMissing) || errors.Is(err, errNoStream) || t.ctx.Err() != nil {
+		if errors.Is(err, errNoStream) || t.ctx.Err() != nil {
 			return nil, err
 		}
 	}
@@ -310,15 +310,15 @@ func (t *streamableTransport) get(lastID string) (io.ReadCloser, error) {
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	withSession := t.setHeaders(req.Header)
+	t.setHeaders(req.Header)
 	res, err := t.client.Do(req)
 	if err != nil {
 		return nil, err
 	}
+	// A 404 here does not end the session: many servers route only POST
+	// and answer a GET they do not serve with 404 rather than 405. If the
+	// session is gone, the next POST says so.
 	switch {
-	case res.StatusCode == http.StatusNotFound && withSession:
-		res.Body.Close()
-		return nil, t.sessionGone()
 	case res.StatusCode == http.StatusMethodNotAllowed:
 		res.Body.Close()
 		return nil, errNoStream

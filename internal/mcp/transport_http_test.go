@@ -748,3 +748,36 @@ func TestHTTPTransportsLeaveNoGoroutineAfterClose(t *testing.T) {
 		}
 	}
 }
+
+// A GET the server does not serve is not a lost session, even when it
+// answers 404 rather than 405: the session goes on over POST.
+func TestStreamableHTTPGoesOnWhenTheServerRefusesTheGETStream(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{http.StatusMethodNotAllowed, http.StatusNotFound, http.StatusInternalServerError} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				http.Error(w, "no", status)
+				return
+			}
+			w.Header().Set("Mcp-Session-Id", "s1")
+			if strings.Contains(r.Header.Get("Content-Type"), "json") && r.Header.Get("Mcp-Session-Id") == "" {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `[{"jsonrpc":"2.0","method":"n/first"},{"jsonrpc":"2.0","id":2,"result":{}}]`) // a batch
+		}))
+		t.Cleanup(ts.Close)
+		c := newStreamable(t, ts.URL, nil)
+		c.initialize("2025-06-18")
+		c.tr.(*streamableTransport).wg.Wait() // the GET goroutine has given up
+		if res, before := c.call("ping", map[string]any{}, nil); res.Error != nil || len(before) != 1 || before[0].Method != "n/first" {
+			t.Errorf("GET answered %d: ping = %+v after %+v", status, res, before)
+		}
+		c.tr.Close()
+		if err := <-c.ended; !errors.Is(err, io.EOF) {
+			t.Errorf("GET answered %d: Recv = %v, want io.EOF", status, err)
+		}
+	}
+}
