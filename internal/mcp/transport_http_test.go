@@ -543,7 +543,8 @@ func TestStreamableHTTPConcurrentCallsThenCloseUnblocksRecv(t *testing.T) {
 
 // A server may end a call's event stream before the response (SEP-1699);
 // with event IDs the transport resumes it with a GET naming the last one,
-// and the response arrives on the resumed stream.
+// after the delay the server asked for, and the response arrives on the
+// resumed stream.
 func TestStreamableHTTPResumesACallsStreamWithLastEventID(t *testing.T) {
 	t.Parallel()
 	srv := newTrServer(t)
@@ -556,7 +557,7 @@ func TestStreamableHTTPResumesACallsStreamWithLastEventID(t *testing.T) {
 			if err := progress(1); err != nil {
 				return nil, nil, err
 			}
-			req.Extra.CloseSSEStream(sdk.CloseSSEStreamArgs{})
+			req.Extra.CloseSSEStream(sdk.CloseSSEStreamArgs{RetryAfter: time.Millisecond})
 			if err := progress(2); err != nil {
 				return nil, nil, err
 			}
@@ -570,7 +571,9 @@ func TestStreamableHTTPResumesACallsStreamWithLastEventID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.(*streamableTransport).retryDelay = time.Millisecond
+	// The server's retry field (1 ms) sets the delay; without it, the
+	// transport would wait 30 s, longer than the test waits for a frame.
+	tr.(*streamableTransport).retryDelay = time.Hour
 	c := newTrClient(t, tr)
 	c.initialize("2025-11-25")
 
