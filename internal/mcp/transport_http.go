@@ -220,26 +220,29 @@ func (t *streamableTransport) answer(res *http.Response, env envelope, isRequest
 func (t *streamableTransport) readPostStream(body io.ReadCloser, want json.RawMessage, cancelReq context.CancelFunc) {
 	defer t.wg.Done()
 	defer cancelReq()
-	lastID, retries := "", 0
+	var last streamEnd
+	retries := 0
 	for {
-		answered, id, err := t.readEvents(body, want)
+		end := t.readEvents(body, want)
 		body.Close()
-		if answered || want == nil || t.ctx.Err() != nil {
+		if end.answered || want == nil || t.ctx.Err() != nil {
 			return
 		}
-		if err == nil {
-			err = errors.New("the stream ended")
+		if end.err == nil {
+			end.err = errors.New("the stream ended")
 		}
-		if id == "" {
-			t.in.put(errorResponse(want, "the MCP server's response stream broke before the response: "+err.Error()))
+		if end.lastID == "" {
+			t.in.put(errorResponse(want, "the MCP server's response stream broke before the response: "+end.err.Error()))
 			return
 		}
-		if id != lastID {
-			lastID, retries = id, 0
+		if end.lastID != last.lastID {
+			retries = 0
 		}
-		body, err = t.resume(lastID, &retries)
+		last = end
+		var err error
+		body, err = t.resume(last, &retries)
 		if err != nil {
-			if t.ctx.Err() == nil && !errors.Is(err, errSessionMissing) {
+			if t.ctx.Err() == nil {
 				t.in.put(errorResponse(want, "the MCP server's response stream broke and could not be resumed: "+err.Error()))
 			}
 			return
@@ -247,11 +250,17 @@ func (t *streamableTransport) readPostStream(body io.ReadCloser, want json.RawMe
 	}
 }
 
+// streamEnd is how an event stream ended.
+type streamEnd struct {
+	answered bool          // the response awaited came (the stream was left then)
+	lastID   string        // the stream's last event ID, to resume after
+	retry    time.Duration // the reconnection time the server asked for
+	err      error         // what broke the stream; nil at its end
+}
+
 // readEvents delivers the message events of one event stream until it
-// ends or, when want is set, until the response with that id. It returns
-// the stream's last event ID and the error that ended it (nil at its
-// end).
-func (t *streamableTransport) readEvents(body io.Reader, want json.RawMessage) (answered bool, lastID string, err error) {
+// ends or, when want is set, until the response with that id.
+func (t *streamableTransport) readEvents(body io.Reader, want json.RawMessage) streamEnd {
 	r := sse.NewReader(body)
 	for {
 		data, complete, err := r.Next()
@@ -262,36 +271,45 @@ func (t *streamableTransport) readEvents(body io.Reader, want json.RawMessage) (
 			if errors.Is(err, io.EOF) {
 				err = nil
 			}
-			return false, r.LastID(), err
+			return streamEnd{lastID: r.LastID(), retry: r.Retry(), err: err}
 		}
 		if r.Event() != "message" || len(bytes.TrimSpace(data)) == 0 {
 			continue // a priming event holds only an id
 		}
 		if t.in.putPayload(data, want) {
-			return true, r.LastID(), nil
+			return streamEnd{answered: true, lastID: r.LastID()}
 		}
 	}
 }
 
-// resume reopens a broken event stream with a GET naming the last event
-// ID, retrying with a growing delay while attempts bring nothing new.
-func (t *streamableTransport) resume(lastID string, retries *int) (io.ReadCloser, error) {
+// maxRetryDelay caps the wait before reopening a stream, whatever the
+// server asked for.
+const maxRetryDelay = 30 * time.Second
+
+// resume reopens a broken event stream with a GET naming its last event
+// ID, after the delay the server asked for (or retryDelay), doubling it
+// for each attempt in a row that brings nothing new.
+func (t *streamableTransport) resume(last streamEnd, retries *int) (io.ReadCloser, error) {
+	base := t.retryDelay
+	if last.retry > 0 {
+		base = last.retry
+	}
 	for {
 		if *retries >= t.maxRetries {
 			return nil, fmt.Errorf("gave up after %d attempts", *retries)
 		}
-		delay := t.retryDelay << min(*retries, 6)
+		delay := min(base<<min(*retries, 6), maxRetryDelay)
 		*retries++
 		select {
 		case <-t.ctx.Done():
 			return nil, errClosed
 		case <-time.After(delay):
 		}
-		body, err := t.get(lastID)
+		body, err := t.get(last.lastID)
 		if err == nil {
 			return body, nil
 		}
-		if errors.Is(err, errSessionMissing) || errors.Is(err, errNoStream) || t.ctx.Err() != nil {
+		if errors.Is(err, errNoStream) || t.ctx.Err() != nil {
 			return nil, err
 		}
 	}
@@ -310,15 +328,15 @@ func (t *streamableTransport) get(lastID string) (io.ReadCloser, error) {
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	withSession := t.setHeaders(req.Header)
+	t.setHeaders(req.Header)
 	res, err := t.client.Do(req)
 	if err != nil {
 		return nil, err
 	}
+	// A 404 here does not end the session: many servers route only POST
+	// and answer a GET they do not serve with 404 rather than 405. If the
+	// session is gone, the next POST says so.
 	switch {
-	case res.StatusCode == http.StatusNotFound && withSession:
-		res.Body.Close()
-		return nil, t.sessionGone()
 	case res.StatusCode == http.StatusMethodNotAllowed:
 		res.Body.Close()
 		return nil, errNoStream
@@ -349,20 +367,20 @@ func (t *streamableTransport) listen() {
 	}
 	go func() {
 		defer t.wg.Done()
-		lastID, retries := "", 0
+		var last streamEnd
+		retries := 0
 		body, err := t.get("")
 		for err == nil {
-			_, id, _ := t.readEvents(body, nil)
+			end := t.readEvents(body, nil)
 			body.Close()
-			if t.ctx.Err() != nil {
-				return
+			if end.lastID == "" || t.ctx.Err() != nil {
+				return // nothing to resume from: stop quietly
 			}
-			// Reopened even without an event ID (the go-sdk client does
-			// too): a 404 then tells that the server forgot the session.
-			if id != lastID {
-				lastID, retries = id, 0
+			if end.lastID != last.lastID {
+				retries = 0
 			}
-			body, err = t.resume(lastID, &retries)
+			last = end
+			body, err = t.resume(last, &retries)
 		}
 	}()
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -283,7 +284,7 @@ func TestStreamableHTTPRunsASessionAgainstTheSDKServer(t *testing.T) {
 	srv := newTrServer(t)
 	rec := &trRecorder{}
 	ts := httptest.NewServer(rec.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
 
 	c := newStreamable(t, ts.URL, trHeaderClient("Authorization", "Bearer t0k"))
 	c.initialize("2025-06-18")
@@ -383,7 +384,7 @@ func TestStreamableHTTPWithJSONResponsesAndAStatelessServer(t *testing.T) {
 			srv := newTrServer(t)
 			rec := &trRecorder{}
 			ts := httptest.NewServer(rec.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, &opts)))
-			defer ts.Close()
+			t.Cleanup(ts.Close) // after the transport's Close, registered later
 			c := newStreamable(t, ts.URL, nil)
 			c.initialize("2025-06-18")
 			list, _ := c.call("tools/list", map[string]any{}, nil)
@@ -417,7 +418,7 @@ func TestStreamableHTTPEndsWithSessionMissingWhenTheServerForgetsTheSession(t *t
 	srv := newTrServer(t)
 	rec := &trRecorder{}
 	ts := httptest.NewServer(rec.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
 	c := newStreamable(t, ts.URL, nil)
 	c.initialize("2025-06-18")
 	srv.session(t).Close()
@@ -450,7 +451,7 @@ func TestStreamableHTTPNamesTheStatusAndBodyOfAFailedPost(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "upstream exploded\n  while thinking", http.StatusBadGateway)
 	}))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
 	c := newStreamable(t, ts.URL, nil)
 	err := c.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{}})
 	if err == nil || !strings.Contains(err.Error(), "502") || !strings.Contains(err.Error(), "upstream exploded while thinking") {
@@ -466,7 +467,7 @@ func TestStreamableHTTPAnswersARequestWhoseStreamBrokeWithAnError(t *testing.T) 
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
 	}))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
 	c := newStreamable(t, ts.URL, nil)
 	res, before := c.call("tools/call", map[string]any{"name": "x"}, nil)
 	if len(before) != 1 || before[0].Method != "notifications/message" {
@@ -483,7 +484,7 @@ func TestStreamableHTTPConcurrentCallsThenCloseUnblocksRecv(t *testing.T) {
 	t.Parallel()
 	srv := newTrServer(t)
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
 	tr, err := newStreamableTransport(context.Background(), httpOptions{URL: ts.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -537,5 +538,249 @@ func TestStreamableHTTPConcurrentCallsThenCloseUnblocksRecv(t *testing.T) {
 	}
 	if err := tr.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// A server may end a call's event stream before the response (SEP-1699);
+// with event IDs the transport resumes it with a GET naming the last one,
+// after the delay the server asked for, and the response arrives on the
+// resumed stream.
+func TestStreamableHTTPResumesACallsStreamWithLastEventID(t *testing.T) {
+	t.Parallel()
+	srv := newTrServer(t)
+	sdk.AddTool(srv.Server, &sdk.Tool{Name: "hop", Description: "Break the stream midway."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			progress := func(p float64) error {
+				return req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+					ProgressToken: req.Params.GetProgressToken(), Progress: p, Total: 2})
+			}
+			if err := progress(1); err != nil {
+				return nil, nil, err
+			}
+			req.Extra.CloseSSEStream(sdk.CloseSSEStreamArgs{RetryAfter: time.Millisecond})
+			if err := progress(2); err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "resumed"}}}, nil, nil
+		})
+	rec := &trRecorder{}
+	ts := httptest.NewServer(rec.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server },
+		&sdk.StreamableHTTPOptions{EventStore: sdk.NewMemoryEventStore(nil)})))
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
+	tr, err := newStreamableTransport(context.Background(), httpOptions{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server's retry field (1 ms) sets the delay; without it, the
+	// transport would wait 30 s, longer than the test waits for a frame.
+	tr.(*streamableTransport).retryDelay = time.Hour
+	c := newTrClient(t, tr)
+	c.initialize("2025-11-25")
+
+	text, before := c.toolText("hop", map[string]any{"progressToken": "h"}, nil)
+	if text != "resumed" || len(before) != 2 || !strings.Contains(string(before[1].Params), `"progress":2`) {
+		t.Errorf("hop = %q after %+v", text, before)
+	}
+	resumed := false
+	for _, r := range rec.all() {
+		if r.method == http.MethodGet && r.header.Get("Last-Event-ID") != "" {
+			resumed = true
+		}
+	}
+	if !resumed {
+		t.Error("no GET carried Last-Event-ID")
+	}
+}
+
+// The standalone GET stream reconnects with Last-Event-ID when it drops
+// after naming event IDs, and stops quietly when it drops without them.
+func TestStreamableHTTPReconnectsTheGETStreamOnlyWithEventIDs(t *testing.T) {
+	t.Parallel()
+	gets := make(chan string, 8)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+			if strings.Contains(r.Header.Get("Accept"), "text/event-stream") && r.Header.Get("Content-Type") == "application/json" {
+				w.Header().Set("Mcp-Session-Id", "s1")
+				w.WriteHeader(http.StatusAccepted)
+			}
+		case http.MethodGet:
+			last := r.Header.Get("Last-Event-ID")
+			gets <- last
+			w.Header().Set("Content-Type", "text/event-stream")
+			switch last {
+			case "":
+				fmt.Fprint(w, "id: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n/one\"}\n\n")
+			case "e1":
+				fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"n/two\"}\n\nid: e2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n/three\"}\n\n")
+			case "e2":
+				fmt.Fprint(w, "id\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n/four\"}\n\n") // resets the id: no more resuming
+			}
+		}
+	}))
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
+	tr, err := newStreamableTransport(context.Background(), httpOptions{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.(*streamableTransport).retryDelay = time.Millisecond
+	c := newTrClient(t, tr)
+	c.notify("notifications/initialized", map[string]any{})
+	for _, want := range []string{"n/one", "n/two", "n/three", "n/four"} {
+		if f := c.next(); f.Method != want {
+			t.Fatalf("got %+v, want %s", f, want)
+		}
+	}
+	for _, want := range []string{"", "e1", "e2"} {
+		if got := <-gets; got != want {
+			t.Errorf("GET with Last-Event-ID %q, want %q", got, want)
+		}
+	}
+	// Close returns only once the GET goroutine has stopped, so no further
+	// GET can follow it.
+	tr.Close()
+	if len(gets) != 0 {
+		t.Errorf("another GET after the stream ended without an id: %q", <-gets)
+	}
+}
+
+// Send's context bounds a POST only until its answer starts: cancelled
+// before that, Send returns and the transport goes on working.
+func TestStreamableHTTPSendGivesUpWithItsContext(t *testing.T) {
+	t.Parallel()
+	srv := newTrServer(t)
+	sdkHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)
+	arrived := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Query().Get("stall") != "" {
+			io.ReadAll(r.Body) // then the server notices the client leave
+			close(arrived)
+			<-r.Context().Done()
+			return
+		}
+		sdkHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+
+	stalled, err := newStreamableTransport(context.Background(), httpOptions{URL: ts.URL + "?stall=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	if err := stalled.Send(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)); !errors.Is(err, context.Canceled) {
+		t.Errorf("Send with its context cancelled = %v", err)
+	}
+
+	// On a live server, a context that ends once Send returned does not cut
+	// the call's event stream.
+	c := newStreamable(t, ts.URL, nil)
+	c.initialize("2025-06-18")
+	ctx, cancel = context.WithCancel(context.Background())
+	msg := `{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":1}}}`
+	if err := c.tr.Send(ctx, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	for {
+		if f := c.next(); f.Method == "" {
+			if string(f.ID) != "50" || !strings.Contains(string(f.Result), "done") {
+				t.Errorf("response %+v", f)
+			}
+			break
+		}
+	}
+}
+
+// transportGoroutines lists the goroutines running code of the HTTP
+// transports.
+func transportGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var found []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "mcp.(*streamableTransport)") || strings.Contains(g, "mcp.(*sseTransport)") || strings.Contains(g, "mcp.(*inbox)") {
+			found = append(found, g)
+		}
+	}
+	return found
+}
+
+// Not parallel: it counts goroutines while no other test runs.
+func TestHTTPTransportsLeaveNoGoroutineAfterClose(t *testing.T) {
+	srv := newTrServer(t)
+	release := make(chan struct{})
+	sdk.AddTool(srv.Server, &sdk.Tool{Name: "hang", Description: "Report progress, then wait."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1})
+			select {
+			case <-ctx.Done():
+			case <-release:
+			}
+			return &sdk.CallToolResult{}, nil, nil
+		})
+	defer close(release)
+	streamable := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil))
+	t.Cleanup(streamable.Close)
+	sse := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil))
+	t.Cleanup(sse.Close)
+
+	for _, open := range []func() *trClient{
+		func() *trClient { return newStreamable(t, streamable.URL, nil) },
+		func() *trClient { return newSSE(t, context.Background(), sse.URL, nil) },
+	} {
+		c := open()
+		c.initialize("2025-06-18")
+		if err := c.send(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+			"params": map[string]any{"name": "hang", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		if f := c.next(); f.Method != "notifications/progress" {
+			t.Fatalf("got %+v", f)
+		}
+		if len(transportGoroutines()) == 0 {
+			t.Fatal("no transport goroutine while a call is open; this test checks nothing")
+		}
+		c.tr.Close() // with the call's stream (and the GET stream) open
+		if err := <-c.ended; !errors.Is(err, io.EOF) {
+			t.Errorf("Recv after Close = %v", err)
+		}
+		if left := transportGoroutines(); len(left) > 0 {
+			t.Errorf("after Close:\n%s", strings.Join(left, "\n\n"))
+		}
+	}
+}
+
+// A GET the server does not serve is not a lost session, even when it
+// answers 404 rather than 405: the session goes on over POST.
+func TestStreamableHTTPGoesOnWhenTheServerRefusesTheGETStream(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{http.StatusMethodNotAllowed, http.StatusNotFound, http.StatusInternalServerError} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				http.Error(w, "no", status)
+				return
+			}
+			w.Header().Set("Mcp-Session-Id", "s1")
+			if strings.Contains(r.Header.Get("Content-Type"), "json") && r.Header.Get("Mcp-Session-Id") == "" {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `[{"jsonrpc":"2.0","method":"n/first"},{"jsonrpc":"2.0","id":2,"result":{}}]`) // a batch
+		}))
+		t.Cleanup(ts.Close)
+		c := newStreamable(t, ts.URL, nil)
+		c.initialize("2025-06-18")
+		c.tr.(*streamableTransport).wg.Wait() // the GET goroutine has given up
+		if res, before := c.call("ping", map[string]any{}, nil); res.Error != nil || len(before) != 1 || before[0].Method != "n/first" {
+			t.Errorf("GET answered %d: ping = %+v after %+v", status, res, before)
+		}
+		c.tr.Close()
+		if err := <-c.ended; !errors.Is(err, io.EOF) {
+			t.Errorf("GET answered %d: Recv = %v, want io.EOF", status, err)
+		}
 	}
 }

@@ -28,7 +28,7 @@ func TestSSETransportRunsASessionAgainstTheSDKServer(t *testing.T) {
 	srv := newTrServer(t)
 	rec := &trRecorder{}
 	ts := httptest.NewServer(rec.wrap(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv.Server }, nil)))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
 
 	// The context given to the constructor bounds only connecting: the
 	// session goes on after it ends.
@@ -116,7 +116,7 @@ func TestSSETransportResolvesTheEndpointOnTheSameOriginOnly(t *testing.T) {
 	}
 
 	other := httptest.NewServer(http.NotFoundHandler())
-	defer other.Close()
+	t.Cleanup(other.Close)
 	ts := sseEndpointServer(t, other.URL+"/messages", make(chan string, 1))
 	if _, err := newSSETransport(context.Background(), httpOptions{URL: ts.URL}); err == nil || !strings.Contains(err.Error(), "is not on") {
 		t.Errorf("an endpoint on another origin: %v", err)
@@ -134,7 +134,7 @@ func TestSSETransportConnectingIsBoundedByTheContext(t *testing.T) {
 		cancel() // the caller gives up while the stream stays open
 		<-r.Context().Done()
 	}))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
 	if _, err := newSSETransport(ctx, httpOptions{URL: ts.URL}); !errors.Is(err, context.Canceled) {
 		t.Errorf("connect without an endpoint event = %v", err)
 	}
@@ -145,7 +145,7 @@ func TestSSETransportReportsFailuresAndTheStreamsEnd(t *testing.T) {
 	refused := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such server", http.StatusNotFound)
 	}))
-	defer refused.Close()
+	t.Cleanup(refused.Close)
 	if _, err := newSSETransport(context.Background(), httpOptions{URL: refused.URL}); err == nil ||
 		!strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "no such server") {
 		t.Errorf("connect to a 404 = %v", err)
@@ -164,7 +164,7 @@ func TestSSETransportReportsFailuresAndTheStreamsEnd(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-end
 	}))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the transport's Close, registered later
 	c := newSSE(t, context.Background(), ts.URL, nil)
 	if err := c.send(map[string]any{"jsonrpc": "2.0", "method": "x"}); err == nil ||
 		!strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "bad message") {

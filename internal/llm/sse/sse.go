@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
+	"time"
 )
 
 // MaxEventBytes bounds one SSE line. Chunks are small, but one can carry a
@@ -19,9 +21,10 @@ var ErrNotSSE = errors.New("not an SSE line")
 
 // Reader splits a text/event-stream body into the data of its events.
 // Lines may end in "\n" or "\r\n"; multi-line data joins with "\n"; the
-// retry field and comments are ignored. The provider APIs need only the
-// data; MCP also reads the event type (Event) and the last event ID
-// (LastID), which it sends back as Last-Event-ID when it reconnects.
+// comments are ignored. The provider APIs need only the data; MCP also
+// reads the event type (Event), the last event ID (LastID), which it sends
+// back as Last-Event-ID when it reconnects, and the reconnection time the
+// server asks for (Retry).
 type Reader struct {
 	sc     *bufio.Scanner
 	data   []byte
@@ -29,6 +32,7 @@ type Reader struct {
 	typ    string // the event field of the event being read
 	event  string // the type of the event Next returned last
 	lastID string
+	retry  time.Duration
 }
 
 func NewReader(r io.Reader) *Reader {
@@ -74,6 +78,10 @@ func (r *Reader) Next() (data []byte, complete bool, err error) {
 				r.lastID = string(value)
 			}
 		case "retry":
+			// Only ASCII digits count (the WHATWG rule).
+			if ms, err := strconv.ParseUint(string(value), 10, 32); err == nil && value[0] != '+' {
+				r.retry = time.Duration(ms) * time.Millisecond
+			}
 		default:
 			return append([]byte(nil), line...), false, ErrNotSSE
 		}
@@ -105,3 +113,7 @@ func (r *Reader) Event() string { return r.event }
 // so far, whether or not its event carried data (a stream may announce
 // an ID in an event without data just so it can be resumed).
 func (r *Reader) LastID() string { return r.lastID }
+
+// Retry returns the reconnection time of the latest valid retry field, or
+// 0 if the stream named none.
+func (r *Reader) Retry() time.Duration { return r.retry }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSSEReaderFollowsTheEventStreamFraming(t *testing.T) {
@@ -62,5 +63,17 @@ func TestSSEReaderReportsEventTypesAndTheLastEventID(t *testing.T) {
 	}
 	if _, _, err := r.Next(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the last event: %v", err)
+	}
+}
+
+func TestSSEReaderReportsTheReconnectionTime(t *testing.T) {
+	r := NewReader(strings.NewReader("retry: 1500\ndata: a\n\nretry: soon\ndata: b\n\nretry: +7\ndata: c\n\nretry: 20\n\n"))
+	for i, want := range []time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond} {
+		if _, _, err := r.Next(); err != nil || r.Retry() != want {
+			t.Fatalf("event %d: retry %v (%v), want %v", i, r.Retry(), err, want)
+		}
+	}
+	if _, _, err := r.Next(); !errors.Is(err, io.EOF) || r.Retry() != 20*time.Millisecond {
+		t.Fatalf("at the end: retry %v (%v), want 20ms", r.Retry(), err)
 	}
 }
