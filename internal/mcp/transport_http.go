@@ -434,6 +434,13 @@ func peek(msg []byte) envelope {
 	return e
 }
 
+// sameID reports whether a response's id is the request's, tolerating a
+// server that echoes a number as a string.
+func sameID(got, want json.RawMessage) bool {
+	unquote := func(b []byte) []byte { return bytes.TrimSuffix(bytes.TrimPrefix(b, []byte(`"`)), []byte(`"`)) }
+	return len(got) > 0 && (bytes.Equal(got, want) || bytes.Equal(unquote(got), unquote(want)))
+}
+
 // errorResponse is the JSON-RPC error answering the request id, made by
 // the transport when the server's answer broke off.
 func errorResponse(id json.RawMessage, message string) []byte {
@@ -517,7 +524,7 @@ func (q *inbox) putPayload(data []byte, want json.RawMessage) (answered bool) {
 		q.put(bytes.Clone(m))
 		if want != nil && !answered {
 			e := peek(m)
-			answered = e.Method == "" && bytes.Equal(e.ID, want)
+			answered = e.Method == "" && sameID(e.ID, want)
 		}
 	}
 	return answered

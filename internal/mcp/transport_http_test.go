@@ -208,7 +208,7 @@ func (c *trClient) call(method string, params any, onRequest func(trFrame) any) 
 	var before []trFrame
 	for {
 		f := c.next()
-		if f.Method == "" && string(f.ID) == fmt.Sprint(id) {
+		if f.Method == "" && strings.Trim(string(f.ID), `"`) == fmt.Sprint(id) {
 			return f, before
 		}
 		before = append(before, f)
@@ -475,6 +475,47 @@ func TestStreamableHTTPAnswersARequestWhoseStreamBrokeWithAnError(t *testing.T) 
 	}
 	if res.Error == nil || !strings.Contains(res.Error.Message, "before the response") {
 		t.Errorf("response = %+v", res)
+	}
+}
+
+// The response that ends a call's stream is found whether the server
+// echoes the id as it came or a number as a string; the stream is then
+// left, with nothing made up after it.
+func TestStreamableHTTPFindsTheResponseByItsID(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		id := string(req.ID)
+		if id == "2" {
+			id = `"2"`
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", id)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the stream stays open: the client must leave it
+	}))
+	t.Cleanup(ts.Close)
+	c := newStreamable(t, ts.URL, nil)
+	for _, want := range []string{"1", `"2"`} {
+		if res, before := c.call("ping", map[string]any{}, nil); res.Error != nil || len(before) != 0 || string(res.ID) != want {
+			t.Errorf("ping = %+v after %+v", res, before)
+		}
+	}
+	left := make(chan struct{})
+	go func() { c.tr.(*streamableTransport).wg.Wait(); close(left) }()
+	select {
+	case <-left: // both stream readers returned
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stream reader still waits on a stream whose response came")
+	}
+	select {
+	case f := <-c.frames:
+		t.Errorf("after the responses: %+v", f)
+	default:
 	}
 }
 
