@@ -33,9 +33,10 @@ type streamableTransport struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the goroutines reading event streams
 
-	// An event stream that breaks after naming event IDs is resumed with
-	// Last-Event-ID, after retryDelay, doubling per attempt that brings
-	// nothing new, at most maxRetries such attempts in a row.
+	// An event stream that drops is reopened (with Last-Event-ID when it
+	// named event IDs) after the delay its server asked for or retryDelay,
+	// doubling per attempt that brings nothing new, at most maxRetries
+	// such attempts in a row.
 	retryDelay time.Duration
 	maxRetries int
 
@@ -337,9 +338,9 @@ func (t *streamableTransport) get(lastID string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A 404 here does not end the session: many servers route only POST
-	// and answer a GET they do not serve with 404 rather than 405. If the
-	// session is gone, the next POST says so.
+	// A 404 here does not by itself mean a lost session: many servers
+	// route only POST and answer a GET with 404 rather than 405. listen
+	// decides, from whether a GET was served before.
 	switch {
 	case res.StatusCode == http.StatusMethodNotAllowed:
 		res.Body.Close()
