@@ -33,9 +33,10 @@ type streamableTransport struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the goroutines reading event streams
 
-	// An event stream that breaks after naming event IDs is resumed with
-	// Last-Event-ID, after retryDelay, doubling per attempt that brings
-	// nothing new, at most maxRetries such attempts in a row.
+	// An event stream that drops is reopened (with Last-Event-ID when it
+	// named event IDs) after the delay its server asked for or retryDelay,
+	// doubling per attempt that brings nothing new, at most maxRetries
+	// such attempts in a row.
 	retryDelay time.Duration
 	maxRetries int
 
@@ -252,16 +253,18 @@ func (t *streamableTransport) readPostStream(body io.ReadCloser, want json.RawMe
 
 // streamEnd is how an event stream ended.
 type streamEnd struct {
-	answered bool          // the response awaited came (the stream was left then)
-	lastID   string        // the stream's last event ID, to resume after
-	retry    time.Duration // the reconnection time the server asked for
-	err      error         // what broke the stream; nil at its end
+	answered  bool          // the response awaited came (the stream was left then)
+	delivered int           // messages delivered
+	lastID    string        // the stream's last event ID, to resume after
+	retry     time.Duration // the reconnection time the server asked for
+	err       error         // what broke the stream; nil at its end
 }
 
 // readEvents delivers the message events of one event stream until it
 // ends or, when want is set, until the response with that id.
 func (t *streamableTransport) readEvents(body io.Reader, want json.RawMessage) streamEnd {
 	r := sse.NewReader(body)
+	delivered := 0
 	for {
 		data, complete, err := r.Next()
 		if errors.Is(err, sse.ErrNotSSE) {
@@ -271,13 +274,14 @@ func (t *streamableTransport) readEvents(body io.Reader, want json.RawMessage) s
 			if errors.Is(err, io.EOF) {
 				err = nil
 			}
-			return streamEnd{lastID: r.LastID(), retry: r.Retry(), err: err}
+			return streamEnd{delivered: delivered, lastID: r.LastID(), retry: r.Retry(), err: err}
 		}
 		if r.Event() != "message" || len(bytes.TrimSpace(data)) == 0 {
 			continue // a priming event holds only an id
 		}
+		delivered++
 		if t.in.putPayload(data, want) {
-			return streamEnd{answered: true, lastID: r.LastID()}
+			return streamEnd{answered: true, delivered: delivered, lastID: r.LastID()}
 		}
 	}
 }
@@ -287,7 +291,7 @@ func (t *streamableTransport) readEvents(body io.Reader, want json.RawMessage) s
 const maxRetryDelay = 30 * time.Second
 
 // resume reopens a broken event stream with a GET naming its last event
-// ID, after the delay the server asked for (or retryDelay), doubling it
+// ID (if any), after the delay the server asked for (or retryDelay), doubling it
 // for each attempt in a row that brings nothing new.
 func (t *streamableTransport) resume(last streamEnd, retries *int) (io.ReadCloser, error) {
 	base := t.retryDelay
@@ -309,7 +313,8 @@ func (t *streamableTransport) resume(last streamEnd, retries *int) (io.ReadClose
 		if err == nil {
 			return body, nil
 		}
-		if errors.Is(err, errNoStream) || t.ctx.Err() != nil {
+		var status *httpStatusError
+		if errors.Is(err, errNoStream) || errors.As(err, &status) && status.code == http.StatusNotFound || t.ctx.Err() != nil {
 			return nil, err
 		}
 	}
@@ -333,9 +338,9 @@ func (t *streamableTransport) get(lastID string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A 404 here does not end the session: many servers route only POST
-	// and answer a GET they do not serve with 404 rather than 405. If the
-	// session is gone, the next POST says so.
+	// A 404 here does not by itself mean a lost session: many servers
+	// route only POST and answer a GET with 404 rather than 405. listen
+	// decides, from whether a GET was served before.
 	switch {
 	case res.StatusCode == http.StatusMethodNotAllowed:
 		res.Body.Close()
@@ -352,8 +357,15 @@ func (t *streamableTransport) get(lastID string) (io.ReadCloser, error) {
 }
 
 // listen opens the standalone GET stream once, after initialization. It is
-// optional: a server may refuse it (405) or not be reachable that way, and
-// then the session goes on without server-initiated messages.
+// optional: a server may refuse it (405, or 404 from servers that route
+// only POST) or not be reachable that way, and then the session goes on
+// without server-initiated messages.
+//
+// Once served, the stream is reopened whenever it drops (with
+// Last-Event-ID when the server named event IDs), as long as reopening
+// brings something: a 404 then means that the server forgot the session
+// (it restarted, say), which ends Recv with errSessionMissing while the
+// session is idle rather than at its next call.
 func (t *streamableTransport) listen() {
 	t.mu.Lock()
 	if t.listening {
@@ -370,17 +382,27 @@ func (t *streamableTransport) listen() {
 		var last streamEnd
 		retries := 0
 		body, err := t.get("")
+		if err != nil {
+			return // the server offers no GET stream
+		}
 		for err == nil {
+			opened := time.Now()
 			end := t.readEvents(body, nil)
 			body.Close()
-			if end.lastID == "" || t.ctx.Err() != nil {
-				return // nothing to resume from: stop quietly
+			if t.ctx.Err() != nil {
+				return
 			}
-			if end.lastID != last.lastID {
+			// Progress resets the bound on reopening: a new event ID, a
+			// message, or a stream that lasted (proxies drop idle ones).
+			if (end.lastID != "" && end.lastID != last.lastID) || end.delivered > 0 || time.Since(opened) > time.Minute {
 				retries = 0
 			}
 			last = end
 			body, err = t.resume(last, &retries)
+		}
+		var status *httpStatusError
+		if errors.As(err, &status) && status.code == http.StatusNotFound && status.withSession {
+			t.sessionGone()
 		}
 	}()
 }
@@ -434,6 +456,13 @@ func peek(msg []byte) envelope {
 	return e
 }
 
+// sameID reports whether a response's id is the request's, tolerating a
+// server that echoes a number as a string.
+func sameID(got, want json.RawMessage) bool {
+	unquote := func(b []byte) []byte { return bytes.TrimSuffix(bytes.TrimPrefix(b, []byte(`"`)), []byte(`"`)) }
+	return len(got) > 0 && (bytes.Equal(got, want) || bytes.Equal(unquote(got), unquote(want)))
+}
+
 // errorResponse is the JSON-RPC error answering the request id, made by
 // the transport when the server's answer broke off.
 func errorResponse(id json.RawMessage, message string) []byte {
@@ -451,14 +480,26 @@ func errorResponse(id json.RawMessage, message string) []byte {
 	return msg
 }
 
+// httpStatusError is an HTTP request that failed with a status.
+type httpStatusError struct {
+	method, status, excerpt string
+	code                    int
+	withSession             bool // the request named a session
+}
+
+func (e *httpStatusError) Error() string {
+	if e.excerpt != "" {
+		return fmt.Sprintf("the MCP server answered %s with %s: %s", e.method, e.status, e.excerpt)
+	}
+	return fmt.Sprintf("the MCP server answered %s with %s", e.method, e.status)
+}
+
 // statusError names the status of a failed HTTP request and the start of
 // its body, where servers explain why.
 func statusError(method string, res *http.Response) error {
 	body, _ := io.ReadAll(io.LimitReader(res.Body, httpExcerptBytes))
-	if e := excerpt(body); e != "" {
-		return fmt.Errorf("the MCP server answered %s with %s: %s", method, res.Status, e)
-	}
-	return fmt.Errorf("the MCP server answered %s with %s", method, res.Status)
+	return &httpStatusError{method: method, status: res.Status, excerpt: excerpt(body), code: res.StatusCode,
+		withSession: res.Request != nil && res.Request.Header.Get("Mcp-Session-Id") != ""}
 }
 
 // excerpt is the start of a body on one line.
@@ -517,7 +558,7 @@ func (q *inbox) putPayload(data []byte, want json.RawMessage) (answered bool) {
 		q.put(bytes.Clone(m))
 		if want != nil && !answered {
 			e := peek(m)
-			answered = e.Method == "" && bytes.Equal(e.ID, want)
+			answered = e.Method == "" && sameID(e.ID, want)
 		}
 	}
 	return answered

@@ -208,7 +208,7 @@ func (c *trClient) call(method string, params any, onRequest func(trFrame) any) 
 	var before []trFrame
 	for {
 		f := c.next()
-		if f.Method == "" && string(f.ID) == fmt.Sprint(id) {
+		if f.Method == "" && strings.Trim(string(f.ID), `"`) == fmt.Sprint(id) {
 			return f, before
 		}
 		before = append(before, f)
@@ -478,6 +478,47 @@ func TestStreamableHTTPAnswersARequestWhoseStreamBrokeWithAnError(t *testing.T) 
 	}
 }
 
+// The response that ends a call's stream is found whether the server
+// echoes the id as it came or a number as a string; the stream is then
+// left, with nothing made up after it.
+func TestStreamableHTTPFindsTheResponseByItsID(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		id := string(req.ID)
+		if id == "2" {
+			id = `"2"`
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", id)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the stream stays open: the client must leave it
+	}))
+	t.Cleanup(ts.Close)
+	c := newStreamable(t, ts.URL, nil)
+	for _, want := range []string{"1", `"2"`} {
+		if res, before := c.call("ping", map[string]any{}, nil); res.Error != nil || len(before) != 0 || string(res.ID) != want {
+			t.Errorf("ping = %+v after %+v", res, before)
+		}
+	}
+	left := make(chan struct{})
+	go func() { c.tr.(*streamableTransport).wg.Wait(); close(left) }()
+	select {
+	case <-left: // both stream readers returned
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stream reader still waits on a stream whose response came")
+	}
+	select {
+	case f := <-c.frames:
+		t.Errorf("after the responses: %+v", f)
+	default:
+	}
+}
+
 // Several goroutines send at once while one receives; Close then ends
 // Recv and every stream goroutine (Close waits for them).
 func TestStreamableHTTPConcurrentCallsThenCloseUnblocksRecv(t *testing.T) {
@@ -592,33 +633,38 @@ func TestStreamableHTTPResumesACallsStreamWithLastEventID(t *testing.T) {
 	}
 }
 
-// The standalone GET stream reconnects with Last-Event-ID when it drops
-// after naming event IDs, and stops quietly when it drops without them.
-func TestStreamableHTTPReconnectsTheGETStreamOnlyWithEventIDs(t *testing.T) {
+// The standalone GET stream is reopened when it drops, with Last-Event-ID
+// while the server names event IDs; a 404 to a reopening GET (a GET was
+// served before, so the server does offer one) means the server forgot
+// the session, and Recv ends with errSessionMissing.
+func TestStreamableHTTPReopensTheGETStreamUntilTheSessionIsGone(t *testing.T) {
 	t.Parallel()
 	gets := make(chan string, 8)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodPost:
-			if strings.Contains(r.Header.Get("Accept"), "text/event-stream") && r.Header.Get("Content-Type") == "application/json" {
-				w.Header().Set("Mcp-Session-Id", "s1")
-				w.WriteHeader(http.StatusAccepted)
-			}
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.WriteHeader(http.StatusAccepted)
 		case http.MethodGet:
 			last := r.Header.Get("Last-Event-ID")
 			gets <- last
+			if r.Header.Get("Mcp-Session-Id") != "s1" {
+				http.Error(w, "no session", http.StatusBadRequest)
+				return
+			}
 			w.Header().Set("Content-Type", "text/event-stream")
-			switch last {
-			case "":
+			switch len(gets) {
+			case 1:
 				fmt.Fprint(w, "id: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n/one\"}\n\n")
-			case "e1":
-				fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"n/two\"}\n\nid: e2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n/three\"}\n\n")
-			case "e2":
-				fmt.Fprint(w, "id\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n/four\"}\n\n") // resets the id: no more resuming
+			case 2:
+				fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"n/two\"}\n\n"+
+					"id\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n/three\"}\n\n") // an empty id resets it
+			default:
+				http.Error(w, "session not found", http.StatusNotFound)
 			}
 		}
 	}))
-	t.Cleanup(ts.Close) // after the transport's Close, registered later
+	t.Cleanup(ts.Close)
 	tr, err := newStreamableTransport(context.Background(), httpOptions{URL: ts.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -626,21 +672,62 @@ func TestStreamableHTTPReconnectsTheGETStreamOnlyWithEventIDs(t *testing.T) {
 	tr.(*streamableTransport).retryDelay = time.Millisecond
 	c := newTrClient(t, tr)
 	c.notify("notifications/initialized", map[string]any{})
-	for _, want := range []string{"n/one", "n/two", "n/three", "n/four"} {
+	for _, want := range []string{"n/one", "n/two", "n/three"} {
 		if f := c.next(); f.Method != want {
 			t.Fatalf("got %+v, want %s", f, want)
 		}
 	}
-	for _, want := range []string{"", "e1", "e2"} {
+	select {
+	case err := <-c.ended:
+		if !errors.Is(err, errSessionMissing) {
+			t.Errorf("Recv = %v, want errSessionMissing", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Recv did not end after the GET's 404")
+	}
+	for _, want := range []string{"", "e1", ""} {
 		if got := <-gets; got != want {
 			t.Errorf("GET with Last-Event-ID %q, want %q", got, want)
 		}
 	}
-	// Close returns only once the GET goroutine has stopped, so no further
-	// GET can follow it.
-	tr.Close()
-	if len(gets) != 0 {
-		t.Errorf("another GET after the stream ended without an id: %q", <-gets)
+}
+
+// A GET stream that keeps ending without bringing anything is reopened a
+// bounded number of times, then given up quietly.
+func TestStreamableHTTPStopsReopeningAnEmptyGETStream(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	gets := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			mu.Lock()
+			gets++
+			mu.Unlock()
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, ": nothing\n\n")
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(ts.Close)
+	tr, err := newStreamableTransport(context.Background(), httpOptions{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tr.(*streamableTransport)
+	st.retryDelay = time.Millisecond
+	c := newTrClient(t, tr)
+	c.notify("notifications/initialized", map[string]any{})
+	st.wg.Wait() // the GET goroutine gave up
+	mu.Lock()
+	defer mu.Unlock()
+	if gets != 1+st.maxRetries {
+		t.Errorf("%d GETs, want %d", gets, 1+st.maxRetries)
+	}
+	select {
+	case err := <-c.ended:
+		t.Errorf("Recv ended: %v", err)
+	default:
 	}
 }
 
