@@ -144,11 +144,8 @@ func TestHTTPReconnectsOnTheNextCallAfterTheConnectionDropped(t *testing.T) {
 		t.Fatalf("echo = %+v", res)
 	}
 	sw.set(streamableHandler())
-	// The event stream drops; the server no longer knows the session.
-	// The go-sdk client noticed at once (its GET got 404); corvid's
-	// transport takes a 404 to the GET for a server that serves no
-	// stream (many answer 404, not 405), and notices on the next POST.
-	ts.CloseClientConnections()
+	ts.CloseClientConnections() // the event stream drops and finds no session
+	waitDown(t, m.conn("remote"))
 	if len(m.Tools()) == 0 {
 		t.Errorf("an HTTP server that is down for now lost its tools")
 	}
