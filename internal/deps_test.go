@@ -62,7 +62,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/permission":    {"internal/tool", "internal/llm"},
 		"internal/commands":      {"internal/config", "internal/tool", "internal/llm"},
 		"internal/prompt":        {"internal/commands", "internal/config"},
-		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm", "internal/usererr"},
+		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm", "internal/llm/sse", "internal/usererr"},
 		"internal/respond":       {"internal/config"},
 		"internal/jsonschema":    {},
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
@@ -115,15 +115,36 @@ func TestBinaryLinksNoAnthropicSDK(t *testing.T) {
 	}
 }
 
+// The MCP client is corvid's own (#18): the binary does not link the MCP
+// go-sdk, whose package init and dependencies cost every start ~3 MiB of
+// resident memory and ~5 ms; it stays a test-only oracle (the servers of
+// internal/mcp's tests and testdata, test/e2e, test/mcpreal).
+func TestBinaryLinksNoMCPSDK(t *testing.T) {
+	const sdk = "github.com/modelcontextprotocol/go-sdk"
+	out, err := exec.Command("go", "list", "-deps", mod+"cmd/corvid").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, mod+"internal/mcp") {
+		t.Fatalf("cmd/corvid does not link internal/mcp; this test checks nothing")
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, sdk) {
+			t.Errorf("cmd/corvid links %s", d)
+		}
+	}
+}
+
 // Provider SDKs are imported by their own llm/<provider> package alone, the
-// MCP SDK by internal/mcp, SQLite by internal/store, and only acpserver (and
+// MCP SDK by tests only, SQLite by internal/store, and only acpserver (and
 // the conformance kit, an ACP client) imports the wire package.
 func TestSDKsStayInTheirPackages(t *testing.T) {
 	pkgs := listPackages(t)
 	owners := map[string]string{
 		"github.com/anthropics/anthropic-sdk-go":   "internal/llm/anthropic",
 		"github.com/openai/openai-go":              "internal/llm/openai",
-		"github.com/modelcontextprotocol/go-sdk":   "internal/mcp",
+		"github.com/modelcontextprotocol/go-sdk":   "(tests only)",
 		"modernc.org/sqlite":                       "internal/store",
 		"go.starlark.net":                          "internal/codemode",
 		"github.com/coder/acp-go-sdk":              "(tests only)",

@@ -13,16 +13,14 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// conn is one server: its client, its live session (nil while it is down)
-// and the lists last read from it.
+// conn is one server: its live session (nil while it is down) and the
+// lists last read from it. It answers what the server sends on its own
+// (handler.go).
 type conn struct {
 	m   *Manager
 	srv Server
-	sdk *sdk.Client
 
 	// life bounds everything the connection does; cancelled by close.
 	life       context.Context
@@ -37,7 +35,7 @@ type conn struct {
 	everUp   bool // run: a start succeeded once
 
 	mu           sync.Mutex
-	cs           *sdk.ClientSession
+	cs           *session
 	proc         *process           // stdio: the process of cs
 	sessCancel   context.CancelFunc // ends what cs's connection started
 	down         error              // why cs is nil
@@ -47,16 +45,16 @@ type conn struct {
 	restarting   bool // a stdio restart is pending
 	gaveUp       bool // no more restarts
 	pids         []int
-	tools        []*sdk.Tool
-	prompts      []*sdk.Prompt
-	resources    []*sdk.Resource
-	templates    []*sdk.ResourceTemplate
+	tools        []*toolDef
+	prompts      []*promptDef
+	resources    []*resourceDef
+	templates    []*resourceTemplate
 	instructions string
 	refreshing   bool // a refresh loop is running
 	pending      bool // another refresh was asked for
 
 	progMu   sync.Mutex
-	progress map[string]func(*sdk.ProgressNotificationParams)
+	progress map[string]func(*progressParams)
 
 	callMu sync.Mutex
 	calls  []*runningCall // tool calls in flight, oldest first (elicit.go)
@@ -64,36 +62,8 @@ type conn struct {
 
 func newConn(m *Manager, s Server) *conn {
 	c := &conn{m: m, srv: s, started: make(chan struct{}), lost: make(chan struct{}, 1),
-		progress: map[string]func(*sdk.ProgressNotificationParams){}}
+		progress: map[string]func(*progressParams){}}
 	c.life, c.cancelLife = context.WithCancel(context.Background())
-	onList := func() { c.scheduleRefresh() }
-	opts := &sdk.ClientOptions{
-		Logger:                     m.log,
-		Capabilities:               &sdk.ClientCapabilities{},
-		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { onList() },
-		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { onList() },
-		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { onList() },
-		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
-			c.onProgress(r.Params)
-		},
-	}
-	if m.opts.Roots != nil {
-		opts.Capabilities.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
-	}
-	if m.opts.Sample != nil {
-		opts.CreateMessageHandler = func(ctx context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-			return c.sample(ctx, r)
-		}
-	}
-	if caps := elicitCaps(m.opts.Ask); caps != nil {
-		opts.Capabilities.Elicitation = caps
-		opts.ElicitationHandler = c.elicit
-		opts.ElicitationCompleteHandler = func(_ context.Context, r *sdk.ElicitationCompleteNotificationRequest) { c.elicitationComplete(r) }
-	}
-	c.sdk = sdk.NewClient(&sdk.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, opts)
-	if m.opts.Roots != nil {
-		c.sdk.AddRoots(rootsOf(m.roots())...)
-	}
 	return c
 }
 
@@ -291,13 +261,18 @@ func (c *conn) timeout() time.Duration {
 // connect makes one attempt to open a session, bounded by deadline and ctx.
 // The session itself outlives ctx. The error describes the cause in words
 // for the user, without the server's name.
-func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSession, context.CancelFunc, *process, error) {
-	var tr sdk.Transport
+func (c *conn) connect(ctx context.Context, deadline time.Time) (*session, context.CancelFunc, *process, error) {
+	var tr transport
 	var proc *process
+	// The SSE transport ties its event stream to the context it is made
+	// with, so that context must live as long as the session; the
+	// deadline is enforced by cancelling it instead.
+	attempt, cancel := context.WithCancel(c.life)
 	switch c.srv.kind() {
 	case TypeStdio:
 		p, err := startProcess(c.srv, c.m.opts.Dir, c.m.log)
 		if err != nil {
+			cancel()
 			return nil, nil, nil, err
 		}
 		proc = p
@@ -305,16 +280,8 @@ func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSess
 		c.pids = append(c.pids, p.pid())
 		c.mu.Unlock()
 		tr = p.transport()
-	case TypeHTTP:
-		tr = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: c.httpClient()}
-	case TypeSSE:
-		tr = &sdk.SSEClientTransport{Endpoint: c.srv.URL, HTTPClient: c.httpClient()}
 	}
 
-	// The SSE transport ties its event stream to the context given to
-	// Connect, so that context must live as long as the session; the
-	// deadline is enforced by cancelling it instead.
-	attempt, cancel := context.WithCancel(c.life)
 	var timedOut atomic.Bool
 	abort := func() {
 		cancel()
@@ -324,7 +291,7 @@ func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSess
 	}
 	timer := time.AfterFunc(time.Until(deadline), func() { timedOut.Store(true); abort() })
 	stopParent := context.AfterFunc(ctx, abort)
-	cs, err := c.sdk.Connect(attempt, tr, nil)
+	cs, err := c.open(attempt, tr)
 	timerStopped, parentStopped := timer.Stop(), stopParent()
 	if err == nil && (!timerStopped || !parentStopped) {
 		cs.Close()
@@ -359,6 +326,43 @@ func (c *conn) connect(ctx context.Context, deadline time.Time) (*sdk.ClientSess
 	return nil, nil, nil, err
 }
 
+// open makes the transport of an HTTP or SSE server (a stdio one's is
+// given) and runs the MCP handshake on it.
+func (c *conn) open(ctx context.Context, tr transport) (*session, error) {
+	if tr == nil {
+		o := httpOptions{URL: c.srv.URL, Client: c.httpClient()}
+		var err error
+		if c.srv.kind() == TypeSSE {
+			tr, err = newSSETransport(ctx, o)
+		} else {
+			tr, err = newStreamableTransport(ctx, o)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	cs := newSession(tr, c, c.m.log)
+	if err := cs.initialize(ctx, c.initializeParams()); err != nil {
+		cs.Close()
+		return nil, err
+	}
+	return cs, nil
+}
+
+// initializeParams name corvid and what it offers: roots when it has any,
+// sampling when it samples, elicitation in the modes the editor shows.
+func (c *conn) initializeParams() initializeParams {
+	p := initializeParams{ClientInfo: implementation{Name: c.m.opts.ClientName, Version: c.m.opts.ClientVersion}}
+	if c.m.opts.Roots != nil {
+		p.Capabilities.Roots = &rootsCapability{ListChanged: true}
+	}
+	if c.m.opts.Sample != nil {
+		p.Capabilities.Sampling = &struct{}{}
+	}
+	p.Capabilities.Elicitation = elicitCaps(c.m.opts.Ask)
+	return p
+}
+
 // httpClient sends the server's configured headers with every request.
 // It has no overall timeout: an SSE stream lasts as long as the session.
 func (c *conn) httpClient() *http.Client {
@@ -386,7 +390,7 @@ func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // adopt makes cs the live session and watches for its end.
-func (c *conn) adopt(cs *sdk.ClientSession, cancel context.CancelFunc, proc *process) bool {
+func (c *conn) adopt(cs *session, cancel context.CancelFunc, proc *process) bool {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -398,9 +402,7 @@ func (c *conn) adopt(cs *sdk.ClientSession, cancel context.CancelFunc, proc *pro
 		return false
 	}
 	c.cs, c.sessCancel, c.proc, c.down, c.restarting = cs, cancel, proc, nil, false
-	if ir := cs.InitializeResult(); ir != nil {
-		c.instructions = ir.Instructions
-	}
+	c.instructions = cs.init.Instructions
 	c.mu.Unlock()
 	c.m.goBackground(func() {
 		err := cs.Wait()
@@ -428,7 +430,7 @@ func (c *conn) adopt(cs *sdk.ClientSession, cancel context.CancelFunc, proc *pro
 // lose forgets cs if it is still the live session. A stdio server that is
 // gone takes its tools with it (until it is restarted); an HTTP one keeps
 // them, to reconnect.
-func (c *conn) lose(cs *sdk.ClientSession, why error) {
+func (c *conn) lose(cs *session, why error) {
 	c.mu.Lock()
 	if c.cs != cs || c.closed {
 		c.mu.Unlock()
@@ -463,7 +465,7 @@ func (c *conn) lose(cs *sdk.ClientSession, why error) {
 
 // live is a session and, for stdio, its process.
 type live struct {
-	cs   *sdk.ClientSession
+	cs   *session
 	proc *process
 }
 
@@ -513,62 +515,60 @@ func (c *conn) session(ctx context.Context) (l live, fresh bool, err error) {
 }
 
 // reload reads the tool, prompt and resource lists of cs.
-func (c *conn) reload(ctx context.Context, cs *sdk.ClientSession) error {
-	var caps *sdk.ServerCapabilities
-	if ir := cs.InitializeResult(); ir != nil {
-		caps = ir.Capabilities
-	}
-	tools := []*sdk.Tool{}
-	if caps != nil && caps.Tools != nil {
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("listing its tools failed: %w", err)
-			}
+func (c *conn) reload(ctx context.Context, cs *session) error {
+	caps := cs.init.Capabilities
+	tools := []*toolDef{}
+	if has(caps.Tools) {
+		list, err := cs.tools(ctx)
+		if err != nil {
+			return fmt.Errorf("listing its tools failed: %w", err)
+		}
+		for _, t := range list {
 			if t != nil {
 				tools = append(tools, t)
 			}
 		}
 	}
-	var prompts []*sdk.Prompt
-	if caps != nil && caps.Prompts != nil {
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err != nil {
-				// Prompts are a convenience: a server that cannot list
-				// them still serves its tools.
-				c.m.log.Warn("mcp server could not list its prompts", "server", c.srv.Name, "error", err)
-				prompts = nil
-				break
-			}
+	var prompts []*promptDef
+	if has(caps.Prompts) {
+		list, err := cs.prompts(ctx)
+		if err != nil {
+			// Prompts are a convenience: a server that cannot list
+			// them still serves its tools.
+			c.m.log.Warn("mcp server could not list its prompts", "server", c.srv.Name, "error", err)
+			list = nil
+		}
+		for _, p := range list {
 			if p != nil {
 				prompts = append(prompts, p)
 			}
 		}
 	}
-	var resources []*sdk.Resource
-	var templates []*sdk.ResourceTemplate
-	if caps != nil && caps.Resources != nil {
-		for r, err := range cs.Resources(ctx, nil) {
-			if err != nil {
-				c.m.log.Warn("mcp server could not list its resources", "server", c.srv.Name, "error", err)
-				resources = nil
-				break
-			}
+	var resources []*resourceDef
+	var templates []*resourceTemplate
+	if has(caps.Resources) {
+		list, err := cs.resources(ctx)
+		if err != nil {
+			c.m.log.Warn("mcp server could not list its resources", "server", c.srv.Name, "error", err)
+			list = nil
+		}
+		for _, r := range list {
 			if r != nil && len(resources) < maxResourcesListed {
 				resources = append(resources, r)
 			}
 		}
-		for r, err := range cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				templates = nil
-				break
-			}
+		tlist, err := cs.resourceTemplates(ctx)
+		if err != nil {
+			tlist = nil
+		}
+		for _, r := range tlist {
 			if r != nil {
 				templates = append(templates, r)
 			}
 		}
 	}
-	slices.SortStableFunc(tools, func(a, b *sdk.Tool) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortStableFunc(prompts, func(a, b *sdk.Prompt) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(tools, func(a, b *toolDef) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(prompts, func(a, b *promptDef) int { return strings.Compare(a.Name, b.Name) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cs == cs || c.cs == nil {
@@ -626,7 +626,7 @@ func (c *conn) up() bool {
 }
 
 // currentTools is what the model may call now.
-func (c *conn) currentTools() []*sdk.Tool {
+func (c *conn) currentTools() []*toolDef {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.up() {
@@ -635,7 +635,7 @@ func (c *conn) currentTools() []*sdk.Tool {
 	return c.tools
 }
 
-func (c *conn) currentPrompts() []*sdk.Prompt {
+func (c *conn) currentPrompts() []*promptDef {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.up() {

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -20,7 +17,7 @@ import (
 // exactly the modes the asker shows, and nothing when it shows none.
 
 // elicitCaps are the elicitation modes to advertise to servers (nil: none).
-func elicitCaps(ask tool.Asker) *sdk.ElicitationCapabilities {
+func elicitCaps(ask tool.Asker) *elicitationCapability {
 	if ask == nil {
 		return nil
 	}
@@ -28,12 +25,12 @@ func elicitCaps(ask tool.Asker) *sdk.ElicitationCapabilities {
 	if !form && !url {
 		return nil
 	}
-	caps := &sdk.ElicitationCapabilities{}
+	caps := &elicitationCapability{}
 	if form {
-		caps.Form = &sdk.FormElicitationCapabilities{}
+		caps.Form = &struct{}{}
 	}
 	if url {
-		caps.URL = &sdk.URLElicitationCapabilities{}
+		caps.URL = &struct{}{}
 	}
 	return caps
 }
@@ -75,22 +72,17 @@ func (c *conn) currentCall() *runningCall {
 // acpElicitationID keeps url-mode ids unique across a session's servers.
 func (c *conn) acpElicitationID(id string) string { return c.srv.Name + "/" + id }
 
-func (c *conn) elicit(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-	p := r.Params
-	if p == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no parameters"}
-	}
+func (c *conn) elicit(ctx context.Context, p *elicitParams) (*elicitResult, error) {
 	e := tool.Elicitation{Mode: p.Mode, Message: p.Message}
 	if e.Mode == "" {
 		e.Mode = "form"
 	}
 	switch e.Mode {
 	case "form":
-		schema, err := json.Marshal(p.RequestedSchema)
-		if err != nil || p.RequestedSchema == nil {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		e.Schema = p.RequestedSchema
+		if !has(p.RequestedSchema) {
+			e.Schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		e.Schema = schema
 	case "url":
 		e.URL, e.ID = p.URL, c.acpElicitationID(p.ElicitationID)
 	}
@@ -107,13 +99,13 @@ func (c *conn) elicit(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitRes
 	res, err := c.m.opts.Ask.Elicit(ctx, e)
 	switch {
 	case errors.Is(err, tool.ErrCannotAsk):
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the client does not support %s elicitation", e.Mode)}
+		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("the client does not support %s elicitation", e.Mode)}
 	case errors.Is(err, tool.ErrNoAnswer):
-		return &sdk.ElicitResult{Action: "cancel"}, nil
+		return &elicitResult{Action: "cancel"}, nil
 	case err != nil:
 		return nil, err
 	}
-	out := &sdk.ElicitResult{Action: res.Action}
+	out := &elicitResult{Action: res.Action}
 	if res.Action == "accept" && len(res.Content) > 0 {
 		out.Content = map[string]any{}
 		for k, raw := range res.Content {
@@ -128,8 +120,8 @@ func (c *conn) elicit(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitRes
 
 // elicitationComplete passes a server's notifications/elicitation/complete
 // on to the client.
-func (c *conn) elicitationComplete(r *sdk.ElicitationCompleteNotificationRequest) {
-	if r.Params != nil && r.Params.ElicitationID != "" {
-		c.m.opts.Ask.CompleteElicitation(c.acpElicitationID(r.Params.ElicitationID))
+func (c *conn) elicitationComplete(p *elicitationCompleteParams) {
+	if p.ElicitationID != "" {
+		c.m.opts.Ask.CompleteElicitation(c.acpElicitationID(p.ElicitationID))
 	}
 }

@@ -10,8 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"time"
 )
 
 // Progress ------------------------------------------------------------
@@ -20,7 +19,7 @@ var progressSeq atomic.Int64
 
 // watchProgress routes the server's progress notifications carrying the
 // returned token to f.
-func (c *conn) watchProgress(f func(*sdk.ProgressNotificationParams)) string {
+func (c *conn) watchProgress(f func(*progressParams)) string {
 	token := fmt.Sprintf("corvid-%d", progressSeq.Add(1))
 	c.progMu.Lock()
 	c.progress[token] = f
@@ -34,7 +33,7 @@ func (c *conn) unwatchProgress(token string) {
 	c.progMu.Unlock()
 }
 
-func (c *conn) onProgress(p *sdk.ProgressNotificationParams) {
+func (c *conn) onProgress(p *progressParams) {
 	if p == nil {
 		return
 	}
@@ -48,7 +47,7 @@ func (c *conn) onProgress(p *sdk.ProgressNotificationParams) {
 }
 
 // progressText words a progress notification for the tool card.
-func progressText(p *sdk.ProgressNotificationParams) string {
+func progressText(p *progressParams) string {
 	var s string
 	switch {
 	case p.Total > 0:
@@ -65,8 +64,8 @@ func progressText(p *sdk.ProgressNotificationParams) string {
 // Roots ---------------------------------------------------------------
 
 // rootsOf turns directories into file:// roots.
-func rootsOf(dirs []string) []*sdk.Root {
-	var out []*sdk.Root
+func rootsOf(dirs []string) []*root {
+	var out []*root
 	for _, d := range dirs {
 		if d == "" {
 			continue
@@ -76,7 +75,7 @@ func rootsOf(dirs []string) []*sdk.Root {
 			continue
 		}
 		u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
-		out = append(out, &sdk.Root{URI: u.String(), Name: filepath.Base(abs)})
+		out = append(out, &root{URI: u.String(), Name: filepath.Base(abs)})
 	}
 	return out
 }
@@ -103,22 +102,32 @@ func (m *Manager) SetRoots(dirs []string) {
 	old := m.rootDirs
 	m.rootDirs = slices.Clone(dirs)
 	m.mu.Unlock()
-	want := rootsOf(dirs)
-	var keep, gone []string
-	for _, r := range want {
-		keep = append(keep, r.URI)
-	}
-	for _, r := range rootsOf(old) {
-		if !slices.Contains(keep, r.URI) {
-			gone = append(gone, r.URI)
+	uris := func(rs []*root) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.URI)
 		}
+		return out
 	}
-	// The go-sdk sends notifications/roots/list_changed to the live
-	// session when the set changes; adding first means a server never
-	// sees an empty list in between.
+	if slices.Equal(uris(rootsOf(old)), uris(rootsOf(dirs))) {
+		return
+	}
+	// Every live session hears that the roots changed; roots/list then
+	// answers the new set.
 	for _, c := range m.conns {
-		c.sdk.AddRoots(want...)
-		c.sdk.RemoveRoots(gone...)
+		c.mu.Lock()
+		cs := c.cs
+		c.mu.Unlock()
+		if cs == nil {
+			continue
+		}
+		m.goBackground(func() {
+			ctx, cancel := context.WithTimeout(c.life, 10*time.Second)
+			defer cancel()
+			if err := cs.notify(ctx, "notifications/roots/list_changed", struct{}{}); err != nil {
+				m.log.Debug("mcp roots/list_changed not sent", "server", c.srv.Name, "error", err)
+			}
+		})
 	}
 }
 
@@ -185,29 +194,30 @@ type SampleResult struct {
 // ErrSampleDeclined is the error a Sampler returns when the user said no.
 var ErrSampleDeclined = errors.New("the user declined the sampling request")
 
-func (c *conn) sample(ctx context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-	p := r.Params
-	if p == nil {
-		return nil, errors.New("no parameters")
-	}
+func (c *conn) sample(ctx context.Context, p *createMessageParams) (*createMessageResult, error) {
 	req := SampleRequest{Server: c.srv.Name, System: p.SystemPrompt, MaxTokens: p.MaxTokens}
 	for _, msg := range p.Messages {
 		if msg == nil {
 			continue
 		}
-		text, img := describeContent(msg.Content)
-		if img != nil {
-			text = fmt.Sprintf("[image: %s, %d bytes]", img.MimeType, len(img.Data))
+		var texts []string
+		for _, block := range msg.Content {
+			text, img := describeContent(block)
+			if img != nil {
+				text = fmt.Sprintf("[image: %s, %d bytes]", img.MimeType, len(img.Data))
+			}
+			texts = append(texts, text)
 		}
+		text := strings.Join(texts, "\n")
 		req.Messages = append(req.Messages, SampleMessage{Role: cmp.Or(string(msg.Role), "user"), Text: text})
 	}
 	res, err := c.m.opts.Sample(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return &sdk.CreateMessageResult{
+	return &createMessageResult{
 		Role:       "assistant",
-		Content:    &sdk.TextContent{Text: res.Text},
+		Content:    textContent{Type: "text", Text: res.Text},
 		Model:      res.Model,
 		StopReason: res.StopReason,
 	}, nil

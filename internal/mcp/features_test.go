@@ -110,7 +110,7 @@ func TestStructuredContentBesideAnImageIsNotAdded(t *testing.T) {
 		t.Errorf("the tool card shows %d blocks, want the image alone: %+v", len(res.Content), res.Content)
 	}
 	// Structured content alone is still given, with binary strings hidden.
-	out := toResult(&sdk.CallToolResult{StructuredContent: map[string]any{"blob": strings.Repeat("QUJD", 100), "n": 1}}, true)
+	out := toResult(fromSDK[callToolResult](t, &sdk.CallToolResult{StructuredContent: map[string]any{"blob": strings.Repeat("QUJD", 100), "n": 1}}), true)
 	if strings.Contains(out.Output, "QUJDQUJD") || !strings.Contains(out.Output, "binary data, 400 base64 characters, not shown") || !strings.Contains(out.Output, `"n": 1`) {
 		t.Errorf("structured content alone = %q", out.Output)
 	}
@@ -308,9 +308,9 @@ func TestProgressReachesTheToolCard(t *testing.T) {
 // Progress updates are bounded in rate, the final one always passes.
 func TestProgressIsThrottled(t *testing.T) {
 	var got []float64
-	f := throttle(func(p *sdk.ProgressNotificationParams) { got = append(got, p.Progress) })
+	f := throttle(func(p *progressParams) { got = append(got, p.Progress) })
 	for i := 1; i <= 100; i++ {
-		f(&sdk.ProgressNotificationParams{Progress: float64(i), Total: 100})
+		f(&progressParams{Progress: float64(i), Total: 100})
 	}
 	if len(got) != 2 || got[0] != 1 || got[1] != 100 {
 		t.Errorf("passed %v, want [1 100]", got)

@@ -150,3 +150,18 @@ func (r *logRecorder) has(sub string) bool {
 	}
 	return false
 }
+
+// fromSDK decodes what the go-sdk encodes for v into corvid's own type T:
+// the SDK is the oracle of the wire form.
+func fromSDK[T any](t *testing.T, v any) *T {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("the go-sdk cannot encode %T: %v", v, err)
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("decoding the go-sdk's %T (%s): %v", v, b, err)
+	}
+	return out
+}

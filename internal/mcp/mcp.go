@@ -407,8 +407,8 @@ func startFailed(server string, err error) error {
 	return userErr(fmt.Sprintf("MCP server %q failed to start: %s", server, describe(err)), err)
 }
 
-// describe words a go-sdk or network error for the user: the go-sdk's
-// layers of "calling …: sending …:" go, and an address loses its query and
+// describe words a session or network error for the user: the layers of
+// "sending the request failed: " go, and an address loses its query and
 // user info, where tokens hide.
 func describe(err error) string {
 	if _, ok := err.(*usererr.Error); ok {
@@ -429,7 +429,7 @@ func describe(err error) string {
 		return fmt.Sprintf("cannot connect to %s (%s)", addr, oneLine(msg))
 	}
 	s := err.Error()
-	for _, noise := range []string{`calling "initialize": `, `sending "initialize": `, "rejected by transport: ", "failed to connect: "} {
+	for _, noise := range []string{"sending the request failed: "} {
 		s = strings.ReplaceAll(s, noise, "")
 	}
 	return oneLine(s)

@@ -85,7 +85,7 @@ func TestKindFollowsNameAndAnnotations(t *testing.T) {
 		{"create_issue", false, tool.KindOther},
 		{"research", false, tool.KindOther}, // a word, not a substring
 	} {
-		def := &sdk.Tool{Name: tc.name, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: tc.readOnly}}
+		def := fromSDK[toolDef](t, &sdk.Tool{Name: tc.name, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: tc.readOnly}})
 		if got := inferKind(def); got != tc.want {
 			t.Errorf("%s (readOnly %v): kind %s, want %s", tc.name, tc.readOnly, got, tc.want)
 		}
@@ -112,12 +112,12 @@ func TestInputSchemaIsAlwaysAnObjectSchema(t *testing.T) {
 }
 
 func TestResultOfUnusualContent(t *testing.T) {
-	res := toResult(&sdk.CallToolResult{Content: []sdk.Content{
+	res := toResult(fromSDK[callToolResult](t, &sdk.CallToolResult{Content: []sdk.Content{
 		&sdk.AudioContent{MIMEType: "audio/wav", Data: []byte("abc")},
 		&sdk.ResourceLink{URI: "file:///a.txt", Name: "a.txt", Description: "the a file"},
 		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///b.bin", MIMEType: "application/octet-stream", Blob: []byte{1, 2}}},
 		&sdk.ImageContent{MIMEType: "image/png", Data: []byte("png")},
-	}}, false)
+	}}), false)
 	for _, want := range []string{
 		"[audio: audio/wav, 3 bytes, not shown]",
 		"Resource link: a.txt <file:///a.txt>: the a file",
@@ -129,27 +129,27 @@ func TestResultOfUnusualContent(t *testing.T) {
 		}
 	}
 
-	empty := toResult(&sdk.CallToolResult{}, true)
+	empty := toResult(fromSDK[callToolResult](t, &sdk.CallToolResult{}), true)
 	if empty.Output == "" || empty.IsError || len(empty.Content) != 1 {
 		t.Errorf("empty result = %+v", empty)
 	}
-	failed := toResult(&sdk.CallToolResult{IsError: true}, true)
+	failed := toResult(fromSDK[callToolResult](t, &sdk.CallToolResult{IsError: true}), true)
 	if !failed.IsError || failed.Output == "" {
 		t.Errorf("empty failure = %+v", failed)
 	}
 
-	big := toResult(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("é", maxOutput)}}}, true)
+	big := toResult(fromSDK[callToolResult](t, &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("é", maxOutput)}}}), true)
 	if len(big.Output) > maxOutput+100 || !strings.Contains(big.Output, "output truncated") {
 		t.Errorf("a huge result is %d bytes", len(big.Output))
 	}
 }
 
 func TestPromptWithSeveralRolesLabelsThem(t *testing.T) {
-	got := flattenPrompt(&sdk.GetPromptResult{Messages: []*sdk.PromptMessage{
+	got := flattenPrompt(fromSDK[getPromptResult](t, &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{
 		{Role: "user", Content: &sdk.TextContent{Text: "What is 2+2?"}},
 		{Role: "assistant", Content: &sdk.TextContent{Text: "4"}},
 		{Role: "user", Content: &sdk.TextContent{Text: "And 3+3?"}},
-	}})
+	}}))
 	want := "user: What is 2+2?\n\nassistant: 4\n\nuser: And 3+3?"
 	if got != want {
 		t.Errorf("flattenPrompt = %q", got)

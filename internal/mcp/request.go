@@ -6,40 +6,48 @@ import (
 	"fmt"
 	"syscall"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // callTool calls a tool. Its error is ctx's, or a sentence for the model.
 // progress, if set, receives the server's notifications/progress for the
 // call.
-func (c *conn) callTool(ctx context.Context, name string, args map[string]any, progress func(*sdk.ProgressNotificationParams)) (*sdk.CallToolResult, error) {
-	var res *sdk.CallToolResult
-	err := c.do(ctx, fmt.Sprintf("the call to %q", name), func(cs *sdk.ClientSession) (err error) {
-		p := &sdk.CallToolParams{Name: name, Arguments: args}
+func (c *conn) callTool(ctx context.Context, name string, args map[string]any, progress func(*progressParams)) (*callToolResult, error) {
+	var res *callToolResult
+	err := c.do(ctx, fmt.Sprintf("the call to %q", name), func(cs *session) error {
+		p := callToolParams{Name: name, Arguments: args}
 		if progress != nil {
 			token := c.watchProgress(progress)
 			defer c.unwatchProgress(token)
-			p.SetProgressToken(token)
+			p.Meta = &requestMeta{ProgressToken: token}
 		}
-		res, err = cs.CallTool(ctx, p)
-		return err
+		res = nil
+		return cs.call(ctx, "tools/call", p, &res)
 	})
+	if err == nil && res == nil {
+		res = &callToolResult{}
+	}
 	return res, err
 }
 
 // getPrompt expands a prompt. Its error is ctx's or a sentence for the user.
 func (c *conn) getPrompt(ctx context.Context, name string, args map[string]string) (string, error) {
-	var res *sdk.GetPromptResult
-	err := c.do(ctx, fmt.Sprintf("the prompt %q", name), func(cs *sdk.ClientSession) (err error) {
-		res, err = cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
-		return err
+	var res getPromptResult
+	err := c.do(ctx, fmt.Sprintf("the prompt %q", name), func(cs *session) error {
+		return cs.call(ctx, "prompts/get", getPromptParams{Name: name, Arguments: args}, &res)
 	})
 	if err != nil {
 		return "", err
 	}
-	return flattenPrompt(res), nil
+	return flattenPrompt(&res), nil
+}
+
+// readResource reads one resource. Its error is ctx's or a sentence.
+func (c *conn) readResource(ctx context.Context, uri string) (*readResourceResult, error) {
+	var res readResourceResult
+	err := c.do(ctx, fmt.Sprintf("reading %s", uri), func(cs *session) error {
+		return cs.call(ctx, "resources/read", readResourceParams{URI: uri}, &res)
+	})
+	return &res, err
 }
 
 // do runs one request on the live session. The server's own error answer
@@ -48,7 +56,7 @@ func (c *conn) getPrompt(ctx context.Context, name string, args map[string]strin
 // only when the request surely never reached the server. Its error is
 // ctx's, or a sentence naming the server and what (e.g. `the call to
 // "echo"`).
-func (c *conn) do(ctx context.Context, what string, request func(*sdk.ClientSession) error) error {
+func (c *conn) do(ctx context.Context, what string, request func(*session) error) error {
 	for retried := false; ; retried = true {
 		l, fresh, err := c.session(ctx)
 		if err != nil {
@@ -62,36 +70,28 @@ func (c *conn) do(ctx context.Context, what string, request func(*sdk.ClientSess
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		rejected := isRejected(err)
-		var werr *jsonrpc.Error
-		if !rejected && errors.As(err, &werr) {
+		var werr *rpcError
+		if errors.As(err, &werr) {
 			return userErr(fmt.Sprintf("MCP server %q refused %s: %s", c.srv.Name, what, oneLine(werr.Message)), err)
 		}
 		if c.srv.kind() == TypeStdio {
 			return c.stdioLost(l, what, err)
 		}
 		c.drop(cs, err)
-		// A rejected request never left corvid; a missing session means
-		// the server forgot us (it restarted) and did not run it.
-		if (rejected || errors.Is(err, sdk.ErrSessionMissing)) && !fresh && !retried {
+		// A request the transport could not send may never have left
+		// corvid; a missing session means the server forgot us (it
+		// restarted) and did not run it.
+		var serr *sendError
+		if (errors.As(err, &serr) || errors.Is(err, errSessionMissing)) && !fresh && !retried {
 			continue
 		}
 		return userErr(fmt.Sprintf("lost the connection to MCP server %q during %s (%s); corvid reconnects on the next call", c.srv.Name, what, describe(err)), err)
 	}
 }
 
-// codeRejected is the go-sdk's code for a request its transport could not
-// deliver (it never reached the server).
-const codeRejected = -32005
-
-func isRejected(err error) bool {
-	var werr *jsonrpc.Error
-	return errors.As(err, &werr) && werr.Code == codeRejected && werr.Message == "rejected by transport"
-}
-
 // drop closes an HTTP or SSE session after a transport failure; the next
 // call reconnects.
-func (c *conn) drop(cs *sdk.ClientSession, why error) {
+func (c *conn) drop(cs *session, why error) {
 	c.lose(cs, why)
 	if !c.m.goBackground(func() { cs.Close() }) {
 		go cs.Close()

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
@@ -80,11 +78,7 @@ func (t resourceTool) Run(ctx context.Context, env *tool.Env, call tool.Call) (t
 	if in.URI == "" {
 		return c.listResources(), nil
 	}
-	var res *sdk.ReadResourceResult
-	err := c.do(ctx, fmt.Sprintf("reading %s", in.URI), func(cs *sdk.ClientSession) (err error) {
-		res, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: in.URI})
-		return err
-	})
+	res, err := c.readResource(ctx, in.URI)
 	if ctx.Err() != nil {
 		return tool.Result{}, ctx.Err()
 	}
@@ -144,7 +138,7 @@ func (c *conn) listResources() tool.Result {
 
 // resourceResult turns read contents into a result: text stays text, an
 // image is an image, other binary data is only described.
-func resourceResult(r *sdk.ReadResourceResult, images bool) tool.Result {
+func resourceResult(r *readResourceResult, images bool) tool.Result {
 	var res tool.Result
 	var parts []string
 	for _, c := range r.Contents {
@@ -189,11 +183,7 @@ func (m *Manager) ReadResource(ctx context.Context, uri string) (text, server st
 	if c == nil {
 		return "", "", false, nil
 	}
-	var res *sdk.ReadResourceResult
-	err = c.do(ctx, fmt.Sprintf("reading %s", uri), func(cs *sdk.ClientSession) (err error) {
-		res, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
-		return err
-	})
+	res, err := c.readResource(ctx, uri)
 	if err != nil {
 		return "", c.srv.Name, true, err
 	}

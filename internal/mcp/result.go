@@ -7,8 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
@@ -22,7 +20,7 @@ const maxOutput = 100 << 10
 // content becomes JSON text only when the server sent no content blocks
 // (the spec asks servers to send both, and the model needs it only once),
 // with binary payloads left out.
-func toResult(r *sdk.CallToolResult, images bool) tool.Result {
+func toResult(r *callToolResult, images bool) tool.Result {
 	var res tool.Result
 	var out strings.Builder
 	add := func(model, user string) {
@@ -123,9 +121,9 @@ func looksBinary(s string) bool {
 }
 
 // hasLinks reports whether r has resource_link content.
-func hasLinks(r *sdk.CallToolResult) bool {
+func hasLinks(r *callToolResult) bool {
 	for _, c := range r.Content {
-		if _, ok := c.(*sdk.ResourceLink); ok {
+		if c != nil && c.Type == "resource_link" {
 			return true
 		}
 	}
@@ -133,15 +131,18 @@ func hasLinks(r *sdk.CallToolResult) bool {
 }
 
 // describeContent renders one content block as text, or as an image.
-func describeContent(c sdk.Content) (string, *tool.Content) {
-	switch c := c.(type) {
-	case *sdk.TextContent:
+func describeContent(c *content) (string, *tool.Content) {
+	if c == nil {
+		return "", nil
+	}
+	switch c.Type {
+	case "text":
 		return c.Text, nil
-	case *sdk.ImageContent:
+	case "image":
 		return "", &tool.Content{Type: tool.ContentImage, MimeType: c.MIMEType, Data: c.Data}
-	case *sdk.AudioContent:
+	case "audio":
 		return fmt.Sprintf("[audio: %s, %d bytes, not shown]", c.MIMEType, len(c.Data)), nil
-	case *sdk.EmbeddedResource:
+	case "resource":
 		r := c.Resource
 		switch {
 		case r == nil:
@@ -153,20 +154,14 @@ func describeContent(c sdk.Content) (string, *tool.Content) {
 		default:
 			return fmt.Sprintf("[resource %s: %s, %d bytes of binary data, not shown]", r.URI, cmp.Or(r.MIMEType, "unknown type"), len(r.Blob)), nil
 		}
-	case *sdk.ResourceLink:
+	case "resource_link":
 		s := fmt.Sprintf("Resource link: %s <%s>", cmp.Or(c.Title, c.Name, c.URI), c.URI)
 		if c.Description != "" {
 			s += ": " + c.Description
 		}
 		return s, nil
-	case nil:
-		return "", nil
 	default:
-		b, err := json.Marshal(c)
-		if err != nil {
-			return fmt.Sprintf("[content of type %T, not shown]", c), nil
-		}
-		return string(b), nil
+		return fmt.Sprintf("[content of type %q, not shown]", c.Type), nil
 	}
 }
 
@@ -185,10 +180,10 @@ func clip(s string) string {
 // flattenPrompt renders a prompt's messages as one text for the model.
 // Messages from one role are joined as they are; a conversation with
 // several roles labels each message with its role.
-func flattenPrompt(r *sdk.GetPromptResult) string {
-	roles := map[sdk.Role]bool{}
+func flattenPrompt(r *getPromptResult) string {
+	roles := map[string]bool{}
 	var parts []string
-	var msgs []*sdk.PromptMessage
+	var msgs []*promptMessage
 	for _, m := range r.Messages {
 		if m == nil {
 			continue

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,23 +13,20 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // maxStderrLine bounds one logged line of a server's stderr (and of a
 // stdout line that is not a JSON-RPC message).
 const maxStderrLine = 16 << 10
 
-// maxMessage bounds one JSON-RPC message read from a server's stdout, as
-// the go-sdk's own transport does.
-const maxMessage = sdk.DefaultMaxLineLength
+// maxMessage bounds one JSON-RPC message read from a server's stdout (the
+// go-sdk's transport has the same bound).
+const maxMessage = 16 << 20
 
 // process is a stdio server's child process. It runs in its own process
 // group, so that Close can end it together with anything it started.
 //
-// corvid starts and reaps the process itself (not the go-sdk's
-// CommandTransport): it learns at once when the server dies, even while
+// corvid starts and reaps the process itself: it learns at once when the server dies, even while
 // idle, and it reads stdout through a filter that drops lines which are
 // not JSON-RPC messages (a start-up banner) instead of failing the session.
 type process struct {
@@ -105,15 +103,64 @@ func (p *process) wait() {
 	p.signalGroup(syscall.SIGKILL)
 }
 
-// transport is the go-sdk's newline-delimited transport over the filtered
-// pipes. Closing the connection closes the server's stdin (and our end of
-// its stdout); the process itself is ended by conn.close.
-func (p *process) transport() sdk.Transport {
-	return &sdk.IOTransport{
-		Reader:        &jsonLines{r: bufio.NewReaderSize(p.stdout, 64<<10), under: p.stdout, log: p.log, server: p.server},
-		Writer:        p.stdin,
-		MaxLineLength: maxMessage,
+// transport is the newline-delimited JSON transport over the process's
+// pipes, stdout read through a filter. Closing it closes the server's
+// stdin (and corvid's end of its stdout); the process itself is ended by
+// conn.close.
+func (p *process) transport() transport {
+	return &stdioTransport{
+		in:     &jsonLines{r: bufio.NewReaderSize(p.stdout, 64<<10), log: p.log, server: p.server},
+		out:    p.stdout,
+		w:      p.stdin,
+		closed: make(chan struct{}),
 	}
+}
+
+// stdioTransport sends one message per line on the server's stdin and
+// reads one per line from its stdout.
+type stdioTransport struct {
+	in  *jsonLines
+	out *os.File
+	w   *os.File
+
+	wmu       sync.Mutex
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (t *stdioTransport) Send(ctx context.Context, msg []byte) error {
+	line := make([]byte, 0, len(msg)+1)
+	line = append(append(line, msg...), '\n')
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	select {
+	case <-t.closed:
+		return errSessionClosed
+	default:
+	}
+	_, err := t.w.Write(line)
+	return err
+}
+
+func (t *stdioTransport) Recv() ([]byte, error) {
+	b, err := t.in.next()
+	if err != nil {
+		select {
+		case <-t.closed:
+			return nil, errSessionClosed
+		default:
+		}
+	}
+	return b, err
+}
+
+func (t *stdioTransport) Close() error {
+	t.closeOnce.Do(func() {
+		close(t.closed)
+		t.w.Close()
+		t.out.Close()
+	})
+	return nil
 }
 
 // jsonLines passes on only the lines of a server's stdout that are JSON
@@ -121,17 +168,16 @@ func (p *process) transport() sdk.Transport {
 // as the reference client does.
 type jsonLines struct {
 	r      *bufio.Reader
-	under  io.Closer
 	log    *slog.Logger
 	server string
-	buf    []byte // the rest of the current line, to hand out
 	err    error
 }
 
-func (j *jsonLines) Read(p []byte) (int, error) {
-	for len(j.buf) == 0 {
+// next returns the next JSON line, without its line ending.
+func (j *jsonLines) next() ([]byte, error) {
+	for {
 		if j.err != nil {
-			return 0, j.err
+			return nil, j.err
 		}
 		line, tooLong, err := readFullLine(j.r, maxMessage+1)
 		j.err = err
@@ -141,18 +187,13 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 		case tooLong:
 			j.log.Warn("mcp server wrote an over-long line on stdout; skipped", "server", j.server, "bytes", len(line))
 		case json.Valid(trimmed):
-			j.buf = append(trimmed, '\n')
+			return trimmed, nil
 		default:
 			j.log.Warn("mcp server wrote a line on stdout that is not JSON-RPC; skipped", "server", j.server,
 				"line", string(trimmed[:min(len(trimmed), 500)]))
 		}
 	}
-	n := copy(p, j.buf)
-	j.buf = j.buf[n:]
-	return n, nil
 }
-
-func (j *jsonLines) Close() error { return j.under.Close() }
 
 // readFullLine reads one line, keeping at most max bytes (tooLong says
 // that more were dropped). A last line without a newline is returned with

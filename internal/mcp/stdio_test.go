@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -216,7 +214,7 @@ func processesWithArgs(args ...string) []int {
 func TestAToolTheServerDoesNotKnowIsRefused(t *testing.T) {
 	t.Parallel()
 	m := startOK(t, []Server{stdioServer("local")}, Options{})
-	ghost := newTool(m.conn("local"), &sdk.Tool{Name: "ghost"}, "local__ghost")
+	ghost := newTool(m.conn("local"), &toolDef{Name: "ghost"}, "local__ghost")
 	res := run(t, ghost, `{}`)
 	if !res.IsError || !strings.HasPrefix(res.Output, `MCP server "local" refused the call to "ghost": `) {
 		t.Errorf("ghost = %+v", res)

@@ -11,8 +11,6 @@ import (
 	"time"
 	"unicode"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -22,13 +20,13 @@ const maxToolName = 64
 // mcpTool is one tool of one server, as the agent loop sees it.
 type mcpTool struct {
 	c    *conn
-	def  *sdk.Tool
+	def  *toolDef
 	name string // model-facing, unique in its Manager.Tools list
 }
 
 var _ tool.PermissionNamer = (*mcpTool)(nil)
 
-func newTool(c *conn, def *sdk.Tool, name string) *mcpTool {
+func newTool(c *conn, def *toolDef, name string) *mcpTool {
 	return &mcpTool{c: c, def: def, name: name}
 }
 
@@ -96,7 +94,7 @@ func (t *mcpTool) Describe(env *tool.Env, input json.RawMessage) tool.Preview {
 
 // inferKind: a name that says fetch or search wins over the read-only
 // hint, which says only that nothing changes.
-func inferKind(def *sdk.Tool) tool.Kind {
+func inferKind(def *toolDef) tool.Kind {
 	words := splitWords(def.Name)
 	for _, w := range words {
 		switch w {
@@ -161,9 +159,9 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, call tool.Call) (res t
 			args = map[string]any{}
 		}
 	}
-	var progress func(*sdk.ProgressNotificationParams)
+	var progress func(*progressParams)
 	if call.Progress != nil {
-		progress = throttle(func(p *sdk.ProgressNotificationParams) {
+		progress = throttle(func(p *progressParams) {
 			call.Progress([]tool.Content{{Type: tool.ContentText, Text: progressText(p)}})
 		})
 	}
@@ -188,10 +186,10 @@ const progressInterval = 250 * time.Millisecond
 
 // throttle passes on at most one progress report per progressInterval,
 // and always one that completes the total.
-func throttle(f func(*sdk.ProgressNotificationParams)) func(*sdk.ProgressNotificationParams) {
+func throttle(f func(*progressParams)) func(*progressParams) {
 	var mu sync.Mutex
 	var last time.Time
-	return func(p *sdk.ProgressNotificationParams) {
+	return func(p *progressParams) {
 		mu.Lock()
 		now := time.Now()
 		final := p.Total > 0 && p.Progress >= p.Total

@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
+	"time"
 )
 
 // MaxEventBytes bounds one SSE line. Chunks are small, but one can carry a
@@ -19,11 +21,18 @@ var ErrNotSSE = errors.New("not an SSE line")
 
 // Reader splits a text/event-stream body into the data of its events.
 // Lines may end in "\n" or "\r\n"; multi-line data joins with "\n"; the
-// event, id and retry fields and comments are ignored.
+// comments are ignored. The provider APIs need only the data; MCP also
+// reads the event type (Event), the last event ID (LastID), which it sends
+// back as Last-Event-ID when it reconnects, and the reconnection time the
+// server asks for (Retry).
 type Reader struct {
-	sc   *bufio.Scanner
-	data []byte
-	has  bool // a data field was seen since the last dispatch
+	sc     *bufio.Scanner
+	data   []byte
+	has    bool   // a data field was seen since the last dispatch
+	typ    string // the event field of the event being read
+	event  string // the type of the event Next returned last
+	lastID string
+	retry  time.Duration
 }
 
 func NewReader(r io.Reader) *Reader {
@@ -43,6 +52,7 @@ func (r *Reader) Next() (data []byte, complete bool, err error) {
 			if r.has {
 				return r.take(), true, nil
 			}
+			r.typ = ""
 			continue
 		}
 		if line[0] == ':' {
@@ -59,7 +69,19 @@ func (r *Reader) Next() (data []byte, complete bool, err error) {
 			}
 			r.data = append(r.data, value...)
 			r.has = true
-		case "event", "id", "retry":
+		case "event":
+			r.typ = string(value)
+		case "id":
+			// An id holding NUL is ignored (the WHATWG rule); an empty id
+			// resets the last event ID.
+			if bytes.IndexByte(value, 0) < 0 {
+				r.lastID = string(value)
+			}
+		case "retry":
+			// Only ASCII digits count (the WHATWG rule).
+			if ms, err := strconv.ParseUint(string(value), 10, 32); err == nil && value[0] != '+' {
+				r.retry = time.Duration(ms) * time.Millisecond
+			}
 		default:
 			return append([]byte(nil), line...), false, ErrNotSSE
 		}
@@ -75,6 +97,23 @@ func (r *Reader) Next() (data []byte, complete bool, err error) {
 
 func (r *Reader) take() []byte {
 	d := r.data
-	r.data, r.has = nil, false
+	r.event = r.typ
+	if r.event == "" {
+		r.event = "message"
+	}
+	r.data, r.has, r.typ = nil, false, ""
 	return d
 }
+
+// Event returns the type of the event Next returned last: its event field,
+// or "message" when it had none.
+func (r *Reader) Event() string { return r.event }
+
+// LastID returns the last event ID: the value of the latest id field read
+// so far, whether or not its event carried data (a stream may announce
+// an ID in an event without data just so it can be resumed).
+func (r *Reader) LastID() string { return r.lastID }
+
+// Retry returns the reconnection time of the latest valid retry field, or
+// 0 if the stream named none.
+func (r *Reader) Retry() time.Duration { return r.retry }

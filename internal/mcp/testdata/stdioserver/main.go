@@ -1,5 +1,5 @@
 // Command stdioserver is an MCP server over stdio for the tests of
-// internal/mcp, written with the same go-sdk corvid uses as a client.
+// internal/mcp, written with the go-sdk, the oracle for corvid's own client.
 //
 // Tools: echo, crash (the process exits 3), add_tool (adds a tool at run
 // time, so the server sends tools/list_changed), spawn (starts a child that
