@@ -224,7 +224,7 @@ func (t *streamableTransport) readPostStream(body io.ReadCloser, want json.RawMe
 	var last streamEnd
 	retries := 0
 	for {
-		end := t.readEvents(body, want)
+		end := t.readEvents(body, want, last)
 		body.Close()
 		if end.answered || want == nil || t.ctx.Err() != nil {
 			return
@@ -236,8 +236,8 @@ func (t *streamableTransport) readPostStream(body io.ReadCloser, want json.RawMe
 			t.in.put(errorResponse(want, "the MCP server's response stream broke before the response: "+end.err.Error()))
 			return
 		}
-		if end.lastID != last.lastID {
-			retries = 0
+		if end.lastID != last.lastID || end.delivered > 0 {
+			retries = 0 // progress
 		}
 		last = end
 		var err error
@@ -261,9 +261,12 @@ type streamEnd struct {
 }
 
 // readEvents delivers the message events of one event stream until it
-// ends or, when want is set, until the response with that id.
-func (t *streamableTransport) readEvents(body io.Reader, want json.RawMessage) streamEnd {
+// ends or, when want is set, until the response with that id. A stream
+// that resumes another (resumed) keeps its last event ID until it names
+// another.
+func (t *streamableTransport) readEvents(body io.Reader, want json.RawMessage, resumed streamEnd) streamEnd {
 	r := sse.NewReader(body)
+	r.SetLastID(resumed.lastID)
 	delivered := 0
 	for {
 		data, complete, err := r.Next()
@@ -387,7 +390,7 @@ func (t *streamableTransport) listen() {
 		}
 		for err == nil {
 			opened := time.Now()
-			end := t.readEvents(body, nil)
+			end := t.readEvents(body, nil, last)
 			body.Close()
 			if t.ctx.Err() != nil {
 				return

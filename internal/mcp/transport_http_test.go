@@ -871,3 +871,43 @@ func TestStreamableHTTPGoesOnWhenTheServerRefusesTheGETStream(t *testing.T) {
 		}
 	}
 }
+
+// A resumed call stream that breaks again without naming a new event ID is
+// resumed from the last ID it had.
+func TestStreamableHTTPResumesAgainFromTheLastEventID(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var lastIDs []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if r.Method == http.MethodPost {
+			fmt.Fprint(w, "id: p1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n/one\"}\n\n")
+			return
+		}
+		mu.Lock()
+		lastIDs = append(lastIDs, r.Header.Get("Last-Event-ID"))
+		n := len(lastIDs)
+		mu.Unlock()
+		if n == 1 {
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"n/two\"}\n\n")
+			return
+		}
+		fmt.Fprint(w, "id: p2\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+	}))
+	t.Cleanup(ts.Close)
+	tr, err := newStreamableTransport(context.Background(), httpOptions{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.(*streamableTransport).retryDelay = time.Millisecond
+	c := newTrClient(t, tr)
+	res, before := c.call("ping", map[string]any{}, nil)
+	if res.Error != nil || len(before) != 2 || before[0].Method != "n/one" || before[1].Method != "n/two" {
+		t.Errorf("ping = %+v after %+v", res, before)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(lastIDs, ",") != "p1,p1" {
+		t.Errorf("GETs with Last-Event-ID %q, want p1 twice", lastIDs)
+	}
+}

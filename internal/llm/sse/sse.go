@@ -109,6 +109,11 @@ func (r *Reader) take() []byte {
 // or "message" when it had none.
 func (r *Reader) Event() string { return r.event }
 
+// SetLastID seeds the last event ID for a stream that resumes another:
+// like a reconnecting EventSource, the ID carries over until an id field
+// changes it.
+func (r *Reader) SetLastID(id string) { r.lastID = id }
+
 // LastID returns the last event ID: the value of the latest id field read
 // so far, whether or not its event carried data (a stream may announce
 // an ID in an event without data just so it can be resumed).

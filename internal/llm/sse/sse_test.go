@@ -77,3 +77,13 @@ func TestSSEReaderReportsTheReconnectionTime(t *testing.T) {
 		t.Fatalf("at the end: retry %v (%v), want 20ms", r.Retry(), err)
 	}
 }
+
+func TestSSEReaderCarriesTheLastEventIDOverAResumption(t *testing.T) {
+	r := NewReader(strings.NewReader("data: a\n\nid: 9\ndata: b\n\n"))
+	r.SetLastID("8")
+	for i, want := range []string{"8", "9"} {
+		if _, _, err := r.Next(); err != nil || r.LastID() != want {
+			t.Fatalf("event %d: last id %q (%v), want %q", i, r.LastID(), err, want)
+		}
+	}
+}
