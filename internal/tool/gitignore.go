@@ -137,18 +137,41 @@ func lastMatch(rules []ignoreRule, dirPrefix, name string, isDir bool) bool {
 		if r.dirOnly && !isDir {
 			continue
 		}
-		text := name
-		if !r.basename {
+		var m bool
+		switch dir := dirPrefix[r.baseLen:]; {
+		case r.basename:
+			m = r.match(name)
+		case dir == "":
+			m = r.match(name)
+		case !r.mayMatchPath(dir, name):
+		default:
 			if path == "" {
 				path = dirPrefix + name
 			}
-			text = path[r.baseLen:]
+			m = r.match(path[r.baseLen:])
 		}
-		if r.match(text) {
+		if m {
 			return !r.negate
 		}
 	}
 	return false
+}
+
+// mayMatchPath tells from the literal start of a path rule whether it may
+// match the path dir+name, without building that path (most rules of the
+// ancestors' ignore files are rejected here).
+func (r *ignoreRule) mayMatchPath(dir, name string) bool {
+	lit := r.lit
+	if r.kind == ruleLiteral {
+		if len(dir)+len(name) != len(r.glob) {
+			return false
+		}
+		lit = r.glob
+	}
+	if len(lit) <= len(dir) {
+		return strings.HasPrefix(dir, lit)
+	}
+	return strings.HasPrefix(lit, dir) && strings.HasPrefix(name, lit[len(dir):])
 }
 
 // appendIgnoreFile returns rules plus the patterns of file, an ignore file
