@@ -98,7 +98,7 @@ func (g *gitOracle) checkIgnore(t testing.TB, paths []string) map[string]gitVerd
 }
 
 // treePaths lists every path below root (slash-separated, relative to top)
-// except .git and the oracle's home.
+// except .git.
 func treePaths(t testing.TB, top, root string) []string {
 	t.Helper()
 	var paths []string
@@ -106,8 +106,11 @@ func treePaths(t testing.TB, top, root string) []string {
 		if err != nil {
 			return err
 		}
-		if d.Name() == ".git" || d.Name() == ".git-home" {
-			return filepath.SkipDir
+		if d.Name() == ".git" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil // a linked worktree's .git file
 		}
 		if p != root {
 			rel, _ := filepath.Rel(top, p)
@@ -508,4 +511,54 @@ func FuzzGitignoreMatchesGit(f *testing.F) {
 func isDirErr(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// git runs git in dir with the oracle's environment.
+func (g *gitOracle) git(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(g.env, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestGitignoreLinkedWorktreeAndSymlinkedIgnoreFile checks two sources
+// against git: a linked worktree (.git is a file) uses the info/exclude of
+// the main repository, and a .gitignore that is a symbolic link is not
+// read, neither below the walk root nor above it.
+func TestGitignoreLinkedWorktreeAndSymlinkedIgnoreFile(t *testing.T) {
+	g := newGitOracle(t, t.TempDir())
+	g.git(t, g.top, "commit", "-q", "--allow-empty", "-m", "init")
+	wt := filepath.Join(filepath.Dir(g.top), "wt")
+	g.git(t, g.top, "worktree", "add", "-q", "-b", "side", wt)
+	if err := os.WriteFile(filepath.Join(g.top, ".git", "info", "exclude"), []byte("*.secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"a.secret": "x", "b.txt": "x", "sub/c.secret": "x", "sub/d.log": "x",
+		"rules": "*.log\n", "sub/deep/e.log": "x", "sub/deep/f.txt": "x",
+	}
+	for p, content := range files {
+		full := filepath.Join(wt, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../rules", filepath.Join(wt, "sub", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	wg := &gitOracle{top: wt, env: g.env}
+	paths := treePaths(t, wt, wt)
+	verdicts := wg.checkIgnore(t, paths)
+	if !verdicts["a.secret"].ignored || verdicts["sub/d.log"].ignored {
+		t.Fatalf("git's verdicts are not what this test assumes: %v", verdicts)
+	}
+	describe := func(string) string { return "  info/exclude: *.secret; sub/.gitignore -> ../rules: *.log\n" }
+	wg.compareWalkWithGit(t, wt, verdicts, describe)
+	wg.compareWalkWithGit(t, filepath.Join(wt, "sub", "deep"), verdicts, describe)
 }

@@ -194,7 +194,11 @@ func ancestorPatterns(root string) (string, []ignoreRule) {
 	comps := strings.Split(filepath.ToSlash(rel), "/")
 	dir, prefix := top, ""
 	for _, c := range comps {
-		ps = appendIgnoreFile(ps, filepath.Join(dir, ".gitignore"), prefix)
+		// Like git, and like readDir, read no .gitignore that is a
+		// symbolic link.
+		if fi, err := os.Lstat(filepath.Join(dir, ".gitignore")); err == nil && fi.Mode().IsRegular() {
+			ps = appendIgnoreFile(ps, filepath.Join(dir, ".gitignore"), prefix)
+		}
 		if lastMatch(ps, prefix, c, true) {
 			// root is inside an ignored directory; searching it
 			// explicitly still works, as with git's pathspecs.
