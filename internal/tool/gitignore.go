@@ -387,8 +387,9 @@ func wildClass(p string, i int, c byte) (int, int) {
 	return i, wildMatch
 }
 
-// charClass reports whether c is in the POSIX class name, in the C locale
-// (bytes above 0x7f are in none); known is false for an unknown name.
+// charClass reports whether c is in the POSIX class name as git's
+// wildmatch sees it: ASCII only (bytes above 0x7f are in no class), and
+// git's [:space:] lacks '\v' and '\f'. known is false for an unknown name.
 func charClass(name string, c byte) (in, known bool) {
 	lower := 'a' <= c && c <= 'z'
 	upper := 'A' <= c && c <= 'Z'
@@ -414,7 +415,8 @@ func charClass(name string, c byte) (in, known bool) {
 	case "punct":
 		return print && c != ' ' && !lower && !upper && !digit, true
 	case "space":
-		return c == ' ' || '\t' <= c && c <= '\r', true
+		// git's own ctype: no vertical tab or form feed.
+		return c == ' ' || c == '\t' || c == '\n' || c == '\r', true
 	case "upper":
 		return upper, true
 	case "xdigit":

@@ -406,6 +406,9 @@ var gitignoreCases = []gitignoreCase{
 	{"last match wins", "*.txt\n!a.txt\na.txt\n!b.txt\n", []string{"a.txt", "b.txt", "c.txt"}, []string{"a.txt", "c.txt"}},
 	{"deeper files take precedence", "*.txt\n", []string{"sub/.gitignore", "sub/a.txt", "sub/b.txt", "c.txt"}, []string{"c.txt", "sub/b.txt"}},
 	{"dotfiles are not special", "*\n!*.go\n!*/\n", []string{".env", "main.go", ".hidden/x.go", ".hidden/y"}, []string{".env", ".gitignore", ".hidden/y"}},
+	{"classes on control bytes", "s[[:space:]]\nb[[:blank:]]\ng[[:graph:]]\nr[[:print:]]\nc[[:cntrl:]]\np[[:punct:]]\n",
+		[]string{"s\t", "s\n", "s\r", "s ", "s\v", "s\f", "b\t", "b\v", "g~", "g ", "r ", "r\x7f", "c\x7f", "c\x1f", "c ", "p~", "p`", "p ", "pé"},
+		[]string{"s\t", "s\n", "s\r", "s ", "b\t", "g~", "r ", "c\x7f", "c\x1f", "p~", "p`"}},
 	{"a byte order mark starts the file", "\ufeffa.txt\r\nb.txt\r\n", []string{"a.txt", "b.txt", "c.txt"}, []string{"a.txt", "b.txt"}},
 	{"malformed class and lone backslash match nothing", "[abc\n\\\nx[[:nope:]]\n", []string{"[abc", "a", "\\", "xa"}, nil},
 }
