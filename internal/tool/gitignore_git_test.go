@@ -566,3 +566,37 @@ func TestGitignoreLinkedWorktreeAndSymlinkedIgnoreFile(t *testing.T) {
 	wg.compareWalkWithGit(t, wt, verdicts, describe)
 	wg.compareWalkWithGit(t, filepath.Join(wt, "sub", "deep"), verdicts, describe)
 }
+
+// TestGitignoreClassesMatchGitOnEveryByte checks every character class,
+// '?' and a few byte ranges against git for each byte a file name can hold.
+func TestGitignoreClassesMatchGitOnEveryByte(t *testing.T) {
+	g := newGitOracle(t, t.TempDir())
+	globs := []string{"?", "[!a]", "[^[:alpha:]]", "[\x80-\xff]", "[ -~]", "[\x01-\x1f]", "[]-\x7f]", "\\\xe9"}
+	for _, class := range []string{"alnum", "alpha", "blank", "cntrl", "digit", "graph", "lower", "print", "punct", "space", "upper", "xdigit"} {
+		globs = append(globs, "[[:"+class+":]]")
+	}
+	for i, glob := range globs {
+		dir := filepath.Join(g.top, fmt.Sprint("g", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("x"+glob+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for c := 1; c < 256; c++ {
+			if c == '/' {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(dir, "x"+string([]byte{byte(c)})), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	paths := treePaths(t, g.top, g.top)
+	verdicts := g.checkIgnore(t, paths)
+	g.compareWalkWithGit(t, g.top, verdicts, func(p string) string {
+		var i int
+		fmt.Sscanf(p, "g%d", &i)
+		return fmt.Sprintf("  .gitignore: %q\n", "x"+globs[i])
+	})
+}
