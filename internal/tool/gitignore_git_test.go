@@ -600,3 +600,49 @@ func TestGitignoreClassesMatchGitOnEveryByte(t *testing.T) {
 		return fmt.Sprintf("  .gitignore: %q\n", "x"+globs[i])
 	})
 }
+
+// TestGitignoreDenseGlobsMatchGit checks short random patterns over a small
+// alphabet dense in stars, brackets, escapes and slashes, each in its own
+// directory holding the same three-level tree of short names, against git.
+func TestGitignoreDenseGlobsMatchGit(t *testing.T) {
+	g := newGitOracle(t, t.TempDir())
+	rng := rand.New(rand.NewPCG(7, 7))
+	alphabet := []string{"a", "b", "/", "*", "*", "?", "[", "]", "!", "^", "\\", "-", "**", "[:alpha:]", "/**/"}
+	names := []string{"a", "b", "ab", "ba", "]", "-"}
+	var mk func(dir string, depth int)
+	mk = func(dir string, depth int) {
+		for _, n := range names {
+			p := filepath.Join(dir, n)
+			if depth < 2 && n != "-" {
+				if err := os.Mkdir(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				mk(p, depth+1)
+			} else if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var patterns []string
+	for i := range 60 {
+		var p strings.Builder
+		for range 1 + rng.IntN(6) {
+			p.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		patterns = append(patterns, p.String())
+		dir := filepath.Join(g.top, fmt.Sprint("d", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mk(dir, 0)
+		if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(p.String()+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verdicts := g.checkIgnore(t, treePaths(t, g.top, g.top))
+	g.compareWalkWithGit(t, g.top, verdicts, func(p string) string {
+		var i int
+		fmt.Sscanf(p, "d%d", &i)
+		return fmt.Sprintf("  .gitignore: %q\n", patterns[i])
+	})
+}
