@@ -171,6 +171,11 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 		if strings.HasPrefix(d, "github.com/santhosh-tekuri/jsonschema") {
 			t.Errorf("cmd/corvid links %s; use internal/jsonschema", d)
 		}
+		// go-git's gitignore package drags its config parser (gcfg,
+		// encoding/gob) into every start (#18); internal/tool has its own.
+		if strings.HasPrefix(d, "github.com/go-git/") {
+			t.Errorf("cmd/corvid links %s; use internal/tool's gitignore matcher", d)
+		}
 	}
 	// The core never links a model provider's SDK.
 	for _, core := range []string{"internal/agent", "internal/tool", "internal/store", "internal/acpserver"} {

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bufio"
 	"context"
 	"io/fs"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // walkVisit is called for every entry below the walk root except ignored
@@ -27,7 +24,7 @@ func walkTree(ctx context.Context, root string, opt walkOptions, visit walkVisit
 	w.cond = sync.NewCond(&w.mu)
 	first := dirJob{path: root}
 	if opt.ignore {
-		first.comps, first.patterns = ancestorPatterns(root)
+		first.gitRel, first.patterns = ancestorPatterns(root)
 	}
 	w.stack = []dirJob{first}
 	workers := runtime.GOMAXPROCS(0) + 2
@@ -48,8 +45,8 @@ type walkOptions struct {
 type dirJob struct {
 	depth    int // 0 for the root
 	path     string
-	rel      string   // relative to the walk root, "" for the root
-	comps    []string // relative to the ignore root, for gitignore matching
+	rel      string // relative to the walk root, "" for the root
+	gitRel   string // relative to the ignore root ("" for it), for gitignore matching
 	patterns []ignoreRule
 }
 
@@ -118,20 +115,17 @@ func (w *walker) readDir(job dirJob) {
 		return
 	}
 	patterns := job.patterns
+	dirPrefix := ""
+	if job.gitRel != "" {
+		dirPrefix = job.gitRel + "/"
+	}
 	if w.ignore {
 		for _, e := range entries {
 			if e.Name() == ".gitignore" && e.Type().IsRegular() {
-				patterns = appendIgnoreFile(patterns, filepath.Join(job.path, ".gitignore"), job.comps)
+				patterns = appendIgnoreFile(patterns, filepath.Join(job.path, ".gitignore"), dirPrefix)
 				break
 			}
 		}
-	}
-	var comps []string
-	var above []bool
-	if len(patterns) > 0 {
-		comps = make([]string, len(job.comps)+1)
-		copy(comps, job.comps)
-		above = matchAbove(patterns, job.comps)
 	}
 	var subdirs []dirJob
 	for _, e := range entries {
@@ -140,11 +134,8 @@ func (w *walker) readDir(job dirJob) {
 			continue
 		}
 		isDir := e.IsDir()
-		if len(patterns) > 0 {
-			comps[len(comps)-1] = name
-			if ignoredIn(patterns, above, comps, isDir) {
-				continue
-			}
+		if len(patterns) > 0 && lastMatch(patterns, dirPrefix, name, isDir) {
+			continue
 		}
 		path := filepath.Join(job.path, name)
 		rel := name
@@ -158,7 +149,7 @@ func (w *walker) readDir(job dirJob) {
 		if isDir && (w.maxDepth == 0 || job.depth+1 < w.maxDepth) {
 			sub := dirJob{depth: job.depth + 1, path: path, rel: rel, patterns: patterns}
 			if w.ignore {
-				sub.comps = append(job.comps[:len(job.comps):len(job.comps)], name)
+				sub.gitRel = dirPrefix + name
 			}
 			subdirs = append(subdirs, sub)
 		}
@@ -171,152 +162,12 @@ func (w *walker) readDir(job dirJob) {
 	}
 }
 
-// ignoreRule is one gitignore pattern. Most patterns are a bare name
-// glob ("*.log", "node_modules/"): git matches those against every
-// component of a path below their directory, so for the entries of one
-// directory the answer for the components above the entry is the same
-// for all of them (matchAbove works it out once per directory) and only
-// the entry's own name is left to match. Other patterns go to go-git.
-type ignoreRule struct {
-	pat       gitignore.Pattern
-	simple    bool   // a name glob, matched here; else pat.Match decides
-	name      string // the glob, for a simple rule
-	kind      int    // how name matches: nameLiteral, nameSuffix or nameGlob
-	dirOnly   bool
-	include   bool
-	domainLen int // components of the directory holding the rule
-}
-
-const (
-	nameGlob = iota
-	nameLiteral
-	nameSuffix // "*" and a literal
-)
-
-// newIgnoreRule parses one line of an ignore file found in domain, the
-// way gitignore.ParsePattern does.
-func newIgnoreRule(line string, domain []string) ignoreRule {
-	r := ignoreRule{pat: gitignore.ParsePattern(line, domain), domainLen: len(domain)}
-	p := line
-	if strings.HasPrefix(p, "!") {
-		r.include = true
-		p = p[1:]
-	}
-	if !strings.HasSuffix(p, "\\ ") {
-		p = strings.TrimRight(p, " ")
-	}
-	if strings.HasSuffix(p, "/") {
-		r.dirOnly = true
-		p = p[:len(p)-1]
-	}
-	if strings.Contains(p, "/") {
-		return r
-	}
-	if _, err := filepath.Match(p, ""); err != nil {
-		return r // malformed: leave the error handling to go-git
-	}
-	r.simple, r.name = true, p
-	switch {
-	case !strings.ContainsAny(p, "*?[\\"):
-		r.kind = nameLiteral
-	case strings.HasPrefix(p, "*") && !strings.ContainsAny(p[1:], "*?[\\"):
-		r.kind, r.name = nameSuffix, p[1:]
-	}
-	return r
-}
-
-// matchName reports whether a simple rule's glob matches one name.
-func (r *ignoreRule) matchName(name string) bool {
-	switch r.kind {
-	case nameLiteral:
-		return name == r.name
-	case nameSuffix:
-		return strings.HasSuffix(name, r.name)
-	}
-	ok, _ := filepath.Match(r.name, name)
-	return ok
-}
-
-// matchAbove reports, for each simple rule, whether it matches one of the
-// directory's own components below the rule's directory: then it matches
-// every entry of the directory.
-func matchAbove(rules []ignoreRule, dirComps []string) []bool {
-	above := make([]bool, len(rules))
-	for i := range rules {
-		r := &rules[i]
-		if !r.simple || r.domainLen > len(dirComps) {
-			continue
-		}
-		for _, c := range dirComps[r.domainLen:] {
-			if r.matchName(c) {
-				above[i] = true
-				break
-			}
-		}
-	}
-	return above
-}
-
-// ignoredIn applies gitignore precedence to an entry (comps: its path
-// from the ignore root) of the directory that above was computed for: the
-// last matching rule wins.
-func ignoredIn(rules []ignoreRule, above []bool, comps []string, isDir bool) bool {
-	name := comps[len(comps)-1]
-	for i := len(rules) - 1; i >= 0; i-- {
-		r := &rules[i]
-		var m gitignore.MatchResult
-		switch {
-		case !r.simple:
-			m = r.pat.Match(comps, isDir)
-		case r.domainLen >= len(comps):
-		case above[i] || r.matchName(name) && (!r.dirOnly || isDir):
-			m = gitignore.Exclude
-			if r.include {
-				m = gitignore.Include
-			}
-		}
-		switch m {
-		case gitignore.Exclude:
-			return true
-		case gitignore.Include:
-			return false
-		}
-	}
-	return false
-}
-
-// ignored applies gitignore precedence to a path: the last matching rule
-// wins.
-func ignored(rules []ignoreRule, comps []string, isDir bool) bool {
-	return ignoredIn(rules, matchAbove(rules, comps[:len(comps)-1]), comps, isDir)
-}
-
-// appendIgnoreFile returns ps plus the patterns of the file, copying ps so
-// that sibling directories never share a grown slice.
-func appendIgnoreFile(ps []ignoreRule, file string, domain []string) []ignoreRule {
-	f, err := os.Open(file)
-	if err != nil {
-		return ps
-	}
-	defer f.Close()
-	out := ps[:len(ps):len(ps)]
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
-			continue
-		}
-		out = append(out, newIgnoreRule(line, domain))
-	}
-	return out
-}
-
 // ancestorPatterns finds the repository holding root (the nearest ancestor
-// with a .git entry) and loads .git/info/exclude and the .gitignore files
+// with a .git entry) and loads its info/exclude and the .gitignore files
 // from the repository top down to root's parent. It returns root's path
-// components relative to that top. Without a repository root itself is the
-// top and only ignore files below it count.
-func ancestorPatterns(root string) ([]string, []ignoreRule) {
+// relative to that top ("" when root is the top). Without a repository root
+// itself is the top and only ignore files below it count.
+func ancestorPatterns(root string) (string, []ignoreRule) {
 	top := ""
 	for d := root; ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
@@ -329,28 +180,59 @@ func ancestorPatterns(root string) ([]string, []ignoreRule) {
 		}
 		d = parent
 	}
-	if top == "" || top == root {
-		var ps []ignoreRule
-		if top != "" {
-			ps = appendIgnoreFile(nil, filepath.Join(top, ".git", "info", "exclude"), nil)
-		}
-		return nil, ps
+	if top == "" {
+		return "", nil
+	}
+	ps := appendIgnoreFile(nil, filepath.Join(gitCommonDir(top), "info", "exclude"), "")
+	if top == root {
+		return "", ps
 	}
 	rel, err := filepath.Rel(top, root)
 	if err != nil {
-		return nil, nil
+		return "", nil
 	}
 	comps := strings.Split(filepath.ToSlash(rel), "/")
-	ps := appendIgnoreFile(nil, filepath.Join(top, ".git", "info", "exclude"), nil)
-	dir := top
-	for i := range comps {
-		ps = appendIgnoreFile(ps, filepath.Join(dir, ".gitignore"), comps[:i])
-		dir = filepath.Join(dir, comps[i])
-		if ignored(ps, comps[:i+1], true) {
-			// root itself is ignored; searching it explicitly still works,
-			// as with git's pathspecs.
+	dir, prefix := top, ""
+	for _, c := range comps {
+		// Like git, and like readDir, read no .gitignore that is a
+		// symbolic link.
+		if fi, err := os.Lstat(filepath.Join(dir, ".gitignore")); err == nil && fi.Mode().IsRegular() {
+			ps = appendIgnoreFile(ps, filepath.Join(dir, ".gitignore"), prefix)
+		}
+		if lastMatch(ps, prefix, c, true) {
+			// root is inside an ignored directory; searching it
+			// explicitly still works, as with git's pathspecs.
 			ps = nil
 		}
+		dir, prefix = filepath.Join(dir, c), prefix+c+"/"
 	}
-	return comps, ps
+	return strings.TrimSuffix(prefix, "/"), ps
+}
+
+// gitCommonDir returns the directory holding the repository's info/exclude:
+// top/.git, or for a linked worktree (.git is a file "gitdir: <dir>") the
+// common directory that <dir>/commondir names.
+func gitCommonDir(top string) string {
+	dotGit := filepath.Join(top, ".git")
+	data, err := os.ReadFile(dotGit)
+	if err != nil {
+		return dotGit // a directory, or unreadable
+	}
+	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return dotGit
+	}
+	gitDir = strings.TrimSpace(gitDir)
+	if !filepath.IsAbs(gitDir) {
+		gitDir = filepath.Join(top, gitDir)
+	}
+	common, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return gitDir
+	}
+	c := strings.TrimSpace(string(common))
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(gitDir, c)
+	}
+	return c
 }
