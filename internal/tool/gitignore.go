@@ -243,38 +243,11 @@ func wild(p, t string) int {
 			}
 			pi = end
 		case '*':
-			first := pi
-			for pi+1 < len(p) && p[pi+1] == '*' {
-				pi++
+			npi, nti, r, more := star(p, pi, t, ti)
+			if !more {
+				return r
 			}
-			rest := p[pi+1:]
-			crossSlash := false
-			if pi > first && (first == 0 || p[first-1] == '/') &&
-				(rest == "" || rest[0] == '/' || strings.HasPrefix(rest, `\/`)) {
-				// "**" as a whole component: any number of directories,
-				// none included ("a/**/b" matches "a/b").
-				if rest != "" && rest[0] == '/' && wild(rest[1:], t[ti:]) == wildMatch {
-					return wildMatch
-				}
-				crossSlash = true
-			}
-			if rest == "" {
-				if !crossSlash && strings.IndexByte(t[ti:], '/') >= 0 {
-					return wildNoMatch
-				}
-				return wildMatch
-			}
-			if !crossSlash && rest[0] == '/' {
-				// "*/": the rest of this component, then the slash.
-				j := strings.IndexByte(t[ti:], '/')
-				if j < 0 {
-					return wildNoMatch
-				}
-				ti += j
-				pi++
-				continue
-			}
-			return wildStar(rest, t[ti:], crossSlash)
+			pi, ti = npi, nti
 		default:
 			if t[ti] != c {
 				return wildNoMatch
@@ -285,6 +258,43 @@ func wild(p, t string) int {
 		return wildNoMatch
 	}
 	return wildMatch
+}
+
+// star matches the '*' (or run of them) at p[pi] against t[ti:]. It
+// returns the result, or, with more, the positions the match goes on from
+// (before wild's loop steps past them): a "*/" that took the rest of a
+// component.
+func star(p string, pi int, t string, ti int) (npi, nti, r int, more bool) {
+	first := pi
+	for pi+1 < len(p) && p[pi+1] == '*' {
+		pi++
+	}
+	rest := p[pi+1:]
+	crossSlash := false
+	if pi > first && (first == 0 || p[first-1] == '/') &&
+		(rest == "" || rest[0] == '/' || strings.HasPrefix(rest, `\/`)) {
+		// "**" as a whole component: any number of directories,
+		// none included ("a/**/b" matches "a/b").
+		if rest != "" && rest[0] == '/' && wild(rest[1:], t[ti:]) == wildMatch {
+			return 0, 0, wildMatch, false
+		}
+		crossSlash = true
+	}
+	if rest == "" {
+		if !crossSlash && strings.IndexByte(t[ti:], '/') >= 0 {
+			return 0, 0, wildNoMatch, false
+		}
+		return 0, 0, wildMatch, false
+	}
+	if !crossSlash && rest[0] == '/' {
+		// "*/": the rest of this component, then the slash.
+		j := strings.IndexByte(t[ti:], '/')
+		if j < 0 {
+			return 0, 0, wildNoMatch, false
+		}
+		return pi + 1, ti + j, 0, true
+	}
+	return 0, 0, wildStar(rest, t[ti:], crossSlash), false
 }
 
 // wildStar matches t against a '*' (crossing slashes when crossSlash)
@@ -334,52 +344,15 @@ func wildClass(p string, i int, c byte) (int, int) {
 		if i == len(p) {
 			return i, wildAbortAll
 		}
-		b := p[i]
-		if b == ']' && !first {
+		if p[i] == ']' && !first {
 			break
 		}
-		switch {
-		case b == '\\':
-			i++
-			if i == len(p) {
-				return i, wildAbortAll
-			}
-			b = p[i]
-			matched = matched || c == b
-		case b == '-' && prev != 0 && i+1 < len(p) && p[i+1] != ']':
-			i++
-			hi := p[i]
-			if hi == '\\' {
-				i++
-				if i == len(p) {
-					return i, wildAbortAll
-				}
-				hi = p[i]
-			}
-			matched = matched || prev <= c && c <= hi
-			b = 0
-		case b == '[' && i+1 < len(p) && p[i+1] == ':':
-			end := strings.IndexByte(p[i+2:], ']')
-			if end < 0 {
-				return len(p), wildAbortAll
-			}
-			end += i + 2
-			if end-(i+2) < 1 || p[end-1] != ':' {
-				// Not "[:name:]": a plain '['.
-				matched = matched || c == '['
-				break
-			}
-			in, known := charClass(p[i+2:end-1], c)
-			if !known {
-				return end, wildAbortAll
-			}
-			matched = matched || in
-			i, b = end, 0
-		default:
-			matched = matched || c == b
+		end, b, in, r := classItem(p, i, prev, c)
+		if r != wildMatch {
+			return end, r
 		}
-		prev = b
-		i++
+		matched = matched || in
+		prev, i = b, end+1
 	}
 	if matched == negated || c == '/' {
 		return i, wildNoMatch
@@ -387,40 +360,83 @@ func wildClass(p string, i int, c byte) (int, int) {
 	return i, wildMatch
 }
 
+// classItem reads the item of a bracket expression that starts at p[i]: a
+// byte, an escaped byte, a range from prev, or a [:name:] class. It returns
+// the index of the item's last byte, the byte a following '-' may start a
+// range from (0 if none), whether c is in the item, and wildMatch, or
+// wildAbortAll (with the index to report) for a malformed item.
+func classItem(p string, i int, prev, c byte) (end int, b byte, in bool, r int) {
+	b = p[i]
+	switch {
+	case b == '\\':
+		i++
+		if i == len(p) {
+			return i, 0, false, wildAbortAll
+		}
+		return i, p[i], c == p[i], wildMatch
+	case b == '-' && prev != 0 && i+1 < len(p) && p[i+1] != ']':
+		i++
+		hi := p[i]
+		if hi == '\\' {
+			i++
+			if i == len(p) {
+				return i, 0, false, wildAbortAll
+			}
+			hi = p[i]
+		}
+		return i, 0, prev <= c && c <= hi, wildMatch
+	case b == '[' && i+1 < len(p) && p[i+1] == ':':
+		end := strings.IndexByte(p[i+2:], ']')
+		if end < 0 {
+			return len(p), 0, false, wildAbortAll
+		}
+		end += i + 2
+		if end-(i+2) < 1 || p[end-1] != ':' {
+			// Not "[:name:]": a plain '['.
+			return i, b, c == '[', wildMatch
+		}
+		in, known := charClass(p[i+2:end-1], c)
+		if !known {
+			return end, 0, false, wildAbortAll
+		}
+		return end, 0, in, wildMatch
+	}
+	return i, b, c == b, wildMatch
+}
+
 // charClass reports whether c is in the POSIX class name as git's
 // wildmatch sees it: ASCII only (bytes above 0x7f are in no class), and
 // git's [:space:] lacks '\v' and '\f'. known is false for an unknown name.
 func charClass(name string, c byte) (in, known bool) {
-	lower := 'a' <= c && c <= 'z'
-	upper := 'A' <= c && c <= 'Z'
-	digit := '0' <= c && c <= '9'
-	print := 0x20 <= c && c <= 0x7e
-	switch name {
-	case "alnum":
-		return lower || upper || digit, true
-	case "alpha":
-		return lower || upper, true
-	case "blank":
-		return c == ' ' || c == '\t', true
-	case "cntrl":
-		return c < 0x20 || c == 0x7f, true
-	case "digit":
-		return digit, true
-	case "graph":
-		return print && c != ' ', true
-	case "lower":
-		return lower, true
-	case "print":
-		return print, true
-	case "punct":
-		return print && c != ' ' && !lower && !upper && !digit, true
-	case "space":
-		// git's own ctype: no vertical tab or form feed.
-		return c == ' ' || c == '\t' || c == '\n' || c == '\r', true
-	case "upper":
-		return upper, true
-	case "xdigit":
-		return digit || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F', true
+	for _, cl := range charClasses {
+		if cl.name == name {
+			return cl.in(c), true
+		}
 	}
 	return false, false
+}
+
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isPrint(c byte) bool { return 0x20 <= c && c <= 0x7e }
+
+// charClasses are the POSIX classes of git's wildmatch.
+var charClasses = [...]struct {
+	name string
+	in   func(c byte) bool
+}{
+	{"alnum", func(c byte) bool { return isLower(c) || isUpper(c) || isDigit(c) }},
+	{"alpha", func(c byte) bool { return isLower(c) || isUpper(c) }},
+	{"blank", func(c byte) bool { return c == ' ' || c == '\t' }},
+	{"cntrl", func(c byte) bool { return c < 0x20 || c == 0x7f }},
+	{"digit", isDigit},
+	{"graph", func(c byte) bool { return isPrint(c) && c != ' ' }},
+	{"lower", isLower},
+	{"print", isPrint},
+	{"punct", func(c byte) bool { return isPrint(c) && c != ' ' && !isLower(c) && !isUpper(c) && !isDigit(c) }},
+	// git's own ctype: no vertical tab or form feed.
+	{"space", func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }},
+	{"upper", isUpper},
+	{"xdigit", func(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }},
 }
