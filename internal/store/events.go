@@ -143,7 +143,12 @@ func (s *Store) Append(sessionID, kind string, payload []byte) error {
 // returns the first commit error since the previous Flush, if any.
 func (s *Store) Flush(ctx context.Context) error {
 	s.holds.release("")
-	w := s.w
+	return s.w.flush(ctx)
+}
+
+// flush waits for every event appended so far and returns the first
+// commit error not yet reported.
+func (w *writer) flush(ctx context.Context) error {
 	w.mu.Lock()
 	target := w.enqueued
 	w.mu.Unlock()
@@ -155,6 +160,39 @@ func (s *Store) Flush(ctx context.Context) error {
 	w.failed = nil
 	w.mu.Unlock()
 	return err
+}
+
+// Appended returns a ticket for every event appended so far: once
+// [Store.AwaitCommit] returns for it, those events are committed.
+func (s *Store) Appended() uint64 {
+	w := s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.enqueued
+}
+
+// AwaitCommit waits until the events behind ticket (from [Store.Appended])
+// have been committed, or failed to be: compare [Store.CommitFailures]
+// before and after. It does not ask what writers hold back ([Store.Hold]).
+func (s *Store) AwaitCommit(ctx context.Context, ticket uint64) error {
+	return s.w.waitFor(ctx, ticket)
+}
+
+// IsCommitted reports whether the events behind ticket have been committed
+// (or failed to be), without waiting.
+func (s *Store) IsCommitted(ticket uint64) bool {
+	w := s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.committed >= ticket
+}
+
+// Sync waits until every event appended so far has been committed, like
+// [Store.Flush] but without asking the holds: a writer that holds an
+// event back makes it durable itself when it must ([Store.AwaitCommit]).
+// It returns the first commit error since the previous Flush or Sync.
+func (s *Store) Sync(ctx context.Context) error {
+	return s.w.flush(ctx)
 }
 
 // CommitFailures counts the commits that failed since the Store opened
