@@ -204,20 +204,21 @@ func (c *conversation) setTitle(title string) {
 	c.emit(Event{Kind: EventInfo, Title: title, UpdatedAt: now.Format(time.RFC3339)})
 }
 
-// acquire takes the cross-process turn lease for owner.
-func (c *conversation) acquire(owner string) (func(), error) {
+// acquire takes the cross-process turn lease for owner; it also returns
+// the stored log's last seq, read with the lease, for syncWithStore.
+func (c *conversation) acquire(owner string) (func(), int64, error) {
 	st := c.log.store
 	if st == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
-	release, err := st.Acquire(context.Background(), c.log.id, owner)
+	release, last, err := st.AcquireTurn(context.Background(), c.log.id, owner)
 	if errors.Is(err, store.ErrBusy) {
-		return nil, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
+		return nil, 0, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
 	}
 	if err != nil {
-		return nil, storeFailure("take the turn lease", err)
+		return nil, 0, storeFailure("take the turn lease", err)
 	}
-	return release, nil
+	return release, last, nil
 }
 
 // flush waits (bounded) until every recorded row is committed.

@@ -76,6 +76,23 @@ func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 // host. The Store refreshes the heartbeat while the lease is held; release
 // is idempotent, and Close releases every lease still held.
 func (s *Store) Acquire(ctx context.Context, sessionID, owner string) (release func(), err error) {
+	return s.acquire(ctx, sessionID, owner, nil)
+}
+
+// AcquireTurn is Acquire that also returns what [Store.LastSeq] would
+// right after it, read in the lease's own transaction: a turn's start pays
+// for one transaction instead of two.
+func (s *Store) AcquireTurn(ctx context.Context, sessionID, owner string) (release func(), lastSeq int64, err error) {
+	if err := s.flushSession(ctx, sessionID); err != nil {
+		return nil, 0, fmt.Errorf("acquire session %s: %w", sessionID, err)
+	}
+	release, err = s.acquire(ctx, sessionID, owner, &lastSeq)
+	return release, lastSeq, err
+}
+
+// acquire takes the lease; with lastSeq set it also reads the session's
+// last seq in the same transaction.
+func (s *Store) acquire(ctx context.Context, sessionID, owner string, lastSeq *int64) (release func(), err error) {
 	l := &s.lease
 	if owner == "" {
 		owner = "corvid"
@@ -114,7 +131,10 @@ func (s *Store) Acquire(ctx context.Context, sessionID, owner string) (release f
 ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, host = excluded.host,
 	pid = excluded.pid, heartbeat = excluded.heartbeat`,
 			sessionID, l.holder, owner, l.host, l.pid, s.now().UnixNano())
-		return err
+		if err != nil || lastSeq == nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`, sessionID).Scan(lastSeq)
 	})
 	if err != nil {
 		l.mu.Lock()
