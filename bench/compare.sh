@@ -86,7 +86,7 @@ CORVID_TURN_CHUNKS=$turn_chunks go test -run '^$' -bench 'BenchmarkStreamedTurn'
 echo
 echo "## Prompt → first chunk, store included"
 echo
-# The clock starts once the prompt is in corvid's stdin (nothing earlier
+# The clock starts at the prompt's write to corvid's stdin (nothing earlier
 # waiting to be read) and stops at the first agent_message_chunk line read.
 CORVID_FIRST_CHUNK_BURST=${FIRST_CHUNK_BURST:-200000} go test -run '^$' -bench 'BenchmarkFirstChunk' -benchtime "${FIRST_CHUNK_OPS:-30}x" -timeout 60m ./test/bench/ |
 	awk '
