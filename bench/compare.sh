@@ -7,13 +7,14 @@
 #   bench/compare.sh                       # 30 interleaved rounds
 #   ROUNDS=50 CORVID_BIN=./corvid bench/compare.sh
 #   LOAD_SIZES=1000,10000 TURN_CHUNKS=100000 bench/compare.sh   # quicker
+#   FIRST_CHUNK_BURST=50000 FIRST_CHUNK_OPS=10 bench/compare.sh  # smaller burst
 #   CODEX_ACP_BIN=/path/to/codex-acp bench/compare.sh
 #
 # Start-up, memory and exit are timed by bench/compare (Go, stdlib only):
 # every round runs each agent once, in rotating order, so machine load hits
 # all alike; medians and the round-by-round ratio are printed. The load
-# curve and the turn are the Go benchmarks BenchmarkLoadCurve and
-# BenchmarkStreamedTurn in test/bench. The machines are shared: quote
+# curve, the turn and the first chunk are the Go benchmarks BenchmarkLoadCurve,
+# BenchmarkStreamedTurn and BenchmarkFirstChunk in test/bench. The machines are shared: quote
 # ratios, and rerun when the load average is above the core count.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,3 +86,22 @@ CORVID_TURN_CHUNKS=$turn_chunks go test -run '^$' -bench 'BenchmarkStreamedTurn'
 		for (i = 1; i <= NF; i++) if ($(i+1) == "updates/s") printf "| chunks | session/update per s |\n|---:|---:|\n| %s | %.0f |\n", name, $i
 	}
 	END { print "\nGoal: ≥ 400k per s on a 1M-chunk turn." }'
+
+echo
+echo "## Prompt → first chunk, store included"
+echo
+# The clock starts at the prompt's write to corvid's stdin (nothing earlier
+# waiting to be read) and stops at the first agent_message_chunk line read.
+CORVID_FIRST_CHUNK_BURST=${FIRST_CHUNK_BURST:-200000} go test -run '^$' -bench 'BenchmarkFirstChunk' -benchtime "${FIRST_CHUNK_OPS:-30}x" -timeout 60m ./test/bench/ |
+	awk '
+	BEGIN { print "| answer | prompt → first chunk, median | p90 |\n|---|---:|---:|" }
+	/^BenchmarkFirstChunk/ {
+		name = $1; sub(/-[0-9]+$/, "", name); sub(/.*\//, "", name)
+		for (i = 1; i <= NF; i++) m[$(i+1)] = $i
+		what = name
+		if (name == "tiny") what = "two characters (baseline)"
+		else if (name ~ /^burst-/) { sub(/^burst-/, "", name); what = name " one-character chunks" }
+		else if (name ~ /^history-/) { sub(/^history-/, "", name); what = name " chunks, after a turn of as many" }
+		printf "| %s | %.2f ms | %.2f ms |\n", what, m["ms-first-chunk-p50"], m["ms-first-chunk-p90"]
+	}
+	END { print "\nGoal: ≤ 2 ms on a large burst." }'

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
@@ -19,6 +20,8 @@ import (
 type conversation struct {
 	log   eventLog
 	front FrontEnd
+	// fresh: a prompt was recorded and nothing of its turn shown yet.
+	fresh atomic.Bool
 
 	mu       sync.Mutex
 	history  []llm.Message
@@ -39,12 +42,25 @@ func (c *conversation) emit(ev Event) {
 	// Any commit that fails from here on may be this event's: the front
 	// end then drops what reports it (Event.Stored).
 	mark := c.storeFailures()
-	c.log.event(ev)
+	n := c.log.event(ev)
 	if c.log.store != nil {
-		ev.Stored = func() bool { return c.storeFailures() == mark }
+		// Asked before the event is shown: it waits for the event's own
+		// row (and those before it), not for what was recorded since.
+		ev.Stored = func() bool { return c.settle(n) && c.storeFailures() == mark }
 	}
 	c.front.Emit(ev)
+	if c.log.store != nil && c.fresh.Swap(false) {
+		// The turn's first shown event: commit it with the prompt's rows
+		// now, on this goroutine, instead of when the connection's writer
+		// gets to run while the model races ahead; the stream waits for
+		// this once per turn (prompt → first chunk, ARCHITECTURE.md §7).
+		c.settle(n)
+	}
 }
+
+// settle waits (bounded) until display event n is committed; false if it
+// is not.
+func (c *conversation) settle(n uint64) bool { return c.log.settle(n, 5*time.Second) }
 
 // recordPrompt stores the user's prompt for replay (the client already
 // shows it, so it is not emitted live).
@@ -53,6 +69,7 @@ func (c *conversation) recordPrompt(blocks []Block, meta map[string]any) {
 	for i := range blocks {
 		c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i], Meta: meta})
 	}
+	c.fresh.Store(true)
 }
 
 // messages returns a copy of the model context.
@@ -187,20 +204,21 @@ func (c *conversation) setTitle(title string) {
 	c.emit(Event{Kind: EventInfo, Title: title, UpdatedAt: now.Format(time.RFC3339)})
 }
 
-// acquire takes the cross-process turn lease for owner.
-func (c *conversation) acquire(owner string) (func(), error) {
+// acquire takes the cross-process turn lease for owner; it also returns
+// the stored log's last seq, read with the lease, for syncWithStore.
+func (c *conversation) acquire(owner string) (func(), int64, error) {
 	st := c.log.store
 	if st == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
-	release, err := st.Acquire(context.Background(), c.log.id, owner)
+	release, last, err := st.AcquireTurn(context.Background(), c.log.id, owner)
 	if errors.Is(err, store.ErrBusy) {
-		return nil, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
+		return nil, 0, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
 	}
 	if err != nil {
-		return nil, storeFailure("take the turn lease", err)
+		return nil, 0, storeFailure("take the turn lease", err)
 	}
-	return release, nil
+	return release, last, nil
 }
 
 // flush waits (bounded) until every recorded row is committed.

@@ -109,10 +109,11 @@ type Event struct {
 	// Meta is extra data a front end passes on (ACP _meta), e.g. the
 	// FinalOutputMeta of a final output's chunk.
 	Meta map[string]any `json:"meta,omitempty"`
-	// Stored, when set, reports whether the event is still known to be
-	// durable: false once a store commit failed after it was recorded. A
-	// front end asks it just before what reports the event leaves, so a
-	// client never sees what a reload cannot show (nil: nothing to check).
+	// Stored, when set, makes the event durable (it waits for the commit
+	// of its own row, not of rows recorded after it) and reports whether it
+	// is: false once a store commit failed after it was recorded. A front
+	// end asks it just before what reports the event leaves, so a client
+	// never sees what a reload cannot show (nil: nothing to check).
 	Stored func() bool `json:"-"`
 }
 

@@ -56,11 +56,16 @@ type eventLog struct {
 	// rows show up as a gap (see conversation.syncWithStore).
 	knownSeq atomic.Int64
 
-	mu     sync.Mutex // orders appends; guards the held chunk
+	mu     sync.Mutex // orders appends; guards the held chunk and the counts below
 	held   *Event     // the chunk whose message's later chunks are merged into it
 	text   []byte     // held's text so far
 	heldAt time.Time  // when held began
 	drop   func()     // ends the store's hold (nil: none registered)
+	// Display events recorded so far, how many of them are in appended
+	// rows, the store's ticket for those rows, and the last event whose
+	// row could not be appended: what settle needs to make one event
+	// durable without waiting for the rest.
+	recorded, appended, ticket, lost uint64
 }
 
 // maxHeldText and maxHeldFor bound what one row merges. A process killed
@@ -72,10 +77,10 @@ const (
 	maxHeldFor  = 20 * time.Millisecond
 )
 
-// event records a display event.
-func (l *eventLog) event(ev Event) {
+// event records a display event and returns its number, for settle.
+func (l *eventLog) event(ev Event) uint64 {
 	if l.store == nil {
-		return
+		return 0
 	}
 	merge := mergeable(&ev)
 	l.mu.Lock()
@@ -83,12 +88,14 @@ func (l *eventLog) event(ev Event) {
 	if merge && l.held != nil && l.held.Kind == ev.Kind && l.held.MessageID == ev.MessageID && sameMap(l.held.Meta, ev.Meta) &&
 		len(l.text) < maxHeldText && time.Since(l.heldAt) < maxHeldFor {
 		l.text = append(l.text, ev.Content.Text...)
-		return
+		l.recorded++
+		return l.recorded
 	}
 	l.releaseLocked()
+	l.recorded++
 	if !merge {
 		l.appendLocked(string(ev.Kind), ev)
-		return
+		return l.recorded
 	}
 	if l.drop == nil {
 		l.drop = l.store.Hold(l.id, l.release)
@@ -96,6 +103,33 @@ func (l *eventLog) event(ev Event) {
 	l.held = &Event{Kind: ev.Kind, MessageID: ev.MessageID, Meta: ev.Meta}
 	l.heldAt = time.Now()
 	l.text = append(l.text[:0], ev.Content.Text...)
+	return l.recorded
+}
+
+// settle makes display event n (from event) durable: it appends the held
+// text if n is in it, and waits until the store has committed n's row and
+// every row before it, and not the rows appended after. It reports false
+// when that row could not be appended or wait passed first; whether the
+// commit succeeded is the store's failure count's to tell.
+func (l *eventLog) settle(n uint64, wait time.Duration) bool {
+	if l.store == nil {
+		return true
+	}
+	l.mu.Lock()
+	if l.appended < n {
+		l.releaseLocked()
+	}
+	ticket, lost := l.ticket, l.lost >= n
+	l.mu.Unlock()
+	if lost {
+		return false
+	}
+	if l.store.IsCommitted(ticket) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	return l.store.AwaitCommit(ctx, ticket) == nil
 }
 
 // mergeable reports whether ev is a streamed text chunk that says nothing
@@ -173,10 +207,13 @@ func (l *eventLog) appendLocked(kind string, v any) {
 	if err == nil {
 		err = l.store.Append(l.id, kind, b)
 	}
+	l.appended = l.recorded
 	if err != nil {
+		l.lost = l.recorded
 		l.log.Error("record event", "session", l.id, "kind", kind, "err", err)
 		return
 	}
+	l.ticket = l.store.Appended()
 	l.knownSeq.Add(1)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/store"
@@ -211,5 +212,71 @@ func TestEventLogMergesStreamedChunksIntoOneRowPerMessage(t *testing.T) {
 	l.close()
 	if rows, _ = st.Events(ctx, "s1"); len(rows) != len(want)+1 {
 		t.Errorf("%d rows after close, want %d", len(rows), len(want)+1)
+	}
+}
+
+// settle makes one event durable, as another process reading the file sees
+// it: the text the log holds back is appended and committed once an event
+// in it is settled, while the store's Sync (the write barrier for every
+// other frame) leaves the held text alone.
+func TestSettleCommitsTheHeldChunkASyncLeavesHeld(t *testing.T) {
+	path := t.TempDir() + "/s.db"
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := t.Context()
+	if err := st.CreateSession(ctx, store.Session{ID: "s1", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := store.Open(path) // reads only what is committed
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	stored := func() string {
+		rows, err := other.Events(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rows {
+			var ev Event
+			if err := json.Unmarshal(r.Payload, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Content != nil {
+				got = append(got, ev.Content.Text)
+			}
+		}
+		return strings.Join(got, "|")
+	}
+
+	l := &eventLog{id: "s1", store: st}
+	first := l.event(chunk(EventMessageChunk, "m1", "a"))
+	l.event(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: "c1", Name: "read", Status: ToolPending}})
+	held := l.event(chunk(EventMessageChunk, "m2", "b"))
+	if first == 0 || held <= first {
+		t.Fatalf("event numbers %d, %d", first, held)
+	}
+	if err := st.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got != "a" {
+		t.Fatalf("after Sync the file holds %q, want the appended rows only (%q)", got, "a")
+	}
+	if !l.settle(held, 5*time.Second) {
+		t.Fatal("settle of the held chunk failed")
+	}
+	if got := stored(); got != "a|b" {
+		t.Fatalf("after settle the file holds %q, want %q", got, "a|b")
+	}
+	more := l.event(chunk(EventMessageChunk, "m2", "c"))
+	if !l.settle(first, 5*time.Second) || stored() != "a|b" {
+		t.Errorf("settling an early event appended later text: %q", stored())
+	}
+	if !l.settle(more, 5*time.Second) || stored() != "a|b|c" {
+		t.Errorf("after settling the last chunk the file holds %q", stored())
 	}
 }

@@ -13,22 +13,19 @@ import (
 // from the store, so the next model request holds every stored turn.
 
 // syncWithStore reloads the model context if another process appended to
-// the session since this process last looked. It runs under the lease.
-func (c *conversation) syncWithStore() error {
+// the session since this process last looked: last is the stored log's
+// last seq, read under the lease (acquire).
+func (c *conversation) syncWithStore(last int64) error {
 	st := c.log.store
 	if st == nil {
 		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	last, err := st.LastSeq(ctx, c.log.id)
-	if err != nil {
-		return storeFailure("read the last event", err)
 	}
 	known := c.log.knownSeq.Load()
 	if last == known {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	lg, err := FoldStored(ctx, st, c.log.id)
 	if err != nil {
 		return storeFailure("catch up", err)

@@ -162,9 +162,12 @@ func (a *Agent) ForkSession(ctx context.Context, srcID string, o SessionOptions)
 
 func processOwner() string { return fmt.Sprintf("pid%d-%s", os.Getpid(), NewID("o")) }
 
-// Sync makes every event recorded so far durable. The ACP writer calls it
+// Sync makes every row appended so far durable. The ACP writer calls it
 // before frames leave, so what a client has seen survives a kill -9; group
 // commit keeps it cheap (one commit serves every frame queued meanwhile).
+// It does not wait for the text a session holds back to merge (eventLog):
+// the frame of such a chunk makes its own row durable when the writer asks
+// its Event.Stored, so a frame never waits for chunks recorded after it.
 //
 // An error means some event recorded since the last Sync is not stored: the
 // caller must not send what reports it (the client would see what a reload
@@ -178,7 +181,7 @@ func (a *Agent) Sync() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := st.Flush(ctx)
+	err := st.Sync(ctx)
 	if err != nil {
 		a.cfg.Logger.Error("session store commit", "err", err)
 	}

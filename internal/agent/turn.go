@@ -115,11 +115,12 @@ func (t *Turn) prepare() (stop StopReason, err error, ready bool) {
 		return StopCancelled, nil, false
 	}
 	s.runner.emitFrom(t, false)
-	if t.release, err = s.conv.acquire(s.agent.owner); err != nil {
+	var last int64
+	if t.release, last, err = s.conv.acquire(s.agent.owner); err != nil {
 		return "", err, false
 	}
 	t.storeMark = s.conv.storeFailures()
-	if err := s.conv.syncWithStore(); err != nil {
+	if err := s.conv.syncWithStore(last); err != nil {
 		return "", err, false
 	}
 	s.conv.recordPrompt(t.blocks, t.meta)

@@ -287,11 +287,12 @@ func (t *Turn) drainLoop(rid string) (StopReason, error) {
 		RequestIDMeta:       rid,
 	}})
 	var err error
-	if t.release, err = s.conv.acquire(s.agent.owner); err != nil {
+	var last int64
+	if t.release, last, err = s.conv.acquire(s.agent.owner); err != nil {
 		return "", err
 	}
 	t.storeMark = s.conv.storeFailures()
-	if err := s.conv.syncWithStore(); err != nil {
+	if err := s.conv.syncWithStore(last); err != nil {
 		return "", err
 	}
 	s.toolbox.awaitMCP(t.ctx)

@@ -46,3 +46,29 @@ func BenchmarkEvents5k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTurnStart measures what the store does between a prompt and its
+// first chunk on the wire: take the turn lease with the last seq, append the
+// prompt's rows and the first chunk, and wait for their commit (then
+// release the lease, untimed work of the turn's end included).
+func BenchmarkTurnStart(b *testing.B) {
+	s := newStore(b)
+	mustCreate(b, s, Session{ID: "s", Cwd: "/w"})
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		release, _, err := s.AcquireTurn(ctx, "s", "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, kind := range []string{"user_message_chunk", "context", "agent_message_chunk"} {
+			if err := s.Append("s", kind, payload200); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.AwaitCommit(ctx, s.Appended()); err != nil {
+			b.Fatal(err)
+		}
+		release()
+	}
+}

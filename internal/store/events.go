@@ -143,7 +143,12 @@ func (s *Store) Append(sessionID, kind string, payload []byte) error {
 // returns the first commit error since the previous Flush, if any.
 func (s *Store) Flush(ctx context.Context) error {
 	s.holds.release("")
-	w := s.w
+	return s.w.flush(ctx)
+}
+
+// flush waits for every event appended so far and returns the first
+// commit error not yet reported.
+func (w *writer) flush(ctx context.Context) error {
 	w.mu.Lock()
 	target := w.enqueued
 	w.mu.Unlock()
@@ -155,6 +160,39 @@ func (s *Store) Flush(ctx context.Context) error {
 	w.failed = nil
 	w.mu.Unlock()
 	return err
+}
+
+// Appended returns a ticket for every event appended so far: once
+// [Store.AwaitCommit] returns for it, those events are committed.
+func (s *Store) Appended() uint64 {
+	w := s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.enqueued
+}
+
+// AwaitCommit waits until the events behind ticket (from [Store.Appended])
+// have been committed, or failed to be: compare [Store.CommitFailures]
+// before and after. It does not ask what writers hold back ([Store.Hold]).
+func (s *Store) AwaitCommit(ctx context.Context, ticket uint64) error {
+	return s.w.waitFor(ctx, ticket)
+}
+
+// IsCommitted reports whether the events behind ticket have been committed
+// (or failed to be), without waiting.
+func (s *Store) IsCommitted(ticket uint64) bool {
+	w := s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.committed >= ticket
+}
+
+// Sync waits until every event appended so far has been committed, like
+// [Store.Flush] but without asking the holds: a writer that holds an
+// event back makes it durable itself when it must ([Store.AwaitCommit]).
+// It returns the first commit error since the previous Flush or Sync.
+func (s *Store) Sync(ctx context.Context) error {
+	return s.w.flush(ctx)
 }
 
 // CommitFailures counts the commits that failed since the Store opened
@@ -310,6 +348,12 @@ var (
 	insertMany = insertOne + strings.Repeat(`, (?, ?, ?, ?, ?)`, insertRows-1)
 )
 
+const (
+	queryTouchSession = `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? RETURNING pk`
+	queryMaxSeq       = `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`
+	queryLastSeq      = `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`
+)
+
 // kindHead returns kindHead(kind), computed once per kind.
 func (w *writer) kindHead(kind string) []byte {
 	h, ok := w.heads[kind]
@@ -426,9 +470,12 @@ ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(
 // session appends evs, the batch's events of session sid, after its last
 // stored seq.
 func (t *commitTx) session(sid string, evs []pendingEvent) error {
+	touch, err := t.w.s.txStmt(t.ctx, t.tx, queryTouchSession)
+	if err != nil {
+		return err
+	}
 	var pk int64
-	err := t.tx.QueryRowContext(t.ctx, `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? RETURNING pk`,
-		evs[len(evs)-1].time, sid).Scan(&pk)
+	err = touch.QueryRowContext(t.ctx, evs[len(evs)-1].time, sid).Scan(&pk)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
 		return nil
@@ -436,8 +483,12 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	if err != nil {
 		return err
 	}
+	maxSeq, err := t.w.s.txStmt(t.ctx, t.tx, queryMaxSeq)
+	if err != nil {
+		return err
+	}
 	var seq int64
-	if err := t.tx.QueryRowContext(t.ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`, pk).Scan(&seq); err != nil {
+	if err := maxSeq.QueryRowContext(t.ctx, pk).Scan(&seq); err != nil {
 		return err
 	}
 	// The previous payload is a delta base only if nobody (another
@@ -469,7 +520,7 @@ func (t *commitTx) insert(pk, seq int64, prev []byte, evs []pendingEvent) (int64
 	}
 	if *stmt == nil {
 		var err error
-		if *stmt, err = t.tx.PrepareContext(t.ctx, query); err != nil {
+		if *stmt, err = t.w.s.txStmt(t.ctx, t.tx, query); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -506,7 +557,7 @@ func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 	err := retryBusy(ctx, func() error {
 		// On the write connection (a plain read takes no lock): it is
 		// open anyway, so a per-turn check opens no extra file handles.
-		return s.writeDB.QueryRowContext(ctx, `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`, sessionID).Scan(&seq)
+		return s.writeDB.QueryRowContext(ctx, queryLastSeq, sessionID).Scan(&seq)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("last event of session %s: %w", sessionID, err)

@@ -67,6 +67,14 @@ func (e *BusyError) Error() string {
 
 func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 
+const (
+	queryLeaseHolder = `SELECT holder, owner, host, pid, heartbeat FROM leases WHERE session_id = ?`
+	queryLeaseUpsert = `INSERT INTO leases (session_id, holder, owner, host, pid, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, host = excluded.host,
+	pid = excluded.pid, heartbeat = excluded.heartbeat`
+	queryLeaseDelete = `DELETE FROM leases WHERE session_id = ? AND holder = ?`
+)
+
 // Acquire takes the run lease of a session, so that the same session loaded
 // in two corvid processes (or twice in one) cannot run turns at the same
 // time. owner describes the holder for the error the next caller sees (for
@@ -76,6 +84,23 @@ func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 // host. The Store refreshes the heartbeat while the lease is held; release
 // is idempotent, and Close releases every lease still held.
 func (s *Store) Acquire(ctx context.Context, sessionID, owner string) (release func(), err error) {
+	return s.acquire(ctx, sessionID, owner, nil)
+}
+
+// AcquireTurn is Acquire that also returns what [Store.LastSeq] would
+// right after it, read in the lease's own transaction: a turn's start pays
+// for one transaction instead of two.
+func (s *Store) AcquireTurn(ctx context.Context, sessionID, owner string) (release func(), lastSeq int64, err error) {
+	if err := s.flushSession(ctx, sessionID); err != nil {
+		return nil, 0, fmt.Errorf("acquire session %s: %w", sessionID, err)
+	}
+	release, err = s.acquire(ctx, sessionID, owner, &lastSeq)
+	return release, lastSeq, err
+}
+
+// acquire takes the lease; with lastSeq set it also reads the session's
+// last seq in the same transaction.
+func (s *Store) acquire(ctx context.Context, sessionID, owner string, lastSeq *int64) (release func(), err error) {
 	l := &s.lease
 	if owner == "" {
 		owner = "corvid"
@@ -94,8 +119,11 @@ func (s *Store) Acquire(ctx context.Context, sessionID, owner string) (release f
 		var cur BusyError
 		var holder string
 		var hb int64
-		err := tx.QueryRowContext(ctx, `SELECT holder, owner, host, pid, heartbeat FROM leases WHERE session_id = ?`, sessionID).
-			Scan(&holder, &cur.Owner, &cur.Host, &cur.PID, &hb)
+		sel, err := s.txStmt(ctx, tx, queryLeaseHolder)
+		if err != nil {
+			return err
+		}
+		err = sel.QueryRowContext(ctx, sessionID).Scan(&holder, &cur.Owner, &cur.Host, &cur.PID, &hb)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -110,11 +138,18 @@ func (s *Store) Acquire(ctx context.Context, sessionID, owner string) (release f
 				return &cur
 			}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, holder, owner, host, pid, heartbeat) VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, host = excluded.host,
-	pid = excluded.pid, heartbeat = excluded.heartbeat`,
-			sessionID, l.holder, owner, l.host, l.pid, s.now().UnixNano())
-		return err
+		upsert, err := s.txStmt(ctx, tx, queryLeaseUpsert)
+		if err != nil {
+			return err
+		}
+		if _, err = upsert.ExecContext(ctx, sessionID, l.holder, owner, l.host, l.pid, s.now().UnixNano()); err != nil || lastSeq == nil {
+			return err
+		}
+		last, err := s.txStmt(ctx, tx, queryLastSeq)
+		if err != nil {
+			return err
+		}
+		return last.QueryRowContext(ctx, sessionID).Scan(lastSeq)
 	})
 	if err != nil {
 		l.mu.Lock()
@@ -141,7 +176,11 @@ func (s *Store) release(sessionID string) {
 	// Only our own row: if the lease was taken over after we stalled, it
 	// is no longer ours to delete.
 	_ = s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE session_id = ? AND holder = ?`, sessionID, l.holder)
+		del, err := s.txStmt(ctx, tx, queryLeaseDelete)
+		if err != nil {
+			return err
+		}
+		_, err = del.ExecContext(ctx, sessionID, l.holder)
 		return err
 	})
 	l.mu.Lock()

@@ -172,3 +172,45 @@ func TestLeaseRowLeftByAFailedReleaseDoesNotLockOutItsOwnStore(t *testing.T) {
 	}
 	release()
 }
+
+// AcquireTurn takes the same lease as Acquire and reads the last seq as
+// LastSeq would: this Store's queued events and another Store's committed
+// ones included.
+func TestAcquireTurnTakesTheLeaseAndReadsTheLastSeq(t *testing.T) {
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	ctx := context.Background()
+	if err := a.CreateSession(ctx, Session{ID: "s", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := b.Append("s", "k", []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append("s", "k", []byte(`{"queued":true}`)); err != nil { // not committed yet
+		t.Fatal(err)
+	}
+	release, last, err := a.AcquireTurn(ctx, "s", "corvid acp")
+	if err != nil || last != 3 {
+		t.Fatalf("AcquireTurn = %d, %v; want 3 (2 from b, 1 queued in a)", last, err)
+	}
+	if _, _, err := b.AcquireTurn(ctx, "s", "corvid run"); !errors.Is(err, ErrBusy) {
+		t.Errorf("AcquireTurn while a holds the lease = %v, want ErrBusy", err)
+	}
+	if _, err := b.Acquire(ctx, "s", "corvid run"); !errors.Is(err, ErrBusy) {
+		t.Errorf("Acquire while a holds the lease = %v, want ErrBusy", err)
+	}
+	release()
+	rb, last, err := b.AcquireTurn(ctx, "s", "corvid run")
+	if err != nil || last != 3 {
+		t.Fatalf("AcquireTurn after release = %d, %v; want 3", last, err)
+	}
+	rb()
+	if _, last, err := a.AcquireTurn(ctx, "unknown", "x"); err != nil || last != 0 {
+		t.Errorf("AcquireTurn of a session without events = %d, %v; want 0", last, err)
+	}
+}

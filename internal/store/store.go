@@ -72,6 +72,10 @@ type Store struct {
 
 	now func() time.Time // injected clock (tests)
 
+	// stmts are the statements of a turn's start and of group commit,
+	// prepared once on the write connection (see txStmt).
+	stmts map[string]*sql.Stmt
+
 	w     *writer // group commit of appended events
 	holds holds   // log tails writers keep to merge into (hold.go)
 
@@ -140,6 +144,7 @@ func open(path string, now func() time.Time) (*Store, error) {
 	if err := migrate(ctx, s.writeDB); err != nil {
 		return fail(err)
 	}
+	s.prepare(ctx)
 
 	s.readDB, err = sql.Open("sqlite", dsn(abs, false))
 	if err != nil {
@@ -172,6 +177,9 @@ func (s *Store) Close() error {
 		err := s.w.close()
 		s.stopHeartbeat()
 		s.releaseAll()
+		for _, st := range s.stmts {
+			st.Close()
+		}
 		err = errors.Join(err, s.readDB.Close(), s.writeDB.Close())
 		s.closeErr = err
 	})
@@ -262,6 +270,36 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 		}
 		return tx.Commit()
 	})
+}
+
+// hotQueries run on every turn's start and every group commit. SQLite
+// parses a query each time database/sql runs it on a transaction; prepared
+// once, they are parsed once (a third of the store's CPU at a turn's start,
+// BenchmarkTurnStart).
+var hotQueries = []string{
+	queryTouchSession, queryMaxSeq, insertOne, insertMany,
+	queryLeaseHolder, queryLeaseUpsert, queryLeaseDelete, queryLastSeq,
+}
+
+// prepare prepares hotQueries on the write connection. A query that fails
+// to prepare is left to txStmt to prepare in its transaction.
+func (s *Store) prepare(ctx context.Context) {
+	s.stmts = make(map[string]*sql.Stmt, len(hotQueries))
+	for _, q := range hotQueries {
+		if st, err := s.writeDB.PrepareContext(ctx, q); err == nil {
+			s.stmts[q] = st
+		}
+	}
+}
+
+// txStmt returns query as a statement of tx, the write connection's
+// transaction: the statement prepared when the Store opened, or one
+// prepared now. database/sql closes it with tx.
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if st := s.stmts[query]; st != nil {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return tx.PrepareContext(ctx, query)
 }
 
 func randomHex(n int) string {

@@ -31,6 +31,7 @@ type agent struct {
 	tb     testing.TB
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout io.ReadCloser // the pipe out reads
 	out    *bufio.Reader
 	nextID int
 }
@@ -51,7 +52,7 @@ func startAgent(tb testing.TB, bin, home, workspace string, args ...string) *age
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	a := &agent{tb: tb, cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20)}
+	a := &agent{tb: tb, cmd: cmd, stdin: stdin, stdout: stdout, out: bufio.NewReaderSize(stdout, 1<<20)}
 	tb.Cleanup(func() {
 		a.stdin.Close()
 		done := make(chan struct{})
