@@ -199,10 +199,17 @@ func oracleLit(w *syntax.Word) string {
 				return "\x00"
 			}
 		case *syntax.SglQuoted:
-			if p.Dollar {
+			if !p.Dollar || !strings.Contains(p.Value, "\\") {
+				// '...', and $'...' without an escape, is its text
+				// (go test$''0 runs go test0).
+				b.WriteString(p.Value)
+				continue
+			}
+			v, ok := bashANSIC(p.Value)
+			if !ok {
 				return "\x00"
 			}
-			b.WriteString(p.Value)
+			b.WriteString(v)
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				l, ok := q.(*syntax.Lit)
@@ -216,6 +223,20 @@ func oracleLit(w *syntax.Word) string {
 		}
 	}
 	return b.String()
+}
+
+// bashANSIC is what real bash makes of $'text' (escapes decoded), or
+// false when bash is not installed or fails.
+func bashANSIC(text string) (string, bool) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return "", false
+	}
+	out, err := exec.Command(bash, "--norc", "--noprofile", "-c", "printf %s $'"+text+"'").Output()
+	if err != nil {
+		return "", false
+	}
+	return string(out), true
 }
 
 // braceExpands: bash expands {a,b} and {1..3}, not {} or {a}.
