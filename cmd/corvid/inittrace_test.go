@@ -63,23 +63,30 @@ func parseInitTrace(t *testing.T, stderr []byte) []initLine {
 	return out
 }
 
+// runInitTrace runs `corvid acp </dev/null` with env (which sets
+// GODEBUG=inittrace=1) and returns its init lines, in order, and its stderr.
+func runInitTrace(t *testing.T, bin string, env []string) ([]initLine, string) {
+	t.Helper()
+	cmd := exec.Command(bin, "acp")
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader("")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("corvid acp </dev/null: %v\n%s", err, stderr.String())
+	}
+	return parseInitTrace(t, stderr.Bytes()), stderr.String()
+}
+
 func TestACPStartInitialisesWithinBudget(t *testing.T) {
 	bin := testkit.BuildCorvid(t)
 	env, _ := testkit.IsolatedEnv(t, "GODEBUG=inittrace=1")
 	var best []initLine
 	bestBytes := -1
 	for range 3 { // the least of three: a stray allocation is not the binary's
-		cmd := exec.Command(bin, "acp")
-		cmd.Env = env
-		cmd.Stdin = strings.NewReader("")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("corvid acp </dev/null: %v\n%s", err, stderr.String())
-		}
-		lines := parseInitTrace(t, stderr.Bytes())
+		lines, stderr := runInitTrace(t, bin, env)
 		if len(lines) < 20 {
-			t.Fatalf("inittrace printed %d init lines; is GODEBUG passed on?\n%s", len(lines), stderr.String())
+			t.Fatalf("inittrace printed %d init lines; is GODEBUG passed on?\n%s", len(lines), stderr)
 		}
 		total := 0
 		for _, l := range lines {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -17,15 +15,7 @@ import (
 func TestStackGrownBeforeOtherPackagesInit(t *testing.T) {
 	bin := testkit.BuildCorvid(t)
 	env, _ := testkit.IsolatedEnv(t, "GODEBUG=inittrace=1")
-	cmd := exec.Command(bin, "acp")
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader("")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("corvid acp </dev/null: %v\n%s", err, stderr.String())
-	}
-	lines := parseInitTrace(t, stderr.Bytes())
+	lines, _ := runInitTrace(t, bin, env)
 	const pkg = "github.com/corvid-agent/corvid/internal/stackstart"
 	var before []string
 	for _, l := range lines {
