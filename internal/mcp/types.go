@@ -200,29 +200,14 @@ type listParams struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// listResult is one page of a list: the items under key, and the cursor
-// of the next page ("" on the last).
+// listResult is one page of a list: the items of whichever list was
+// asked for, and the cursor of the next page ("" on the last).
 type listResult struct {
-	NextCursor string `json:"nextCursor,omitempty"`
-	Tools      []*toolDef
-	Prompts    []*promptDef
-	Resources  []*resourceDef
-	Templates  []*resourceTemplate
-}
-
-func (l *listResult) UnmarshalJSON(b []byte) error {
-	var w struct {
-		NextCursor        string              `json:"nextCursor"`
-		Tools             []*toolDef          `json:"tools"`
-		Prompts           []*promptDef        `json:"prompts"`
-		Resources         []*resourceDef      `json:"resources"`
-		ResourceTemplates []*resourceTemplate `json:"resourceTemplates"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*l = listResult{NextCursor: w.NextCursor, Tools: w.Tools, Prompts: w.Prompts, Resources: w.Resources, Templates: w.ResourceTemplates}
-	return nil
+	NextCursor string              `json:"nextCursor,omitempty"`
+	Tools      []*toolDef          `json:"tools"`
+	Prompts    []*promptDef        `json:"prompts"`
+	Resources  []*resourceDef      `json:"resources"`
+	Templates  []*resourceTemplate `json:"resourceTemplates"`
 }
 
 // Notifications and the server's requests ---------------------------------
