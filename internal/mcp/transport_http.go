@@ -469,17 +469,7 @@ func sameID(got, want json.RawMessage) bool {
 // errorResponse is the JSON-RPC error answering the request id, made by
 // the transport when the server's answer broke off.
 func errorResponse(id json.RawMessage, message string) []byte {
-	msg, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{-32603, message}})
+	msg, _ := json.Marshal(wireMsg{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeInternalError, Message: message}})
 	return msg
 }
 
