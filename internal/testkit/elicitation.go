@@ -100,6 +100,22 @@ func (e *Editor) Elicitations() []ElicitationCall {
 	return out
 }
 
+// ElicitationsAnswered waits until every elicitation/create so far has been
+// answered or withdrawn and returns them all. The editor answers on its own
+// goroutine, so a withdrawal ($/cancel_request) may be recorded just after
+// the prompt's response arrived.
+func (e *Editor) ElicitationsAnswered(ctx context.Context) ([]ElicitationCall, error) {
+	err := e.waitFor(ctx, func() bool {
+		for _, c := range e.elicits {
+			if !c.Answered {
+				return false
+			}
+		}
+		return true
+	})
+	return e.Elicitations(), err
+}
+
 // WaitElicitation waits for the next elicitation/create that WaitElicitation has not
 // returned yet (it may already have arrived).
 func (e *Editor) WaitElicitation(ctx context.Context) (ElicitationCall, error) {

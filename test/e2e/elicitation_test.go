@@ -239,8 +239,8 @@ func TestUnansweredQuestionIsWithdrawnAfterTheInteractionTimeout(t *testing.T) {
 	if stop, rerr := s.Prompt(s.ctx, sid, "go"); rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: %q %v", stop, rerr)
 	}
-	if els := s.Elicitations(); len(els) != 1 || !els[0].Withdrawn {
-		t.Errorf("elicitations %+v, want one withdrawn", els)
+	if els, err := s.ElicitationsAnswered(s.ctx); err != nil || len(els) != 1 || !els[0].Withdrawn {
+		t.Errorf("elicitations %+v (%v), want one withdrawn", els, err)
 	}
 	if res := lastTool(t, s.Updates(sid)); res.Status != "failed" || !strings.Contains(res.Model, "did not answer in time") {
 		t.Errorf("tool %+v", res)
