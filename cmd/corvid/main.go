@@ -112,6 +112,15 @@ func main() {
 	providers.Register(llm.Default)
 	args := os.Args[1:]
 	args = helpArgs(printModeArgs(acpFlagArgs(args)))
+	if c, ok := parseACPArgs(args); ok {
+		// How editors launch corvid, read without building kong's model
+		// (see parseACPArgs); kong would run the same Run.
+		if err := c.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "corvid:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	parser, err := kong.New(cliFor(args),
 		kong.Name("corvid"),
 		kong.Description("corvid — a coding agent for editors that speak the Agent Client Protocol."),
