@@ -138,6 +138,8 @@ func (r InitializeResponse) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(r))
 }
 
+func (InitializeResponse) compactJSON() {} // MarshalJSON is json.Marshal's
+
 // AgentCapabilities is what corvid advertises. Keep it truthful.
 type AgentCapabilities struct {
 	LoadSession         bool                `json:"loadSession,omitempty"`

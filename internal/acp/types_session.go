@@ -72,6 +72,8 @@ func (r ListSessionsResponse) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(r))
 }
 
+func (ListSessionsResponse) compactJSON() {} // MarshalJSON is json.Marshal's
+
 // SessionInfo describes a stored session.
 type SessionInfo struct {
 	SessionID             string   `json:"sessionId"`
@@ -186,3 +188,5 @@ func (r SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
 	r.ConfigOptions = nonNil(r.ConfigOptions)
 	return json.Marshal(plain(r))
 }
+
+func (SetSessionConfigOptionResponse) compactJSON() {} // MarshalJSON is json.Marshal's

@@ -79,10 +79,18 @@ func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 		buf.Truncate(buf.Len() - 1)
 	} else {
 		buf.WriteString(`,"result":`)
-		if err := enc.Encode(payload); err != nil {
-			return nil, err
+		if m, ok := payload.(compactMarshaler); ok {
+			b, err := m.MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			buf.Write(b)
+		} else {
+			if err := enc.Encode(payload); err != nil {
+				return nil, err
+			}
+			buf.Truncate(buf.Len() - 1)
 		}
-		buf.Truncate(buf.Len() - 1)
 	}
 	buf.WriteString("}\n")
 	frame := buf.Bytes()
@@ -93,6 +101,17 @@ func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 		frame = bytes.ToValidUTF8(frame, []byte("\uFFFD"))
 	}
 	return frame, nil
+}
+
+// compactMarshaler is a result type whose MarshalJSON returns what
+// json.Marshal made: compact, valid JSON with HTML characters escaped, the
+// very bytes encoding/json would write after scanning and compacting it
+// again. The frame takes them as they are: for the initialize answer that
+// second pass was 280k of the 4.0 million instructions corvid ran from exec
+// to the answer (callgrind).
+type compactMarshaler interface {
+	json.Marshaler
+	compactJSON()
 }
 
 func (c *Conn) writeLoop() {
