@@ -28,27 +28,42 @@ func SnapshotEnv() MapEnv {
 // CORVID_* setting. pass lists names the user passes on anyway (pass_env in
 // the user config).
 func Withheld(name string, providers []Provider, pass []string) bool {
+	return withheld(name, pass, func(name string) bool {
+		for _, p := range providers {
+			if slices.Contains(p.KeyVars, name) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func withheld(name string, pass []string, keyVar func(string) bool) bool {
 	if slices.Contains(pass, name) {
 		return false
 	}
 	if strings.HasPrefix(name, "CORVID_") || strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_AUTH_TOKEN") {
 		return true
 	}
-	for _, p := range providers {
-		if slices.Contains(p.KeyVars, name) {
-			return true
-		}
-	}
-	return false
+	return keyVar(name)
 }
 
 // ScrubEnvironment removes the withheld variables from the process
 // environment, so every child corvid starts from now on goes without them.
 // It returns the values removed that look like secrets (for redaction).
 func ScrubEnvironment(providers []Provider, pass []string) (secrets []string) {
+	// One set of key variables rather than a walk over every provider's
+	// for each variable of the environment.
+	keyVars := map[string]bool{}
+	for _, p := range providers {
+		for _, k := range p.KeyVars {
+			keyVars[k] = true
+		}
+	}
+	isKeyVar := func(name string) bool { return keyVars[name] }
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if !Withheld(k, providers, pass) {
+		if !withheld(k, pass, isKeyVar) {
 			continue
 		}
 		_ = os.Unsetenv(k)

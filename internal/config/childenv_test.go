@@ -1,6 +1,10 @@
 package config
 
-import "testing"
+import (
+	"os"
+	"slices"
+	"testing"
+)
 
 func TestWithheldCoversProviderKeysAndCorvidSettingsButHonoursPassEnv(t *testing.T) {
 	custom := Provider{Name: "proxy", KeyVars: []string{"MYPROXY_TOKEN"}}
@@ -20,3 +24,25 @@ func TestWithheldCoversProviderKeysAndCorvidSettingsButHonoursPassEnv(t *testing
 }
 
 func AllProvidersForTest() []Provider { return (*File)(nil).AllProviders() }
+
+func TestScrubEnvironmentRemovesWhatWithheldNames(t *testing.T) {
+	custom := Provider{Name: "proxy", KeyVars: []string{"MYPROXY_TOKEN"}}
+	providers := append(AllProvidersForTest(), custom)
+	pass := []string{"CORVID_PASSED_TEST"}
+	vars := map[string]string{"ANTHROPIC_API_KEY": "k1", "MYPROXY_TOKEN": "k2", "GEMINI_API_KEY": "k3",
+		"CORVID_SETTING_TEST": "v", "GITHUB_TOKEN": "g", "CORVID_PASSED_TEST": "p"}
+	for k, v := range vars {
+		t.Setenv(k, v)
+	}
+	secrets := ScrubEnvironment(providers, pass)
+	for k := range vars {
+		_, kept := os.LookupEnv(k)
+		if want := !Withheld(k, providers, pass); kept != want {
+			t.Errorf("%s kept = %v, want %v", k, kept, want)
+		}
+	}
+	slices.Sort(secrets)
+	if !slices.Equal(secrets, []string{"k1", "k2", "k3"}) {
+		t.Errorf("secrets = %q, want the three keys", secrets)
+	}
+}

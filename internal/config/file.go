@@ -415,9 +415,11 @@ func (f *File) AllProviders() []Provider {
 	if f == nil {
 		return slices.Clone(Providers)
 	}
-	var out []Provider
-	for _, b := range Providers {
-		p, _ := f.Provider(b.Name)
+	out := make([]Provider, 0, len(Providers)+len(f.Custom)+len(f.Providers))
+	for _, p := range Providers {
+		if s, ok := f.Providers[p.Name]; ok { // f.Provider(p.Name), without the lookup
+			p = applySettings(p, s)
+		}
 		out = append(out, p)
 	}
 	var custom []string

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -79,6 +80,11 @@ func TestKageProvidersExamplesLoadAsOverridesAndCustomProviders(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "llama-local,relay" {
 		t.Errorf("custom providers listed: %v", names)
+	}
+	for i, p := range f.AllProviders()[:len(Providers)] {
+		if want, _ := f.Provider(Providers[i].Name); !reflect.DeepEqual(p, want) {
+			t.Errorf("AllProviders()[%d] = %+v, Provider(%q) = %+v", i, p, Providers[i].Name, want)
+		}
 	}
 }
 
