@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -83,7 +82,17 @@ var apiNames = map[string]string{
 	"anthropic": APIAnthropic, "gemini": APIGemini,
 }
 
-var customName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+// isCustomName reports whether name matches ^[a-z0-9][a-z0-9_-]*$ (a
+// loop, not a regexp compiled at every start).
+func isCustomName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '_' || c == '-')) {
+			return false
+		}
+	}
+	return name != ""
+}
 
 // decodeProviders decodes f's [providers] tables, lifting kage's
 // [providers.custom.NAME] next to the others.
@@ -151,7 +160,7 @@ func validateProvider(name string, s *ProviderSettings) error {
 		s.API = b.API
 		return nil
 	}
-	if !customName.MatchString(name) {
+	if !isCustomName(name) {
 		return fmt.Errorf("%s: a custom provider name may hold only lowercase letters, digits, '-' and '_'", where)
 	}
 	if s.BaseURL == "" {

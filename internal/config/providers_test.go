@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -150,5 +151,14 @@ func TestUntrustedProjectCannotRetargetAProvider(t *testing.T) {
 	}
 	if len(f.Ignored) == 0 || !strings.Contains(strings.Join(f.Ignored, "\n"), "providers") {
 		t.Errorf("Ignored = %q, want the providers table named", f.Ignored)
+	}
+}
+
+func TestIsCustomNameMatchesItsPattern(t *testing.T) {
+	re := regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	for _, name := range []string{"", "a", "9", "llama-local", "my_proxy2", "-a", "_a", "A", "aB", "a b", "a.b", "é", "a-", "a_", "x\n", "ab\x00"} {
+		if got, want := isCustomName(name), re.MatchString(name); got != want {
+			t.Errorf("isCustomName(%q) = %v, the pattern says %v", name, got, want)
+		}
 	}
 }

@@ -1,6 +1,10 @@
 package conformance
 
-import "github.com/corvid-agent/corvid/internal/acpkit"
+import (
+	"sync"
+
+	"github.com/corvid-agent/corvid/internal/acpkit"
+)
 
 // check is one scenario against fresh agent processes. It reports the listed
 // requirements; any it leaves undecided fail.
@@ -41,20 +45,24 @@ var checks = []check{
 }
 
 // scripts are corvid scripted-model files (docs/script-format.md), written into
-// a check's workspace when Options.Scripted is set.
-var scripts = map[string]*acpkit.Script{
-	"hello": acpkit.NewScript(acpkit.Reply(acpkit.Text("pong"))).OnExhausted("repeat-last"),
-	"slow": acpkit.NewScript(acpkit.Reply(
-		acpkit.Repeat("This answer streams slowly so that the client can cancel it. ", 40),
-	)).Stream(4, 20).OnExhausted("repeat-last"),
-	"medium": acpkit.NewScript(acpkit.Reply(
-		acpkit.Repeat("A short streamed answer. ", 16),
-	)).Stream(16, 10).OnExhausted("repeat-last"),
-	"race": acpkit.NewScript(acpkit.Reply(acpkit.Text("done now."))).Stream(4, 0).OnExhausted("repeat-last"),
-	"tools": acpkit.NewScript(
-		acpkit.Reply(acpkit.ToolCall("read", map[string]any{"path": "input.txt"})),
-		acpkit.Reply(acpkit.ToolCall("write", map[string]any{"path": "out.txt", "content": "conformance input\n"})),
-		acpkit.Reply(acpkit.ToolCall("shell", map[string]any{"command": "echo conformance > shell.txt"})),
-		acpkit.Reply(acpkit.Text("Read, wrote and ran.")),
-	).OnExhausted("repeat-last"),
-}
+// a check's workspace when Options.Scripted is set. Built on first use: the
+// corvid binary links this package for `corvid conformance`, and package
+// initialisation runs on every start.
+var scripts = sync.OnceValue(func() map[string]*acpkit.Script {
+	return map[string]*acpkit.Script{
+		"hello": acpkit.NewScript(acpkit.Reply(acpkit.Text("pong"))).OnExhausted("repeat-last"),
+		"slow": acpkit.NewScript(acpkit.Reply(
+			acpkit.Repeat("This answer streams slowly so that the client can cancel it. ", 40),
+		)).Stream(4, 20).OnExhausted("repeat-last"),
+		"medium": acpkit.NewScript(acpkit.Reply(
+			acpkit.Repeat("A short streamed answer. ", 16),
+		)).Stream(16, 10).OnExhausted("repeat-last"),
+		"race": acpkit.NewScript(acpkit.Reply(acpkit.Text("done now."))).Stream(4, 0).OnExhausted("repeat-last"),
+		"tools": acpkit.NewScript(
+			acpkit.Reply(acpkit.ToolCall("read", map[string]any{"path": "input.txt"})),
+			acpkit.Reply(acpkit.ToolCall("write", map[string]any{"path": "out.txt", "content": "conformance input\n"})),
+			acpkit.Reply(acpkit.ToolCall("shell", map[string]any{"command": "echo conformance > shell.txt"})),
+			acpkit.Reply(acpkit.Text("Read, wrote and ran.")),
+		).OnExhausted("repeat-last"),
+	}
+})

@@ -135,7 +135,7 @@ func (ws *workspace) env(extra []string) []string {
 }
 
 func (ws *workspace) writeScript(name string) (string, error) {
-	s, ok := scripts[name]
+	s, ok := scripts()[name]
 	if !ok {
 		return "", fmt.Errorf("no script %q", name)
 	}

@@ -43,9 +43,9 @@ func (s shellShape) equal(o shellShape) bool {
 func shapeOf(argv []string) shellShape {
 	name := argv[0]
 	switch {
-	case readOnlyCommand[name]:
+	case readOnlyCommand()[name]:
 		return shellShape{words: []string{name}}
-	case multiCommand[name] && len(argv) > 1 && isSubcommand(argv[1]):
+	case multiCommand()[name] && len(argv) > 1 && isSubcommand(argv[1]):
 		return shellShape{words: []string{name, argv[1]}}
 	}
 	return shellShape{words: argv, exact: true}

@@ -1,6 +1,9 @@
 package permission
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Commands that run other commands: wrappers (sudo, env, xargs, find
 // -exec) whose inner command is a command of the program too, and the
@@ -67,20 +70,22 @@ func interpreterBody(args []shellWord) (shellWord, bool) {
 
 // wrapperOptions lists, for commands that run another command, the options
 // that take a value (so the value is not mistaken for the command).
-var wrapperOptions = map[string]map[string]bool{
-	"command": {}, "builtin": {}, "nohup": {}, "setsid": {}, "time": {}, "busybox": {},
-	"exec":    {"-a": true},
-	"env":     {"-u": true, "--unset": true, "-C": true, "--chdir": true, "-S": true, "--split-string": true},
-	"sudo":    {"-u": true, "-g": true, "-C": true, "-D": true, "-h": true, "-p": true, "-r": true, "-t": true, "-U": true, "-T": true, "-R": true},
-	"doas":    {"-u": true, "-C": true},
-	"nice":    {"-n": true, "--adjustment": true},
-	"ionice":  {"-c": true, "-n": true, "-p": true, "-P": true, "-u": true},
-	"stdbuf":  {"-i": true, "-o": true, "-e": true},
-	"timeout": {"-s": true, "--signal": true, "-k": true, "--kill-after": true},
-	"xargs":   {"-I": true, "-L": true, "-n": true, "-P": true, "-s": true, "-d": true, "-E": true, "-a": true, "--arg-file": true, "--delimiter": true, "--max-args": true, "--max-procs": true, "--replace": true},
-	"flock":   {"-w": true, "--timeout": true, "-E": true, "-c": true, "--command": true},
-	"chroot":  {"--userspec": true, "--groups": true},
-}
+var wrapperOptions = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"command": {}, "builtin": {}, "nohup": {}, "setsid": {}, "time": {}, "busybox": {},
+		"exec":    {"-a": true},
+		"env":     {"-u": true, "--unset": true, "-C": true, "--chdir": true, "-S": true, "--split-string": true},
+		"sudo":    {"-u": true, "-g": true, "-C": true, "-D": true, "-h": true, "-p": true, "-r": true, "-t": true, "-U": true, "-T": true, "-R": true},
+		"doas":    {"-u": true, "-C": true},
+		"nice":    {"-n": true, "--adjustment": true},
+		"ionice":  {"-c": true, "-n": true, "-p": true, "-P": true, "-u": true},
+		"stdbuf":  {"-i": true, "-o": true, "-e": true},
+		"timeout": {"-s": true, "--signal": true, "-k": true, "--kill-after": true},
+		"xargs":   {"-I": true, "-L": true, "-n": true, "-P": true, "-s": true, "-d": true, "-E": true, "-a": true, "--arg-file": true, "--delimiter": true, "--max-args": true, "--max-procs": true, "--replace": true},
+		"flock":   {"-w": true, "--timeout": true, "-E": true, "-c": true, "--command": true},
+		"chroot":  {"--userspec": true, "--groups": true},
+	}
+})
 
 // unwrap returns the command a wrapper runs (sudo rm -rf x → rm -rf x);
 // ok is false for commands that are not wrappers.
@@ -88,7 +93,7 @@ func unwrap(name string, args []shellWord) ([]shellWord, bool) {
 	if name == "find" {
 		return findExec(args), true
 	}
-	opts, ok := wrapperOptions[name]
+	opts, ok := wrapperOptions()[name]
 	if !ok {
 		return nil, false
 	}
