@@ -1,7 +1,8 @@
 // Package catalog is what corvid knows about models it has not asked:
 // context windows (and the selectable tiers some models have), output
-// limits, image input, reasoning support and prices, per provider, from an
-// embedded JSON file (models.json) kept by hand.
+// limits, image input, reasoning support and prices, per provider, from a
+// JSON file (models.json) kept by hand and compiled into catalog_data.go by
+// go generate (TestCatalogDataMatchesModelsJSON fails until it is).
 //
 // Start with Lookup: it always returns a usable Entry, falling back to
 // conservative defaults for ids the file does not know, so a new model
@@ -11,9 +12,6 @@ package catalog
 
 import (
 	"cmp"
-	_ "embed"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,8 +21,13 @@ import (
 	"github.com/corvid-agent/corvid/internal/llm"
 )
 
-//go:embed models.json
-var modelsJSON []byte
+//go:generate go test -run TestCatalogDataMatchesModelsJSON -update
+
+// providerEntries are one provider's models, in models.json's order.
+type providerEntries struct {
+	name    string
+	entries []Entry
+}
 
 // Price is in US dollars per million tokens.
 type Price struct {
@@ -68,17 +71,14 @@ type file struct {
 	Providers map[string][]Entry `json:"providers"`
 }
 
+// load maps the providers of catalog_data.go (static data: nothing is
+// decoded at run time) to their models.
 var load = sync.OnceValue(func() map[string][]Entry {
-	var f file
-	if err := json.Unmarshal(modelsJSON, &f); err != nil {
-		panic(fmt.Sprintf("catalog: models.json: %v", err)) // caught by the tests
+	m := make(map[string][]Entry, len(builtin))
+	for _, p := range builtin {
+		m[p.name] = p.entries
 	}
-	for p, es := range f.Providers {
-		for i := range es {
-			es[i].Provider, es[i].Known = p, true
-		}
-	}
-	return f.Providers
+	return m
 })
 
 // localProviders are keyless servers whose models are free and whose
