@@ -308,14 +308,14 @@ type folder struct {
 	// recorded: an answer cut short by a crash, which the context keeps.
 	unsaved  strings.Builder
 	lastUser string
+	dec      rowDecoder
 }
 
 func (f *folder) row(r *store.Event) {
 	f.log.LastSeq = r.Seq
 	switch r.Kind {
 	case recordContext:
-		var m llm.Message
-		if json.Unmarshal(r.Payload, &m) == nil {
+		if m, ok := f.dec.message(r.Payload); ok || json.Unmarshal(r.Payload, &m) == nil {
 			f.log.History = append(f.log.History, m)
 		}
 		f.unsaved.Reset()
@@ -336,8 +336,11 @@ func (f *folder) row(r *store.Event) {
 		return
 	}
 	var ev Event
-	if json.Unmarshal(r.Payload, &ev) != nil {
-		return
+	if !f.dec.chunk(r.Payload, &ev) {
+		ev = Event{}
+		if json.Unmarshal(r.Payload, &ev) != nil {
+			return
+		}
 	}
 	switch ev.Kind {
 	case EventUserChunk, EventMessageChunk, EventThoughtChunk:
