@@ -521,7 +521,7 @@ type Summary struct {
 func Summarize(ctx context.Context, st *store.Store, sessionID string) (Summary, error) {
 	var sum Summary
 	lastUser := ""
-	err := st.EachEvent(ctx, sessionID, func(r store.Event) error {
+	err := st.ScanEvents(ctx, sessionID, func(r store.Event) error {
 		var ev Event
 		switch r.Kind {
 		case recordTurnError:

@@ -588,6 +588,19 @@ func (s *Store) Events(ctx context.Context, sessionID string) ([]Event, error) {
 // is. An unknown session yields [ErrNotFound]. The walk reads one snapshot:
 // events appended meanwhile are not seen.
 func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) error) error {
+	return s.walk(ctx, sessionID, true, fn)
+}
+
+// ScanEvents is [Store.EachEvent] for a reader that decodes each event
+// and keeps nothing of it: the Payload fn gets is only valid until fn
+// returns (its bytes are reused for the next events), which spares an
+// allocation and a copy per row.
+func (s *Store) ScanEvents(ctx context.Context, sessionID string, fn func(Event) error) error {
+	return s.walk(ctx, sessionID, false, fn)
+}
+
+// walk is EachEvent (fresh payloads) and ScanEvents (reused ones).
+func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, fn func(Event) error) error {
 	if err := s.flushSession(ctx, sessionID); err != nil {
 		return fmt.Errorf("events of session %s: %w", sessionID, err)
 	}
@@ -623,6 +636,7 @@ func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) 
 		defer rows.Close()
 		var (
 			prev    []byte // the previous event's payload, the base of a delta
+			spare   []byte // without fresh: the buffer the next payload is decoded into
 			prevSeq int64
 			stored  sql.RawBytes
 			code, t int64
@@ -638,14 +652,25 @@ func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) 
 				ok = false
 			}
 			if ok {
-				ev.Payload, err = decodeRow(make([]byte, 0, 64), form, stored, prev, k.head)
+				buf := spare[:0]
+				if fresh {
+					buf = make([]byte, 0, 64)
+				}
+				ev.Payload, err = decodeRow(buf, form, stored, prev, k.head)
 			}
 			if !ok || err != nil {
 				return fmt.Errorf("event %d: %w", ev.Seq, errBadRow)
 			}
 			ev.Kind = k.name
 			ev.Time = time.Unix(0, t)
-			prev, prevSeq = append(prev[:0], ev.Payload...), ev.Seq
+			if fresh {
+				prev = append(prev[:0], ev.Payload...)
+			} else {
+				// The payload is the next row's base; the old base's
+				// buffer takes the next row.
+				prev, spare = ev.Payload, prev
+			}
+			prevSeq = ev.Seq
 			delivered = true
 			if fnErr = fn(ev); fnErr != nil {
 				return nil
