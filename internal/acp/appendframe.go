@@ -18,29 +18,40 @@ type appender interface {
 	appendJSON(dst []byte) (out []byte, ok bool)
 }
 
-// appendJSON writes a text chunk notification without _meta.
+// appendJSON writes a text chunk notification whose _meta, if any, holds
+// strings only.
 func (n SessionNotification) appendJSON(dst []byte) ([]byte, bool) {
 	c, ok := n.Update.(ContentChunk)
 	if !ok || !stringsOnly(c.Meta) || c.Content.Type != "text" || c.Content.Annotations != nil || c.Content.Meta != nil {
 		return dst, false
 	}
+	var meta []byte
+	if len(c.Meta) > 0 {
+		meta = appendStringMap(nil, c.Meta)
+	}
+	return appendTextChunk(dst, n.SessionID, c.SessionUpdate, c.Content.Text, c.MessageID, meta), true
+}
+
+// appendTextChunk writes the params of a text chunk's session/update;
+// meta is its _meta as JSON (nil: none).
+func appendTextChunk(dst []byte, sessionID, kind, text, messageID string, meta []byte) []byte {
 	dst = append(dst, `{"sessionId":`...)
-	dst = appendString(dst, n.SessionID)
+	dst = appendString(dst, sessionID)
 	dst = append(dst, `,"update":{"sessionUpdate":`...)
-	dst = appendString(dst, c.SessionUpdate)
+	dst = appendString(dst, kind)
 	dst = append(dst, `,"content":{"type":"text","text":`...)
 	// ContentBlock.MarshalJSON uses json.Marshal, which escapes <, > and &.
-	dst = appendStringHTML(dst, c.Content.Text, true)
+	dst = appendStringHTML(dst, text, true)
 	dst = append(dst, '}')
-	if c.MessageID != "" {
+	if messageID != "" {
 		dst = append(dst, `,"messageId":`...)
-		dst = appendString(dst, c.MessageID)
+		dst = appendString(dst, messageID)
 	}
-	if len(c.Meta) > 0 {
+	if meta != nil {
 		dst = append(dst, `,"_meta":`...)
-		dst = appendStringMap(dst, c.Meta)
+		dst = append(dst, meta...)
 	}
-	return append(dst, "}}"...), true
+	return append(dst, "}}"...)
 }
 
 // stringsOnly reports whether every value of m is a string (a turn id).
