@@ -59,7 +59,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			// construction: both leave through the same ordered writer.
 			run := s.conn.NewRun()
 			var turns replayTurnMeta
-			for _, ev := range events {
+			for ev := range events {
 				ss.replay(run, ev, turns.next(ev)) // replay tags every turn: a load is not a stream
 			}
 			_ = run.Flush()

@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -265,25 +267,40 @@ const interruptedNote = "interrupted: corvid stopped before this tool call finis
 // interrupted one failed), and the last usage reading at the end.
 func (l *Log) Replay() []Event {
 	out := make([]Event, 0, len(l.Entries)+1)
-	for _, e := range l.Entries {
-		if e.Kind == EventTurnError {
-			continue
-		}
-		out = append(out, e.Event)
-		if e.Final == nil {
-			continue
-		}
-		final := *e.Final
-		if e.Interrupted {
-			final.Status = ToolFailed
-			final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
-		}
-		out = append(out, Event{Kind: EventToolCallState, ToolCall: &final, Meta: e.Meta})
-	}
-	if l.Usage != nil {
-		out = append(out, Event{Kind: EventUsage, Usage: l.Usage})
+	for ev := range l.Replayed() {
+		out = append(out, ev)
 	}
 	return out
+}
+
+// Replayed yields the events of Replay one by one, without a copy of the
+// log.
+func (l *Log) Replayed() iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		for i := range l.Entries {
+			e := &l.Entries[i]
+			if e.Kind == EventTurnError {
+				continue
+			}
+			if !yield(e.Event) {
+				return
+			}
+			if e.Final == nil {
+				continue
+			}
+			final := *e.Final
+			if e.Interrupted {
+				final.Status = ToolFailed
+				final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
+			}
+			if !yield(Event{Kind: EventToolCallState, ToolCall: &final, Meta: e.Meta}) {
+				return
+			}
+		}
+		if l.Usage != nil {
+			yield(Event{Kind: EventUsage, Usage: l.Usage})
+		}
+	}
 }
 
 // Fold reads a session's stored rows in one pass. Its cost is linear in the
@@ -408,6 +425,11 @@ func (f *folder) chunk(ev Event) {
 // add closes the text run of the last entry and appends e.
 func (f *folder) add(e Entry) {
 	f.closeRun()
+	if n := len(f.log.Entries); n == cap(f.log.Entries) {
+		// Double: append grows a long slice by a quarter, which
+		// allocates and copies a log of many entries several times over.
+		f.log.Entries = slices.Grow(f.log.Entries, max(n, 16))
+	}
 	f.log.Entries = append(f.log.Entries, e)
 }
 

@@ -55,7 +55,11 @@ func BenchmarkFoldStored5k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if n := len(lg.Replay()); n != 5002 {
+		n := 0
+		for range lg.Replayed() {
+			n++
+		}
+		if n != 5002 {
 			b.Fatalf("%d replayed events, want 5002", n)
 		}
 	}
