@@ -594,7 +594,7 @@ func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) 
 // ScanEvents is [Store.EachEvent] for a reader that decodes each event
 // and keeps nothing of it: the Payload fn gets is only valid until fn
 // returns (its bytes are reused for the next events), which spares an
-// allocation and a copy per row.
+// allocation and a copy per row. Time is not read (zero).
 func (s *Store) ScanEvents(ctx context.Context, sessionID string, fn func(Event) error) error {
 	return s.walk(ctx, sessionID, false, fn)
 }
@@ -629,7 +629,11 @@ func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, fn func(
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? ORDER BY seq`, pk)
+		q := `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? ORDER BY seq`
+		if !fresh {
+			q = `SELECT seq, kind, payload FROM events WHERE session_pk = ? ORDER BY seq` // each column costs
+		}
+		rows, err := tx.QueryContext(ctx, q, pk)
 		if err != nil {
 			return err
 		}
@@ -640,12 +644,18 @@ func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, fn func(
 			prevSeq int64
 			stored  sql.RawBytes
 			code, t int64
+			seq     int64
 		)
+		dest := []any{&seq, &code, &stored, &t}
+		if !fresh {
+			dest = dest[:3]
+		}
 		for rows.Next() {
 			var ev Event
-			if err := rows.Scan(&ev.Seq, &code, &stored, &t); err != nil {
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
+			ev.Seq = seq
 			k, ok := kinds[code>>formBits]
 			form := int(code & (1<<formBits - 1))
 			if form == formDelta && ev.Seq != prevSeq+1 {
@@ -662,8 +672,8 @@ func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, fn func(
 				return fmt.Errorf("event %d: %w", ev.Seq, errBadRow)
 			}
 			ev.Kind = k.name
-			ev.Time = time.Unix(0, t)
 			if fresh {
+				ev.Time = time.Unix(0, t)
 				prev = append(prev[:0], ev.Payload...)
 			} else {
 				// The payload is the next row's base; the old base's
