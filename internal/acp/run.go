@@ -2,6 +2,7 @@ package acp
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 )
 
@@ -20,12 +21,18 @@ type Run struct {
 	err  error
 }
 
-// runBytes is about how much output a Run buffers before queueing it.
-const runBytes = 64 << 10
+// runBytes is about how much output a Run buffers before queueing it;
+// runCap, the capacity of its buffers, is the largest size Go allocates
+// as a small object (a larger one is zeroed and mapped afresh each time).
+const (
+	runBytes = 28 << 10
+	runCap   = 32 << 10
+)
 
 type turnMeta struct {
-	m   Meta
-	enc []byte
+	m    Meta // a copy of the map encoded
+	from Meta // the map itself: the caller does not change it (see TextChunk)
+	enc  []byte
 }
 
 // NewRun starts a run of notifications on c.
@@ -49,7 +56,8 @@ func (r *Run) Notify(method string, params any) error {
 // sends for SessionNotification{SessionID: sessionID, Update:
 // ContentChunk{SessionUpdate: kind, Content: TextBlock(text), MessageID:
 // messageID, Meta: meta}}, byte for byte. A chunk whose meta is not all
-// strings is sent through Notify.
+// strings is sent through Notify. The run may keep meta until Flush: the
+// caller must not change it meanwhile.
 func (r *Run) TextChunk(sessionID, kind, text, messageID string, meta Meta) error {
 	if r.err != nil {
 		return r.err
@@ -61,8 +69,8 @@ func (r *Run) TextChunk(sessionID, kind, text, messageID string, meta Meta) erro
 	var enc []byte
 	if len(meta) > 0 {
 		// A replayed turn tags its updates with one map: encode it once.
-		if !sameMeta(meta, r.meta.m) {
-			r.meta = turnMeta{maps.Clone(meta), appendStringMap(nil, meta)}
+		if !sameMap(meta, r.meta.from) && !sameMeta(meta, r.meta.m) {
+			r.meta = turnMeta{maps.Clone(meta), meta, appendStringMap(nil, meta)}
 		}
 		enc = r.meta.enc
 	}
@@ -99,7 +107,7 @@ func (r *Run) Flush() error {
 		return r.err
 	}
 	b := r.buf
-	r.buf = make([]byte, 0, min(2*runBytes, max(runBytes, cap(b))))
+	r.buf = make([]byte, 0, runCap)
 	select {
 	case r.c.out <- outFrame{b: slices.Clip(b), note: true}:
 		return nil
@@ -107,4 +115,9 @@ func (r *Run) Flush() error {
 		r.err = ErrClosed
 		return r.err
 	}
+}
+
+// sameMap reports whether a and b are one map instance.
+func sameMap(a, b Meta) bool {
+	return a != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

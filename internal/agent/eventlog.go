@@ -354,10 +354,11 @@ func (f *folder) row(r *store.Event) {
 	}
 	var ev Event
 	if !f.dec.chunk(r.Payload, &ev) {
-		ev = Event{}
-		if json.Unmarshal(r.Payload, &ev) != nil {
+		var slow Event // on the heap (Unmarshal keeps its pointer): only when needed
+		if json.Unmarshal(r.Payload, &slow) != nil {
 			return
 		}
+		ev = slow
 	}
 	switch ev.Kind {
 	case EventUserChunk, EventMessageChunk, EventThoughtChunk:

@@ -114,11 +114,10 @@ func (d *rowDecoder) decodeMessage(p []byte, m *llm.Message) bool {
 	// Size the slice once: count the parts' openings at the top level.
 	parts := make([]llm.Part, 0, s.countObjects())
 	for {
-		var pt llm.Part
-		if !s.part(&pt) {
+		parts = append(parts, llm.Part{}) // decoded in place: a part is large
+		if !s.part(&parts[len(parts)-1]) {
 			return false
 		}
-		parts = append(parts, pt)
 		if s.lit(`,`) {
 			continue
 		}
