@@ -6,7 +6,6 @@ import (
 	"iter"
 	"log/slog"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -221,9 +220,11 @@ func (l *eventLog) appendLocked(kind string, v any) {
 
 // Log is a session's event log read back by Fold.
 type Log struct {
-	// Entries are the display items in order: one per message (its text
-	// chunks merged), per tool call (with its final state) and per plan.
-	Entries []Entry
+	// entries are the display items in order (see Entries), in blocks of
+	// entryBlock: a long log is never copied to grow, and allocated in
+	// pieces the allocator keeps small.
+	entries [][]Entry
+	n       int // how many entries
 	// Usage is the last context meter reading (nil: none recorded).
 	Usage *Usage
 	// History is the model context, made valid for the next model call (a
@@ -246,6 +247,32 @@ type Log struct {
 	LastError string
 }
 
+// entryBlock is how many entries one block of a Log holds (23.5 KB).
+const entryBlock = 128
+
+// Entries returns the display items in order: one per message (its text
+// chunks merged), per tool call (with its final state) and per plan.
+func (l *Log) Entries() []Entry {
+	out := make([]Entry, 0, l.n)
+	for _, b := range l.entries {
+		out = append(out, b...)
+	}
+	return out
+}
+
+// entry is the i-th entry.
+func (l *Log) entry(i int) *Entry { return &l.entries[i/entryBlock][i%entryBlock] }
+
+// add appends an entry.
+func (l *Log) add(e *Entry) {
+	if l.n%entryBlock == 0 {
+		l.entries = append(l.entries, make([]Entry, 0, entryBlock))
+	}
+	b := &l.entries[len(l.entries)-1]
+	*b = append(*b, *e)
+	l.n++
+}
+
 // Entry is one display item of a folded log.
 type Entry struct {
 	// Event is the item's first event: a chunk (for text, Content holds
@@ -266,7 +293,7 @@ const interruptedNote = "interrupted: corvid stopped before this tool call finis
 // each message once, each tool call followed by its final state (an
 // interrupted one failed), and the last usage reading at the end.
 func (l *Log) Replay() []Event {
-	out := make([]Event, 0, len(l.Entries)+1)
+	out := make([]Event, 0, l.n+1)
 	for ev := range l.Replayed() {
 		out = append(out, ev)
 	}
@@ -277,8 +304,8 @@ func (l *Log) Replay() []Event {
 // log.
 func (l *Log) Replayed() iter.Seq[Event] {
 	return func(yield func(Event) bool) {
-		for i := range l.Entries {
-			e := &l.Entries[i]
+		for i := range l.n {
+			e := l.entry(i)
 			if e.Kind == EventTurnError {
 				continue
 			}
@@ -409,8 +436,8 @@ func (f *folder) chunk(ev Event) {
 		f.log.Turns++
 		f.log.LastError = ""
 	}
-	if n := len(f.log.Entries); n > 0 && isText(ev.Content) {
-		prev := &f.log.Entries[n-1]
+	if n := f.log.n; n > 0 && isText(ev.Content) {
+		prev := f.log.entry(n - 1)
 		if prev.Kind == ev.Kind && prev.MessageID == ev.MessageID && isText(prev.Content) {
 			if !f.inRun {
 				f.run.WriteString(prev.Content.Text)
@@ -426,12 +453,7 @@ func (f *folder) chunk(ev Event) {
 // add closes the text run of the last entry and appends e.
 func (f *folder) add(e Entry) {
 	f.closeRun()
-	if n := len(f.log.Entries); n == cap(f.log.Entries) {
-		// Double: append grows a long slice by a quarter, which
-		// allocates and copies a log of many entries several times over.
-		f.log.Entries = slices.Grow(f.log.Entries, max(n, 16))
-	}
-	f.log.Entries = append(f.log.Entries, e)
+	f.log.add(&e)
 }
 
 func (f *folder) closeRun() {
@@ -439,7 +461,7 @@ func (f *folder) closeRun() {
 		return
 	}
 	// The entry's Content was decoded for it alone: set in place.
-	f.log.Entries[len(f.log.Entries)-1].Content.Text = f.run.String()
+	f.log.entry(f.log.n - 1).Content.Text = f.run.String()
 	f.run.Reset()
 	f.inRun = false
 }
@@ -448,12 +470,12 @@ func (f *folder) toolCall(ev Event) {
 	id := ev.ToolCall.ID
 	f.log.ToolIDs = append(f.log.ToolIDs, id)
 	f.add(Entry{Event: ev, Final: &ToolCall{ID: id, Status: ev.ToolCall.Status}})
-	f.finals[id] = len(f.log.Entries) - 1
+	f.finals[id] = f.log.n - 1
 }
 
 func (f *folder) toolUpdate(upd *ToolCall) {
 	if i, ok := f.finals[upd.ID]; ok {
-		mergeToolCall(f.log.Entries[i].Final, upd)
+		mergeToolCall(f.log.entry(i).Final, upd)
 	}
 }
 
@@ -462,7 +484,7 @@ func (f *folder) finish() *Log {
 	l := f.log
 	// A tool call that never finished was interrupted (the process died).
 	for _, i := range f.finals {
-		e := &l.Entries[i]
+		e := l.entry(i)
 		if s := e.Final.Status; s != ToolCompleted && s != ToolFailed {
 			e.Interrupted = true
 		}
