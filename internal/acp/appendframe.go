@@ -35,13 +35,23 @@ func (n SessionNotification) appendJSON(dst []byte) ([]byte, bool) {
 // appendTextChunk writes the params of a text chunk's session/update;
 // meta is its _meta as JSON (nil: none).
 func appendTextChunk(dst []byte, sessionID, kind, text, messageID string, meta []byte) []byte {
+	dst = appendTextChunkHead(dst, sessionID, kind)
+	// ContentBlock.MarshalJSON uses json.Marshal, which escapes <, > and &.
+	dst = appendStringHTML(dst, text, true)
+	return appendTextChunkTail(dst, messageID, meta)
+}
+
+// appendTextChunkHead writes what comes before a text chunk's text.
+func appendTextChunkHead(dst []byte, sessionID, kind string) []byte {
 	dst = append(dst, `{"sessionId":`...)
 	dst = appendString(dst, sessionID)
 	dst = append(dst, `,"update":{"sessionUpdate":`...)
 	dst = appendString(dst, kind)
-	dst = append(dst, `,"content":{"type":"text","text":`...)
-	// ContentBlock.MarshalJSON uses json.Marshal, which escapes <, > and &.
-	dst = appendStringHTML(dst, text, true)
+	return append(dst, `,"content":{"type":"text","text":`...)
+}
+
+// appendTextChunkTail writes what comes after a text chunk's text.
+func appendTextChunkTail(dst []byte, messageID string, meta []byte) []byte {
 	dst = append(dst, '}')
 	if messageID != "" {
 		dst = append(dst, `,"messageId":`...)

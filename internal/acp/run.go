@@ -3,7 +3,7 @@ package acp
 import (
 	"maps"
 	"reflect"
-	"slices"
+	"sync"
 )
 
 // A Run sends a long series of notifications, such as a session's replay,
@@ -18,7 +18,41 @@ type Run struct {
 	c    *Conn
 	buf  []byte
 	meta turnMeta // the last _meta map a text chunk had, encoded
-	err  error
+	// The frame of a text chunk before its text (it depends on the
+	// session and kind only) and after it (message id and _meta), as
+	// the last few chunks had them: a replay alternates between a few.
+	heads, tails []piece
+	err          error
+}
+
+// piece is a cached part of a frame: the bytes for a, b and m.
+type piece struct {
+	a, b  string
+	m     Meta // by instance (nil: none)
+	bytes []byte
+}
+
+// maxPieces bounds each of a Run's caches.
+const maxPieces = 4
+
+// find returns the cached bytes for a, b and m, if any.
+func find(ps []piece, a, b string, m Meta) ([]byte, bool) {
+	for i := range ps {
+		p := &ps[i]
+		if p.a == a && p.b == b && (sameMap(m, p.m) || len(m) == 0 && p.m == nil) {
+			return p.bytes, true
+		}
+	}
+	return nil, false
+}
+
+// keep caches p, in place of the oldest piece once the cache is full.
+func keep(ps []piece, p piece) []piece {
+	if len(ps) == maxPieces {
+		copy(ps, ps[1:])
+		ps = ps[:maxPieces-1]
+	}
+	return append(ps, p)
 }
 
 // runBytes is about how much output a Run buffers before queueing it;
@@ -36,7 +70,25 @@ type turnMeta struct {
 }
 
 // NewRun starts a run of notifications on c.
-func (c *Conn) NewRun() *Run { return &Run{c: c} }
+func (c *Conn) NewRun() *Run {
+	return &Run{c: c, buf: (*runBufs.Get().(*[]byte))[:0]}
+}
+
+// runBufs are the buffers of runs, given back by the writer once written.
+var runBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, runCap)
+	return &b
+}}
+
+// recycle gives the run buffers among frames back.
+func recycle(frames []outFrame) {
+	for _, f := range frames {
+		if f.reuse && cap(f.b) <= 2*runCap {
+			b := f.b[:0]
+			runBufs.Put(&b)
+		}
+	}
+}
 
 // Notify adds a notification, as Conn.Notify sends it.
 func (r *Run) Notify(method string, params any) error {
@@ -62,21 +114,38 @@ func (r *Run) TextChunk(sessionID, kind, text, messageID string, meta Meta) erro
 	if r.err != nil {
 		return r.err
 	}
-	if !stringsOnly(meta) {
-		return r.Notify("session/update", SessionNotification{SessionID: sessionID,
-			Update: ContentChunk{SessionUpdate: kind, Content: TextBlock(text), MessageID: messageID, Meta: meta}})
-	}
-	var enc []byte
-	if len(meta) > 0 {
+	if len(meta) > 0 && !sameMap(meta, r.meta.from) {
+		if !stringsOnly(meta) {
+			return r.Notify("session/update", SessionNotification{SessionID: sessionID,
+				Update: ContentChunk{SessionUpdate: kind, Content: TextBlock(text), MessageID: messageID, Meta: meta}})
+		}
 		// A replayed turn tags its updates with one map: encode it once.
-		if !sameMap(meta, r.meta.from) && !sameMeta(meta, r.meta.m) {
+		if !sameMeta(meta, r.meta.m) {
 			r.meta = turnMeta{maps.Clone(meta), meta, appendStringMap(nil, meta)}
 		}
-		enc = r.meta.enc
+		r.meta.from = meta
 	}
-	r.buf = append(r.buf, `{"jsonrpc":"2.0","method":"session/update","params":`...)
-	r.buf = appendTextChunk(r.buf, sessionID, kind, text, messageID, enc)
-	r.buf = append(r.buf, "}\n"...)
+	head, ok := find(r.heads, sessionID, kind, nil)
+	if !ok {
+		head = []byte(`{"jsonrpc":"2.0","method":"session/update","params":`)
+		head = appendTextChunkHead(head, sessionID, kind)
+		r.heads = keep(r.heads, piece{a: sessionID, b: kind, bytes: head})
+	}
+	tail, ok := find(r.tails, messageID, "", meta)
+	if !ok {
+		var enc []byte
+		p := piece{a: messageID}
+		if len(meta) > 0 {
+			enc, p.m = r.meta.enc, meta
+		}
+		p.bytes = append(appendTextChunkTail(nil, messageID, enc), "}\n"...)
+		r.tails = keep(r.tails, p)
+		tail = p.bytes
+	}
+	r.buf = append(r.buf, head...)
+	// ContentBlock.MarshalJSON uses json.Marshal, which escapes <, > and &.
+	r.buf = appendStringHTML(r.buf, text, true)
+	r.buf = append(r.buf, tail...)
 	return r.spill()
 }
 
@@ -107,9 +176,9 @@ func (r *Run) Flush() error {
 		return r.err
 	}
 	b := r.buf
-	r.buf = make([]byte, 0, runCap)
+	r.buf = (*runBufs.Get().(*[]byte))[:0]
 	select {
-	case r.c.out <- outFrame{b: slices.Clip(b), note: true}:
+	case r.c.out <- outFrame{b: b, note: true, reuse: true}:
 		return nil
 	case <-r.c.writerDone:
 		r.err = ErrClosed
