@@ -114,7 +114,13 @@ func (d *rowDecoder) decodeMessage(p []byte, m *llm.Message) bool {
 	// Size the slice once: count the parts' openings at the top level.
 	parts := make([]llm.Part, 0, s.countObjects())
 	for {
-		parts = append(parts, llm.Part{}) // decoded in place: a part is large
+		// Decoded in place (a part is large), in the slice's zeroed room
+		// when the count was right.
+		if len(parts) < cap(parts) {
+			parts = parts[:len(parts)+1]
+		} else {
+			parts = append(parts, llm.Part{})
+		}
 		if !s.part(&parts[len(parts)-1]) {
 			return false
 		}
