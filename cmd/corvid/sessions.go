@@ -356,7 +356,7 @@ func costOf(lg *agent.Log) *float64 {
 // never finished shows as interrupted), plans and turn errors in place.
 func transcript(lg *agent.Log) []transcriptItem {
 	var out []transcriptItem
-	for _, e := range lg.Entries {
+	for _, e := range lg.Entries() {
 		switch e.Kind {
 		case agent.EventTurnError:
 			out = append(out, transcriptItem{kind: e.Kind, text: e.Content.Text})

@@ -18,29 +18,50 @@ type appender interface {
 	appendJSON(dst []byte) (out []byte, ok bool)
 }
 
-// appendJSON writes a text chunk notification without _meta.
+// appendJSON writes a text chunk notification whose _meta, if any, holds
+// strings only.
 func (n SessionNotification) appendJSON(dst []byte) ([]byte, bool) {
 	c, ok := n.Update.(ContentChunk)
 	if !ok || !stringsOnly(c.Meta) || c.Content.Type != "text" || c.Content.Annotations != nil || c.Content.Meta != nil {
 		return dst, false
 	}
-	dst = append(dst, `{"sessionId":`...)
-	dst = appendString(dst, n.SessionID)
-	dst = append(dst, `,"update":{"sessionUpdate":`...)
-	dst = appendString(dst, c.SessionUpdate)
-	dst = append(dst, `,"content":{"type":"text","text":`...)
-	// ContentBlock.MarshalJSON uses json.Marshal, which escapes <, > and &.
-	dst = appendStringHTML(dst, c.Content.Text, true)
-	dst = append(dst, '}')
-	if c.MessageID != "" {
-		dst = append(dst, `,"messageId":`...)
-		dst = appendString(dst, c.MessageID)
-	}
+	var meta []byte
 	if len(c.Meta) > 0 {
-		dst = append(dst, `,"_meta":`...)
-		dst = appendStringMap(dst, c.Meta)
+		meta = appendStringMap(nil, c.Meta)
 	}
-	return append(dst, "}}"...), true
+	return appendTextChunk(dst, n.SessionID, c.SessionUpdate, c.Content.Text, c.MessageID, meta), true
+}
+
+// appendTextChunk writes the params of a text chunk's session/update;
+// meta is its _meta as JSON (nil: none).
+func appendTextChunk(dst []byte, sessionID, kind, text, messageID string, meta []byte) []byte {
+	dst = appendTextChunkHead(dst, sessionID, kind)
+	// ContentBlock.MarshalJSON uses json.Marshal, which escapes <, > and &.
+	dst = appendStringHTML(dst, text, true)
+	return appendTextChunkTail(dst, messageID, meta)
+}
+
+// appendTextChunkHead writes what comes before a text chunk's text.
+func appendTextChunkHead(dst []byte, sessionID, kind string) []byte {
+	dst = append(dst, `{"sessionId":`...)
+	dst = appendString(dst, sessionID)
+	dst = append(dst, `,"update":{"sessionUpdate":`...)
+	dst = appendString(dst, kind)
+	return append(dst, `,"content":{"type":"text","text":`...)
+}
+
+// appendTextChunkTail writes what comes after a text chunk's text.
+func appendTextChunkTail(dst []byte, messageID string, meta []byte) []byte {
+	dst = append(dst, '}')
+	if messageID != "" {
+		dst = append(dst, `,"messageId":`...)
+		dst = appendString(dst, messageID)
+	}
+	if meta != nil {
+		dst = append(dst, `,"_meta":`...)
+		dst = append(dst, meta...)
+	}
+	return append(dst, "}}"...)
 }
 
 // stringsOnly reports whether every value of m is a string (a turn id).

@@ -44,9 +44,10 @@ func (c *Conn) NotifyIf(method string, params any, keep func() bool) error {
 // decides after BeforeWrite whether a notification still goes out. A zero
 // outFrame stops the writer.
 type outFrame struct {
-	b    []byte
-	note bool // a notification (no id): the only kind a failed store may hold back
-	keep func() bool
+	b     []byte
+	note  bool // a notification (no id): the only kind a failed store may hold back
+	keep  func() bool
+	reuse bool // b is a Run's buffer, to give back once written
 }
 
 // Call sends a request and waits for its response, decoding the result into

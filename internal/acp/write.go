@@ -127,6 +127,7 @@ func (c *Conn) writeLoop() {
 		}
 		batch.Reset()
 		batch.Write(f.b)
+		recycle(frames) // the last batch's, written or dropped by now
 		frames = append(frames[:0], f)
 		// Take whatever else is queued, so one barrier and one write serve
 		// many frames.

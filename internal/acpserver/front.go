@@ -52,6 +52,26 @@ func (ss *session) emit(ev agent.Event, turn map[string]any) {
 	}
 }
 
+// replay sends a replayed event's updates through run: the frames emit
+// sends for it (a replayed event has no Stored to ask), with less work per
+// text chunk, the bulk of a replay.
+func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
+	switch ev.Kind {
+	case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
+		if b := ev.Content; b != nil && b.Type == agent.BlockText && len(b.Text) <= maxTextBytes &&
+			(ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) {
+			_ = run.TextChunk(ss.id, string(ev.Kind), b.Text, ev.MessageID, withMeta(turn, ev.Meta))
+			return
+		}
+	}
+	for _, u := range updatesFor(ev) {
+		_ = run.Notify("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)))
+	}
+	if ev.Kind == agent.EventMode {
+		_ = run.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(ss.Controls())}))
+	}
+}
+
 // updatesFor converts one agent event; a long text chunk becomes several.
 func updatesFor(ev agent.Event) []any {
 	switch ev.Kind {

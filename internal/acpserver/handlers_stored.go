@@ -57,10 +57,12 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 		if replay {
 			// Every replayed update is written before the response, by
 			// construction: both leave through the same ordered writer.
+			run := s.conn.NewRun()
 			var turns replayTurnMeta
-			for _, ev := range events {
-				ss.emit(ev, turns.next(ev)) // replay tags every turn: a load is not a stream
+			for ev := range events {
+				ss.replay(run, ev, turns.next(ev)) // replay tags every turn: a load is not a stream
 			}
+			_ = run.Flush()
 		}
 		s.mu.Lock()
 		s.sessions[as.ID] = ss

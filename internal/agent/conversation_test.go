@@ -110,7 +110,7 @@ func reloadWithReplay(t *testing.T, h *harness) (*Session, []Event) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return s, replay
+	return s, slices.Collect(replay)
 }
 
 // summary reduces events to what a reader sees: each message's text, each

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -219,9 +220,11 @@ func (l *eventLog) appendLocked(kind string, v any) {
 
 // Log is a session's event log read back by Fold.
 type Log struct {
-	// Entries are the display items in order: one per message (its text
-	// chunks merged), per tool call (with its final state) and per plan.
-	Entries []Entry
+	// entries are the display items in order (see Entries), in blocks of
+	// entryBlock: a long log is never copied to grow, and allocated in
+	// pieces the allocator keeps small.
+	entries [][]Entry
+	n       int // how many entries
 	// Usage is the last context meter reading (nil: none recorded).
 	Usage *Usage
 	// History is the model context, made valid for the next model call (a
@@ -244,6 +247,32 @@ type Log struct {
 	LastError string
 }
 
+// entryBlock is how many entries one block of a Log holds (23.5 KB).
+const entryBlock = 128
+
+// Entries returns the display items in order: one per message (its text
+// chunks merged), per tool call (with its final state) and per plan.
+func (l *Log) Entries() []Entry {
+	out := make([]Entry, 0, l.n)
+	for _, b := range l.entries {
+		out = append(out, b...)
+	}
+	return out
+}
+
+// entry is the i-th entry.
+func (l *Log) entry(i int) *Entry { return &l.entries[i/entryBlock][i%entryBlock] }
+
+// add appends an entry.
+func (l *Log) add(e *Entry) {
+	if l.n%entryBlock == 0 {
+		l.entries = append(l.entries, make([]Entry, 0, entryBlock))
+	}
+	b := &l.entries[len(l.entries)-1]
+	*b = append(*b, *e)
+	l.n++
+}
+
 // Entry is one display item of a folded log.
 type Entry struct {
 	// Event is the item's first event: a chunk (for text, Content holds
@@ -264,26 +293,41 @@ const interruptedNote = "interrupted: corvid stopped before this tool call finis
 // each message once, each tool call followed by its final state (an
 // interrupted one failed), and the last usage reading at the end.
 func (l *Log) Replay() []Event {
-	out := make([]Event, 0, len(l.Entries)+1)
-	for _, e := range l.Entries {
-		if e.Kind == EventTurnError {
-			continue
-		}
-		out = append(out, e.Event)
-		if e.Final == nil {
-			continue
-		}
-		final := *e.Final
-		if e.Interrupted {
-			final.Status = ToolFailed
-			final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
-		}
-		out = append(out, Event{Kind: EventToolCallState, ToolCall: &final, Meta: e.Meta})
-	}
-	if l.Usage != nil {
-		out = append(out, Event{Kind: EventUsage, Usage: l.Usage})
+	out := make([]Event, 0, l.n+1)
+	for ev := range l.Replayed() {
+		out = append(out, ev)
 	}
 	return out
+}
+
+// Replayed yields the events of Replay one by one, without a copy of the
+// log.
+func (l *Log) Replayed() iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		for i := range l.n {
+			e := l.entry(i)
+			if e.Kind == EventTurnError {
+				continue
+			}
+			if !yield(e.Event) {
+				return
+			}
+			if e.Final == nil {
+				continue
+			}
+			final := *e.Final
+			if e.Interrupted {
+				final.Status = ToolFailed
+				final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
+			}
+			if !yield(Event{Kind: EventToolCallState, ToolCall: &final, Meta: e.Meta}) {
+				return
+			}
+		}
+		if l.Usage != nil {
+			yield(Event{Kind: EventUsage, Usage: l.Usage})
+		}
+	}
 }
 
 // Fold reads a session's stored rows in one pass. Its cost is linear in the
@@ -308,14 +352,14 @@ type folder struct {
 	// recorded: an answer cut short by a crash, which the context keeps.
 	unsaved  strings.Builder
 	lastUser string
+	dec      rowDecoder
 }
 
 func (f *folder) row(r *store.Event) {
 	f.log.LastSeq = r.Seq
 	switch r.Kind {
 	case recordContext:
-		var m llm.Message
-		if json.Unmarshal(r.Payload, &m) == nil {
+		if m, ok := f.dec.message(r.Payload); ok || json.Unmarshal(r.Payload, &m) == nil {
 			f.log.History = append(f.log.History, m)
 		}
 		f.unsaved.Reset()
@@ -336,8 +380,12 @@ func (f *folder) row(r *store.Event) {
 		return
 	}
 	var ev Event
-	if json.Unmarshal(r.Payload, &ev) != nil {
-		return
+	if !f.dec.chunk(r.Payload, &ev) {
+		var slow Event // on the heap (Unmarshal keeps its pointer): only when needed
+		if json.Unmarshal(r.Payload, &slow) != nil {
+			return
+		}
+		ev = slow
 	}
 	switch ev.Kind {
 	case EventUserChunk, EventMessageChunk, EventThoughtChunk:
@@ -388,8 +436,8 @@ func (f *folder) chunk(ev Event) {
 		f.log.Turns++
 		f.log.LastError = ""
 	}
-	if n := len(f.log.Entries); n > 0 && isText(ev.Content) {
-		prev := &f.log.Entries[n-1]
+	if n := f.log.n; n > 0 && isText(ev.Content) {
+		prev := f.log.entry(n - 1)
 		if prev.Kind == ev.Kind && prev.MessageID == ev.MessageID && isText(prev.Content) {
 			if !f.inRun {
 				f.run.WriteString(prev.Content.Text)
@@ -405,7 +453,7 @@ func (f *folder) chunk(ev Event) {
 // add closes the text run of the last entry and appends e.
 func (f *folder) add(e Entry) {
 	f.closeRun()
-	f.log.Entries = append(f.log.Entries, e)
+	f.log.add(&e)
 }
 
 func (f *folder) closeRun() {
@@ -413,7 +461,7 @@ func (f *folder) closeRun() {
 		return
 	}
 	// The entry's Content was decoded for it alone: set in place.
-	f.log.Entries[len(f.log.Entries)-1].Content.Text = f.run.String()
+	f.log.entry(f.log.n - 1).Content.Text = f.run.String()
 	f.run.Reset()
 	f.inRun = false
 }
@@ -422,12 +470,12 @@ func (f *folder) toolCall(ev Event) {
 	id := ev.ToolCall.ID
 	f.log.ToolIDs = append(f.log.ToolIDs, id)
 	f.add(Entry{Event: ev, Final: &ToolCall{ID: id, Status: ev.ToolCall.Status}})
-	f.finals[id] = len(f.log.Entries) - 1
+	f.finals[id] = f.log.n - 1
 }
 
 func (f *folder) toolUpdate(upd *ToolCall) {
 	if i, ok := f.finals[upd.ID]; ok {
-		mergeToolCall(f.log.Entries[i].Final, upd)
+		mergeToolCall(f.log.entry(i).Final, upd)
 	}
 }
 
@@ -436,7 +484,7 @@ func (f *folder) finish() *Log {
 	l := f.log
 	// A tool call that never finished was interrupted (the process died).
 	for _, i := range f.finals {
-		e := &l.Entries[i]
+		e := l.entry(i)
 		if s := e.Final.Status; s != ToolCompleted && s != ToolFailed {
 			e.Interrupted = true
 		}
@@ -518,7 +566,7 @@ type Summary struct {
 func Summarize(ctx context.Context, st *store.Store, sessionID string) (Summary, error) {
 	var sum Summary
 	lastUser := ""
-	err := st.EachEvent(ctx, sessionID, func(r store.Event) error {
+	err := st.ScanEvents(ctx, sessionID, func(r store.Event) error {
 		var ev Event
 		switch r.Kind {
 		case recordTurnError:

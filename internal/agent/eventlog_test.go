@@ -50,7 +50,7 @@ func TestFoldMergesTheChunksOfOneMessageOnly(t *testing.T) {
 		chunk(EventMessageChunk, "m2", "d"), // after an image: a new entry
 	))
 	var got []string
-	for _, e := range lg.Entries {
+	for _, e := range lg.Entries() {
 		got = append(got, fmt.Sprintf("%s/%s/%s:%s", e.Kind, e.MessageID, e.Content.Type, e.Content.Text))
 	}
 	want := []string{
@@ -75,10 +75,10 @@ func TestFoldGivesEachToolCallItsFinalStateAndMarksUnfinishedOnesInterrupted(t *
 		Event{Kind: EventUsage, Usage: &Usage{Used: 10, Size: 100}},
 		Event{Kind: EventUsage, Usage: &Usage{Used: 20, Size: 100}},
 	))
-	if len(lg.Entries) != 2 {
-		t.Fatalf("%d entries, want 2", len(lg.Entries))
+	if len(lg.Entries()) != 2 {
+		t.Fatalf("%d entries, want 2", len(lg.Entries()))
 	}
-	c1, c2 := lg.Entries[0], lg.Entries[1]
+	c1, c2 := lg.Entries()[0], lg.Entries()[1]
 	if c1.ToolCall.Status != ToolPending || c1.Final.Status != ToolCompleted || c1.Interrupted || c1.Final.Content[0].Text != "ok" {
 		t.Errorf("c1 = %+v final %+v", c1.ToolCall, c1.Final)
 	}
@@ -98,8 +98,8 @@ func TestFoldGivesEachToolCallItsFinalStateAndMarksUnfinishedOnesInterrupted(t *
 	if f := replay[3].ToolCall; f.Status != ToolFailed || f.Content[len(f.Content)-1].Text != interruptedNote {
 		t.Errorf("interrupted call replays as %+v", f)
 	}
-	if replay[4].Usage.Used != 20 || lg.Entries[1].Final.Status != ToolInProgress {
-		t.Errorf("usage %+v; Replay must not change the log (final %+v)", replay[4].Usage, lg.Entries[1].Final)
+	if replay[4].Usage.Used != 20 || lg.Entries()[1].Final.Status != ToolInProgress {
+		t.Errorf("usage %+v; Replay must not change the log (final %+v)", replay[4].Usage, lg.Entries()[1].Final)
 	}
 	if strings.Join(lg.ToolIDs, ",") != "c1,c2" {
 		t.Errorf("tool ids %v", lg.ToolIDs)
@@ -140,7 +140,7 @@ func BenchmarkFold(b *testing.B) {
 			b.Run(fmt.Sprintf("%s-%dk", shape, n/1000), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if lg := Fold(rows); len(lg.Entries) == 0 {
+					if lg := Fold(rows); len(lg.Entries()) == 0 {
 						b.Fatal("empty fold")
 					}
 				}
@@ -201,7 +201,7 @@ func TestEventLogMergesStreamedChunksIntoOneRowPerMessage(t *testing.T) {
 	if n := l.knownSeq.Load(); n != int64(len(want)) {
 		t.Errorf("knownSeq %d after %d rows", n, len(want))
 	}
-	entries := Fold(rows).Entries
+	entries := Fold(rows).Entries()
 	if len(entries) != 4 || entries[1].Content.Text != "abctagged!" || entries[3].Content.Text != "de" {
 		t.Errorf("folded entries: %+v", entries)
 	}

@@ -11,7 +11,7 @@ import (
 // (merged messages, final tool states), not the number of rows.
 func FoldStored(ctx context.Context, st *store.Store, sessionID string) (*Log, error) {
 	f := folder{log: &Log{}, finals: map[string]int{}}
-	err := st.EachEvent(ctx, sessionID, func(r store.Event) error {
+	err := st.ScanEvents(ctx, sessionID, func(r store.Event) error {
 		f.row(&r)
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"slices"
 	"time"
@@ -46,8 +47,9 @@ func (a *Agent) Close() error {
 }
 
 // LoadSession restores a stored session: its model context (so the next
-// prompt continues with full memory) and, for replay, its display history.
-func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []Event, error) {
+// prompt continues with full memory) and, for replay, its display history
+// (read from the folded log as it is ranged over).
+func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, iter.Seq[Event], error) {
 	st, err := a.openStore()
 	if err != nil {
 		return nil, nil, err
@@ -82,13 +84,21 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, []
 	if o.Cwd != meta.Cwd || !slices.Equal(o.Roots, meta.AdditionalDirs) {
 		_ = st.UpdateSession(ctx, o.ID, func(ss *store.Session) { ss.Cwd, ss.AdditionalDirs = o.Cwd, o.Roots })
 	}
-	replay := lg.Replay()
+	replay := lg.Replayed()
 	if lg.Team != nil {
 		// C39: after the history, the team's current status (members
 		// that were running when corvid stopped are interrupted).
 		s.sub.team.restore(lg.Team)
 		if st := s.sub.team.status(); st != nil {
-			replay = append(replay, Event{Kind: EventInfo, Meta: map[string]any{TeamUpdateMeta: st}})
+			history := replay
+			replay = func(yield func(Event) bool) {
+				for ev := range history {
+					if !yield(ev) {
+						return
+					}
+				}
+				yield(Event{Kind: EventInfo, Meta: map[string]any{TeamUpdateMeta: st}})
+			}
 		}
 	}
 	return s, replay, nil

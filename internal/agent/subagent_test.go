@@ -49,8 +49,8 @@ func TestFoldKeepsSubagentTextOutOfTheContext(t *testing.T) {
 	if len(lg.History) != 1 {
 		t.Fatalf("history after a crash mid-task: %d messages, want only the prompt: %+v", len(lg.History), lg.History)
 	}
-	if len(lg.Entries) != 1 || lg.Entries[0].Meta[MemberEventMeta] != "a" {
-		t.Errorf("the tagged chunk should replay with its tags: %+v", lg.Entries)
+	if len(lg.Entries()) != 1 || lg.Entries()[0].Meta[MemberEventMeta] != "a" {
+		t.Errorf("the tagged chunk should replay with its tags: %+v", lg.Entries())
 	}
 }
 

@@ -25,7 +25,8 @@ type toolbox struct {
 
 	mu        sync.Mutex
 	tools     *tool.Registry
-	system    string // the system prompt (base + project instructions + env)
+	system    string        // the system prompt (base + project instructions + env)
+	building  chan struct{} // closed once the system prompt discover builds is set (nil: none in flight)
 	custom    []commands.Command
 	skills    []commands.Skill
 	prompts   PromptSource
@@ -34,7 +35,10 @@ type toolbox struct {
 }
 
 // discover reads the session's commands and skills and rebuilds its system
-// prompt (skills are listed in it).
+// prompt (skills are listed in it). The prompt's project summary runs `git
+// status`, which takes milliseconds: it is built in the background, so a
+// session is answered (and a loaded one replayed) meanwhile, and view
+// waits for it.
 func (b *toolbox) discover() {
 	cfg := b.cfg
 	var cmds []commands.Command
@@ -46,34 +50,60 @@ func (b *toolbox) discover() {
 			cfg.Logger.Warn("commands", "session", b.id, "warning", w)
 		}
 	}
+	done := make(chan struct{})
 	b.mu.Lock()
 	base, extra := b.base, b.extra
+	b.custom, b.skills = cmds, skills
+	b.building = done
 	b.mu.Unlock()
 	if base == "" {
 		base = cfg.System
 	}
-	system := base
-	if cfg.Env != nil {
-		system = prompt.Build(prompt.Options{Base: base, Cwd: b.cwd, Env: cfg.Env,
-			NoProjectInstructions: cfg.NoProjectInstructions, Skills: skills})
+	build := func() {
+		system := base
+		if cfg.Env != nil {
+			system = prompt.Build(prompt.Options{Base: base, Cwd: b.cwd, Env: cfg.Env,
+				NoProjectInstructions: cfg.NoProjectInstructions, Skills: skills})
+		}
+		if extra != "" {
+			system += "\n\n" + extra
+		}
+		b.mu.Lock()
+		if b.building == done { // not overtaken by a later discover
+			b.system, b.building = system, nil
+		}
+		b.mu.Unlock()
+		close(done)
 	}
-	if extra != "" {
-		system += "\n\n" + extra
+	if cfg.Env == nil {
+		build()
+		return
 	}
-	b.mu.Lock()
-	b.custom, b.skills, b.system = cmds, skills, system
-	b.mu.Unlock()
+	go build()
+}
+
+// awaitSystem waits until no system prompt is being built.
+func (b *toolbox) awaitSystem() {
+	for {
+		b.mu.Lock()
+		done := b.building
+		b.mu.Unlock()
+		if done == nil {
+			return
+		}
+		<-done
+	}
 }
 
 // rebuild makes the registry the built-ins, the skill loader, the
 // session's own tools and the live MCP tools.
 func (b *toolbox) rebuild() {
 	reg := tool.NewRegistry(b.cfg.Tools()...)
-	reg.Add(commands.SkillTool(func() []commands.Skill { return b.view().skills }))
+	reg.Add(commands.SkillTool(func() []commands.Skill { return b.peek().skills }))
 	for _, t := range b.own {
 		reg.Add(t)
 	}
-	if mgr := b.view().mcp; mgr != nil {
+	if mgr := b.peek().mcp; mgr != nil {
 		for _, t := range mgr.Tools() {
 			reg.Add(t)
 		}
@@ -94,6 +124,13 @@ type toolboxView struct {
 }
 
 func (b *toolbox) view() toolboxView {
+	b.awaitSystem()
+	return b.peek()
+}
+
+// peek is view without waiting for the system prompt (which it may
+// lack): for what reads the tools, commands, skills or MCP servers only.
+func (b *toolbox) peek() toolboxView {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	system := b.system
@@ -106,7 +143,7 @@ func (b *toolbox) view() toolboxView {
 // commands lists the slash commands: built-ins, custom commands, skills
 // and the prompt source's.
 func (b *toolbox) commands() []CommandInfo {
-	v := b.view()
+	v := b.peek()
 	var out []CommandInfo
 	for _, c := range commands.Builtins() {
 		out = append(out, CommandInfo{Name: c.Name, Description: c.Description, Hint: c.ArgumentHint})
@@ -153,7 +190,7 @@ func (b *toolbox) setMCP(mgr *mcp.Manager) {
 // server that starts quickly serves that prompt; the ones still starting
 // after that join later, with a notice.
 func (b *toolbox) awaitMCP(ctx context.Context) {
-	mgr := b.view().mcp
+	mgr := b.peek().mcp
 	if mgr == nil {
 		return
 	}

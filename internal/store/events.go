@@ -588,6 +588,19 @@ func (s *Store) Events(ctx context.Context, sessionID string) ([]Event, error) {
 // is. An unknown session yields [ErrNotFound]. The walk reads one snapshot:
 // events appended meanwhile are not seen.
 func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) error) error {
+	return s.walk(ctx, sessionID, true, fn)
+}
+
+// ScanEvents is [Store.EachEvent] for a reader that decodes each event
+// and keeps nothing of it: the Payload fn gets is only valid until fn
+// returns (its bytes are reused for the next events), which spares an
+// allocation and a copy per row. Time is not read (zero).
+func (s *Store) ScanEvents(ctx context.Context, sessionID string, fn func(Event) error) error {
+	return s.walk(ctx, sessionID, false, fn)
+}
+
+// walk is EachEvent (fresh payloads) and ScanEvents (reused ones).
+func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, fn func(Event) error) error {
 	if err := s.flushSession(ctx, sessionID); err != nil {
 		return fmt.Errorf("events of session %s: %w", sessionID, err)
 	}
@@ -616,36 +629,58 @@ func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) 
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? ORDER BY seq`, pk)
+		q := `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? ORDER BY seq`
+		if !fresh {
+			q = `SELECT seq, kind, payload FROM events WHERE session_pk = ? ORDER BY seq` // each column costs
+		}
+		rows, err := tx.QueryContext(ctx, q, pk)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		var (
 			prev    []byte // the previous event's payload, the base of a delta
+			spare   []byte // without fresh: the buffer the next payload is decoded into
 			prevSeq int64
 			stored  sql.RawBytes
 			code, t int64
+			seq     int64
 		)
+		dest := []any{&seq, &code, &stored, &t}
+		if !fresh {
+			dest = dest[:3]
+		}
 		for rows.Next() {
 			var ev Event
-			if err := rows.Scan(&ev.Seq, &code, &stored, &t); err != nil {
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
+			ev.Seq = seq
 			k, ok := kinds[code>>formBits]
 			form := int(code & (1<<formBits - 1))
 			if form == formDelta && ev.Seq != prevSeq+1 {
 				ok = false
 			}
 			if ok {
-				ev.Payload, err = decodeRow(make([]byte, 0, 64), form, stored, prev, k.head)
+				buf := spare[:0]
+				if fresh {
+					buf = make([]byte, 0, 64)
+				}
+				ev.Payload, err = decodeRow(buf, form, stored, prev, k.head)
 			}
 			if !ok || err != nil {
 				return fmt.Errorf("event %d: %w", ev.Seq, errBadRow)
 			}
 			ev.Kind = k.name
-			ev.Time = time.Unix(0, t)
-			prev, prevSeq = append(prev[:0], ev.Payload...), ev.Seq
+			if fresh {
+				ev.Time = time.Unix(0, t)
+				prev = append(prev[:0], ev.Payload...)
+			} else {
+				// The payload is the next row's base; the old base's
+				// buffer takes the next row.
+				prev, spare = ev.Payload, prev
+			}
+			prevSeq = ev.Seq
 			delivered = true
 			if fnErr = fn(ev); fnErr != nil {
 				return nil

@@ -79,6 +79,18 @@ func TestChunksStoreSmallAndExact(t *testing.T) {
 				t.Fatalf("%s event %d = %d %q, want %q", id, i, ev.Seq, ev.Payload, want[i])
 			}
 		}
+		// ScanEvents reuses its buffers: each payload as it is seen.
+		i := 0
+		err := s.ScanEvents(ctx, id, func(ev Event) error {
+			if i >= len(want) || string(ev.Payload) != want[i] || ev.Seq != int64(i+1) {
+				t.Fatalf("%s scanned event %d = %d %q", id, i, ev.Seq, ev.Payload)
+			}
+			i++
+			return nil
+		})
+		if err != nil || i != len(want) {
+			t.Fatalf("%s: ScanEvents = %v after %d events, want %d", id, err, i, len(want))
+		}
 	}
 	var chunkBytes, chunks int64
 	err := s.readDB.QueryRow(`SELECT sum(length(e.payload)), count(*) FROM events e JOIN event_kinds k ON k.id = e.kind >> 2

@@ -1,0 +1,396 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/corvid-agent/corvid/internal/llm"
+)
+
+// Reading a stored log decodes every row, and most rows are streamed text
+// chunks and the model context's text: encoding/json's reflection cost most
+// of session/load. The decoders here read the shapes json.Marshal writes
+// for those rows by hand and give up (ok false) on anything else, so the
+// caller falls back to json.Unmarshal; what they return is exactly what
+// json.Unmarshal returns for the same bytes (FuzzRowDecoders holds them to
+// it).
+
+// rowDecoder keeps what consecutive rows repeat, so each row's message id
+// is not allocated again.
+type rowDecoder struct {
+	messageID string
+}
+
+// knownKinds are the event kinds a stored chunk row names.
+var knownKinds = []EventKind{EventUserChunk, EventMessageChunk, EventThoughtChunk}
+
+// chunk decodes a text chunk row:
+// {"kind":K,"messageId":M,"content":{"type":"text","text":T},"meta":{…}}
+// (messageId and meta optional).
+func (d *rowDecoder) chunk(p []byte, ev *Event) bool {
+	var s scan
+	s.p = p
+	if !s.lit(`{"kind":"`) {
+		return false
+	}
+	kind, ok := s.rawString()
+	if !ok {
+		return false
+	}
+	ev.Kind = ""
+	for _, k := range knownKinds {
+		if string(kind) == string(k) {
+			ev.Kind = k
+		}
+	}
+	if ev.Kind == "" {
+		return false
+	}
+	ev.MessageID = ""
+	if s.lit(`,"messageId":"`) {
+		id, ok := s.rawString()
+		if !ok {
+			return false
+		}
+		if string(id) != d.messageID {
+			d.messageID = string(id)
+		}
+		ev.MessageID = d.messageID
+	}
+	if !s.lit(`,"content":{"type":"text","text":`) {
+		return false
+	}
+	text, ok := s.str()
+	if !ok || !s.lit(`}`) {
+		return false
+	}
+	ev.Content = &Block{Type: BlockText, Text: text}
+	if s.lit(`,"meta":`) {
+		end := len(s.p) - 1
+		if end < s.i || s.p[end] != '}' || s.p[s.i] != '{' {
+			return false
+		}
+		var m map[string]any
+		if json.Unmarshal(s.p[s.i:end], &m) != nil {
+			return false
+		}
+		ev.Meta = m
+		s.i = end
+	}
+	return s.lit(`}`) && s.i == len(s.p)
+}
+
+// message decodes a model context row whose parts are text, thinking, tool
+// uses and tool results without images or data:
+// {"role":R,"parts":[{"type":T,…},…]}.
+func (d *rowDecoder) message(p []byte) (m llm.Message, ok bool) {
+	return m, d.decodeMessage(p, &m)
+}
+
+func (d *rowDecoder) decodeMessage(p []byte, m *llm.Message) bool {
+	var s scan
+	s.p = p
+	if !s.lit(`{"role":`) {
+		return false
+	}
+	role, ok := s.str()
+	if !ok || !s.lit(`,"parts":`) {
+		return false
+	}
+	m.Role = llm.Role(role)
+	m.Parts = nil
+	if s.lit(`null}`) {
+		return s.i == len(s.p)
+	}
+	if !s.lit(`[`) {
+		return false
+	}
+	if s.lit(`]}`) {
+		m.Parts = []llm.Part{}
+		return s.i == len(s.p)
+	}
+	// Size the slice once: count the parts' openings at the top level.
+	parts := make([]llm.Part, 0, s.countObjects())
+	for {
+		// Decoded in place (a part is large), in the slice's zeroed room
+		// when the count was right.
+		if len(parts) < cap(parts) {
+			parts = parts[:len(parts)+1]
+		} else {
+			parts = append(parts, llm.Part{})
+		}
+		if !s.part(&parts[len(parts)-1]) {
+			return false
+		}
+		if s.lit(`,`) {
+			continue
+		}
+		if !s.lit(`]}`) || s.i != len(s.p) {
+			return false
+		}
+		m.Parts = parts
+		return true
+	}
+}
+
+// part decodes one part in the field order json.Marshal writes.
+func (s *scan) part(pt *llm.Part) bool {
+	if !s.lit(`{"type":`) {
+		return false
+	}
+	t, ok := s.str()
+	if !ok {
+		return false
+	}
+	pt.Type = llm.PartType(t)
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{`,"text":`, &pt.Text}, {`,"signature":`, &pt.Signature}, {`,"mimeType":`, &pt.MimeType},
+		{`,"toolUseId":`, &pt.ToolUseID}, {`,"toolName":`, &pt.ToolName}} {
+		if s.lit(f.key) {
+			if *f.dst, ok = s.str(); !ok {
+				return false
+			}
+		}
+	}
+	if s.lit(`,"input":`) {
+		start := s.i
+		if !s.skipValue() || s.i == start || isSpace(s.p[start]) || isSpace(s.p[s.i-1]) || !json.Valid(s.p[start:s.i]) {
+			return false
+		}
+		pt.Input = bytes.Clone(s.p[start:s.i])
+	}
+	if s.lit(`,"isError":true`) {
+		pt.IsError = true
+	}
+	return s.lit(`}`)
+}
+
+// scan reads p from i.
+type scan struct {
+	p []byte
+	i int
+}
+
+// lit consumes lit if p continues with it.
+func (s *scan) lit(lit string) bool {
+	if len(s.p)-s.i >= len(lit) && string(s.p[s.i:s.i+len(lit)]) == lit {
+		s.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// rawString reads the rest of a string whose opening quote was consumed;
+// it must hold only printable ASCII without escapes (kinds and ids).
+func (s *scan) rawString() ([]byte, bool) {
+	start := s.i
+	for s.i < len(s.p) {
+		c := s.p[s.i]
+		if c == '"' {
+			s.i++
+			return s.p[start : s.i-1], true
+		}
+		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			return nil, false
+		}
+		s.i++
+	}
+	return nil, false
+}
+
+// str reads a JSON string as encoding/json decodes it. Invalid UTF-8 is
+// left to encoding/json (ok false).
+func (s *scan) str() (string, bool) {
+	if s.i >= len(s.p) || s.p[s.i] != '"' {
+		return "", false
+	}
+	s.i++
+	start := s.i
+	ascii := true
+	for s.i < len(s.p) {
+		c := s.p[s.i]
+		switch {
+		case c == '"':
+			raw := s.p[start:s.i]
+			s.i++
+			if !ascii && !utf8.Valid(raw) {
+				return "", false
+			}
+			return string(raw), true
+		case c == '\\':
+			return s.escaped(start)
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+		s.i++
+	}
+	return "", false
+}
+
+// escaped finishes str for a string with escapes, from its first byte at
+// start.
+func (s *scan) escaped(start int) (string, bool) {
+	out := make([]byte, 0, s.i-start+16)
+	out = append(out, s.p[start:s.i]...)
+	for s.i < len(s.p) {
+		c := s.p[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			if !utf8.Valid(out) {
+				return "", false
+			}
+			return string(out), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			out = append(out, c)
+			s.i++
+			continue
+		}
+		if s.i+1 >= len(s.p) {
+			return "", false
+		}
+		e := s.p[s.i+1]
+		s.i += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := s.hex4()
+			if !ok {
+				return "", false
+			}
+			if utf16.IsSurrogate(r) {
+				// A pair decodes to one rune; a lone half is U+FFFD, as
+				// encoding/json has it.
+				save := s.i
+				if s.lit(`\u`) {
+					if r2, ok := s.hex4(); ok {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							out = utf8.AppendRune(out, dec)
+							continue
+						}
+					}
+				}
+				s.i = save
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func (s *scan) hex4() (rune, bool) {
+	if len(s.p)-s.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s.p[s.i : s.i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(c)
+	}
+	s.i += 4
+	return r, true
+}
+
+// skipValue moves past one JSON value, as far as its brackets and
+// strings tell (the caller checks it with json.Valid).
+func (s *scan) skipValue() bool {
+	depth := 0
+	for s.i < len(s.p) {
+		switch s.p[s.i] {
+		case '"':
+			s.i++
+			for s.i < len(s.p) && s.p[s.i] != '"' {
+				if s.p[s.i] == '\\' {
+					s.i++
+				}
+				s.i++
+			}
+			if s.i >= len(s.p) {
+				return false
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return true
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return true
+			}
+		}
+		s.i++
+		if depth == 0 && s.i < len(s.p) && (s.p[s.i-1] == '"' || s.p[s.i-1] == '}' || s.p[s.i-1] == ']') {
+			return true
+		}
+	}
+	return false
+}
+
+// countObjects counts the objects that open at the current depth before
+// the array the scan is in closes: the number of parts, to size the slice.
+func (s *scan) countObjects() int {
+	n, depth := 0, 0
+	for i := s.i; i < len(s.p); i++ {
+		switch s.p[i] {
+		case '"':
+			i++
+			for i < len(s.p) && s.p[i] != '"' {
+				if s.p[i] == '\\' {
+					i++
+				}
+				i++
+			}
+		case '{':
+			if depth == 0 {
+				n++
+			}
+			depth++
+		case '[':
+			depth++
+		case '}':
+			depth--
+		case ']':
+			if depth == 0 {
+				return n
+			}
+			depth--
+		}
+	}
+	return n
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
