@@ -127,6 +127,16 @@ func (w *walker) readDir(job dirJob) {
 			}
 		}
 	}
+	// Entries' paths are the directory's path and the name: what
+	// filepath.Join gives, without cleaning the same directory's path for
+	// each of its entries (the paths below the root are clean already).
+	dirPath := job.path
+	if job.depth == 0 {
+		dirPath = filepath.Clean(dirPath)
+	}
+	if !strings.HasSuffix(dirPath, string(filepath.Separator)) {
+		dirPath += string(filepath.Separator)
+	}
 	var subdirs []dirJob
 	for _, e := range entries {
 		name := e.Name()
@@ -137,7 +147,7 @@ func (w *walker) readDir(job dirJob) {
 		if len(patterns) > 0 && lastMatch(patterns, dirPrefix, name, isDir) {
 			continue
 		}
-		path := filepath.Join(job.path, name)
+		path := dirPath + name
 		rel := name
 		if job.rel != "" {
 			rel = job.rel + "/" + name
