@@ -96,7 +96,7 @@ func (Grep) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 	case !st.Mode().IsRegular():
 		return ErrorResult((&NotRegularError{Path: root, Mode: st.Mode()}).Error()), nil
 	default:
-		fm, skip := q.searchFile(root, newGrepBuffer())
+		fm, skip := q.searchFile(root, noDirRef, newGrepBuffer())
 		if fm.count > 0 {
 			res.files, res.total = []fileMatches{fm}, 1
 		}
@@ -248,7 +248,7 @@ func (q *grepQuery) searchTree(ctx context.Context, root string) (grepResults, e
 			return true
 		}
 		buf := bufs.get()
-		fm, why := q.searchFile(path, buf)
+		fm, why := q.searchFile(path, entryDirRef(d), buf)
 		bufs.put(buf)
 		if fm.count == 0 {
 			if why != skipNone && why != skipBinary {
@@ -319,8 +319,8 @@ const maxGrepFile = 64 << 20
 
 // searchFile reports the matches in one file (count 0: none), and why it
 // was not searched when it was not.
-func (q *grepQuery) searchFile(path string, buf *grepBuffer) (fileMatches, string) {
-	data, why := buf.read(path, q.skim)
+func (q *grepQuery) searchFile(path string, at dirRef, buf *grepBuffer) (fileMatches, string) {
+	data, why := buf.read(path, at, q.skim)
 	if why != skipNone || len(data) == 0 {
 		return fileMatches{}, why
 	}

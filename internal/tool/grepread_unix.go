@@ -20,8 +20,18 @@ import "syscall"
 // where loading them allocated and touched fresh memory of their size.
 // Without sk (a pattern with no required literal) a larger text file is
 // read into a buffer of its size, not grown by doubling.
-func (buf *grepBuffer) read(path string, sk *skimmer) ([]byte, string) {
-	fd, err := rawOpen(path, syscall.O_RDONLY|openNoBlock)
+//
+// With at.fd set (the walk's descriptor of the directory it is listing) the
+// file is opened by name relative to it: the kernel then looks up one
+// name, not every component of a long path.
+func (buf *grepBuffer) read(path string, at dirRef, sk *skimmer) ([]byte, string) {
+	var fd int
+	var err error
+	if at.fd >= 0 {
+		fd, err = rawOpenat(at.fd, at.name, syscall.O_RDONLY|openNoBlock)
+	} else {
+		fd, err = rawOpen(path, syscall.O_RDONLY|openNoBlock)
+	}
 	if err != nil {
 		return nil, skipUnreadable
 	}

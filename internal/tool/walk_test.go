@@ -2,9 +2,12 @@ package tool
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -36,5 +39,46 @@ func TestWalkPathsAreJoinedAndClean(t *testing.T) {
 		if len(got) != 5 || !slices.Equal(got, want) {
 			t.Errorf("root %q: visited %q, want %q", spelled, got, want)
 		}
+	}
+}
+
+// TestGrepLeavesNoDescriptorOpen searches a tree of many directories, with
+// a stop before the end too, and checks the process has as many open
+// descriptors afterwards as before: the walk keeps each directory open
+// while grep opens its files by name relative to it.
+func TestGrepLeavesNoDescriptorOpen(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd to count descriptors")
+	}
+	env := newTestEnv(t)
+	for i := range 60 {
+		writeFile(t, filepath.Join(env.Cwd, fmt.Sprintf("d%02d/e/f.txt", i)), "needle\n")
+		writeFile(t, filepath.Join(env.Cwd, fmt.Sprintf("d%02d/g.txt", i)), "hay\n")
+	}
+	// Descriptors of files in the tree: other tests' descriptors may come
+	// and go meanwhile.
+	count := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, fd := range fds {
+			target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+			if err == nil && strings.HasPrefix(target, env.Cwd) {
+				n++
+			}
+		}
+		return n
+	}
+	before := count()
+	for _, max := range []int{maxGrepResults, 1} { // 1: the walk stops early
+		got := grepLines(t, env, map[string]any{"pattern": "needle", "max_results": max})
+		if len(got) < 2 {
+			t.Fatalf("max %d: got %q", max, got)
+		}
+	}
+	if after := count(); after != before {
+		t.Fatalf("%d descriptors open before the searches, %d after", before, after)
 	}
 }
