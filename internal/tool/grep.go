@@ -96,7 +96,7 @@ func (Grep) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 	case !st.Mode().IsRegular():
 		return ErrorResult((&NotRegularError{Path: root, Mode: st.Mode()}).Error()), nil
 	default:
-		fm, skip := q.searchFile(root, newGrepBuffer())
+		fm, skip := q.searchFile(root, noDirRef, newGrepBuffer())
 		if fm.count > 0 {
 			res.files, res.total = []fileMatches{fm}, 1
 		}
@@ -112,6 +112,7 @@ type grepQuery struct {
 	find     literalFinder
 	litOnly  bool     // the pattern is exactly lit: the finder decides alone
 	exotic   [][]byte // non-ASCII forms of lit's letters the finder cannot see
+	skim     *skimmer // nil without lit
 	include  func(rel string) bool
 	exclude  func(rel string) bool
 	mode     string
@@ -150,6 +151,7 @@ func newGrepQuery(in grepInput) (*grepQuery, string) {
 		if fold {
 			q.exotic = exoticFolds(q.lit)
 		}
+		q.skim = &skimmer{find: q.find, exotic: q.exotic, keep: max(len(q.lit), 3) - 1}
 	}
 	for _, g := range []struct {
 		glob string
@@ -232,7 +234,7 @@ func (q *grepQuery) searchTree(ctx context.Context, root string) (grepResults, e
 	var res grepResults
 	stopAt := 4 * q.max // files kept before the walk stops; sorted and cut afterwards
 	lines := 0
-	bufs := sync.Pool{New: func() any { return newGrepBuffer() }}
+	var bufs grepBuffers
 	err := walkTree(ctx, root, walkOptions{ignore: true}, func(path, rel string, d fs.DirEntry) bool {
 		if !d.Type().IsRegular() {
 			if special(d.Type()) && (q.include == nil || q.include(rel)) {
@@ -245,9 +247,9 @@ func (q *grepQuery) searchTree(ctx context.Context, root string) (grepResults, e
 		if q.include != nil && !q.include(rel) || q.exclude != nil && q.exclude(rel) {
 			return true
 		}
-		buf := bufs.Get().(*grepBuffer)
-		fm, why := q.searchFile(path, buf)
-		bufs.Put(buf)
+		buf := bufs.get()
+		fm, why := q.searchFile(path, entryDirRef(d), buf)
+		bufs.put(buf)
 		if fm.count == 0 {
 			if why != skipNone && why != skipBinary {
 				mu.Lock()
@@ -275,19 +277,51 @@ func (q *grepQuery) searchTree(ctx context.Context, root string) (grepResults, e
 }
 
 // grepBuffer is a reusable read buffer; file text it holds is copied out
-// before reuse.
-type grepBuffer struct{ b []byte }
+// before reuse. b reads files and windows of larger ones; big holds a
+// larger file whole.
+type grepBuffer struct{ b, big []byte }
 
-func newGrepBuffer() *grepBuffer { return &grepBuffer{b: make([]byte, 64<<10)} }
+func newGrepBuffer() *grepBuffer { return &grepBuffer{b: make([]byte, grepWindow)} }
+
+// grepWindow is the size of a read buffer: files up to it are read with
+// one read, larger ones skimmed in windows of it.
+const grepWindow = 64 << 10
+
+// grepBuffers holds one search's idle read buffers. Unlike a sync.Pool it
+// keeps them across garbage collections: a buffer grown for a large file
+// serves the next ones, where a pool emptied by each collection made every
+// large file allocate (and fault in) fresh memory, about a tenth of the CPU
+// of a module-cache search.
+type grepBuffers struct {
+	mu   sync.Mutex
+	free []*grepBuffer
+}
+
+func (p *grepBuffers) get() *grepBuffer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free = p.free[:n-1]
+		return b
+	}
+	return newGrepBuffer()
+}
+
+func (p *grepBuffers) put(b *grepBuffer) {
+	p.mu.Lock()
+	p.free = append(p.free, b)
+	p.mu.Unlock()
+}
 
 // maxGrepFile is the largest file grep reads.
 const maxGrepFile = 64 << 20
 
 // searchFile reports the matches in one file (count 0: none), and why it
 // was not searched when it was not.
-func (q *grepQuery) searchFile(path string, buf *grepBuffer) (fileMatches, string) {
-	data, why := buf.read(path)
-	if why != skipNone {
+func (q *grepQuery) searchFile(path string, at dirRef, buf *grepBuffer) (fileMatches, string) {
+	data, why := buf.read(path, at, q.skim)
+	if why != skipNone || len(data) == 0 {
 		return fileMatches{}, why
 	}
 	if !isText(data[:min(len(data), 8192)]) {
@@ -326,6 +360,29 @@ func (q *grepQuery) searchFile(path string, buf *grepBuffer) (fileMatches, strin
 }
 
 var newline = []byte{'\n'}
+
+// skimmer tells from a window of a large file whether the file needs a
+// full search: it holds the required literal, or a non-ASCII letter that
+// folds to one of the literal's (then the regexp searches the file). keep
+// is how many bytes of a window the next one starts with, so that neither
+// is missed across a window's edge.
+type skimmer struct {
+	find   literalFinder
+	exotic [][]byte
+	keep   int
+}
+
+func (s *skimmer) pass(window []byte) bool {
+	if s.find.index(window) >= 0 {
+		return true
+	}
+	for _, x := range s.exotic {
+		if bytes.Contains(window, x) {
+			return true
+		}
+	}
+	return false
+}
 
 // lineSpan is a line of the file being searched: data[start:end], no newline.
 type lineSpan struct{ n, start, end int }

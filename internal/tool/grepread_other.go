@@ -9,7 +9,8 @@ import (
 
 // read loads a whole file through os.File where there are no Unix system
 // calls; like the Unix variant it reads only regular files up to maxGrepFile.
-func (buf *grepBuffer) read(path string) ([]byte, string) {
+// It does not skim: the whole file is searched.
+func (buf *grepBuffer) read(path string, _ dirRef, _ *skimmer) ([]byte, string) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNoBlock, 0)
 	if err != nil {
 		return nil, skipUnreadable

@@ -13,12 +13,15 @@ import (
 // (futex and nanosleep) than on reading. A read that truly blocks (a hung
 // network file system) holds one processor; the others go on.
 
-func rawOpen(path string, flags int) (int, error) {
+func rawOpen(path string, flags int) (int, error) { return rawOpenat(atFDCWD, path, flags) }
+
+// rawOpenat opens path relative to the directory open as dirfd.
+func rawOpenat(dirfd int, path string, flags int) (int, error) {
 	p, err := syscall.BytePtrFromString(path)
 	if err != nil {
 		return -1, err
 	}
-	fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)), uintptr(flags|syscall.O_CLOEXEC), 0, 0, 0)
+	fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(flags|syscall.O_CLOEXEC), 0, 0, 0)
 	if e != 0 {
 		return -1, e
 	}

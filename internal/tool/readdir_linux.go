@@ -14,12 +14,36 @@ import (
 // network poller, which costs more than listing a small directory, and a
 // search lists thousands. The entry types come from the listing itself
 // (an lstat only where the file system does not give one).
-func readDirEntries(dir string) ([]fs.DirEntry, error) {
+//
+// The directory stays open: dirfd is its descriptor (-1 when it could not
+// be opened), which the caller closes with closeDirFD once it is done with
+// the entries; until then each entry carries it (see entryDirRef).
+func readDirEntries(dir string) (entries []fs.DirEntry, dirfd int, err error) {
 	fd, err := rawOpen(dir, syscall.O_RDONLY|syscall.O_DIRECTORY)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
-	defer rawClose(fd)
+	out, err := listDirFD(fd, dir)
+	return out, fd, err
+}
+
+// closeDirFD closes a descriptor readDirEntries returned.
+func closeDirFD(fd int) {
+	if fd >= 0 {
+		rawClose(fd)
+	}
+}
+
+// entryDirRef names an entry readDirEntries listed by its directory's
+// descriptor, valid until the caller of readDirEntries closes it.
+func entryDirRef(d fs.DirEntry) dirRef {
+	if e, ok := d.(*direntEntry); ok {
+		return dirRef{fd: e.dirfd, name: e.name}
+	}
+	return noDirRef
+}
+
+func listDirFD(fd int, dir string) ([]fs.DirEntry, error) {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp
@@ -49,7 +73,7 @@ func readDirEntries(dir string) ([]fs.DirEntry, error) {
 				}
 			}
 			if s := string(name); s != "." && s != ".." {
-				e := &direntEntry{dir: dir, name: s}
+				e := &direntEntry{dir: dir, name: s, dirfd: fd}
 				switch b[18] {
 				case syscall.DT_REG:
 					e.typ = 0
@@ -88,6 +112,7 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &
 type direntEntry struct {
 	dir, name string
 	typ       fs.FileMode
+	dirfd     int // dir's descriptor while the lister keeps it open
 }
 
 func (e *direntEntry) Name() string      { return e.name }

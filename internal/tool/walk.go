@@ -13,8 +13,18 @@ import (
 
 // walkVisit is called for every entry below the walk root except ignored
 // ones and .git; rel is slash-separated and relative to the root. It runs
-// on several goroutines at once. Returning false stops the walk.
+// on several goroutines at once. Returning false stops the walk. While it
+// runs, entryDirRef(d) may name d by its directory's open descriptor.
 type walkVisit func(path, rel string, d fs.DirEntry) bool
+
+// dirRef names a file by the descriptor of its directory and its name;
+// fd -1: no descriptor, open the file by its path.
+type dirRef struct {
+	fd   int
+	name string
+}
+
+var noDirRef = dirRef{fd: -1}
 
 // walkTree visits root's tree in parallel, honouring .gitignore files (those
 // above root up to the repository top as well) when ignore is set. It does
@@ -110,7 +120,8 @@ func (w *walker) readDir(job dirJob) {
 	if w.halted() {
 		return
 	}
-	entries, err := readDirEntries(job.path)
+	entries, dirfd, err := readDirEntries(job.path)
+	defer closeDirFD(dirfd) // after the visits: entries name files by it
 	if err != nil && len(entries) == 0 {
 		return
 	}
@@ -127,6 +138,16 @@ func (w *walker) readDir(job dirJob) {
 			}
 		}
 	}
+	// Entries' paths are the directory's path and the name: what
+	// filepath.Join gives, without cleaning the same directory's path for
+	// each of its entries (the paths below the root are clean already).
+	dirPath := job.path
+	if job.depth == 0 {
+		dirPath = filepath.Clean(dirPath)
+	}
+	if !strings.HasSuffix(dirPath, string(filepath.Separator)) {
+		dirPath += string(filepath.Separator)
+	}
 	var subdirs []dirJob
 	for _, e := range entries {
 		name := e.Name()
@@ -137,7 +158,7 @@ func (w *walker) readDir(job dirJob) {
 		if len(patterns) > 0 && lastMatch(patterns, dirPrefix, name, isDir) {
 			continue
 		}
-		path := filepath.Join(job.path, name)
+		path := dirPath + name
 		rel := name
 		if job.rel != "" {
 			rel = job.rel + "/" + name
