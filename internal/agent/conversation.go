@@ -43,17 +43,25 @@ func (c *conversation) emit(ev Event) {
 	// end then drops what reports it (Event.Stored).
 	mark := c.storeFailures()
 	n := c.log.event(ev)
+	first := c.log.store != nil && c.fresh.Swap(false)
+	if first {
+		// The turn's first shown event: its row goes in now, before its
+		// frame is queued, so that the connection's writer, which makes
+		// what it has appended durable before the frame leaves, commits
+		// it with the prompt's rows in one transaction, not two.
+		c.log.release()
+	}
 	if c.log.store != nil {
 		// Asked before the event is shown: it waits for the event's own
 		// row (and those before it), not for what was recorded since.
 		ev.Stored = func() bool { return c.settle(n) && c.storeFailures() == mark }
 	}
 	c.front.Emit(ev)
-	if c.log.store != nil && c.fresh.Swap(false) {
-		// The turn's first shown event: commit it with the prompt's rows
-		// now, on this goroutine, instead of when the connection's writer
-		// gets to run while the model races ahead; the stream waits for
-		// this once per turn (prompt → first chunk, ARCHITECTURE.md §7).
+	if first {
+		// Then commit it with the prompt's rows now, on this goroutine,
+		// instead of when the connection's writer gets to run while the
+		// model races ahead; the stream waits for this once per turn
+		// (prompt → first chunk, ARCHITECTURE.md §7).
 		c.settle(n)
 	}
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -278,5 +279,51 @@ func TestSettleCommitsTheHeldChunkASyncLeavesHeld(t *testing.T) {
 	}
 	if !l.settle(more, 5*time.Second) || stored() != "a|b|c" {
 		t.Errorf("after settling the last chunk the file holds %q", stored())
+	}
+}
+
+// settle waits for the event's own row, not for rows appended after it: an
+// event whose row is committed is settled while a later row cannot commit
+// (another connection holds the write lock), and the later row settles once
+// the lock is gone.
+func TestSettleWaitsForTheEventsOwnRowOnly(t *testing.T) {
+	path := t.TempDir() + "/s.db"
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := t.Context()
+	if err := st.CreateSession(ctx, store.Session{ID: "s1", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	l := &eventLog{id: "s1", store: st}
+	first := l.event(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: "c1", Name: "read", Status: ToolPending}})
+	if !l.settle(first, 5*time.Second) {
+		t.Fatal("settle of the first event failed")
+	}
+
+	locker, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	tx, err := locker.BeginTx(ctx, nil) // takes the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := l.event(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: "c1", Status: ToolCompleted}})
+	l.context(llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("x")}})
+	if !l.settle(first, 2*time.Second) {
+		t.Error("settle of a committed event waited for rows appended after it")
+	}
+	if l.settle(later, 50*time.Millisecond) {
+		t.Error("a row was settled while another connection held the write lock")
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if !l.settle(later, 10*time.Second) {
+		t.Error("settle of the later event failed once the lock was gone")
 	}
 }
