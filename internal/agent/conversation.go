@@ -229,6 +229,18 @@ func (c *conversation) acquire(owner string) (func(), int64, error) {
 	return release, last, nil
 }
 
+// leaseLost returns why the turn lease could not be written with the
+// turn's first rows (another process took it meanwhile), or nil.
+func (c *conversation) leaseLost() error {
+	if c.log.store == nil {
+		return nil
+	}
+	if err := c.log.store.LeaseLost(c.log.id); err != nil {
+		return fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
+	}
+	return nil
+}
+
 // flush waits (bounded) until every recorded row is committed.
 func (c *conversation) flush() {
 	st := c.log.store
