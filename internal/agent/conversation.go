@@ -51,10 +51,22 @@ func (c *conversation) emit(ev Event) {
 		// it with the prompt's rows in one transaction, not two.
 		c.log.release()
 	}
+	var asked chan struct{} // closed when the front end asks Stored (first only)
 	if c.log.store != nil {
 		// Asked before the event is shown: it waits for the event's own
 		// row (and those before it), not for what was recorded since.
-		ev.Stored = func() bool { return c.settle(n) && c.storeFailures() == mark }
+		stored := func() bool { return c.settle(n) && c.storeFailures() == mark }
+		if first {
+			asked = make(chan struct{})
+			var once sync.Once
+			ask := stored
+			stored = func() bool {
+				ok := ask()
+				once.Do(func() { close(asked) })
+				return ok
+			}
+		}
+		ev.Stored = stored
 	}
 	c.front.Emit(ev)
 	if first {
@@ -63,8 +75,22 @@ func (c *conversation) emit(ev Event) {
 		// model races ahead; the stream waits for this once per turn
 		// (prompt → first chunk, ARCHITECTURE.md §7).
 		c.settle(n)
+		// And let the front end's writer, which asks Stored right before
+		// it writes the frame, run before the model's next events: on a
+		// busy machine a stream that goes on at once keeps it from the CPU.
+		// Bounded, for a front end that writes without asking.
+		t := time.NewTimer(firstShownWait)
+		select {
+		case <-asked:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
+
+// firstShownWait bounds how long a turn's first shown event waits for the
+// front end to take it.
+var firstShownWait = 2 * time.Millisecond
 
 // settle waits (bounded) until display event n is committed; false if it
 // is not.

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -326,4 +328,54 @@ func TestSettleWaitsForTheEventsOwnRowOnly(t *testing.T) {
 	if !l.settle(later, 10*time.Second) {
 		t.Error("settle of the later event failed once the lock was gone")
 	}
+}
+
+// The turn's first shown event holds the turn until the front end asks its
+// Stored (right before its writer writes the frame), so the model's next
+// events do not keep that writer from the CPU; the wait ends when Stored is
+// asked, however long its bound.
+func TestFirstShownEventWaitsForTheFrontEndToTakeIt(t *testing.T) {
+	st, err := store.Open(t.TempDir() + "/s.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CreateSession(t.Context(), store.Session{ID: "s1", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { firstShownWait = d }(firstShownWait)
+	firstShownWait = time.Hour
+	front := newFakeFront()
+	c := newConversation("s1", st, slog.New(slog.DiscardHandler), front)
+	c.recordPrompt([]Block{{Type: BlockText, Text: "hi"}}, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.emit(chunk(EventMessageChunk, "m1", "first"))
+	}()
+	ev := <-front.emits
+	// emit is blocked waiting for Stored: seen in its goroutine's stack,
+	// polled (emit returning first fails the test).
+	for blocked := false; !blocked; {
+		select {
+		case <-done:
+			t.Fatal("the first shown event returned before the front end asked Stored")
+		default:
+		}
+		buf := make([]byte, 1<<20)
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			// Blocked in emit's own select, not in one below it.
+			lines := strings.SplitN(g, "\n", 3)
+			if len(lines) > 1 && strings.Contains(lines[0], "[select") && strings.Contains(lines[1], "(*conversation).emit(") {
+				blocked = true
+			}
+		}
+		runtime.Gosched()
+	}
+	if ev.Stored == nil || !ev.Stored() {
+		t.Fatal("the first event's Stored failed")
+	}
+	<-done
+	// Later events do not wait.
+	c.emit(chunk(EventMessageChunk, "m1", "second"))
 }
