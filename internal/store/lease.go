@@ -114,8 +114,8 @@ func (s *Store) Acquire(ctx context.Context, sessionID, owner string) (release f
 // no transaction of its own. It reads the lease and the last seq and fails
 // at once with a [*BusyError] when another holder's live lease is there;
 // otherwise this Store claims the lease, and the first commit of the
-// session's rows after it writes the lease row in its own transaction,
-// after checking again that no other holder took the lease and that the
+// session's rows after it writes the lease row in that commit's
+// transaction, after checking again that no other holder took the lease and that the
 // session's last seq is still lastSeq (nobody else appended meanwhile). A
 // commit that finds otherwise drops the session's rows, and so does every
 // commit after it until release; [Store.LeaseLost] then reports why. So
