@@ -43,20 +43,54 @@ func (c *conversation) emit(ev Event) {
 	// end then drops what reports it (Event.Stored).
 	mark := c.storeFailures()
 	n := c.log.event(ev)
+	first := c.log.store != nil && c.fresh.Swap(false)
+	if first {
+		// The turn's first shown event: its row goes in now, before its
+		// frame is queued, so that the connection's writer, which makes
+		// what it has appended durable before the frame leaves, commits
+		// it with the prompt's rows in one transaction, not two.
+		c.log.release()
+	}
+	var asked chan struct{} // closed when the front end asks Stored (first only)
 	if c.log.store != nil {
 		// Asked before the event is shown: it waits for the event's own
 		// row (and those before it), not for what was recorded since.
-		ev.Stored = func() bool { return c.settle(n) && c.storeFailures() == mark }
+		stored := func() bool { return c.settle(n) && c.storeFailures() == mark }
+		if first {
+			asked = make(chan struct{})
+			var once sync.Once
+			ask := stored
+			stored = func() bool {
+				ok := ask()
+				once.Do(func() { close(asked) })
+				return ok
+			}
+		}
+		ev.Stored = stored
 	}
 	c.front.Emit(ev)
-	if c.log.store != nil && c.fresh.Swap(false) {
-		// The turn's first shown event: commit it with the prompt's rows
-		// now, on this goroutine, instead of when the connection's writer
-		// gets to run while the model races ahead; the stream waits for
-		// this once per turn (prompt → first chunk, ARCHITECTURE.md §7).
+	if first {
+		// Then commit it with the prompt's rows now, on this goroutine,
+		// instead of when the connection's writer gets to run while the
+		// model races ahead; the stream waits for this once per turn
+		// (prompt → first chunk, ARCHITECTURE.md §7).
 		c.settle(n)
+		// And let the front end's writer, which asks Stored right before
+		// it writes the frame, run before the model's next events: on a
+		// busy machine a stream that goes on at once keeps it from the CPU.
+		// Bounded, for a front end that writes without asking.
+		t := time.NewTimer(firstShownWait)
+		select {
+		case <-asked:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
+
+// firstShownWait bounds how long a turn's first shown event waits for the
+// front end to take it.
+var firstShownWait = 2 * time.Millisecond
 
 // settle waits (bounded) until display event n is committed; false if it
 // is not.
@@ -219,6 +253,18 @@ func (c *conversation) acquire(owner string) (func(), int64, error) {
 		return nil, 0, storeFailure("take the turn lease", err)
 	}
 	return release, last, nil
+}
+
+// leaseLost returns why the turn lease could not be written with the
+// turn's first rows (another process took it meanwhile), or nil.
+func (c *conversation) leaseLost() error {
+	if c.log.store == nil {
+		return nil
+	}
+	if err := c.log.store.LeaseLost(c.log.id); err != nil {
+		return fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
+	}
+	return nil
 }
 
 // flush waits (bounded) until every recorded row is committed.

@@ -1,6 +1,9 @@
 package agent
 
 import (
+	"cmp"
+	"slices"
+
 	"context"
 	"encoding/json"
 	"iter"
@@ -67,7 +70,20 @@ type eventLog struct {
 	// row could not be appended: what settle needs to make one event
 	// durable without waiting for the rest.
 	recorded, appended, ticket, lost uint64
+	// rows are the latest appends (oldest first): through which display
+	// event each one went and its ticket, so settle waits for an event's
+	// own row and not for the rows appended after it.
+	rows []appendMark
 }
+
+// appendMark is one append: display events up to n are in rows at or
+// before ticket.
+type appendMark struct{ n, ticket uint64 }
+
+// maxAppendMarks bounds eventLog.rows. An event older than the oldest
+// mark waits for that mark's ticket: later than its own row, never
+// earlier.
+const maxAppendMarks = 64
 
 // maxHeldText and maxHeldFor bound what one row merges. A process killed
 // mid-answer loses the text held then: in ACP none the editor was shown
@@ -120,7 +136,7 @@ func (l *eventLog) settle(n uint64, wait time.Duration) bool {
 	if l.appended < n {
 		l.releaseLocked()
 	}
-	ticket, lost := l.ticket, l.lost >= n
+	ticket, lost := l.ticketOf(n), l.lost >= n
 	l.mu.Unlock()
 	if lost {
 		return false
@@ -131,6 +147,16 @@ func (l *eventLog) settle(n uint64, wait time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	return l.store.AwaitCommit(ctx, ticket) == nil
+}
+
+// ticketOf returns the ticket of the first append that carried display
+// event n (appended ≥ n): the oldest remembered one when n is older.
+func (l *eventLog) ticketOf(n uint64) uint64 {
+	i, _ := slices.BinarySearchFunc(l.rows, n, func(m appendMark, n uint64) int { return cmp.Compare(m.n, n) })
+	if i == len(l.rows) {
+		return l.ticket
+	}
+	return l.rows[i].ticket
 }
 
 // mergeable reports whether ev is a streamed text chunk that says nothing
@@ -215,6 +241,10 @@ func (l *eventLog) appendLocked(kind string, v any) {
 		return
 	}
 	l.ticket = l.store.Appended()
+	if len(l.rows) == maxAppendMarks {
+		l.rows = append(l.rows[:0], l.rows[maxAppendMarks/2:]...)
+	}
+	l.rows = append(l.rows, appendMark{l.recorded, l.ticket})
 	l.knownSeq.Add(1)
 }
 

@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -279,4 +282,100 @@ func TestSettleCommitsTheHeldChunkASyncLeavesHeld(t *testing.T) {
 	if !l.settle(more, 5*time.Second) || stored() != "a|b|c" {
 		t.Errorf("after settling the last chunk the file holds %q", stored())
 	}
+}
+
+// settle waits for the event's own row, not for rows appended after it: an
+// event whose row is committed is settled while a later row cannot commit
+// (another connection holds the write lock), and the later row settles once
+// the lock is gone.
+func TestSettleWaitsForTheEventsOwnRowOnly(t *testing.T) {
+	path := t.TempDir() + "/s.db"
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := t.Context()
+	if err := st.CreateSession(ctx, store.Session{ID: "s1", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	l := &eventLog{id: "s1", store: st}
+	first := l.event(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: "c1", Name: "read", Status: ToolPending}})
+	if !l.settle(first, 5*time.Second) {
+		t.Fatal("settle of the first event failed")
+	}
+
+	locker, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	tx, err := locker.BeginTx(ctx, nil) // takes the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := l.event(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: "c1", Status: ToolCompleted}})
+	l.context(llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("x")}})
+	if !l.settle(first, 2*time.Second) {
+		t.Error("settle of a committed event waited for rows appended after it")
+	}
+	if l.settle(later, 50*time.Millisecond) {
+		t.Error("a row was settled while another connection held the write lock")
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if !l.settle(later, 10*time.Second) {
+		t.Error("settle of the later event failed once the lock was gone")
+	}
+}
+
+// The turn's first shown event holds the turn until the front end asks its
+// Stored (right before its writer writes the frame), so the model's next
+// events do not keep that writer from the CPU; the wait ends when Stored is
+// asked, however long its bound.
+func TestFirstShownEventWaitsForTheFrontEndToTakeIt(t *testing.T) {
+	st, err := store.Open(t.TempDir() + "/s.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CreateSession(t.Context(), store.Session{ID: "s1", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { firstShownWait = d }(firstShownWait)
+	firstShownWait = time.Hour
+	front := newFakeFront()
+	c := newConversation("s1", st, slog.New(slog.DiscardHandler), front)
+	c.recordPrompt([]Block{{Type: BlockText, Text: "hi"}}, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.emit(chunk(EventMessageChunk, "m1", "first"))
+	}()
+	ev := <-front.emits
+	// emit is blocked waiting for Stored: seen in its goroutine's stack,
+	// polled (emit returning first fails the test).
+	for blocked := false; !blocked; {
+		select {
+		case <-done:
+			t.Fatal("the first shown event returned before the front end asked Stored")
+		default:
+		}
+		buf := make([]byte, 1<<20)
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			// Blocked in emit's own select, not in one below it.
+			lines := strings.SplitN(g, "\n", 3)
+			if len(lines) > 1 && strings.Contains(lines[0], "[select") && strings.Contains(lines[1], "(*conversation).emit(") {
+				blocked = true
+			}
+		}
+		runtime.Gosched()
+	}
+	if ev.Stored == nil || !ev.Stored() {
+		t.Fatal("the first event's Stored failed")
+	}
+	<-done
+	// Later events do not wait.
+	c.emit(chunk(EventMessageChunk, "m1", "second"))
 }

@@ -40,6 +40,12 @@ func (t *Turn) stream(model llm.Model, r llm.Request, window int64) (response, e
 	if a.gotUsage {
 		s.conv.emit(Event{Kind: EventUsage, Usage: t.meter(model.Info(), a.usage, window)})
 	}
+	if streamErr == nil {
+		// No tool of this response runs once a commit of the turn failed
+		// (the first emitted event committed its row, and the turn's lease,
+		// before emit returned).
+		streamErr = t.storeFault()
+	}
 	return a.resp, streamErr
 }
 

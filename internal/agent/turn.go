@@ -51,7 +51,7 @@ func (t *Turn) Run() (StopReason, error) {
 	if err != nil {
 		s.conv.log.turnError(userText(err))
 	}
-	if first && stop != StopRefusal && !errors.Is(err, ErrStore) {
+	if first && stop != StopRefusal && !errors.Is(err, ErrStore) && !errors.Is(err, ErrBusyElsewhere) {
 		s.conv.setTitle(titleFrom(t.blocks))
 	}
 	return stop, err
@@ -150,6 +150,11 @@ func (t *Turn) say(text string) { t.s.Notify(text) }
 func (t *Turn) storeFault() error {
 	if t.s.conv.storeFailures() == t.storeMark {
 		return nil
+	}
+	if err := t.s.conv.leaseLost(); err != nil {
+		// The turn's rows were dropped because another process took the
+		// session's lease as this turn started (store.AcquireTurn).
+		return err
 	}
 	return errStoreFault
 }

@@ -51,6 +51,10 @@ type pendingEvent struct {
 type writer struct {
 	s *Store
 
+	// commitMu is held through each commit and its bookkeeping
+	// (AcquireTurn's claim needs a moment with no commit running).
+	commitMu sync.Mutex
+
 	mu        sync.Mutex
 	space     *sync.Cond     // signalled when the queue shrinks (backpressure)
 	queue     []pendingEvent // FIFO, not yet handed to the committer
@@ -295,48 +299,61 @@ func (w *writer) run() {
 // drain commits the queue, maxBatch events per transaction, until it is empty.
 func (w *writer) drain() {
 	for {
-		w.mu.Lock()
-		n := min(len(w.queue), maxBatch)
-		if n == 0 {
-			w.mu.Unlock()
+		w.commitMu.Lock()
+		more := w.commitBatch()
+		w.commitMu.Unlock()
+		if !more {
 			return
 		}
-		batch := w.queue[:n:n]
-		var recycle []pendingEvent
-		if n == len(w.queue) {
-			recycle = w.queue[:0]
-			w.queue = w.spare
-			w.spare = nil
-		} else {
-			w.queue = w.queue[n:]
-		}
-		w.space.Broadcast()
-		w.mu.Unlock()
-
-		err := w.commit(batch)
-
-		w.mu.Lock()
-		last := batch[len(batch)-1].ticket
-		w.committed = last
-		if err != nil {
-			w.failures.Add(1)
-			if w.failed == nil {
-				w.failed = err
-			}
-		}
-		for _, ev := range batch {
-			if t, ok := w.lastBySID[ev.sessionID]; ok && t <= last {
-				delete(w.lastBySID, ev.sessionID)
-			}
-		}
-		if recycle != nil && cap(recycle) <= maxSpare {
-			clear(recycle[:n]) // drop the payloads
-			w.spare = recycle
-		}
-		close(w.notify)
-		w.notify = make(chan struct{})
-		w.mu.Unlock()
 	}
+}
+
+// commitBatch commits the head of the queue (up to maxBatch events) in one
+// transaction; false when the queue was empty. The caller holds commitMu,
+// so batches commit in queue order whichever goroutine commits them.
+func (w *writer) commitBatch() bool {
+	w.mu.Lock()
+	n := min(len(w.queue), maxBatch)
+	if n == 0 {
+		w.mu.Unlock()
+		return false
+	}
+	batch := w.queue[:n:n]
+	var recycle []pendingEvent
+	if n == len(w.queue) {
+		recycle = w.queue[:0]
+		w.queue = w.spare
+		w.spare = nil
+	} else {
+		w.queue = w.queue[n:]
+	}
+	w.space.Broadcast()
+	w.mu.Unlock()
+
+	err := w.commit(batch)
+
+	w.mu.Lock()
+	last := batch[len(batch)-1].ticket
+	w.committed = last
+	if err != nil {
+		w.failures.Add(1)
+		if w.failed == nil {
+			w.failed = err
+		}
+	}
+	for _, ev := range batch {
+		if t, ok := w.lastBySID[ev.sessionID]; ok && t <= last {
+			delete(w.lastBySID, ev.sessionID)
+		}
+	}
+	if recycle != nil && cap(recycle) <= maxSpare {
+		clear(recycle[:n]) // drop the payloads
+		w.spare = recycle
+	}
+	close(w.notify)
+	w.notify = make(chan struct{})
+	w.mu.Unlock()
+	return true
 }
 
 // insertRows is how many events one multi-row INSERT carries; it amortises
@@ -386,6 +403,7 @@ func (w *writer) commit(batch []pendingEvent) error {
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}
 	w.keep(t.newKinds, t.newBases)
+	w.s.lease.settle(t.claims)
 	return errors.Join(t.missing...)
 }
 
@@ -439,6 +457,7 @@ type commitTx struct {
 	missing   []error
 	newKinds  map[string]int64
 	newBases  map[int64]deltaBase
+	claims    map[*claim]error // claims this commit settled: nil written, else why lost
 	buf       []byte
 	args      []any
 }
@@ -490,6 +509,21 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	var seq int64
 	if err := maxSeq.QueryRowContext(t.ctx, pk).Scan(&seq); err != nil {
 		return err
+	}
+	if c, lost := t.w.s.lease.pendingClaim(sid); c != nil || lost != nil {
+		if lost == nil {
+			if lost, err = t.w.s.claimCheck(t.ctx, t.tx, sid, c, seq); err != nil {
+				return err
+			}
+			if t.claims == nil {
+				t.claims = map[*claim]error{}
+			}
+			t.claims[c] = lost
+		}
+		if lost != nil {
+			t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, lost, len(evs)))
+			return nil
+		}
 	}
 	// The previous payload is a delta base only if nobody (another
 	// process) appended to the session since this writer did.

@@ -173,9 +173,9 @@ func TestLeaseRowLeftByAFailedReleaseDoesNotLockOutItsOwnStore(t *testing.T) {
 	release()
 }
 
-// AcquireTurn takes the same lease as Acquire and reads the last seq as
-// LastSeq would: this Store's queued events and another Store's committed
-// ones included.
+// AcquireTurn takes the same lease as Acquire, written with the turn's
+// first commit, and reads the last seq as LastSeq would: this Store's
+// queued events and another Store's committed ones included.
 func TestAcquireTurnTakesTheLeaseAndReadsTheLastSeq(t *testing.T) {
 	path := tempDBPath(t)
 	a, b := openStore(t, path), openStore(t, path)
@@ -198,6 +198,19 @@ func TestAcquireTurnTakesTheLeaseAndReadsTheLastSeq(t *testing.T) {
 	if err != nil || last != 3 {
 		t.Fatalf("AcquireTurn = %d, %v; want 3 (2 from b, 1 queued in a)", last, err)
 	}
+	if _, _, err := a.AcquireTurn(ctx, "s", "again"); !errors.Is(err, ErrBusy) {
+		t.Errorf("AcquireTurn twice in one Store = %v, want ErrBusy", err)
+	}
+	// The turn's first rows write the lease.
+	if err := a.Append("s", "prompt", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(ctx); err != nil {
+		t.Fatalf("the turn's first commit: %v", err)
+	}
+	if err := a.LeaseLost("s"); err != nil {
+		t.Errorf("LeaseLost after the first commit = %v", err)
+	}
 	if _, _, err := b.AcquireTurn(ctx, "s", "corvid run"); !errors.Is(err, ErrBusy) {
 		t.Errorf("AcquireTurn while a holds the lease = %v, want ErrBusy", err)
 	}
@@ -206,11 +219,178 @@ func TestAcquireTurnTakesTheLeaseAndReadsTheLastSeq(t *testing.T) {
 	}
 	release()
 	rb, last, err := b.AcquireTurn(ctx, "s", "corvid run")
-	if err != nil || last != 3 {
-		t.Fatalf("AcquireTurn after release = %d, %v; want 3", last, err)
+	if err != nil || last != 4 {
+		t.Fatalf("AcquireTurn after release = %d, %v; want 4", last, err)
 	}
 	rb()
 	if _, last, err := a.AcquireTurn(ctx, "unknown", "x"); err != nil || last != 0 {
 		t.Errorf("AcquireTurn of a session without events = %d, %v; want 0", last, err)
+	}
+}
+
+// leaseRows returns the lease rows of session s as "holder-owner".
+func leaseRows(t *testing.T, s *Store, sessionID string) []string {
+	t.Helper()
+	rows, err := s.readDB.Query(`SELECT holder, owner FROM leases WHERE session_id = ?`, sessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var h, o string
+		if err := rows.Scan(&h, &o); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, h+"-"+o)
+	}
+	return out
+}
+
+// Two Stores (two processes) claim one session's lease at once, both
+// reading it free: the first commit wins and writes the lease; the other's
+// commit finds it taken and drops its turn's rows, and every later row of
+// that turn, and LeaseLost says who holds the session.
+func TestAcquireTurnRaceHasOneWinnerWhoseRowsAloneAreStored(t *testing.T) {
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	ctx := context.Background()
+	if err := a.CreateSession(ctx, Session{ID: "s", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	ra, _, err := a.AcquireTurn(ctx, "s", "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ra()
+	rb, _, err := b.AcquireTurn(ctx, "s", "B") // a's claim is not written yet
+	if err != nil {
+		t.Fatalf("AcquireTurn while another Store's claim is not written = %v", err)
+	}
+	defer rb()
+	if got := leaseRows(t, a, "s"); len(got) != 0 {
+		t.Fatalf("lease rows before any commit: %v", got)
+	}
+	if err := b.Append("s", "prompt", []byte(`"B"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(ctx); err != nil {
+		t.Fatalf("b's first commit: %v", err)
+	}
+	failures := a.CommitFailures()
+	if err := a.Append("s", "prompt", []byte(`"A"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(ctx); !errors.Is(err, ErrBusy) {
+		t.Errorf("a's first commit after b's = %v, want ErrBusy", err)
+	}
+	if a.CommitFailures() == failures {
+		t.Error("a's dropped rows were not counted as a failed commit")
+	}
+	var busy *BusyError
+	if err := a.LeaseLost("s"); !errors.As(err, &busy) || busy.Owner != "B" {
+		t.Errorf("LeaseLost = %v, want b's lease (owner B)", err)
+	}
+	if err := a.Append("s", "chunk", []byte(`"A later"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(ctx); !errors.Is(err, ErrBusy) {
+		t.Errorf("a's later commit = %v, want ErrBusy", err)
+	}
+	evs, err := a.Events(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || string(evs[0].Payload) != `"B"` {
+		t.Errorf("stored rows %v, want b's prompt only", evs)
+	}
+	if got := leaseRows(t, a, "s"); len(got) != 1 || !strings.HasSuffix(got[0], "-B") {
+		t.Errorf("lease rows %v, want b's", got)
+	}
+	// a's release leaves b's lease alone; after it, a's rows go in again.
+	ra()
+	if got := leaseRows(t, a, "s"); len(got) != 1 || !strings.HasSuffix(got[0], "-B") {
+		t.Errorf("lease rows after a's release %v, want b's", got)
+	}
+	rb()
+	if got := leaseRows(t, a, "s"); len(got) != 0 {
+		t.Errorf("lease rows after both released: %v", got)
+	}
+}
+
+// A turn of another Store that starts, commits and ends between this
+// Store's AcquireTurn and its first commit leaves this turn reading a log
+// that is no longer the last: the commit drops this turn's rows.
+func TestAcquireTurnFailsWhenTheLogGrewBeforeItsFirstCommit(t *testing.T) {
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	ctx := context.Background()
+	if err := a.CreateSession(ctx, Session{ID: "s", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	ra, last, err := a.AcquireTurn(ctx, "s", "A")
+	if err != nil || last != 0 {
+		t.Fatalf("AcquireTurn = %d, %v", last, err)
+	}
+	defer ra()
+	rb, _, err := b.AcquireTurn(ctx, "s", "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Append("s", "prompt", []byte(`"B"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rb()
+	if err := a.Append("s", "prompt", []byte(`"A"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(ctx); !errors.Is(err, ErrBusy) {
+		t.Errorf("a's first commit = %v, want ErrBusy", err)
+	}
+	var busy *BusyError
+	if err := a.LeaseLost("s"); !errors.As(err, &busy) || !busy.Changed {
+		t.Errorf("LeaseLost = %v, want the log changed", err)
+	}
+	if evs, _ := a.Events(ctx, "s"); len(evs) != 1 {
+		t.Errorf("%d rows stored, want b's one", len(evs))
+	}
+	if got := leaseRows(t, a, "s"); len(got) != 0 {
+		t.Errorf("lease rows %v after b released and a lost", got)
+	}
+}
+
+// Rows of the claiming Store committed while it claims (another goroutine
+// of the process appending to the session) are part of the log the claim
+// read, or come after it: they never make the claim fail.
+func TestAcquireTurnClaimCountsThisStoresConcurrentRows(t *testing.T) {
+	s := openStore(t, tempDBPath(t))
+	ctx := context.Background()
+	if err := s.CreateSession(ctx, Session{ID: "s", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 20 {
+				s.Append("s", "worker", []byte(`{}`))
+			}
+		}()
+		release, _, err := s.AcquireTurn(ctx, "s", "turn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Append("s", "prompt", []byte(`{}`))
+		<-done
+		if err := s.Flush(ctx); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if err := s.LeaseLost("s"); err != nil {
+			t.Fatalf("round %d: LeaseLost = %v", i, err)
+		}
+		release()
 	}
 }

@@ -25,7 +25,11 @@
 //     appending to one session still produce 1, 2, 3, ...
 //   - A session runs turns in one process at a time: [Store.Acquire] takes a
 //     lease row that the holder refreshes; a lease whose heartbeat is old, or
-//     whose process is dead on this host, may be taken over.
+//     whose process is dead on this host, may be taken over. A turn's lease
+//     ([Store.AcquireTurn]) costs no transaction of its own: it is claimed
+//     from a read and written by the turn's first commit, which drops the
+//     turn's rows if another process took the lease or appended to the
+//     session in between, so two turns never both store rows.
 //
 // Durability: the database runs with synchronous=NORMAL in WAL mode. A
 // committed group survives the death of the process (kill -9); a power cut
@@ -278,7 +282,7 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 // BenchmarkTurnStart).
 var hotQueries = []string{
 	queryTouchSession, queryMaxSeq, insertOne, insertMany,
-	queryLeaseHolder, queryLeaseUpsert, queryLeaseDelete, queryLastSeq,
+	queryLeaseHolder, queryLeaseUpsert, queryLeaseDelete, queryLastSeq, queryTurnStart,
 }
 
 // prepare prepares hotQueries on the write connection. A query that fails
