@@ -415,3 +415,29 @@ func TestCredentialPrecedenceMatchesSequentialLookup(t *testing.T) {
 		restore()
 	}
 }
+
+// slowKeyring answers every Get after delay, like a Secret Service round
+// trip or an exec of /usr/bin/security, with nothing stored.
+type slowKeyring struct{ delay time.Duration }
+
+func (k slowKeyring) Get(string, string) (string, error) {
+	time.Sleep(k.delay)
+	return "", ErrKeyNotFound
+}
+func (slowKeyring) Set(string, string, string) error { return nil }
+func (slowKeyring) Delete(string, string) error      { return nil }
+
+// BenchmarkResolveModelSlowKeyring is start-up's worst case: no key
+// anywhere, so the walk asks the keyring for every provider's names, each
+// answer taking 1 ms. Sequentially that is one millisecond per name
+// (about 22 ms); asked KeyringParallel at a time, about three.
+func BenchmarkResolveModelSlowKeyring(b *testing.B) {
+	env := MapEnv{"HOME": b.TempDir()}
+	for b.Loop() {
+		restore := SetKeyring(slowKeyring{delay: time.Millisecond}) // empty cache: a fresh process
+		if _, _, err := ResolveModel(env, nil, ""); err != ErrNoModel {
+			b.Fatal(err)
+		}
+		restore()
+	}
+}
