@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,6 +71,13 @@ var (
 	keyringCache = map[keyringKey]*keyringEntry{}
 )
 
+// keyringLister is a Keyring that can name, in one call, every user stored
+// under a service (the Secret Service on Linux). A prefetch then asks Get
+// only for the names that are stored.
+type keyringLister interface {
+	Users(service string) ([]string, error)
+}
+
 // KeyringParallel bounds how many keyring Gets one resolution runs at once.
 const KeyringParallel = 8
 
@@ -120,6 +128,11 @@ func keyringDisabled(env Env) bool {
 	return false
 }
 
+// timeoutError is a keyring call that did not answer in time.
+type timeoutError time.Duration
+
+func (e timeoutError) Error() string { return fmt.Sprintf("timed out after %s", time.Duration(e)) }
+
 // withTimeout runs op, giving up after timeout. A late answer is dropped.
 func withTimeout[T any](timeout time.Duration, op func() (T, error)) (T, error) {
 	type result struct {
@@ -138,7 +151,7 @@ func withTimeout[T any](timeout time.Duration, op func() (T, error)) (T, error) 
 		return r.v, r.err
 	case <-t.C:
 		var zero T
-		return zero, fmt.Errorf("timed out after %s", timeout)
+		return zero, timeoutError(timeout)
 	}
 }
 
@@ -237,6 +250,9 @@ func prefetchKeyring(env Env, users []string) {
 		}
 	}
 	keyringMu.Unlock()
+	if len(todo) > 1 {
+		todo, names = listKeyring(k, timeout, todo, names)
+	}
 	if len(todo) == 1 {
 		todo[0].fill(k, timeout, names[0])
 		return
@@ -253,6 +269,41 @@ func prefetchKeyring(env Env, users []string) {
 		}()
 	}
 	wg.Wait()
+}
+
+// listKeyring answers "not found" for every name k can say is not stored,
+// when k is a keyringLister, and returns the entries still to be asked. A
+// listing that fails leaves them all to be asked one by one; one that
+// times out answers them all with the timeout, as the first Get of a hung
+// keyring would have.
+func listKeyring(k Keyring, timeout time.Duration, todo []*keyringEntry, names []string) ([]*keyringEntry, []string) {
+	l, ok := k.(keyringLister)
+	if !ok {
+		return todo, names
+	}
+	users, err := withTimeout(timeout, func() ([]string, error) { return l.Users(KeyringService) })
+	if err != nil {
+		var timedOut timeoutError
+		if errors.As(err, &timedOut) {
+			for _, e := range todo {
+				e.err = err
+				close(e.done)
+			}
+			return nil, nil
+		}
+		return todo, names
+	}
+	var restE []*keyringEntry
+	var restN []string
+	for i, e := range todo {
+		if slices.Contains(users, names[i]) {
+			restE, restN = append(restE, e), append(restN, names[i])
+			continue
+		}
+		e.err = ErrKeyNotFound
+		close(e.done)
+	}
+	return restE, restN
 }
 
 // rememberKeyring records what corvid itself just stored in (or removed

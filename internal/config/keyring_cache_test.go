@@ -101,6 +101,31 @@ func (k *countingKeyring) getsOf(user string) int {
 	return k.gets[user]
 }
 
+// listingKeyring adds a one-call listing of stored users (as the Secret
+// Service keyring has); failList makes the listing fail.
+type listingKeyring struct {
+	*countingKeyring
+	lists    int
+	failList bool
+}
+
+func (k *listingKeyring) Users(service string) ([]string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.lists++
+	if k.failList {
+		return nil, errors.New("org.freedesktop.DBus.Error.UnknownMethod")
+	}
+	var out []string
+	for u := range k.keys {
+		out = append(out, u)
+	}
+	for u := range k.fail { // a Get that fails is for a name the listing shows
+		out = append(out, u)
+	}
+	return out, nil
+}
+
 // allKeyringNames are the keyring users of every built-in provider.
 func allKeyringNames() []string {
 	var out []string
@@ -264,6 +289,30 @@ func TestKeyringCacheSeesOwnLoginAndLogout(t *testing.T) {
 	}
 }
 
+func TestListingKeyringAsksOnlyStoredNames(t *testing.T) {
+	kr := newCountingKeyring()
+	kr.keys["groq"] = "gsk"
+	lk := &listingKeyring{countingKeyring: kr}
+	defer SetKeyring(lk)()
+	env := tempEnv(t)
+	if p, _, err := ResolveModel(env, nil, ""); err != nil || p != "groq" {
+		t.Fatalf("ResolveModel = %q, %v", p, err)
+	}
+	StatusOf(env, Providers)
+	if lk.lists != 2 || len(kr.gets) != 1 || kr.gets["groq"] != 1 {
+		t.Fatalf("listed %d times, asked %v; want two listings and one Get, for groq", lk.lists, kr.gets)
+	}
+
+	// A listing that fails falls back to asking every name.
+	kr2 := newCountingKeyring()
+	lk2 := &listingKeyring{countingKeyring: kr2, failList: true}
+	defer SetKeyring(lk2)()
+	StatusOf(env, Providers)
+	if len(kr2.gets) != len(allKeyringNames()) {
+		t.Fatalf("after a failed listing asked %d names; want all %d", len(kr2.gets), len(allKeyringNames()))
+	}
+}
+
 // ---- oracle: the sequential lookup corvid used before the cache ----
 
 type oracle struct {
@@ -374,14 +423,21 @@ func TestCredentialPrecedenceMatchesSequentialLookup(t *testing.T) {
 	r := rand.New(rand.NewPCG(18, 2026))
 	for i := range 250 {
 		env, kr := randomCase(t, r)
-		restore := SetKeyring(kr)
+		var active Keyring = kr
+		switch i % 3 {
+		case 1:
+			active = &listingKeyring{countingKeyring: kr}
+		case 2:
+			active = &listingKeyring{countingKeyring: kr, failList: true}
+		}
+		restore := SetKeyring(active)
 		o := &oracle{env: env, kr: kr}
 		describe := func() string {
 			var auth string
 			if b, err := os.ReadFile(AuthFile(env)); err == nil {
 				auth = strings.Join(strings.Fields(string(b)), "")
 			}
-			return fmt.Sprintf("case %d: env %v keyring %v failing %v auth %s", i, env, kr.keys, kr.fail, auth)
+			return fmt.Sprintf("case %d (%T): env %v keyring %v failing %v auth %s", i, active, env, kr.keys, kr.fail, auth)
 		}
 
 		// The start-up order: resolve, then status, then single lookups;
