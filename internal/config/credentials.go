@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gokeyring "github.com/zalando/go-keyring"
@@ -215,26 +216,36 @@ func (e *keyringEntry) fill(k Keyring, timeout time.Duration, user string) {
 // asked at most once per process (until SetKeyring, ForgetKeyringCache, or
 // corvid's own Login/Logout, which update the entry).
 func keyringGet(env Env, user string) (string, error) {
-	keyringMu.Lock()
-	k, timeout := usableKeyringLocked(env), keyringTimeout
-	if k == nil {
+	for {
+		keyringMu.Lock()
+		k, timeout := usableKeyringLocked(env), keyringTimeout
+		if k == nil {
+			keyringMu.Unlock()
+			return "", errKeyringUnavailable
+		}
+		e, created := entryLocked(user)
 		keyringMu.Unlock()
-		return "", errKeyringUnavailable
+		if created {
+			e.fill(k, timeout, user)
+		}
+		<-e.done
+		if e.err != errNotAsked { // else a prefetch gave the name up: ask it
+			return settle(k, e.key, e.err)
+		}
 	}
-	e, created := entryLocked(user)
-	keyringMu.Unlock()
-	if created {
-		e.fill(k, timeout, user)
-	}
-	<-e.done
-	return settle(k, e.key, e.err)
 }
+
+// errNotAsked marks a prefetch entry given up after another name failed;
+// it is no longer in the cache.
+var errNotAsked = errors.New("not asked")
 
 // prefetchKeyring asks the keyring for every user not yet cached,
 // KeyringParallel at a time, and waits for the answers, so that a walk
 // over many names costs about one round trip instead of one per name. It
 // only fills the cache: failures mark the keyring broken when (and if) a
-// caller uses that answer, exactly as the sequential walk would.
+// caller uses that answer, exactly as the sequential walk would. After a
+// failure (a broken or hung keyring) it starts no further Gets, so a hung
+// keyring costs one timeout, as in the sequential walk.
 func prefetchKeyring(env Env, users []string) {
 	keyringMu.Lock()
 	k, timeout := usableKeyringLocked(env), keyringTimeout
@@ -259,16 +270,39 @@ func prefetchKeyring(env Env, users []string) {
 	}
 	sem := make(chan struct{}, KeyringParallel)
 	var wg sync.WaitGroup
+	var failed atomic.Bool
 	for i, e := range todo {
 		sem <- struct{}{}
+		if failed.Load() {
+			abandon(todo[i:], names[i:])
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			e.fill(k, timeout, names[i])
+			if e.err != nil && !errors.Is(e.err, ErrKeyNotFound) {
+				failed.Store(true)
+			}
 			<-sem
 		}()
 	}
 	wg.Wait()
+}
+
+// abandon takes prefetch entries that were never asked out of the cache
+// and releases their waiters, who ask for themselves.
+func abandon(todo []*keyringEntry, names []string) {
+	keyringMu.Lock()
+	for i, e := range todo {
+		id := keyringKey{KeyringService, names[i]}
+		if keyringCache[id] == e {
+			delete(keyringCache, id)
+		}
+		e.err = errNotAsked
+		close(e.done)
+	}
+	keyringMu.Unlock()
 }
 
 // listKeyring answers "not found" for every name k can say is not stored,

@@ -313,6 +313,52 @@ func TestListingKeyringAsksOnlyStoredNames(t *testing.T) {
 	}
 }
 
+// A hung keyring costs the walk one timeout, not one per wave of names,
+// and names never asked are still asked by a later lookup of their own.
+func TestHungKeyringStopsThePrefetch(t *testing.T) {
+	kr := newCountingKeyring()
+	kr.gate = make(chan struct{}) // never opened by arrivals: every Get hangs
+	kr.gateN = 1 << 30
+	kr.gateWait = time.Minute
+	defer kr.openGate()
+	defer SetKeyring(kr)()
+	setKeyringTimeout(t, 20*time.Millisecond)
+	env := tempEnv(t)
+	if _, _, err := ResolveModel(env, nil, ""); err != ErrNoModel {
+		t.Fatalf("ResolveModel err = %v", err)
+	}
+	kr.mu.Lock()
+	asked := len(kr.gets)
+	kr.mu.Unlock()
+	if asked > KeyringParallel {
+		t.Fatalf("a hung keyring was asked for %d names; want the prefetch to stop after the first wave (%d)", asked, KeyringParallel)
+	}
+}
+
+func TestFailedKeyringLeavesUnaskedNamesToTheirOwnLookup(t *testing.T) {
+	kr := newCountingKeyring()
+	kr.keys["cerebras"] = "csk"
+	kr.fail["openai"] = true
+	defer SetKeyring(kr)()
+	env := tempEnv(t)
+	// openai fails first; whether cerebras, last, was asked before the
+	// prefetch saw that or was given up, its own lookup finds its key:
+	// the failure has not been used yet, as in the sequential lookup.
+	names := slices.DeleteFunc(allKeyringNames(), func(n string) bool { return n == "openai" || n == "cerebras" })
+	prefetchKeyring(env, append(append([]string{"openai"}, names...), "cerebras"))
+	if k, src := Credential(env, Provider{Name: "cerebras"}); k != "csk" || src != "keyring" {
+		t.Fatalf("cerebras = %q, %q; the sequential lookup finds it", k, src)
+	}
+	if k, _ := Credential(env, Provider{Name: "openai"}); k != "" {
+		t.Fatalf("openai = %q", k)
+	}
+	for n, c := range kr.gets {
+		if c > 1 {
+			t.Fatalf("%q asked %d times", n, c)
+		}
+	}
+}
+
 // ---- oracle: the sequential lookup corvid used before the cache ----
 
 type oracle struct {
@@ -446,6 +492,16 @@ func TestCredentialPrecedenceMatchesSequentialLookup(t *testing.T) {
 		wp, wm, werr := o.resolve()
 		if gp != wp || gm != wm || gerr != werr {
 			t.Fatalf("%s\nResolveModel = %q, %q, %v; sequential = %q, %q, %v", describe(), gp, gm, gerr, wp, wm, werr)
+		}
+		// Then a few single lookups in any order (providers.Config for
+		// the chosen model, a model switch), before the status walk.
+		for range r.IntN(3) {
+			p := Providers[r.IntN(len(Providers))]
+			gk, gs := Credential(env, p)
+			wk, ws := o.credential(p)
+			if gk != wk || gs != ws {
+				t.Fatalf("%s\nCredential(%s) after resolve = %q, %q; sequential = %q, %q", describe(), p.Name, gk, gs, wk, ws)
+			}
 		}
 		for j, st := range StatusOf(env, Providers) {
 			_, wsrc := o.credential(Providers[j])
