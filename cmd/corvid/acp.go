@@ -423,6 +423,9 @@ func (c *acpCmd) auth(env config.Env, file *config.File) *acpserver.Auth {
 	a := &acpserver.Auth{
 		TerminalArgs: []string{"--login"},
 		Resolve: func() (llm.Model, error) {
+			// A key may have been stored since start-up by another
+			// process (corvid acp --login): ask the keyring again.
+			config.ForgetKeyringCache()
 			m, _, err := c.openModel(env, file)
 			return m, err
 		},

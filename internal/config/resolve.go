@@ -41,10 +41,16 @@ func ResolveModel(env Env, file *File, flag string) (provider, model string, err
 		}
 		return provider, model, nil
 	}
+	var walk []Provider
 	for _, p := range Providers {
-		if !p.NeedsKey || p.DefaultModel == "" {
-			continue
+		if p.NeedsKey && p.DefaultModel != "" {
+			walk = append(walk, p)
 		}
+	}
+	// Ask the keyring for every name the walk may need at once; the walk
+	// then reads the answers in order.
+	prefetchCredentials(env, walk, true)
+	for _, p := range walk {
 		if _, src := Credential(env, p); src != "" {
 			return p.Name, p.DefaultModel, nil
 		}
