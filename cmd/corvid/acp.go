@@ -301,6 +301,10 @@ func (c *acpCmd) openModelID(env config.Env, file *config.File, id string) (llm.
 	if err != nil {
 		return nil, err
 	}
+	// The user may have stored this provider's key since start-up (corvid
+	// auth login in a terminal): ask the keyring again rather than trust a
+	// remembered "not found".
+	config.ForgetKeyringCache()
 	pc, err := providers.Config(env, file, provider, modelID)
 	if err != nil {
 		return nil, err
