@@ -15,6 +15,24 @@ import (
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
+// storeWithSession opens a store in a file of its own at path (a new temp
+// file when path is "") holding one session, s1; the test closes it.
+func storeWithSession(t *testing.T, path string) *store.Store {
+	t.Helper()
+	if path == "" {
+		path = t.TempDir() + "/s.db"
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.CreateSession(t.Context(), store.Session{ID: "s1", Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // rowsOf encodes values as stored rows, the way eventLog writes them.
 func rowsOf(t testing.TB, items ...any) []store.Event {
 	t.Helper()
@@ -157,15 +175,8 @@ func BenchmarkFold(b *testing.B) {
 // read of the log first gets what the log holds back, and the folded
 // replay is what the chunks say.
 func TestEventLogMergesStreamedChunksIntoOneRowPerMessage(t *testing.T) {
-	st, err := store.Open(t.TempDir() + "/s.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storeWithSession(t, "")
 	ctx := t.Context()
-	if err := st.CreateSession(ctx, store.Session{ID: "s1", Cwd: "/w"}); err != nil {
-		t.Fatal(err)
-	}
 	l := &eventLog{id: "s1", store: st}
 	meta := map[string]any{"x": 1}
 	for _, ev := range []Event{
@@ -224,15 +235,8 @@ func TestEventLogMergesStreamedChunksIntoOneRowPerMessage(t *testing.T) {
 // other frame) leaves the held text alone.
 func TestSettleCommitsTheHeldChunkASyncLeavesHeld(t *testing.T) {
 	path := t.TempDir() + "/s.db"
-	st, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storeWithSession(t, path)
 	ctx := t.Context()
-	if err := st.CreateSession(ctx, store.Session{ID: "s1", Cwd: "/w"}); err != nil {
-		t.Fatal(err)
-	}
 	other, err := store.Open(path) // reads only what is committed
 	if err != nil {
 		t.Fatal(err)
@@ -290,15 +294,8 @@ func TestSettleCommitsTheHeldChunkASyncLeavesHeld(t *testing.T) {
 // the lock is gone.
 func TestSettleWaitsForTheEventsOwnRowOnly(t *testing.T) {
 	path := t.TempDir() + "/s.db"
-	st, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storeWithSession(t, path)
 	ctx := t.Context()
-	if err := st.CreateSession(ctx, store.Session{ID: "s1", Cwd: "/w"}); err != nil {
-		t.Fatal(err)
-	}
 	l := &eventLog{id: "s1", store: st}
 	first := l.event(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: "c1", Name: "read", Status: ToolPending}})
 	if !l.settle(first, 5*time.Second) {
@@ -335,14 +332,7 @@ func TestSettleWaitsForTheEventsOwnRowOnly(t *testing.T) {
 // events do not keep that writer from the CPU; the wait ends when Stored is
 // asked, however long its bound.
 func TestFirstShownEventWaitsForTheFrontEndToTakeIt(t *testing.T) {
-	st, err := store.Open(t.TempDir() + "/s.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.CreateSession(t.Context(), store.Session{ID: "s1", Cwd: "/w"}); err != nil {
-		t.Fatal(err)
-	}
+	st := storeWithSession(t, "")
 	defer func(d time.Duration) { firstShownWait = d }(firstShownWait)
 	firstShownWait = time.Hour
 	front := newFakeFront()
