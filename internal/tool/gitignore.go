@@ -13,10 +13,10 @@ import (
 // encoding/gob) into every start of the binary.
 //
 // Sources read (see ancestorPatterns and walker.readDir): the .gitignore of
-// every directory from the repository top down, and $GIT_DIR/info/exclude.
-// Not read: core.excludesFile (the global ignore file), core.ignoreCase
-// (matching is case-sensitive, git's default on Linux), and .gitignore
-// files that are symbolic links (git refuses them too).
+// every directory from the repository top down, $GIT_DIR/info/exclude and
+// the global ignore file, core.excludesFile (gitconfig.go). Not read:
+// core.ignoreCase (matching is case-sensitive, git's default on Linux), and
+// .gitignore files that are symbolic links (git refuses them too).
 
 // ignoreRule is one pattern line of an ignore file.
 type ignoreRule struct {

@@ -184,7 +184,8 @@ func (w *walker) readDir(job dirJob) {
 }
 
 // ancestorPatterns finds the repository holding root (the nearest ancestor
-// with a .git entry) and loads its info/exclude and the .gitignore files
+// with a .git entry) and loads its global ignore file (core.excludesFile),
+// its info/exclude and the .gitignore files
 // from the repository top down to root's parent. It returns root's path
 // relative to that top ("" when root is the top). Without a repository root
 // itself is the top and only ignore files below it count.
@@ -204,7 +205,14 @@ func ancestorPatterns(root string) (string, []ignoreRule) {
 	if top == "" {
 		return "", nil
 	}
-	ps := appendIgnoreFile(nil, filepath.Join(gitCommonDir(top), "info", "exclude"), "")
+	// git's precedence, lowest first: core.excludesFile, info/exclude,
+	// then each .gitignore from the top down (lastMatch: the last match wins).
+	common := gitCommonDir(top)
+	var ps []ignoreRule
+	if f := excludesFile(common, top); f != "" {
+		ps = appendIgnoreFile(ps, f, "")
+	}
+	ps = appendIgnoreFile(ps, filepath.Join(common, "info", "exclude"), "")
 	if top == root {
 		return "", ps
 	}
