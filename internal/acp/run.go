@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"encoding/json"
 	"maps"
 	"reflect"
 	"sync"
@@ -111,11 +112,31 @@ func (r *Run) Notify(method string, params any) error {
 // strings is sent through Notify. The run may keep meta until Flush: the
 // caller must not change it meanwhile.
 func (r *Run) TextChunk(sessionID, kind, text, messageID string, meta Meta) error {
+	return r.textChunk(sessionID, kind, text, false, messageID, meta)
+}
+
+// TextChunkJSON is TextChunk for a text given as the contents of a JSON
+// string (without its quotes) exactly as json.Marshal writes that text:
+// escaped is copied into the frame as it is. The caller vouches for the
+// form; a frame with escaped bytes json.Marshal would not write for the
+// text they stand for differs from the frame TextChunk writes.
+func (r *Run) TextChunkJSON(sessionID, kind, escaped, messageID string, meta Meta) error {
+	return r.textChunk(sessionID, kind, escaped, true, messageID, meta)
+}
+
+func (r *Run) textChunk(sessionID, kind, text string, escaped bool, messageID string, meta Meta) error {
 	if r.err != nil {
 		return r.err
 	}
 	if len(meta) > 0 && !sameMap(meta, r.meta.from) {
 		if !stringsOnly(meta) {
+			if escaped {
+				var s string
+				if err := json.Unmarshal([]byte(`"`+text+`"`), &s); err != nil {
+					return err
+				}
+				text = s
+			}
 			return r.Notify("session/update", SessionNotification{SessionID: sessionID,
 				Update: ContentChunk{SessionUpdate: kind, Content: TextBlock(text), MessageID: messageID, Meta: meta}})
 		}
@@ -144,7 +165,11 @@ func (r *Run) TextChunk(sessionID, kind, text, messageID string, meta Meta) erro
 	}
 	r.buf = append(r.buf, head...)
 	// ContentBlock.MarshalJSON uses json.Marshal, which escapes <, > and &.
-	r.buf = appendStringHTML(r.buf, text, true)
+	if escaped {
+		r.buf = append(append(append(r.buf, '"'), text...), '"')
+	} else {
+		r.buf = appendStringHTML(r.buf, text, true)
+	}
 	r.buf = append(r.buf, tail...)
 	return r.spill()
 }
