@@ -58,11 +58,17 @@ func (ss *session) emit(ev agent.Event, turn map[string]any) {
 func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
 	switch ev.Kind {
 	case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
-		if b := ev.Content; b != nil && b.Type == agent.BlockText && len(b.Text) <= maxTextBytes &&
+		if b := ev.Content; b != nil && b.Type == agent.BlockText && len(b.Text)+b.TextLen <= maxTextBytes &&
 			(ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) {
-			_ = run.TextChunk(ss.id, string(ev.Kind), b.Text, ev.MessageID, withMeta(turn, ev.Meta))
+			if b.TextJSON != "" {
+				// The stored bytes, as json.Marshal writes the text.
+				_ = run.TextChunkJSON(ss.id, string(ev.Kind), b.TextJSON, ev.MessageID, withMeta(turn, ev.Meta))
+			} else {
+				_ = run.TextChunk(ss.id, string(ev.Kind), b.Text, ev.MessageID, withMeta(turn, ev.Meta))
+			}
 			return
 		}
+		ev.Content = ev.Content.Decoded()
 	}
 	for _, u := range updatesFor(ev) {
 		_ = run.Notify("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)))
