@@ -200,6 +200,12 @@ func (r *Run) Flush() error {
 	if r.err != nil || len(r.buf) == 0 {
 		return r.err
 	}
+	select {
+	case r.c.runSlots <- struct{}{}:
+	case <-r.c.writerDone:
+		r.err = ErrClosed
+		return r.err
+	}
 	b := r.buf
 	r.buf = (*runBufs.Get().(*[]byte))[:0]
 	select {
@@ -208,6 +214,17 @@ func (r *Run) Flush() error {
 	case <-r.c.writerDone:
 		r.err = ErrClosed
 		return r.err
+	}
+}
+
+// maxRunBufs bounds the Run buffers queued for the writer (runBytes
+// each): what a replay holds beyond its fold while the client reads.
+const maxRunBufs = 8
+
+// takenRun frees the slot of a Run buffer the writer has taken.
+func (c *Conn) takenRun(f outFrame) {
+	if f.reuse {
+		<-c.runSlots
 	}
 }
 
