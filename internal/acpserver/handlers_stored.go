@@ -50,6 +50,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			// The replay is written as the log is read.
 			run = s.conn.NewRun()
 			var turns replayTurnMeta
+			o.ReplayTextMax = maxTextBytes // the pieces updatesFor cuts
 			o.Replay = func(ev agent.Event) {
 				ss.replay(run, ev, turns.next(ev)) // replay tags every turn: a load is not a stream
 			}

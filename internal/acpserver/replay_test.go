@@ -2,6 +2,7 @@ package acpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -138,7 +139,7 @@ func checkStoredReplay(t *testing.T, st *store.Store) {
 			})
 			got := framesOf(t, messagesHost, func(ss *session) {
 				run := ss.srv.conn.NewRun()
-				if _, err := agent.FoldStream(t.Context(), st, "s1", func(ev agent.Event) { ss.replay(run, ev, tagged) }); err != nil {
+				if _, err := agent.FoldStream(t.Context(), st, "s1", maxTextBytes, func(ev agent.Event) { ss.replay(run, ev, tagged) }); err != nil {
 					t.Fatal(err)
 				}
 				if err := run.Flush(); err != nil {
@@ -201,5 +202,95 @@ func FuzzStoredReplay(f *testing.F) {
 			textEvent(agent.EventMessageChunk, "m1", text[:a]), textEvent(agent.EventMessageChunk, "m1", text[a:b]),
 			textEvent(agent.EventMessageChunk, "m1", text[b:]), textEvent(agent.EventThoughtChunk, "t1", text[a:]),
 		}))
+	})
+}
+
+// BenchmarkStoredReplay measures session/load's replay in process, from the
+// store's rows to the connection's writer (io.Discard): "decoded" folds
+// the whole log with decoded text and encodes it again (the path before
+// FoldStream), "wire" streams the rows and copies their text as stored.
+// The log: 5,000 chunk rows alternating between thinking and text (5,000
+// updates), then one message of 5,000 chunk rows of 40 bytes of prose
+// with HTML characters and non-ASCII letters.
+func BenchmarkStoredReplay(b *testing.B) {
+	st, err := store.Open(b.TempDir() + "/s.db")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CreateSession(b.Context(), store.Session{ID: "s1", Cwd: "/w"}); err != nil {
+		b.Fatal(err)
+	}
+	add := func(ev agent.Event) {
+		p, _ := json.Marshal(ev)
+		if err := st.Append("s1", string(ev.Kind), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 5000 {
+		kind := agent.EventThoughtChunk
+		if i%2 == 1 {
+			kind = agent.EventMessageChunk
+		}
+		add(textEvent(kind, fmt.Sprint("m", i/2), fmt.Sprint(i%10)))
+	}
+	for range 5000 {
+		add(textEvent(agent.EventMessageChunk, "long", "Le café <b>ouvert</b> & fermé — vite.\n"))
+	}
+	if err := st.Flush(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	s := &Server{sessions: map[string]*session{}}
+	s.conn = acp.NewConn(pr, io.Discard, s, acp.Options{})
+	go func() { _ = s.conn.Serve(context.Background(), time.Second) }()
+	ss := &session{srv: s, id: "sess_replay"}
+	b.Run("decoded", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			run := s.conn.NewRun()
+			lg, err := agent.FoldStored(b.Context(), st, "s1")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for ev := range lg.Replayed() {
+				ss.replay(run, ev, nil)
+			}
+			_ = run.Flush()
+		}
+	})
+	b.Run("wire", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			run := s.conn.NewRun()
+			if _, err := agent.FoldStream(b.Context(), st, "s1", maxTextBytes, func(ev agent.Event) { ss.replay(run, ev, nil) }); err != nil {
+				b.Fatal(err)
+			}
+			_ = run.Flush()
+		}
+	})
+}
+
+// FuzzSplitWire: splitWire cuts a text's wire form where splitText cuts
+// the text.
+func FuzzSplitWire(f *testing.F) {
+	f.Add("héllo 🐦 <b>&\u2028\x00\xff\ufffd\n\"", uint8(3))
+	f.Add("\u2029\u2029\u2029", uint8(2))
+	f.Fuzz(func(t *testing.T, text string, max uint8) {
+		if max < 4 {
+			return // below a rune's length splitText may cut an empty piece
+		}
+		dec := strings.ToValidUTF8(text, "\uFFFD") // what a stored text decodes to
+		enc, _ := json.Marshal(dec)
+		var want []string
+		for _, p := range splitText(dec, int(max)) {
+			e, _ := json.Marshal(p)
+			want = append(want, string(e[1:len(e)-1]))
+		}
+		got := splitWire(string(enc[1:len(enc)-1]), len(dec), int(max))
+		if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != len(want) {
+			t.Fatalf("splitWire(%q, %d) = %q, want %q", enc, max, got, want)
+		}
 	})
 }

@@ -168,6 +168,10 @@ type SessionOptions struct {
 	// message once (text in wire form, Block.TextJSON), each tool call
 	// followed by its final state, the last usage reading. nil: no replay.
 	Replay func(Event)
+	// ReplayTextMax: a replayed message's text longer than this many
+	// bytes is given in pieces of at most this many (see FoldStream); 0:
+	// whole.
+	ReplayTextMax int
 }
 
 // NewSession creates a session and records it in the store.

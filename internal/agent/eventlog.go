@@ -395,8 +395,9 @@ type folder struct {
 	runLen int // the text length of run, in wire form
 	// emit, when set, gets the replay as the rows are read (FoldStream);
 	// sent counts the entries given to it.
-	emit func(Event)
-	sent int
+	emit    func(Event)
+	sent    int
+	maxText int // FoldStream's
 }
 
 func (f *folder) row(r *store.Event) {
@@ -494,6 +495,7 @@ func (f *folder) chunk(ev Event) {
 			}
 			f.run.WriteString(ev.Content.text())
 			f.runLen += ev.Content.TextLen
+			f.givePieces()
 			return
 		}
 	}

@@ -21,12 +21,18 @@ func FoldStored(ctx context.Context, st *store.Store, sessionID string) (*Log, e
 // oldest unfinished tool call on; the Log returned has no entries. Text
 // chunks come in wire form (Block.TextJSON), copied from the rows.
 //
+// A message's text longer than maxText bytes (0: no limit) is given in
+// the pieces a cut of the whole text into pieces of at most maxText bytes
+// on rune boundaries makes, each as a chunk event of the message; while
+// the message is the next entry to go out, its pieces go out as it is
+// read, so the fold holds at most about maxText bytes plus a row of it.
+//
 // A tool call's final state is the one it has when it goes out: an update
 // stored after the call completed or failed (corvid writes none) is not
 // replayed.
-func FoldStream(ctx context.Context, st *store.Store, sessionID string, emit func(Event)) (*Log, error) {
+func FoldStream(ctx context.Context, st *store.Store, sessionID string, maxText int, emit func(Event)) (*Log, error) {
 	f := newFolder()
-	f.dec.wire, f.emit = true, emit
+	f.dec.wire, f.emit, f.maxText = true, emit, maxText
 	lg, err := foldScan(ctx, st, sessionID, f)
 	if lg != nil {
 		lg.entries, lg.n, lg.first = nil, 0, 0
@@ -82,7 +88,7 @@ func (f *folder) send(e *Entry) {
 	if e.Final != nil && f.finals[e.Final.ID] == f.sent {
 		delete(f.finals, e.Final.ID)
 	}
-	replayEntry(e, func(ev Event) bool { f.emit(ev); return true })
+	replayEntry(e, func(ev Event) bool { f.emitCut(ev); return true })
 	*e = Entry{}
 	f.sent++
 	if f.sent%entryBlock == 0 {
@@ -90,4 +96,53 @@ func (f *folder) send(e *Entry) {
 		f.log.entries = f.log.entries[1:]
 		f.log.first++
 	}
+}
+
+// emitCut gives ev to emit, a text chunk of more than maxText bytes in
+// pieces.
+func (f *folder) emitCut(ev Event) {
+	b := ev.Content
+	if f.maxText <= 0 || b == nil || b.TextLen <= f.maxText || b.TextJSON == "" {
+		f.emit(ev)
+		return
+	}
+	rest, n := b.TextJSON, b.TextLen
+	for n > f.maxText {
+		head, hn := CutWire(rest, f.maxText)
+		if head == "" {
+			break // maxText below one character's length
+		}
+		p := *b
+		p.TextJSON, p.TextLen = head, hn
+		ev.Content = &p
+		f.emit(ev)
+		rest, n = rest[len(head):], n-hn
+	}
+	p := *b
+	p.TextJSON, p.TextLen = rest, n
+	ev.Content = &p
+	f.emit(ev)
+}
+
+// givePieces gives the start of the message being read (the run) in
+// pieces of at most maxText bytes while more than maxText bytes of it are
+// held and nothing before it waits.
+func (f *folder) givePieces() {
+	if f.emit == nil || f.maxText <= 0 || f.runLen <= f.maxText || f.sent != f.log.n-1 {
+		return
+	}
+	e := f.log.entry(f.sent)
+	rest := f.run.String()
+	for f.runLen > f.maxText {
+		head, n := CutWire(rest, f.maxText)
+		if head == "" {
+			return // maxText below one character's length
+		}
+		ev := e.Event
+		ev.Content = &Block{Type: BlockText, TextJSON: head, TextLen: n}
+		f.emit(ev)
+		rest, f.runLen = rest[len(head):], f.runLen-n
+	}
+	f.run.Reset()
+	f.run.WriteString(rest)
 }

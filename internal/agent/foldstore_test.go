@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/store"
@@ -69,10 +70,10 @@ func BenchmarkFoldStored5k(b *testing.B) {
 
 // streamRows folds rows as FoldStream does (wire form, entries given out
 // as they settle) and returns the log and the events given, decoded.
-func streamRows(rows []store.Event) (*Log, []Event, []Event) {
+func streamRows(rows []store.Event, maxText int) (*Log, []Event, []Event) {
 	var wire, decoded []Event
 	f := newFolder()
-	f.dec.wire = true
+	f.dec.wire, f.maxText = true, maxText
 	f.emit = func(ev Event) {
 		wire = append(wire, ev)
 		d := ev
@@ -87,11 +88,11 @@ func streamRows(rows []store.Event) (*Log, []Event, []Event) {
 
 // checkStream holds the streaming fold to Fold: the same events in the
 // same order, text in json.Marshal's form, and the same memory.
-func checkStream(t *testing.T, rows []store.Event) {
+func checkStream(t *testing.T, rows []store.Event, maxText int) {
 	t.Helper()
 	want := Fold(rows)
-	lg, wire, got := streamRows(rows)
-	if w := want.Replay(); !reflect.DeepEqual(got, w) {
+	lg, wire, got := streamRows(rows, maxText)
+	if w := inPieces(want.Replay(), maxText); !reflect.DeepEqual(got, w) {
 		if len(got) != len(w) {
 			t.Fatalf("streamed %d events, Fold replays %d", len(got), len(w))
 		}
@@ -150,11 +151,13 @@ func TestFoldStreamGivesWhatFoldReplays(t *testing.T) {
 		}
 	}
 	items = append(items, chunk(EventMessageChunk, "m_last", "cut off"))
-	checkStream(t, rowsOf(t, items...))
+	checkStream(t, rowsOf(t, items...), 0)
+	checkStream(t, rowsOf(t, items...), 5)
 	// The same with c3 finished: entries go out while the rows are read.
 	items = append(items, Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: "c3", Status: ToolCompleted}},
 		Event{Kind: EventUsage, Usage: &Usage{Used: 7, Size: 10}})
-	checkStream(t, rowsOf(t, items...))
+	checkStream(t, rowsOf(t, items...), 0)
+	checkStream(t, rowsOf(t, items...), 5)
 }
 
 // FuzzFoldStream: any text cut into chunks anywhere (inside a rune, an
@@ -170,7 +173,8 @@ func FuzzFoldStream(f *testing.F) {
 			Event{Kind: EventUserChunk, MessageID: "u1", Content: &Block{Type: BlockText, Text: text[:b]}},
 			chunk(EventMessageChunk, "m1", text[:a]), chunk(EventMessageChunk, "m1", text[a:b]), chunk(EventMessageChunk, "m1", text[b:]),
 			chunk(EventThoughtChunk, "t1", text[a:]), chunk(EventMessageChunk, "m2", text))
-		checkStream(t, rows)
+		checkStream(t, rows, 0)
+		checkStream(t, rows, 4+int(cut1%8))
 	})
 }
 
@@ -183,7 +187,7 @@ func TestFoldStreamReadsTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []Event
-	lg, err := FoldStream(t.Context(), st, id, func(ev Event) {
+	lg, err := FoldStream(t.Context(), st, id, 0, func(ev Event) {
 		ev.Content = ev.Content.Decoded()
 		got = append(got, ev)
 	})
@@ -196,4 +200,39 @@ func TestFoldStreamReadsTheStore(t *testing.T) {
 	if len(lg.Entries()) != 0 || !reflect.DeepEqual(lg.History, want.History) || lg.LastSeq != want.LastSeq {
 		t.Fatalf("streamed log: %d entries kept, history or last seq differ", len(lg.Entries()))
 	}
+}
+
+// inPieces cuts each text chunk event's text as FoldStream does for
+// maxText: greedily into pieces of at most maxText bytes on rune
+// boundaries.
+func inPieces(evs []Event, maxText int) []Event {
+	if maxText == 0 {
+		return evs
+	}
+	var out []Event
+	for _, ev := range evs {
+		b := ev.Content
+		if !isText(b) || (ev.Kind != EventMessageChunk && ev.Kind != EventThoughtChunk && ev.Kind != EventUserChunk) {
+			out = append(out, ev)
+			continue
+		}
+		text := b.Text
+		for len(text) > maxText {
+			i := maxText
+			for i > 0 && !utf8.RuneStart(text[i]) {
+				i--
+			}
+			p := ev
+			c := *b
+			c.Text = text[:i]
+			p.Content = &c
+			out = append(out, p)
+			text = text[i:]
+		}
+		c := *b
+		c.Text = text
+		ev.Content = &c
+		out = append(out, ev)
+	}
+	return out
 }

@@ -529,3 +529,31 @@ func unescapeJSON(raw string) string {
 	_ = json.Unmarshal([]byte(`"`+raw+`"`), &s) // wire form is valid JSON
 	return s
 }
+
+// CutWire returns the longest start of a text in wire form (see
+// Block.TextJSON) whose text is at most max bytes and ends on a character
+// boundary, and that text's length: where a cut of the text into pieces
+// of at most max bytes on rune boundaries cuts it first.
+func CutWire(esc string, max int) (head string, n int) {
+	for i := 0; i < len(esc); {
+		w, d := 1, 1 // the character's bytes in esc and in the text
+		switch c := esc[i]; {
+		case c == '\\' && esc[i+1] == 'u':
+			w = 6
+			if esc[i+2] == '2' { // \u2028, \u2029
+				d = 3
+			}
+		case c == '\\':
+			w = 2
+		case c >= utf8.RuneSelf:
+			_, w = utf8.DecodeRuneInString(esc[i:])
+			d = w
+		}
+		if n+d > max {
+			return esc[:i], n
+		}
+		i += w
+		n += d
+	}
+	return esc, n
+}

@@ -79,7 +79,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, er
 	}
 	var lg *Log
 	if o.Replay != nil {
-		lg, err = FoldStream(ctx, st, o.ID, o.Replay)
+		lg, err = FoldStream(ctx, st, o.ID, o.ReplayTextMax, o.Replay)
 	} else {
 		lg, err = FoldStored(ctx, st, o.ID)
 	}
