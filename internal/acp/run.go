@@ -23,6 +23,7 @@ type Run struct {
 	// session and kind only) and after it (message id and _meta), as
 	// the last few chunks had them: a replay alternates between a few.
 	heads, tails []piece
+	full         [][]byte // full buffers set aside (spill)
 	err          error
 }
 
@@ -187,39 +188,61 @@ func sameMeta(a, b Meta) bool {
 	return true
 }
 
-// spill queues the buffer once it is full.
+// spill sets the buffer aside once it is full, and queues the buffers set
+// aside once there are runGroup of them: the writer, woken for the first,
+// takes them all at once.
 func (r *Run) spill() error {
 	if len(r.buf) < runBytes {
 		return nil
 	}
-	return r.Flush()
+	r.full = append(r.full, r.buf)
+	r.buf = (*runBufs.Get().(*[]byte))[:0]
+	if len(r.full) < runGroup {
+		return nil
+	}
+	return r.queue()
 }
 
 // Flush queues what the run holds.
 func (r *Run) Flush() error {
-	if r.err != nil || len(r.buf) == 0 {
-		return r.err
+	if r.err == nil && len(r.buf) > 0 {
+		r.full = append(r.full, r.buf)
+		r.buf = (*runBufs.Get().(*[]byte))[:0]
 	}
-	select {
-	case r.c.runSlots <- struct{}{}:
-	case <-r.c.writerDone:
-		r.err = ErrClosed
-		return r.err
+	return r.queue()
+}
+
+// queue hands the buffers set aside to the writer.
+func (r *Run) queue() error {
+	for i, b := range r.full {
+		if r.err != nil {
+			break
+		}
+		r.full[i] = nil
+		select {
+		case r.c.runSlots <- struct{}{}:
+		case <-r.c.writerDone:
+			r.err = ErrClosed
+			continue
+		}
+		select {
+		case r.c.out <- outFrame{b: b, note: true, reuse: true}:
+		case <-r.c.writerDone:
+			r.err = ErrClosed
+		}
 	}
-	b := r.buf
-	r.buf = (*runBufs.Get().(*[]byte))[:0]
-	select {
-	case r.c.out <- outFrame{b: b, note: true, reuse: true}:
-		return nil
-	case <-r.c.writerDone:
-		r.err = ErrClosed
-		return r.err
-	}
+	r.full = r.full[:0]
+	return r.err
 }
 
 // maxRunBufs bounds the Run buffers queued for the writer (runBytes
-// each): what a replay holds beyond its fold while the client reads.
-const maxRunBufs = 8
+// each), and runGroup those a Run sets aside before it queues them: what
+// a replay holds beyond its fold while the client reads is at most
+// maxRunBufs+runGroup buffers.
+const (
+	maxRunBufs = 8
+	runGroup   = 4
+)
 
 // takenRun frees the slot of a Run buffer the writer has taken.
 func (c *Conn) takenRun(f outFrame) {
