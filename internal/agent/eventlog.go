@@ -256,8 +256,10 @@ type Log struct {
 	entries [][]Entry
 	n       int // how many entries
 	// first is how many blocks a streaming fold (foldstore.go) gave out
-	// and dropped from the front of entries.
+	// and dropped from the front of entries; spare is the last of them,
+	// emptied, for the next block.
 	first int
+	spare []Entry
 	// Usage is the last context meter reading (nil: none recorded).
 	Usage *Usage
 	// History is the model context, made valid for the next model call (a
@@ -299,7 +301,11 @@ func (l *Log) entry(i int) *Entry { return &l.entries[i/entryBlock-l.first][i%en
 // add appends an entry.
 func (l *Log) add(e *Entry) {
 	if l.n%entryBlock == 0 {
-		l.entries = append(l.entries, make([]Entry, 0, entryBlock))
+		b := l.spare
+		if b == nil {
+			b = make([]Entry, 0, entryBlock)
+		}
+		l.entries, l.spare = append(l.entries, b), nil
 	}
 	b := &l.entries[len(l.entries)-1]
 	*b = append(*b, *e)

@@ -35,7 +35,7 @@ func FoldStream(ctx context.Context, st *store.Store, sessionID string, maxText 
 	f.dec.wire, f.emit, f.maxText = true, emit, maxText
 	lg, err := foldScan(ctx, st, sessionID, f)
 	if lg != nil {
-		lg.entries, lg.n, lg.first = nil, 0, 0
+		lg.entries, lg.n, lg.first, lg.spare = nil, 0, 0, nil
 	}
 	return lg, err
 }
@@ -92,6 +92,8 @@ func (f *folder) send(e *Entry) {
 	*e = Entry{}
 	f.sent++
 	if f.sent%entryBlock == 0 {
+		// Every entry of the block was cleared as it went out.
+		f.log.spare = f.log.entries[0][:0]
 		f.log.entries[0] = nil
 		f.log.entries = f.log.entries[1:]
 		f.log.first++

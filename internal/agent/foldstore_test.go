@@ -68,6 +68,22 @@ func BenchmarkFoldStored5k(b *testing.B) {
 	}
 }
 
+// BenchmarkFoldStream5k is BenchmarkFoldStored5k through FoldStream: the
+// replay given as the rows are read, text in wire form.
+func BenchmarkFoldStream5k(b *testing.B) {
+	st, id := storedTurn5k(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		if _, err := FoldStream(b.Context(), st, id, 64<<10, func(Event) { n++ }); err != nil {
+			b.Fatal(err)
+		}
+		if n != 5002 {
+			b.Fatalf("%d replayed events, want 5002", n)
+		}
+	}
+}
+
 // streamRows folds rows as FoldStream does (wire form, entries given out
 // as they settle) and returns the log and the events given, decoded.
 func streamRows(rows []store.Event, maxText int) (*Log, []Event, []Event) {
@@ -110,7 +126,7 @@ func checkStream(t *testing.T, rows []store.Event, maxText int) {
 		}
 	}
 	want.entries, want.n = nil, 0
-	lg.entries, lg.n, lg.first = nil, 0, 0
+	lg.entries, lg.n, lg.first, lg.spare = nil, 0, 0, nil
 	if !reflect.DeepEqual(lg, want) {
 		t.Fatalf("streamed log %#v\nFold's %#v", lg, want)
 	}

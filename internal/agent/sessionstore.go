@@ -47,9 +47,7 @@ func (a *Agent) Close() error {
 
 // LoadSession restores a stored session: its model context (so the next
 // prompt continues with full memory) and, when o.Replay is set, gives it
-// the display history as the log is read. The session is created before
-// the log is read, so what it tells the front end at its start comes
-// before the replay.
+// the display history as the log is read, before the session starts.
 func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, error) {
 	st, err := a.openStore()
 	if err != nil {
@@ -69,13 +67,8 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, er
 	if err != nil {
 		return nil, err
 	}
-	o.profile = StoredProfile(meta)
-	s, err := a.newSession(o, st, sc)
-	if err != nil {
-		return nil, err
-	}
-	if m := s.settings.restore(meta); m != nil {
-		s.env.Images = m.Info().Images
+	if a.Model() == nil {
+		return nil, ErrNoModel // before any replay: newSession would refuse
 	}
 	var lg *Log
 	if o.Replay != nil {
@@ -84,8 +77,18 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, er
 		lg, err = FoldStored(ctx, st, o.ID)
 	}
 	if err != nil {
-		s.Close()
 		return nil, storeFailure("read the events", err)
+	}
+	// The session starts after the log is read: it starts work of its
+	// own (the system prompt, MCP servers) that would compete with the
+	// read, and tells the front end nothing meanwhile.
+	o.profile = StoredProfile(meta)
+	s, err := a.newSession(o, st, sc)
+	if err != nil {
+		return nil, err
+	}
+	if m := s.settings.restore(meta); m != nil {
+		s.env.Images = m.Info().Images
 	}
 	s.conv.restore(lg)
 	if o.Cwd != meta.Cwd || !slices.Equal(o.Roots, meta.AdditionalDirs) {
