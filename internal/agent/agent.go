@@ -166,7 +166,8 @@ type SessionOptions struct {
 	// Replay, for LoadSession, gets the stored history's display events as
 	// the log is read (FoldStream), then the team's status if any: each
 	// message once (text in wire form, Block.TextJSON), each tool call
-	// followed by its final state, the last usage reading. nil: no replay.
+	// followed by its final state, the last usage reading. An event is
+	// only valid until Replay returns. nil: no replay.
 	Replay func(Event)
 	// ReplayTextMax: a replayed message's text longer than this many
 	// bytes is given in pieces of at most this many (see FoldStream); 0:

@@ -108,6 +108,7 @@ func reloadWithReplay(t *testing.T, h *harness) (*Session, []Event) {
 	var replay []Event
 	s, err := a.LoadSession(context.Background(), SessionOptions{ID: h.s.ID, Cwd: h.s.Cwd(), Front: newFakeFront(),
 		Replay: func(ev Event) {
+			ev = kept(ev)
 			ev.Content = ev.Content.Decoded()
 			replay = append(replay, ev)
 		}})

@@ -312,6 +312,15 @@ func (l *Log) add(e *Entry) {
 	l.n++
 }
 
+// addOwn is add for an entry whose Content is borrowed (a row decoder's):
+// the entry gets a copy of its own, kept in the entry.
+func (l *Log) addOwn(e *Entry) {
+	l.add(e)
+	slot := l.entry(l.n - 1)
+	slot.block = *e.Content
+	slot.Content = &slot.block
+}
+
 // Entry is one display item of a folded log.
 type Entry struct {
 	// Event is the item's first event: a chunk (for text, Content holds
@@ -323,6 +332,8 @@ type Entry struct {
 	// Interrupted marks a tool call that never finished (the process
 	// stopped during it).
 	Interrupted bool
+	// block holds Content when it was decoded for the entry (addOwn).
+	block Block
 }
 
 // interruptedNote is what the replay adds to an interrupted tool call.
@@ -511,7 +522,11 @@ func (f *folder) chunk(ev Event) {
 // add closes the text run of the last entry and appends e.
 func (f *folder) add(e Entry) {
 	f.closeRun()
-	f.log.add(&e)
+	if e.Content == &f.dec.block {
+		f.log.addOwn(&e)
+	} else {
+		f.log.add(&e)
+	}
 	f.give()
 }
 

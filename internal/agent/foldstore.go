@@ -27,6 +27,9 @@ func FoldStored(ctx context.Context, st *store.Store, sessionID string) (*Log, e
 // the message is the next entry to go out, its pieces go out as it is
 // read, so the fold holds at most about maxText bytes plus a row of it.
 //
+// An event given to emit, and its Content, are only valid until emit
+// returns: the fold reuses their memory.
+//
 // A tool call's final state is the one it has when it goes out: an update
 // stored after the call completed or failed (corvid writes none) is not
 // replayed.

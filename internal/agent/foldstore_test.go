@@ -91,6 +91,7 @@ func streamRows(rows []store.Event, maxText int) (*Log, []Event, []Event) {
 	f := newFolder()
 	f.dec.wire, f.maxText = true, maxText
 	f.emit = func(ev Event) {
+		ev = kept(ev)
 		wire = append(wire, ev)
 		d := ev
 		d.Content = ev.Content.Decoded()
@@ -204,6 +205,7 @@ func TestFoldStreamReadsTheStore(t *testing.T) {
 	}
 	var got []Event
 	lg, err := FoldStream(t.Context(), st, id, 0, func(ev Event) {
+		ev = kept(ev)
 		ev.Content = ev.Content.Decoded()
 		got = append(got, ev)
 	})
@@ -251,4 +253,14 @@ func inPieces(evs []Event, maxText int) []Event {
 		out = append(out, ev)
 	}
 	return out
+}
+
+// kept is a replayed event with a Content of its own: FoldStream's is
+// only valid until emit returns.
+func kept(ev Event) Event {
+	if ev.Content != nil {
+		c := *ev.Content
+		ev.Content = &c
+	}
+	return ev
 }

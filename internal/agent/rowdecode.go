@@ -21,6 +21,9 @@ import (
 // is not allocated again.
 type rowDecoder struct {
 	messageID string
+	// block is the Content chunk gives: valid until the next row (the
+	// folder copies it into the entry it adds).
+	block Block
 	// wire: chunk gives the text in wire form (Block.TextJSON), not
 	// decoded.
 	wire bool
@@ -70,14 +73,15 @@ func (d *rowDecoder) chunk(p []byte, ev *Event) bool {
 		if !ok || !s.lit(`}`) {
 			return false
 		}
-		ev.Content = &Block{Type: BlockText, TextJSON: raw, TextLen: n}
+		d.block = Block{Type: BlockText, TextJSON: raw, TextLen: n}
 	} else {
 		text, ok := s.str()
 		if !ok || !s.lit(`}`) {
 			return false
 		}
-		ev.Content = &Block{Type: BlockText, Text: text}
+		d.block = Block{Type: BlockText, Text: text}
 	}
+	ev.Content = &d.block
 	if s.lit(`,"meta":`) {
 		end := len(s.p) - 1
 		if end < s.i || s.p[end] != '}' || s.p[s.i] != '{' {
