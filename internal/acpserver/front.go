@@ -64,6 +64,10 @@ func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
 			case b.TextJSON != "":
 				// The stored bytes, as json.Marshal writes the text, cut
 				// where splitText cuts the text.
+				if b.TextLen <= maxTextBytes {
+					_ = run.TextChunkJSON(ss.id, string(ev.Kind), b.TextJSON, ev.MessageID, withMeta(turn, ev.Meta))
+					return
+				}
 				for _, piece := range splitWire(b.TextJSON, b.TextLen, maxTextBytes) {
 					_ = run.TextChunkJSON(ss.id, string(ev.Kind), piece, ev.MessageID, withMeta(turn, ev.Meta))
 				}
