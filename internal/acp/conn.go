@@ -58,8 +58,12 @@ type Conn struct {
 
 	out        chan outFrame
 	writerDone chan struct{}
-	gone       chan struct{} // closed when the peer's stdin reached EOF or stdout broke
-	goneOnce   sync.Once
+	// runSlots holds a token per Run buffer queued and not yet taken by
+	// the writer: a replay waits for the writer (and so for the client)
+	// instead of queueing the whole session's frames.
+	runSlots chan struct{}
+	gone     chan struct{} // closed when the peer's stdin reached EOF or stdout broke
+	goneOnce sync.Once
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
@@ -89,6 +93,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 		r: r, w: w, h: h, opts: opts, log: opts.Logger,
 		out:        make(chan outFrame, 4096),
 		writerDone: make(chan struct{}),
+		runSlots:   make(chan struct{}, maxRunBufs),
 		gone:       make(chan struct{}),
 		pending:    map[string]chan *wireMessage{},
 		active:     map[string]*wireMessage{},

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"encoding/json"
 	"maps"
 	"reflect"
 	"sync"
@@ -22,6 +23,7 @@ type Run struct {
 	// session and kind only) and after it (message id and _meta), as
 	// the last few chunks had them: a replay alternates between a few.
 	heads, tails []piece
+	full         [][]byte // full buffers set aside (spill)
 	err          error
 }
 
@@ -111,11 +113,31 @@ func (r *Run) Notify(method string, params any) error {
 // strings is sent through Notify. The run may keep meta until Flush: the
 // caller must not change it meanwhile.
 func (r *Run) TextChunk(sessionID, kind, text, messageID string, meta Meta) error {
+	return r.textChunk(sessionID, kind, text, false, messageID, meta)
+}
+
+// TextChunkJSON is TextChunk for a text given as the contents of a JSON
+// string (without its quotes) exactly as json.Marshal writes that text:
+// escaped is copied into the frame as it is. The caller vouches for the
+// form; a frame with escaped bytes json.Marshal would not write for the
+// text they stand for differs from the frame TextChunk writes.
+func (r *Run) TextChunkJSON(sessionID, kind, escaped, messageID string, meta Meta) error {
+	return r.textChunk(sessionID, kind, escaped, true, messageID, meta)
+}
+
+func (r *Run) textChunk(sessionID, kind, text string, escaped bool, messageID string, meta Meta) error {
 	if r.err != nil {
 		return r.err
 	}
 	if len(meta) > 0 && !sameMap(meta, r.meta.from) {
 		if !stringsOnly(meta) {
+			if escaped {
+				var s string
+				if err := json.Unmarshal([]byte(`"`+text+`"`), &s); err != nil {
+					return err
+				}
+				text = s
+			}
 			return r.Notify("session/update", SessionNotification{SessionID: sessionID,
 				Update: ContentChunk{SessionUpdate: kind, Content: TextBlock(text), MessageID: messageID, Meta: meta}})
 		}
@@ -144,7 +166,11 @@ func (r *Run) TextChunk(sessionID, kind, text, messageID string, meta Meta) erro
 	}
 	r.buf = append(r.buf, head...)
 	// ContentBlock.MarshalJSON uses json.Marshal, which escapes <, > and &.
-	r.buf = appendStringHTML(r.buf, text, true)
+	if escaped {
+		r.buf = append(append(append(r.buf, '"'), text...), '"')
+	} else {
+		r.buf = appendStringHTML(r.buf, text, true)
+	}
 	r.buf = append(r.buf, tail...)
 	return r.spill()
 }
@@ -162,27 +188,66 @@ func sameMeta(a, b Meta) bool {
 	return true
 }
 
-// spill queues the buffer once it is full.
+// spill sets the buffer aside once it is full, and queues the buffers set
+// aside once there are runGroup of them: the writer, woken for the first,
+// takes them all at once.
 func (r *Run) spill() error {
 	if len(r.buf) < runBytes {
 		return nil
 	}
-	return r.Flush()
+	r.full = append(r.full, r.buf)
+	r.buf = (*runBufs.Get().(*[]byte))[:0]
+	if len(r.full) < runGroup {
+		return nil
+	}
+	return r.queue()
 }
 
 // Flush queues what the run holds.
 func (r *Run) Flush() error {
-	if r.err != nil || len(r.buf) == 0 {
-		return r.err
+	if r.err == nil && len(r.buf) > 0 {
+		r.full = append(r.full, r.buf)
+		r.buf = (*runBufs.Get().(*[]byte))[:0]
 	}
-	b := r.buf
-	r.buf = (*runBufs.Get().(*[]byte))[:0]
-	select {
-	case r.c.out <- outFrame{b: b, note: true, reuse: true}:
-		return nil
-	case <-r.c.writerDone:
-		r.err = ErrClosed
-		return r.err
+	return r.queue()
+}
+
+// queue hands the buffers set aside to the writer.
+func (r *Run) queue() error {
+	for i, b := range r.full {
+		if r.err != nil {
+			break
+		}
+		r.full[i] = nil
+		select {
+		case r.c.runSlots <- struct{}{}:
+		case <-r.c.writerDone:
+			r.err = ErrClosed
+			continue
+		}
+		select {
+		case r.c.out <- outFrame{b: b, note: true, reuse: true}:
+		case <-r.c.writerDone:
+			r.err = ErrClosed
+		}
+	}
+	r.full = r.full[:0]
+	return r.err
+}
+
+// maxRunBufs bounds the Run buffers queued for the writer (runBytes
+// each), and runGroup those a Run sets aside before it queues them: what
+// a replay holds beyond its fold while the client reads is at most
+// maxRunBufs+runGroup buffers.
+const (
+	maxRunBufs = 8
+	runGroup   = 4
+)
+
+// takenRun frees the slot of a Run buffer the writer has taken.
+func (c *Conn) takenRun(f outFrame) {
+	if f.reuse {
+		<-c.runSlots
 	}
 }
 

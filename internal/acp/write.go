@@ -127,6 +127,7 @@ func (c *Conn) writeLoop() {
 		}
 		batch.Reset()
 		batch.Write(f.b)
+		c.takenRun(f)
 		recycle(frames) // the last batch's, written or dropped by now
 		frames = append(frames[:0], f)
 		// Take whatever else is queued, so one barrier and one write serve
@@ -140,6 +141,7 @@ func (c *Conn) writeLoop() {
 					break drain
 				}
 				batch.Write(more.b)
+				c.takenRun(more)
 				frames = append(frames, more)
 			default:
 				break drain

@@ -58,11 +58,26 @@ func (ss *session) emit(ev agent.Event, turn map[string]any) {
 func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
 	switch ev.Kind {
 	case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
-		if b := ev.Content; b != nil && b.Type == agent.BlockText && len(b.Text) <= maxTextBytes &&
-			(ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) {
-			_ = run.TextChunk(ss.id, string(ev.Kind), b.Text, ev.MessageID, withMeta(turn, ev.Meta))
-			return
+		b := ev.Content
+		if b != nil && b.Type == agent.BlockText && (ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) {
+			switch {
+			case b.TextJSON != "":
+				// The stored bytes, as json.Marshal writes the text, cut
+				// where splitText cuts the text.
+				if b.TextLen <= maxTextBytes {
+					_ = run.TextChunkJSON(ss.id, string(ev.Kind), b.TextJSON, ev.MessageID, withMeta(turn, ev.Meta))
+					return
+				}
+				for _, piece := range splitWire(b.TextJSON, b.TextLen, maxTextBytes) {
+					_ = run.TextChunkJSON(ss.id, string(ev.Kind), piece, ev.MessageID, withMeta(turn, ev.Meta))
+				}
+				return
+			case len(b.Text) <= maxTextBytes:
+				_ = run.TextChunk(ss.id, string(ev.Kind), b.Text, ev.MessageID, withMeta(turn, ev.Meta))
+				return
+			}
 		}
+		ev.Content = b.Decoded()
 	}
 	for _, u := range updatesFor(ev) {
 		_ = run.Notify("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)))
@@ -200,6 +215,25 @@ func splitText(s string, n int) []string {
 	}
 	if s != "" {
 		out = append(out, s)
+	}
+	return out
+}
+
+// splitWire is splitText for a text in wire form (the contents of the
+// JSON string json.Marshal writes for it; n is the text's length): the
+// wire form of each piece splitText cuts.
+func splitWire(esc string, n, max int) []string {
+	if n <= max {
+		return []string{esc}
+	}
+	var out []string
+	for esc != "" {
+		head, _ := agent.CutWire(esc, max)
+		if head == "" { // max below one character's length
+			head = esc
+		}
+		out = append(out, head)
+		esc = esc[len(head):]
 	}
 	return out
 }

@@ -42,7 +42,23 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 	servers := mcpServers(req.MCPServers)
 	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
 		fsys, terms := s.toolBackends(req.SessionID)
-		as, events, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: req.SessionID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: servers})
+		o := agent.SessionOptions{ID: req.SessionID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: servers}
+		var run *acp.Run
+		if replay {
+			// Every replayed update is written before the response, by
+			// construction: both leave through the same ordered writer.
+			// The replay is written as the log is read.
+			run = s.conn.NewRun()
+			var turns replayTurnMeta
+			o.ReplayTextMax = maxTextBytes // the pieces updatesFor cuts
+			o.Replay = func(ev agent.Event) {
+				ss.replay(run, ev, turns.next(ev)) // replay tags every turn: a load is not a stream
+			}
+		}
+		as, err := s.opts.Agent.LoadSession(ctx, o)
+		if run != nil {
+			_ = run.Flush()
+		}
 		if errors.Is(err, agent.ErrSessionNotFound) {
 			return nil, sessionNotFound(req.SessionID)
 		}
@@ -54,16 +70,6 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			s.log.Warn("record the session's owner", "session", as.ID, "err", err)
 		}
 		s.restoreProfile(ss)
-		if replay {
-			// Every replayed update is written before the response, by
-			// construction: both leave through the same ordered writer.
-			run := s.conn.NewRun()
-			var turns replayTurnMeta
-			for ev := range events {
-				ss.replay(run, ev, turns.next(ev)) // replay tags every turn: a load is not a stream
-			}
-			_ = run.Flush()
-		}
 		s.mu.Lock()
 		s.sessions[as.ID] = ss
 		s.mu.Unlock()
@@ -143,7 +149,7 @@ func (s *Server) ForkSession(ctx context.Context, req *acp.LoadSessionRequest) (
 	}
 	ss := &session{srv: s, id: newID}
 	fsys, terms := s.toolBackends(newID)
-	as, _, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: newID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: mcpServers(req.MCPServers)})
+	as, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: newID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: mcpServers(req.MCPServers)})
 	if err != nil {
 		return nil, rpcError(s, err)
 	}

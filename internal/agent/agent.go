@@ -163,6 +163,16 @@ type SessionOptions struct {
 	// Terminals runs shell commands; nil = a private in-process set. The
 	// session closes it (if it is an io.Closer) when the session closes.
 	Terminals tool.Terminals
+	// Replay, for LoadSession, gets the stored history's display events as
+	// the log is read (FoldStream), then the team's status if any: each
+	// message once (text in wire form, Block.TextJSON), each tool call
+	// followed by its final state, the last usage reading. An event is
+	// only valid until Replay returns. nil: no replay.
+	Replay func(Event)
+	// ReplayTextMax: a replayed message's text longer than this many
+	// bytes is given in pieces of at most this many (see FoldStream); 0:
+	// whole.
+	ReplayTextMax int
 }
 
 // NewSession creates a session and records it in the store.

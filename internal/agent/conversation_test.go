@@ -105,12 +105,18 @@ func reloadWithReplay(t *testing.T, h *harness) (*Session, []Event) {
 	t.Helper()
 	a := New(Config{Model: h.model, Tools: func() []tool.Tool { return []tool.Tool{h.tool} }, StorePath: h.db})
 	t.Cleanup(func() { _ = a.Close() })
-	s, replay, err := a.LoadSession(context.Background(), SessionOptions{ID: h.s.ID, Cwd: h.s.Cwd(), Front: newFakeFront()})
+	var replay []Event
+	s, err := a.LoadSession(context.Background(), SessionOptions{ID: h.s.ID, Cwd: h.s.Cwd(), Front: newFakeFront(),
+		Replay: func(ev Event) {
+			ev = kept(ev)
+			ev.Content = ev.Content.Decoded()
+			replay = append(replay, ev)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return s, slices.Collect(replay)
+	return s, replay
 }
 
 // summary reduces events to what a reader sees: each message's text, each

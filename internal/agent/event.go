@@ -48,6 +48,32 @@ type Block struct {
 	Title    string    `json:"title,omitempty"`
 	// Blob marks an embedded resource whose content is Data, not Text.
 	Blob bool `json:"blob,omitempty"`
+	// TextJSON is set, in place of Text, in the events a session's replay
+	// gives (SessionOptions.Replay): the text in wire form, the contents
+	// of the JSON string json.Marshal writes for it without the quotes,
+	// copied from the stored rows. TextLen is the text's length in bytes.
+	// Decoded gives the block with Text.
+	TextJSON string `json:"-"`
+	TextLen  int    `json:"-"`
+}
+
+// text is the block's text in the form it holds it (Text or TextJSON).
+func (b *Block) text() string {
+	if b.TextJSON != "" {
+		return b.TextJSON
+	}
+	return b.Text
+}
+
+// Decoded returns b with its text in Text (a copy when it was in
+// TextJSON).
+func (b *Block) Decoded() *Block {
+	if b == nil || b.TextJSON == "" {
+		return b
+	}
+	c := *b
+	c.Text, c.TextJSON, c.TextLen = unescapeJSON(b.TextJSON), "", 0
+	return &c
 }
 
 // ToolCall is the state of one tool call. In EventToolCall it is complete; in

@@ -255,6 +255,11 @@ type Log struct {
 	// pieces the allocator keeps small.
 	entries [][]Entry
 	n       int // how many entries
+	// first is how many blocks a streaming fold (foldstore.go) gave out
+	// and dropped from the front of entries; spare is the last of them,
+	// emptied, for the next block.
+	first int
+	spare []Entry
 	// Usage is the last context meter reading (nil: none recorded).
 	Usage *Usage
 	// History is the model context, made valid for the next model call (a
@@ -291,16 +296,29 @@ func (l *Log) Entries() []Entry {
 }
 
 // entry is the i-th entry.
-func (l *Log) entry(i int) *Entry { return &l.entries[i/entryBlock][i%entryBlock] }
+func (l *Log) entry(i int) *Entry { return &l.entries[i/entryBlock-l.first][i%entryBlock] }
 
 // add appends an entry.
 func (l *Log) add(e *Entry) {
 	if l.n%entryBlock == 0 {
-		l.entries = append(l.entries, make([]Entry, 0, entryBlock))
+		b := l.spare
+		if b == nil {
+			b = make([]Entry, 0, entryBlock)
+		}
+		l.entries, l.spare = append(l.entries, b), nil
 	}
 	b := &l.entries[len(l.entries)-1]
 	*b = append(*b, *e)
 	l.n++
+}
+
+// addOwn is add for an entry whose Content is borrowed (a row decoder's):
+// the entry gets a copy of its own, kept in the entry.
+func (l *Log) addOwn(e *Entry) {
+	l.add(e)
+	slot := l.entry(l.n - 1)
+	slot.block = *e.Content
+	slot.Content = &slot.block
 }
 
 // Entry is one display item of a folded log.
@@ -314,6 +332,8 @@ type Entry struct {
 	// Interrupted marks a tool call that never finished (the process
 	// stopped during it).
 	Interrupted bool
+	// block holds Content when it was decoded for the entry (addOwn).
+	block Block
 }
 
 // interruptedNote is what the replay adds to an interrupted tool call.
@@ -335,22 +355,7 @@ func (l *Log) Replay() []Event {
 func (l *Log) Replayed() iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		for i := range l.n {
-			e := l.entry(i)
-			if e.Kind == EventTurnError {
-				continue
-			}
-			if !yield(e.Event) {
-				return
-			}
-			if e.Final == nil {
-				continue
-			}
-			final := *e.Final
-			if e.Interrupted {
-				final.Status = ToolFailed
-				final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
-			}
-			if !yield(Event{Kind: EventToolCallState, ToolCall: &final, Meta: e.Meta}) {
+			if !replayEntry(l.entry(i), yield) {
 				return
 			}
 		}
@@ -360,10 +365,29 @@ func (l *Log) Replayed() iter.Seq[Event] {
 	}
 }
 
+// replayEntry yields the events that replay e; false when yield said stop.
+func replayEntry(e *Entry, yield func(Event) bool) bool {
+	if e.Kind == EventTurnError {
+		return true
+	}
+	if !yield(e.Event) {
+		return false
+	}
+	if e.Final == nil {
+		return true
+	}
+	final := *e.Final
+	if e.Interrupted {
+		final.Status = ToolFailed
+		final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
+	}
+	return yield(Event{Kind: EventToolCallState, ToolCall: &final, Meta: e.Meta})
+}
+
 // Fold reads a session's stored rows in one pass. Its cost is linear in the
 // log: each message's text is built once, not re-copied per chunk.
 func Fold(rows []store.Event) *Log {
-	f := folder{log: &Log{}, finals: map[string]int{}}
+	f := newFolder()
 	for i := range rows {
 		f.row(&rows[i])
 	}
@@ -382,7 +406,15 @@ type folder struct {
 	// recorded: an answer cut short by a crash, which the context keeps.
 	unsaved  strings.Builder
 	lastUser string
-	dec      rowDecoder
+	// dec.wire: text chunks are kept in wire form (Block.TextJSON), and so
+	// are run and unsaved.
+	dec    rowDecoder
+	runLen int // the text length of run, in wire form
+	// emit, when set, gets the replay as the rows are read (FoldStream);
+	// sent counts the entries given to it.
+	emit    func(Event)
+	sent    int
+	maxText int // FoldStream's
 }
 
 func (f *folder) row(r *store.Event) {
@@ -416,6 +448,10 @@ func (f *folder) row(r *store.Event) {
 			return
 		}
 		ev = slow
+		if f.dec.wire && isText(ev.Content) {
+			b := ev.Content
+			b.TextJSON, b.TextLen, b.Text = escapeJSON(b.Text), len(b.Text), ""
+		}
 	}
 	switch ev.Kind {
 	case EventUserChunk, EventMessageChunk, EventThoughtChunk:
@@ -459,7 +495,7 @@ func isText(b *Block) bool { return b != nil && b.Type == BlockText }
 func (f *folder) chunk(ev Event) {
 	// A sub-agent's text is its own context's, not the session's.
 	if ev.Kind == EventMessageChunk && isText(ev.Content) && ev.Meta[SubagentMeta] == nil {
-		f.unsaved.WriteString(ev.Content.Text)
+		f.unsaved.WriteString(ev.Content.text())
 	}
 	if ev.Kind == EventUserChunk && ev.MessageID != f.lastUser {
 		f.lastUser = ev.MessageID
@@ -470,10 +506,13 @@ func (f *folder) chunk(ev Event) {
 		prev := f.log.entry(n - 1)
 		if prev.Kind == ev.Kind && prev.MessageID == ev.MessageID && isText(prev.Content) {
 			if !f.inRun {
-				f.run.WriteString(prev.Content.Text)
+				f.run.WriteString(prev.Content.text())
+				f.runLen = prev.Content.TextLen
 				f.inRun = true
 			}
-			f.run.WriteString(ev.Content.Text)
+			f.run.WriteString(ev.Content.text())
+			f.runLen += ev.Content.TextLen
+			f.givePieces()
 			return
 		}
 	}
@@ -483,7 +522,12 @@ func (f *folder) chunk(ev Event) {
 // add closes the text run of the last entry and appends e.
 func (f *folder) add(e Entry) {
 	f.closeRun()
-	f.log.add(&e)
+	if e.Content == &f.dec.block {
+		f.log.addOwn(&e)
+	} else {
+		f.log.add(&e)
+	}
+	f.give()
 }
 
 func (f *folder) closeRun() {
@@ -491,7 +535,12 @@ func (f *folder) closeRun() {
 		return
 	}
 	// The entry's Content was decoded for it alone: set in place.
-	f.log.entry(f.log.n - 1).Content.Text = f.run.String()
+	b := f.log.entry(f.log.n - 1).Content
+	if f.dec.wire {
+		b.TextJSON, b.TextLen = f.run.String(), f.runLen
+	} else {
+		b.Text = f.run.String()
+	}
 	f.run.Reset()
 	f.inRun = false
 }
@@ -506,6 +555,7 @@ func (f *folder) toolCall(ev Event) {
 func (f *folder) toolUpdate(upd *ToolCall) {
 	if i, ok := f.finals[upd.ID]; ok {
 		mergeToolCall(f.log.entry(i).Final, upd)
+		f.give()
 	}
 }
 
@@ -520,9 +570,14 @@ func (f *folder) finish() *Log {
 		}
 	}
 	if f.unsaved.Len() > 0 && len(l.History) > 0 && l.History[len(l.History)-1].Role == llm.RoleUser {
+		text := f.unsaved.String()
+		if f.dec.wire {
+			text = unescapeJSON(text)
+		}
 		l.History = append(l.History, llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
-			llm.Text(f.unsaved.String() + "\n\n[This answer was interrupted: corvid stopped before it finished.]")}})
+			llm.Text(text + "\n\n[This answer was interrupted: corvid stopped before it finished.]")}})
 	}
+	f.giveRest()
 	l.History = repairHistory(l.History)
 	return l
 }

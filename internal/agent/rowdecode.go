@@ -21,6 +21,12 @@ import (
 // is not allocated again.
 type rowDecoder struct {
 	messageID string
+	// block is the Content chunk gives: valid until the next row (the
+	// folder copies it into the entry it adds).
+	block Block
+	// wire: chunk gives the text in wire form (Block.TextJSON), not
+	// decoded.
+	wire bool
 }
 
 // knownKinds are the event kinds a stored chunk row names.
@@ -62,11 +68,20 @@ func (d *rowDecoder) chunk(p []byte, ev *Event) bool {
 	if !s.lit(`,"content":{"type":"text","text":`) {
 		return false
 	}
-	text, ok := s.str()
-	if !ok || !s.lit(`}`) {
-		return false
+	if d.wire {
+		raw, n, ok := s.wireText()
+		if !ok || !s.lit(`}`) {
+			return false
+		}
+		d.block = Block{Type: BlockText, TextJSON: raw, TextLen: n}
+	} else {
+		text, ok := s.str()
+		if !ok || !s.lit(`}`) {
+			return false
+		}
+		d.block = Block{Type: BlockText, Text: text}
 	}
-	ev.Content = &Block{Type: BlockText, Text: text}
+	ev.Content = &d.block
 	if s.lit(`,"meta":`) {
 		end := len(s.p) - 1
 		if end < s.i || s.p[end] != '}' || s.p[s.i] != '{' {
@@ -394,3 +409,155 @@ func (s *scan) countObjects() int {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// Replay copies a stored chunk's text into the frame as the row holds it,
+// escaped, without decoding it and encoding it again. That gives the frame
+// the encoder writes only when the stored bytes are the ones json.Marshal
+// writes for the text they decode to: its escaping goes character by
+// character, so the escaped texts of a message's chunks, joined, are then
+// the escaped text of the message. Stored bytes in another form (an
+// invalid byte json.Marshal wrote as \ufffd, which decodes to a U+FFFD it
+// writes as is; an escape another encoder chose, such as \/ or \u00e9) are
+// decoded and escaped again, that chunk alone.
+
+// wireStr reads a JSON string whose bytes are exactly what json.Marshal
+// writes for its text; it returns them (quotes excluded) and the text's
+// length. ok is false for any other string, and the scan is then left
+// anywhere.
+func (s *scan) wireStr() (raw []byte, n int, ok bool) {
+	if s.i >= len(s.p) || s.p[s.i] != '"' {
+		return nil, 0, false
+	}
+	s.i++
+	start := s.i
+	for s.i < len(s.p) {
+		c := s.p[s.i]
+		switch {
+		case c == '"':
+			raw = s.p[start:s.i]
+			s.i++
+			return raw, n, true
+		case c == '\\':
+			m := wireEscape(s.p[s.i:])
+			if m == 0 {
+				return nil, 0, false
+			}
+			if m == 6 && s.p[s.i+2] == '2' { // \u2028, \u2029
+				n += 3
+			} else {
+				n++
+			}
+			s.i += m
+		case c < 0x20, c == '<', c == '>', c == '&':
+			return nil, 0, false
+		case c < utf8.RuneSelf:
+			s.i++
+			n++
+		default:
+			r, size := utf8.DecodeRune(s.p[s.i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				return nil, 0, false
+			}
+			s.i += size
+			n += size
+		}
+	}
+	return nil, 0, false
+}
+
+// wireEscape returns the length of the escape p starts with when it is the
+// one json.Marshal writes for its character, else 0.
+func wireEscape(p []byte) int {
+	if len(p) < 2 {
+		return 0
+	}
+	switch p[1] {
+	case '"', '\\', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+	default:
+		return 0
+	}
+	if len(p) < 6 {
+		return 0
+	}
+	switch string(p[2:6]) {
+	case "003c", "003e", "0026", "2028", "2029":
+		return 6
+	}
+	if p[2] != '0' || p[3] != '0' || (p[4] != '0' && p[4] != '1') || !isLowerHex(p[5]) {
+		return 0
+	}
+	switch c := (p[4]-'0')<<4 | hexValue(p[5]); c {
+	case '\b', '\f', '\n', '\r', '\t':
+		return 0 // written short
+	}
+	return 6
+}
+
+func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
+func hexValue(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+// wireText reads a JSON string into its wire form (see wireStr): the
+// stored bytes when they are in it, else the text decoded and escaped
+// again.
+func (s *scan) wireText() (raw string, n int, ok bool) {
+	start := s.i
+	if b, n, ok := s.wireStr(); ok {
+		return string(b), n, true
+	}
+	s.i = start
+	text, ok := s.str()
+	if !ok {
+		return "", 0, false
+	}
+	return escapeJSON(text), len(text), true
+}
+
+// escapeJSON is text in wire form: the contents of the JSON string
+// json.Marshal writes for it.
+func escapeJSON(text string) string {
+	b, _ := json.Marshal(text) // a string always encodes
+	return string(b[1 : len(b)-1])
+}
+
+// unescapeJSON is the text of a string in wire form.
+func unescapeJSON(raw string) string {
+	var s string
+	_ = json.Unmarshal([]byte(`"`+raw+`"`), &s) // wire form is valid JSON
+	return s
+}
+
+// CutWire returns the longest start of a text in wire form (see
+// Block.TextJSON) whose text is at most max bytes and ends on a character
+// boundary, and that text's length: where a cut of the text into pieces
+// of at most max bytes on rune boundaries cuts it first.
+func CutWire(esc string, max int) (head string, n int) {
+	for i := 0; i < len(esc); {
+		w, d := 1, 1 // the character's bytes in esc and in the text
+		switch c := esc[i]; {
+		case c == '\\' && esc[i+1] == 'u':
+			w = 6
+			if esc[i+2] == '2' { // \u2028, \u2029
+				d = 3
+			}
+		case c == '\\':
+			w = 2
+		case c >= utf8.RuneSelf:
+			_, w = utf8.DecodeRuneInString(esc[i:])
+			d = w
+		}
+		if n+d > max {
+			return esc[:i], n
+		}
+		i += w
+		n += d
+	}
+	return esc, n
+}

@@ -103,6 +103,76 @@ func FuzzRowDecoders(f *testing.F) {
 	f.Add([]byte(`{"role":"user","parts":[{"type":"tool_use","input":12 }]}`))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		checkChunkDecoder(t, p)
+		checkWireDecoder(t, p)
 		checkMessageDecoder(t, p)
+	})
+}
+
+// checkWireDecoder holds the wire-form chunk decoder to encoding/json: the
+// text it keeps is the one json.Unmarshal reads, in the form json.Marshal
+// writes it.
+func checkWireDecoder(t *testing.T, p []byte) bool {
+	t.Helper()
+	d := rowDecoder{wire: true}
+	var fast Event
+	if !d.chunk(p, &fast) {
+		return false
+	}
+	var want Event
+	if err := json.Unmarshal(p, &want); err != nil {
+		t.Fatalf("chunk decoder accepted %q, encoding/json: %v", p, err)
+	}
+	b := fast.Content
+	enc, _ := json.Marshal(want.Content.Text)
+	if b.Text != "" || b.TextJSON != string(enc[1:len(enc)-1]) || b.TextLen != len(want.Content.Text) {
+		t.Fatalf("chunk %q: wire text %q (%d bytes), want %s (%d)", p, b.TextJSON, b.TextLen, enc, len(want.Content.Text))
+	}
+	fast.Content = b.Decoded()
+	if !reflect.DeepEqual(fast, want) {
+		t.Fatalf("chunk %q:\n got %#v %#v\nwant %#v %#v", p, fast, fast.Content, want, want.Content)
+	}
+	return true
+}
+
+func TestWireDecoderKeepsWhatJSONMarshalWrites(t *testing.T) {
+	for _, text := range jsonTexts {
+		p, _ := json.Marshal(chunk(EventMessageChunk, "msg_1", text))
+		if !checkWireDecoder(t, p) && text != "" && utf8Valid(text) {
+			t.Errorf("wire decoder refused %s", p)
+		}
+	}
+	// Escapes json.Marshal does not write: decoded and written again.
+	for _, s := range []string{`\/`, `\u00e9`, `\u001F`, `\u0008`, `\ufffd`, `\uFFFD`, `\u003C`, `\ud83d\udc26`, `\ud800`, "\u2028", "\x7f", `\u0041`} {
+		checkWireDecoder(t, []byte(`{"kind":"agent_message_chunk","content":{"type":"text","text":"a`+s+`b"}}`))
+	}
+}
+
+// FuzzWireString: a string the wire scan takes as json.Marshal's form is
+// exactly what json.Marshal writes for the text it decodes to.
+func FuzzWireString(f *testing.F) {
+	for _, text := range jsonTexts {
+		enc, _ := json.Marshal(text)
+		f.Add(string(enc[1 : len(enc)-1]))
+	}
+	for _, s := range []string{`\/`, `\u00e9`, `\u001F`, `\u001f`, `\u0008`, `\b`, `\ufffd`, `\u003C`, `\u003c`, `\ud83d\udc26`, "\u2028", `\u2028`, "\xe2\x80", `\`, `\u12`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		s := scan{p: []byte(`"` + raw + `"`)}
+		got, n, ok := s.wireStr()
+		if !ok {
+			return
+		}
+		if s.i != len(s.p) {
+			return // a quote inside raw ended the string early: not the case below
+		}
+		var text string
+		if err := json.Unmarshal(s.p, &text); err != nil {
+			t.Fatalf("wire scan took %q, encoding/json: %v", s.p, err)
+		}
+		enc, _ := json.Marshal(text)
+		if string(got) != raw || string(enc) != `"`+raw+`"` || n != len(text) {
+			t.Fatalf("wire scan took %q (%d bytes); json.Marshal writes its text %q as %s", raw, n, text, enc)
+		}
 	})
 }

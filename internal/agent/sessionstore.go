@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"slices"
 	"time"
@@ -47,35 +46,46 @@ func (a *Agent) Close() error {
 }
 
 // LoadSession restores a stored session: its model context (so the next
-// prompt continues with full memory) and, for replay, its display history
-// (read from the folded log as it is ranged over).
-func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, iter.Seq[Event], error) {
+// prompt continues with full memory) and, when o.Replay is set, gives it
+// the display history as the log is read, before the session starts.
+func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, error) {
 	st, err := a.openStore()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if st == nil {
-		return nil, nil, ErrSessionNotFound
+		return nil, ErrSessionNotFound
 	}
 	meta, err := st.GetSession(ctx, o.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, ErrSessionNotFound
+		return nil, ErrSessionNotFound
 	}
 	if err != nil {
-		return nil, nil, storeFailure("read the session", err)
-	}
-	lg, err := FoldStored(ctx, st, o.ID)
-	if err != nil {
-		return nil, nil, storeFailure("read the events", err)
+		return nil, storeFailure("read the session", err)
 	}
 	sc, err := a.sessionConfig(o.Cwd)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	if a.Model() == nil {
+		return nil, ErrNoModel // before any replay: newSession would refuse
+	}
+	var lg *Log
+	if o.Replay != nil {
+		lg, err = FoldStream(ctx, st, o.ID, o.ReplayTextMax, o.Replay)
+	} else {
+		lg, err = FoldStored(ctx, st, o.ID)
+	}
+	if err != nil {
+		return nil, storeFailure("read the events", err)
+	}
+	// The session starts after the log is read: it starts work of its
+	// own (the system prompt, MCP servers) that would compete with the
+	// read, and tells the front end nothing meanwhile.
 	o.profile = StoredProfile(meta)
 	s, err := a.newSession(o, st, sc)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if m := s.settings.restore(meta); m != nil {
 		s.env.Images = m.Info().Images
@@ -84,24 +94,15 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, it
 	if o.Cwd != meta.Cwd || !slices.Equal(o.Roots, meta.AdditionalDirs) {
 		_ = st.UpdateSession(ctx, o.ID, func(ss *store.Session) { ss.Cwd, ss.AdditionalDirs = o.Cwd, o.Roots })
 	}
-	replay := lg.Replayed()
 	if lg.Team != nil {
 		// C39: after the history, the team's current status (members
 		// that were running when corvid stopped are interrupted).
 		s.sub.team.restore(lg.Team)
-		if st := s.sub.team.status(); st != nil {
-			history := replay
-			replay = func(yield func(Event) bool) {
-				for ev := range history {
-					if !yield(ev) {
-						return
-					}
-				}
-				yield(Event{Kind: EventInfo, Meta: map[string]any{TeamUpdateMeta: st}})
-			}
+		if st := s.sub.team.status(); st != nil && o.Replay != nil {
+			o.Replay(Event{Kind: EventInfo, Meta: map[string]any{TeamUpdateMeta: st}})
 		}
 	}
-	return s, replay, nil
+	return s, nil
 }
 
 // SessionInfo describes a stored session.

@@ -119,7 +119,7 @@ func openSession(ctx context.Context, o Options, f *front) (*agent.Session, erro
 		return s, err
 	}
 	opts.ID = id
-	s, _, err := o.Agent.LoadSession(ctx, opts)
+	s, err := o.Agent.LoadSession(ctx, opts)
 	if errors.Is(err, agent.ErrSessionNotFound) {
 		return nil, fmt.Errorf("no stored session %s (see `corvid sessions`)", id)
 	}

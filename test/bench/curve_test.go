@@ -70,6 +70,50 @@ func BenchmarkLoadCurve(b *testing.B) {
 			a := timeLoads(b, bin, home, workspace, sid, events)
 			b.ReportMetric(vmHWM(a.cmd.Process.Pid), "MiB-hwm")
 		})
+		// distinct: N one-character chunk rows alternating between a
+		// thinking and a text message, which cannot merge: N replayed
+		// updates, and as many display entries for the fold to keep or
+		// give out as it reads (memory: bounded by the largest message,
+		// not the session).
+		b.Run(fmt.Sprintf("distinct-%dk", n/1000), func(b *testing.B) {
+			home, workspace := b.TempDir(), b.TempDir()
+			script := map[string]any{"responses": []any{map[string]any{"parts": []any{
+				map[string]any{"type": "text", "text": "x"}}}}}
+			sid := storedSession(b, bin, home, workspace, script)
+			db := filepath.Join(home, "corvid", "sessions.db")
+			appendAlternatingRows(b, db, sid, n)
+			events := countEvents(b, db, sid)
+			a := timeLoads(b, bin, home, workspace, sid, events)
+			b.ReportMetric(vmHWM(a.cmd.Process.Pid), "MiB-hwm")
+		})
+	}
+}
+
+// appendAlternatingRows appends n one-character chunk rows alternating
+// between a thinking and a text message (each row its own message).
+func appendAlternatingRows(b *testing.B, dbPath, sid string, n int) {
+	b.Helper()
+	st, err := store.Open(dbPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	for i := range n {
+		kind := corvidagent.EventThoughtChunk
+		if i%2 == 1 {
+			kind = corvidagent.EventMessageChunk
+		}
+		row, err := json.Marshal(corvidagent.Event{Kind: kind, MessageID: fmt.Sprint("msg_", i/2),
+			Content: &corvidagent.Block{Type: corvidagent.BlockText, Text: fmt.Sprint(i % 10)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Append(sid, string(kind), row); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := st.Flush(context.Background()); err != nil {
+		b.Fatal(err)
 	}
 }
 
