@@ -70,7 +70,10 @@ type writer struct {
 	bases    map[int64]deltaBase
 	failed   error         // first write error not yet reported by Flush
 	failures atomic.Uint64 // commits that failed since the Store opened (read without mu)
-	closing  bool
+	// inserts[n] inserts n rows, prepared on the write connection when
+	// a commit first needs it (guarded by commitMu).
+	inserts [insertRows + 1]*sql.Stmt
+	closing bool
 
 	wake chan struct{} // the queue became non-empty
 	kick chan struct{} // commit now: Flush is waiting or a batch is full
@@ -361,14 +364,39 @@ func (w *writer) commitBatch() bool {
 const insertRows = 32
 
 var (
-	insertOne  = `INSERT INTO events (session_pk, seq, kind, payload, time) VALUES (?, ?, ?, ?, ?)`
-	insertMany = insertOne + strings.Repeat(`, (?, ?, ?, ?, ?)`, insertRows-1)
+	insertOne  = insertQuery(1)
+	insertMany = insertQuery(insertRows)
 )
 
+// insertQuery inserts n events.
+func insertQuery(n int) string {
+	return `INSERT INTO events (session_pk, seq, kind, payload, time) VALUES (?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?)`, n-1)
+}
+
+// prepareInserts prepares the statements batch's groups will insert
+// their last rows with (the first commit of a turn holds a few rows of
+// one session: one statement for them all, parsed once per process). It
+// runs outside the commit's transaction, which holds the only write
+// connection; the caller holds commitMu. A statement that fails to
+// prepare here is prepared in the transaction.
+func (w *writer) prepareInserts(groups map[string][]pendingEvent) {
+	for _, evs := range groups {
+		n := len(evs) % insertRows
+		if n <= 1 || w.inserts[n] != nil {
+			continue
+		}
+		if st, err := w.s.writeDB.PrepareContext(context.Background(), insertQuery(n)); err == nil {
+			w.inserts[n] = st
+		}
+	}
+}
+
 const (
-	queryTouchSession = `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? RETURNING pk`
-	queryMaxSeq       = `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`
-	queryLastSeq      = `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`
+	// queryTouchSession bumps a session's updated_at and returns its pk
+	// and last seq, in one statement.
+	queryTouchSession = `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?
+RETURNING pk, (SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = sessions.pk)`
+	queryLastSeq = `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`
 )
 
 // kindHead returns kindHead(kind), computed once per kind.
@@ -386,6 +414,7 @@ func (w *writer) kindHead(kind string) []byte {
 // the rest of the batch is still committed.
 func (w *writer) commit(batch []pendingEvent) error {
 	order, bySID, size := groupBySession(batch)
+	w.prepareInserts(bySID)
 	var t *commitTx
 	err := w.s.inWriteTx(context.Background(), func(tx *sql.Tx) error {
 		t = &commitTx{w: w, tx: tx, ctx: context.Background(),
@@ -450,24 +479,23 @@ func (w *writer) keep(newKinds map[string]int64, newBases map[int64]deltaBase) {
 // commitTx is one commit's transaction and what it learns on the way; it is
 // thrown away if the transaction is retried or fails.
 type commitTx struct {
-	w         *writer
-	tx        *sql.Tx
-	ctx       context.Context
-	many, one *sql.Stmt
-	missing   []error
-	newKinds  map[string]int64
-	newBases  map[int64]deltaBase
-	claims    map[*claim]error // claims this commit settled: nil written, else why lost
-	buf       []byte
-	args      []any
+	w        *writer
+	tx       *sql.Tx
+	ctx      context.Context
+	inserts  [insertRows + 1]*sql.Stmt // of this transaction, by row count
+	missing  []error
+	newKinds map[string]int64
+	newBases map[int64]deltaBase
+	claims   map[*claim]error // claims this commit settled: nil written, else why lost
+	buf      []byte
+	args     []any
 }
 
 func (t *commitTx) close() {
-	if t.many != nil {
-		t.many.Close()
-	}
-	if t.one != nil {
-		t.one.Close()
+	for _, st := range t.inserts {
+		if st != nil {
+			st.Close()
+		}
 	}
 }
 
@@ -493,21 +521,13 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	if err != nil {
 		return err
 	}
-	var pk int64
-	err = touch.QueryRowContext(t.ctx, evs[len(evs)-1].time, sid).Scan(&pk)
+	var pk, seq int64
+	err = touch.QueryRowContext(t.ctx, evs[len(evs)-1].time, sid).Scan(&pk, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	maxSeq, err := t.w.s.txStmt(t.ctx, t.tx, queryMaxSeq)
-	if err != nil {
-		return err
-	}
-	var seq int64
-	if err := maxSeq.QueryRowContext(t.ctx, pk).Scan(&seq); err != nil {
 		return err
 	}
 	if c, lost := t.w.s.lease.pendingClaim(sid); c != nil || lost != nil {
@@ -533,9 +553,6 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	}
 	for len(evs) > 0 {
 		n := min(len(evs), insertRows)
-		if n < insertRows {
-			n = 1
-		}
 		if seq, prev, err = t.insert(pk, seq, prev, evs[:n]); err != nil {
 			return err
 		}
@@ -545,16 +562,15 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	return nil
 }
 
-// insert writes evs (one row, or insertRows rows) with one statement; it
+// insert writes evs (up to insertRows rows) with one statement; it
 // returns the last seq and the next delta base.
 func (t *commitTx) insert(pk, seq int64, prev []byte, evs []pendingEvent) (int64, []byte, error) {
-	stmt, query := &t.one, insertOne
-	if len(evs) == insertRows {
-		stmt, query = &t.many, insertMany
-	}
+	stmt := &t.inserts[len(evs)]
 	if *stmt == nil {
 		var err error
-		if *stmt, err = t.w.s.txStmt(t.ctx, t.tx, query); err != nil {
+		if st := t.w.inserts[len(evs)]; st != nil {
+			*stmt = t.tx.StmtContext(t.ctx, st)
+		} else if *stmt, err = t.w.s.txStmt(t.ctx, t.tx, insertQuery(len(evs))); err != nil {
 			return 0, nil, err
 		}
 	}

@@ -237,3 +237,35 @@ func TestLastSeqFollowsAppendsOfAnotherStore(t *testing.T) {
 		t.Errorf("after 3 appends elsewhere: %d %v, want 3", n, err)
 	}
 }
+
+// Each commit inserts a session's rows with one statement per insertRows
+// rows and one for the rest, whatever their number: every count comes
+// back whole, in order, kinds and delta-encoded payloads included.
+func TestCommitsOfEverySizeComeBackWhole(t *testing.T) {
+	s := newStore(t)
+	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+	ctx := context.Background()
+	var want []string
+	for k := 1; k <= 2*insertRows+1; k++ {
+		for i := range k {
+			kind := []string{"agent_message_chunk", "context", "tool_call"}[i%3]
+			p := fmt.Sprintf(`{"round":%d,"i":%d,"text":"%s"}`, k, i, strings.Repeat("ab", i))
+			if err := s.Append("s", kind, []byte(p)); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, kind+" "+p)
+		}
+		if err := s.Flush(ctx); err != nil {
+			t.Fatalf("commit of %d rows: %v", k, err)
+		}
+	}
+	evs := mustEvents(t, s, "s")
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d", len(evs), len(want))
+	}
+	for i, ev := range evs {
+		if got := ev.Kind + " " + string(ev.Payload); ev.Seq != int64(i+1) || got != want[i] {
+			t.Fatalf("event %d = %d %s, want %d %s", i, ev.Seq, got, i+1, want[i])
+		}
+	}
+}

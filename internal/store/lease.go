@@ -95,6 +95,12 @@ const (
 ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, host = excluded.host,
 	pid = excluded.pid, heartbeat = excluded.heartbeat`
 	queryLeaseDelete = `DELETE FROM leases WHERE session_id = ? AND holder = ?`
+	// queryLeaseClaim writes the lease unless another holder's lease is
+	// there with a heartbeat at or after ?7: no row changes then.
+	queryLeaseClaim = `INSERT INTO leases (session_id, holder, owner, host, pid, heartbeat) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, host = excluded.host,
+	pid = excluded.pid, heartbeat = excluded.heartbeat
+WHERE leases.holder = excluded.holder OR leases.heartbeat < ?7`
 )
 
 // Acquire takes the run lease of a session, so that the same session loaded
@@ -246,6 +252,24 @@ FROM (SELECT 1) LEFT JOIN leases l ON l.session_id = ?1`
 // claim failed; err is a database error (the transaction fails).
 func (s *Store) claimCheck(ctx context.Context, tx *sql.Tx, sessionID string, c *claim, seq int64) (lost, err error) {
 	l := &s.lease
+	if seq == c.seq {
+		// The usual case, in one statement: the lease is free, ours, or
+		// stale by its heartbeat.
+		claim, err := s.txStmt(ctx, tx, queryLeaseClaim)
+		if err != nil {
+			return nil, err
+		}
+		now := s.now()
+		res, err := claim.ExecContext(ctx, sessionID, l.holder, c.owner, l.host, l.pid, now.UnixNano(), now.Add(-l.ttl).UnixNano())
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return nil, err
+		}
+	}
+	// Another holder's lease with a recent heartbeat (its process may
+	// still be dead), or the log changed: say which.
 	sel, err := s.txStmt(ctx, tx, queryLeaseHolder)
 	if err != nil {
 		return nil, err

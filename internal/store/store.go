@@ -184,6 +184,11 @@ func (s *Store) Close() error {
 		for _, st := range s.stmts {
 			st.Close()
 		}
+		for _, st := range s.w.inserts {
+			if st != nil {
+				st.Close()
+			}
+		}
 		err = errors.Join(err, s.readDB.Close(), s.writeDB.Close())
 		s.closeErr = err
 	})
@@ -281,8 +286,8 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 // once, they are parsed once (a third of the store's CPU at a turn's start,
 // BenchmarkTurnStart).
 var hotQueries = []string{
-	queryTouchSession, queryMaxSeq, insertOne, insertMany,
-	queryLeaseHolder, queryLeaseUpsert, queryLeaseDelete, queryLastSeq, queryTurnStart,
+	queryTouchSession, insertOne, insertMany,
+	queryLeaseHolder, queryLeaseClaim, queryLeaseUpsert, queryLeaseDelete, queryLastSeq, queryTurnStart,
 }
 
 // prepare prepares hotQueries on the write connection. A query that fails
