@@ -220,6 +220,10 @@ func (s *Store) flushSession(ctx context.Context, sessionID string) error {
 	return w.waitFor(ctx, target)
 }
 
+// waitFor waits until the events behind ticket are committed. When no
+// commit is running it commits them itself, on the caller's goroutine:
+// waking the writer goroutine and being woken by it again would cost two
+// hand-offs between threads (prompt → first chunk, ARCHITECTURE.md §7).
 func (w *writer) waitFor(ctx context.Context, ticket uint64) error {
 	for {
 		w.mu.Lock()
@@ -229,6 +233,14 @@ func (w *writer) waitFor(ctx context.Context, ticket uint64) error {
 		}
 		ch := w.notify
 		w.mu.Unlock()
+		if w.commitMu.TryLock() {
+			err := w.commitThrough(ctx, ticket)
+			w.commitMu.Unlock()
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		signal(w.kick)
 		select {
 		case <-ch:
@@ -303,7 +315,7 @@ func (w *writer) run() {
 func (w *writer) drain() {
 	for {
 		w.commitMu.Lock()
-		more := w.commitBatch()
+		more, _ := w.commitBatch(context.Background())
 		w.commitMu.Unlock()
 		if !more {
 			return
@@ -311,15 +323,40 @@ func (w *writer) drain() {
 	}
 }
 
+// commitThrough commits the head of the queue until the events behind
+// ticket are committed. It stops early with ctx's error if ctx ends while
+// the database is locked by another process; the events not committed
+// stay queued for the writer goroutine. The caller holds commitMu.
+func (w *writer) commitThrough(ctx context.Context, ticket uint64) error {
+	for {
+		w.mu.Lock()
+		done := w.committed >= ticket
+		w.mu.Unlock()
+		if done {
+			return nil
+		}
+		more, err := w.commitBatch(ctx)
+		if err != nil {
+			signal(w.wake)
+			return err
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
 // commitBatch commits the head of the queue (up to maxBatch events) in one
 // transaction; false when the queue was empty. The caller holds commitMu,
-// so batches commit in queue order whichever goroutine commits them.
-func (w *writer) commitBatch() bool {
+// so batches commit in queue order whichever goroutine commits them. If
+// ctx ends while the commit waits for another process's lock, the batch
+// goes back to the head of the queue and ctx's error is returned.
+func (w *writer) commitBatch(ctx context.Context) (bool, error) {
 	w.mu.Lock()
 	n := min(len(w.queue), maxBatch)
 	if n == 0 {
 		w.mu.Unlock()
-		return false
+		return false, nil
 	}
 	batch := w.queue[:n:n]
 	var recycle []pendingEvent
@@ -333,9 +370,15 @@ func (w *writer) commitBatch() bool {
 	w.space.Broadcast()
 	w.mu.Unlock()
 
-	err := w.commit(batch)
+	err := w.commit(ctx, batch)
 
 	w.mu.Lock()
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// Nothing of the batch was committed: queue it again, first.
+		w.queue = append(batch[:n:n], w.queue...)
+		w.mu.Unlock()
+		return true, err
+	}
 	last := batch[len(batch)-1].ticket
 	w.committed = last
 	if err != nil {
@@ -356,7 +399,7 @@ func (w *writer) commitBatch() bool {
 	close(w.notify)
 	w.notify = make(chan struct{})
 	w.mu.Unlock()
-	return true
+	return true, nil
 }
 
 // insertRows is how many events one multi-row INSERT carries; it amortises
@@ -411,12 +454,14 @@ func (w *writer) kindHead(kind string) []byte {
 
 // commit writes one batch in one transaction. Events of a session that does
 // not exist (never created, or deleted meanwhile) are dropped and reported;
-// the rest of the batch is still committed.
-func (w *writer) commit(batch []pendingEvent) error {
+// the rest of the batch is still committed. ctx only bounds the retries
+// after SQLITE_BUSY (each attempt runs to its end, or to the busy
+// timeout): an error that is ctx's means that nothing was committed.
+func (w *writer) commit(ctx context.Context, batch []pendingEvent) error {
 	order, bySID, size := groupBySession(batch)
 	w.prepareInserts(bySID)
 	var t *commitTx
-	err := w.s.inWriteTx(context.Background(), func(tx *sql.Tx) error {
+	err := w.s.inWriteTxRetrying(ctx, func(tx *sql.Tx) error {
 		t = &commitTx{w: w, tx: tx, ctx: context.Background(),
 			newKinds: map[string]int64{}, newBases: map[int64]deltaBase{},
 			buf: make([]byte, 0, size+4*len(batch)), args: make([]any, 0, 5*insertRows)}
@@ -427,7 +472,7 @@ func (w *writer) commit(batch []pendingEvent) error {
 			}
 		}
 		return nil
-	})
+	}, context.Background())
 	if err != nil {
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}

@@ -269,3 +269,41 @@ func TestCommitsOfEverySizeComeBackWhole(t *testing.T) {
 		}
 	}
 }
+
+// A caller that commits its own rows (no commit running) gives up when
+// its context ends while another process holds the write lock; its rows
+// stay queued, and a later commit stores them: none is lost.
+func TestAwaitCommitThatGivesUpLeavesItsRowsQueued(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the busy timeout")
+	}
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	ctx := context.Background()
+	mustCreate(t, a, Session{ID: "s", Cwd: "/w"})
+	lock, err := b.writeDB.BeginTx(ctx, nil) // BEGIN IMMEDIATE: b holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	failures := a.CommitFailures()
+	if err := a.Append("s", "prompt", []byte(`"kept"`)); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := a.AwaitCommit(short, a.Appended()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("AwaitCommit while another process holds the lock = %v, want the deadline", err)
+	}
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(ctx); err != nil {
+		t.Fatalf("Flush after the lock was released: %v", err)
+	}
+	if evs := mustEvents(t, a, "s"); len(evs) != 1 || string(evs[0].Payload) != `"kept"` {
+		t.Fatalf("stored %v, want the row appended while the lock was held", evs)
+	}
+	if a.CommitFailures() != failures {
+		t.Error("the commit that gave up was counted as a failure")
+	}
+}

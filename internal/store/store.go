@@ -268,8 +268,14 @@ func retryBusy(ctx context.Context, fn func() error) error {
 // inWriteTx runs fn in a write transaction on the write connection, retrying
 // the whole transaction on SQLITE_BUSY.
 func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.inWriteTxRetrying(ctx, fn, ctx)
+}
+
+// inWriteTxRetrying is inWriteTx with the transaction begun in txCtx and
+// retried while ctx lasts.
+func (s *Store) inWriteTxRetrying(ctx context.Context, fn func(tx *sql.Tx) error, txCtx context.Context) error {
 	return retryBusy(ctx, func() error {
-		tx, err := s.writeDB.BeginTx(ctx, nil)
+		tx, err := s.writeDB.BeginTx(txCtx, nil)
 		if err != nil {
 			return err
 		}
