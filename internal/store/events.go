@@ -70,10 +70,8 @@ type writer struct {
 	bases    map[int64]deltaBase
 	failed   error         // first write error not yet reported by Flush
 	failures atomic.Uint64 // commits that failed since the Store opened (read without mu)
-	// inserts[n] inserts n rows, prepared on the write connection when
-	// a commit first needs it (guarded by commitMu).
-	inserts [insertRows + 1]*sql.Stmt
-	closing bool
+	raw      rawConn       // the write connection for commits (guarded by commitMu)
+	closing  bool
 
 	wake chan struct{} // the queue became non-empty
 	kick chan struct{} // commit now: Flush is waiting or a batch is full
@@ -406,32 +404,11 @@ func (w *writer) commitBatch(ctx context.Context) (bool, error) {
 // the per-statement cost of database/sql and the driver.
 const insertRows = 32
 
-var (
-	insertOne  = insertQuery(1)
-	insertMany = insertQuery(insertRows)
-)
+var insertMany = insertQuery(insertRows)
 
 // insertQuery inserts n events.
 func insertQuery(n int) string {
 	return `INSERT INTO events (session_pk, seq, kind, payload, time) VALUES (?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?)`, n-1)
-}
-
-// prepareInserts prepares the statements batch's groups will insert
-// their last rows with (the first commit of a turn holds a few rows of
-// one session: one statement for them all, parsed once per process). It
-// runs outside the commit's transaction, which holds the only write
-// connection; the caller holds commitMu. A statement that fails to
-// prepare here is prepared in the transaction.
-func (w *writer) prepareInserts(groups map[string][]pendingEvent) {
-	for _, evs := range groups {
-		n := len(evs) % insertRows
-		if n <= 1 || w.inserts[n] != nil {
-			continue
-		}
-		if st, err := w.s.writeDB.PrepareContext(context.Background(), insertQuery(n)); err == nil {
-			w.inserts[n] = st
-		}
-	}
 }
 
 const (
@@ -459,20 +436,18 @@ func (w *writer) kindHead(kind string) []byte {
 // timeout): an error that is ctx's means that nothing was committed.
 func (w *writer) commit(ctx context.Context, batch []pendingEvent) error {
 	order, bySID, size := groupBySession(batch)
-	w.prepareInserts(bySID)
 	var t *commitTx
-	err := w.s.inWriteTxRetrying(ctx, func(tx *sql.Tx) error {
-		t = &commitTx{w: w, tx: tx, ctx: context.Background(),
+	err := w.s.inRawWriteTx(ctx, func(rc *rawConn) error {
+		t = &commitTx{w: w, rc: rc,
 			newKinds: map[string]int64{}, newBases: map[int64]deltaBase{},
 			buf: make([]byte, 0, size+4*len(batch)), args: make([]any, 0, 5*insertRows)}
-		defer t.close()
 		for _, sid := range order {
 			if err := t.session(sid, bySID[sid]); err != nil {
 				return err
 			}
 		}
 		return nil
-	}, context.Background())
+	})
 	if err != nil {
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}
@@ -525,23 +500,13 @@ func (w *writer) keep(newKinds map[string]int64, newBases map[int64]deltaBase) {
 // thrown away if the transaction is retried or fails.
 type commitTx struct {
 	w        *writer
-	tx       *sql.Tx
-	ctx      context.Context
-	inserts  [insertRows + 1]*sql.Stmt // of this transaction, by row count
+	rc       *rawConn
 	missing  []error
 	newKinds map[string]int64
 	newBases map[int64]deltaBase
 	claims   map[*claim]error // claims this commit settled: nil written, else why lost
 	buf      []byte
 	args     []any
-}
-
-func (t *commitTx) close() {
-	for _, st := range t.inserts {
-		if st != nil {
-			st.Close()
-		}
-	}
 }
 
 // kindID is the id of kind in event_kinds, created on first use.
@@ -553,8 +518,8 @@ func (t *commitTx) kindID(kind string) (int64, error) {
 		return id, nil
 	}
 	var id int64
-	err := t.tx.QueryRowContext(t.ctx, `INSERT INTO event_kinds (name) VALUES (?)
-ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(&id)
+	err := t.rc.queryRow(`INSERT INTO event_kinds (name) VALUES (?)
+ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, []any{kind}, &id)
 	t.newKinds[kind] = id
 	return id, err
 }
@@ -562,12 +527,8 @@ ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(
 // session appends evs, the batch's events of session sid, after its last
 // stored seq.
 func (t *commitTx) session(sid string, evs []pendingEvent) error {
-	touch, err := t.w.s.txStmt(t.ctx, t.tx, queryTouchSession)
-	if err != nil {
-		return err
-	}
 	var pk, seq int64
-	err = touch.QueryRowContext(t.ctx, evs[len(evs)-1].time, sid).Scan(&pk, &seq)
+	err := t.rc.queryRow(queryTouchSession, []any{evs[len(evs)-1].time, sid}, &pk, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
 		return nil
@@ -577,7 +538,7 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	}
 	if c, lost := t.w.s.lease.pendingClaim(sid); c != nil || lost != nil {
 		if lost == nil {
-			if lost, err = t.w.s.claimCheck(t.ctx, t.tx, sid, c, seq); err != nil {
+			if lost, err = t.w.s.claimCheck(t.rc, sid, c, seq); err != nil {
 				return err
 			}
 			if t.claims == nil {
@@ -610,14 +571,9 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 // insert writes evs (up to insertRows rows) with one statement; it
 // returns the last seq and the next delta base.
 func (t *commitTx) insert(pk, seq int64, prev []byte, evs []pendingEvent) (int64, []byte, error) {
-	stmt := &t.inserts[len(evs)]
-	if *stmt == nil {
-		var err error
-		if st := t.w.inserts[len(evs)]; st != nil {
-			*stmt = t.tx.StmtContext(t.ctx, st)
-		} else if *stmt, err = t.w.s.txStmt(t.ctx, t.tx, insertQuery(len(evs))); err != nil {
-			return 0, nil, err
-		}
+	query := insertMany
+	if len(evs) < insertRows {
+		query = insertQuery(len(evs))
 	}
 	t.args = t.args[:0]
 	for _, ev := range evs {
@@ -635,7 +591,7 @@ func (t *commitTx) insert(pk, seq int64, prev []byte, evs []pendingEvent) (int64
 			prev = nil
 		}
 	}
-	if _, err := (*stmt).ExecContext(t.ctx, t.args...); err != nil {
+	if _, err := t.rc.exec(query, t.args...); err != nil {
 		return 0, nil, err
 	}
 	return seq, prev, nil

@@ -76,8 +76,10 @@ type Store struct {
 
 	now func() time.Time // injected clock (tests)
 
-	// stmts are the statements of a turn's start and of group commit,
-	// prepared once on the write connection (see txStmt).
+	// stmts are the statements run through database/sql on every turn
+	// (its lease's release, LastSeq), prepared once on the write
+	// connection (see txStmt). Group commit and a turn's start prepare
+	// theirs on the driver connection (raw.go).
 	stmts map[string]*sql.Stmt
 
 	w     *writer // group commit of appended events
@@ -184,11 +186,9 @@ func (s *Store) Close() error {
 		for _, st := range s.stmts {
 			st.Close()
 		}
-		for _, st := range s.w.inserts {
-			if st != nil {
-				st.Close()
-			}
-		}
+		s.w.commitMu.Lock()
+		s.closeRaw()
+		s.w.commitMu.Unlock()
 		err = errors.Join(err, s.readDB.Close(), s.writeDB.Close())
 		s.closeErr = err
 	})
@@ -268,14 +268,8 @@ func retryBusy(ctx context.Context, fn func() error) error {
 // inWriteTx runs fn in a write transaction on the write connection, retrying
 // the whole transaction on SQLITE_BUSY.
 func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return s.inWriteTxRetrying(ctx, fn, ctx)
-}
-
-// inWriteTxRetrying is inWriteTx with the transaction begun in txCtx and
-// retried while ctx lasts.
-func (s *Store) inWriteTxRetrying(ctx context.Context, fn func(tx *sql.Tx) error, txCtx context.Context) error {
 	return retryBusy(ctx, func() error {
-		tx, err := s.writeDB.BeginTx(txCtx, nil)
+		tx, err := s.writeDB.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
@@ -287,13 +281,11 @@ func (s *Store) inWriteTxRetrying(ctx context.Context, fn func(tx *sql.Tx) error
 	})
 }
 
-// hotQueries run on every turn's start and every group commit. SQLite
-// parses a query each time database/sql runs it on a transaction; prepared
-// once, they are parsed once (a third of the store's CPU at a turn's start,
-// BenchmarkTurnStart).
+// hotQueries run through database/sql on every turn. SQLite parses a
+// query each time database/sql runs it on a transaction; prepared once,
+// they are parsed once.
 var hotQueries = []string{
-	queryTouchSession, insertOne, insertMany,
-	queryLeaseHolder, queryLeaseClaim, queryLeaseUpsert, queryLeaseDelete, queryLastSeq, queryTurnStart,
+	queryLeaseHolder, queryLeaseUpsert, queryLeaseDelete, queryLastSeq,
 }
 
 // prepare prepares hotQueries on the write connection. A query that fails
