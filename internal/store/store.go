@@ -11,10 +11,12 @@
 // Invariants this package keeps:
 //
 //   - Events reach the database as they happen. [Store.Append] only queues; a
-//     single writer goroutine commits the queue in groups (at most a few ms
-//     after the first event of a group, or at once when a group is large), so
-//     a kill -9 loses at most the last few ms and streaming never waits on
-//     the disk per event. [Store.Flush] waits for everything queued so far.
+//     writer goroutine commits the queue in groups (at most a few ms after
+//     the first event of a group, or at once when a group is large), so a
+//     kill -9 loses at most the last few ms and streaming never waits on the
+//     disk per event. [Store.Flush] waits for everything queued so far; a
+//     caller that waits while no commit runs commits the queue itself, one
+//     commit at a time in queue order whichever goroutine runs it.
 //   - All writes of one Store go through one connection, so the group commit
 //     and the synchronous writes (create, update, delete, fork, leases) are
 //     serialised in this process; reads use a small pool of their own.
