@@ -64,7 +64,7 @@ func (s *Store) inRawWriteTx(ctx context.Context, fn func(rc *rawConn) error) er
 	})
 }
 
-// closeStmts closes the prepared statements. The caller holds commitMu.
+// closeRaw closes the prepared statements. The caller holds commitMu.
 func (s *Store) closeRaw() {
 	_ = s.withRaw(func(rc *rawConn) error {
 		for _, st := range rc.stmts {
