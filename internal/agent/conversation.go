@@ -67,14 +67,13 @@ func (c *conversation) emit(ev Event) {
 		ev.Stored = stored
 	}
 	if first {
-		// Commit it with the prompt's rows now, on this goroutine (the
-		// store commits a waiter's rows itself), before the frame is
-		// queued: the connection's writer then finds them committed and
+		// Commit it with the prompt's rows now, on this goroutine
+		// (store.CommitNow), before the frame is queued: the connection's writer then finds them committed and
 		// writes at once, and it can run on this thread as soon as the
 		// turn waits below, instead of waiting on another thread for the
 		// commit and being woken again. The stream waits for this once
 		// per turn (prompt → first chunk, ARCHITECTURE.md §7).
-		c.settle(n)
+		c.log.settleNow(n, 5*time.Second)
 	}
 	c.front.Emit(ev)
 	if first {

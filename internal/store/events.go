@@ -157,7 +157,7 @@ func (w *writer) flush(ctx context.Context) error {
 	w.mu.Lock()
 	target := w.enqueued
 	w.mu.Unlock()
-	if err := w.waitFor(ctx, target); err != nil {
+	if err := w.waitFor(ctx, target, false); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -180,7 +180,19 @@ func (s *Store) Appended() uint64 {
 // have been committed, or failed to be: compare [Store.CommitFailures]
 // before and after. It does not ask what writers hold back ([Store.Hold]).
 func (s *Store) AwaitCommit(ctx context.Context, ticket uint64) error {
-	return s.w.waitFor(ctx, ticket)
+	return s.w.waitFor(ctx, ticket, false)
+}
+
+// CommitNow is AwaitCommit for a caller that needs its events committed
+// at once (a turn's first shown event): when no commit is running it
+// commits them itself, on its own goroutine, instead of waking the
+// writer goroutine and being woken by it again, two hand-offs between
+// threads (prompt → first chunk, ARCHITECTURE.md §7). If ctx ends while
+// another process holds the database's write lock, the events stay
+// queued for the writer goroutine and ctx's error is returned.
+// (A stream does not use it: its commits stay grouped by the writer.)
+func (s *Store) CommitNow(ctx context.Context, ticket uint64) error {
+	return s.w.waitFor(ctx, ticket, true)
 }
 
 // IsCommitted reports whether the events behind ticket have been committed
@@ -215,14 +227,12 @@ func (s *Store) flushSession(ctx context.Context, sessionID string) error {
 	w.mu.Lock()
 	target := w.lastBySID[sessionID]
 	w.mu.Unlock()
-	return w.waitFor(ctx, target)
+	return w.waitFor(ctx, target, false)
 }
 
-// waitFor waits until the events behind ticket are committed. When no
-// commit is running it commits them itself, on the caller's goroutine:
-// waking the writer goroutine and being woken by it again would cost two
-// hand-offs between threads (prompt → first chunk, ARCHITECTURE.md §7).
-func (w *writer) waitFor(ctx context.Context, ticket uint64) error {
+// waitFor waits until the events behind ticket are committed; with now,
+// when no commit is running, it commits them itself (see CommitNow).
+func (w *writer) waitFor(ctx context.Context, ticket uint64, now bool) error {
 	for {
 		w.mu.Lock()
 		if w.committed >= ticket {
@@ -231,7 +241,7 @@ func (w *writer) waitFor(ctx context.Context, ticket uint64) error {
 		}
 		ch := w.notify
 		w.mu.Unlock()
-		if w.commitMu.TryLock() {
+		if now && w.commitMu.TryLock() {
 			err := w.commitThrough(ctx, ticket)
 			w.commitMu.Unlock()
 			if err != nil {

@@ -270,10 +270,10 @@ func TestCommitsOfEverySizeComeBackWhole(t *testing.T) {
 	}
 }
 
-// A caller that commits its own rows (no commit running) gives up when
-// its context ends while another process holds the write lock; its rows
-// stay queued, and a later commit stores them: none is lost.
-func TestAwaitCommitThatGivesUpLeavesItsRowsQueued(t *testing.T) {
+// CommitNow commits its caller's rows itself (no commit running); it gives
+// up when its context ends while another process holds the write lock,
+// and its rows stay queued: a later commit stores them, none is lost.
+func TestCommitNowThatGivesUpLeavesItsRowsQueued(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out the busy timeout")
 	}
@@ -291,8 +291,8 @@ func TestAwaitCommitThatGivesUpLeavesItsRowsQueued(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if err := a.AwaitCommit(short, a.Appended()); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("AwaitCommit while another process holds the lock = %v, want the deadline", err)
+	if err := a.CommitNow(short, a.Appended()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("CommitNow while another process holds the lock = %v, want the deadline", err)
 	}
 	if err := lock.Rollback(); err != nil {
 		t.Fatal(err)

@@ -14,9 +14,10 @@
 //     writer goroutine commits the queue in groups (at most a few ms after
 //     the first event of a group, or at once when a group is large), so a
 //     kill -9 loses at most the last few ms and streaming never waits on the
-//     disk per event. [Store.Flush] waits for everything queued so far; a
-//     caller that waits while no commit runs commits the queue itself, one
-//     commit at a time in queue order whichever goroutine runs it.
+//     disk per event. [Store.Flush] waits for everything queued so far;
+//     [Store.CommitNow] lets its caller commit the queue itself when no
+//     commit runs, one commit at a time in queue order whichever goroutine
+//     runs it.
 //   - All writes of one Store go through one connection, so the group commit
 //     and the synchronous writes (create, update, delete, fork, leases) are
 //     serialised in this process; reads use a small pool of their own.
