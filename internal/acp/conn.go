@@ -137,7 +137,7 @@ func (c *Conn) Serve(ctx context.Context, grace time.Duration) error {
 	defer cancel()
 	go c.writeLoop()
 	dispatchDone := make(chan struct{})
-	go func() { defer close(dispatchDone); c.dispatchLoop(ctx) }()
+	go c.dispatchLoop(ctx, dispatchDone)
 
 	// A Read cannot be interrupted, so Serve does not wait for the reader
 	// when it has other reasons to stop: a client that stopped reading our

@@ -7,7 +7,11 @@ import (
 	"runtime/debug"
 )
 
-func (c *Conn) dispatchLoop(ctx context.Context) {
+// dispatchLoop handles queued messages in order until the queue is done;
+// then it closes done. A request whose handler defers its rest (a prompt)
+// has that rest run on this goroutine, at once, while the loop goes on in
+// a new one: the request does not wait for a goroutine to be scheduled.
+func (c *Conn) dispatchLoop(ctx context.Context, done chan struct{}) {
 	for {
 		c.queueMu.Lock()
 		for len(c.queue) == 0 && !c.queueDone {
@@ -15,6 +19,7 @@ func (c *Conn) dispatchLoop(ctx context.Context) {
 		}
 		if len(c.queue) == 0 {
 			c.queueMu.Unlock()
+			close(done)
 			return
 		}
 		msg := c.queue[0]
@@ -23,7 +28,12 @@ func (c *Conn) dispatchLoop(ctx context.Context) {
 		c.queueMu.Unlock()
 
 		if msg.hasID {
-			c.runRequest(msg)
+			if deferred := c.runRequest(msg); deferred != nil {
+				go c.dispatchLoop(ctx, done)
+				result, _, err := c.callHandler(msg, deferred)
+				c.finishRequest(msg, result, err)
+				return
+			}
 		} else {
 			c.runNotification(ctx, msg)
 			c.queueMu.Lock()
@@ -68,7 +78,10 @@ func (c *Conn) runNotification(ctx context.Context, msg *wireMessage) {
 	c.h.HandleNotification(ctx, msg.Method, msg.Params)
 }
 
-func (c *Conn) runRequest(msg *wireMessage) {
+// runRequest runs msg's handler and answers it, unless the handler
+// deferred the rest of its work: runRequest returns that, for the caller
+// to run (and answer) off the dispatch loop.
+func (c *Conn) runRequest(msg *wireMessage) Deferred {
 	c.handlers.Add(1)
 	c.mu.Lock()
 	msg.started = true
@@ -77,13 +90,10 @@ func (c *Conn) runRequest(msg *wireMessage) {
 		return c.h.HandleRequest(msg.ctx, msg.Method, msg.Params)
 	})
 	if deferred != nil {
-		go func() {
-			result, _, err := c.callHandler(msg, deferred)
-			c.finishRequest(msg, result, err)
-		}()
-		return
+		return deferred
 	}
 	c.finishRequest(msg, result, err)
+	return nil
 }
 
 // callHandler runs f with panic recovery. A Deferred result is returned as

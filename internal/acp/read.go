@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"runtime"
 	"unicode/utf8"
 )
 
@@ -23,12 +24,15 @@ func (c *Conn) readLoop(ctx context.Context) error {
 				fmt.Sprintf("a line of at least %d bytes exceeds the %d-byte frame limit", tooLong, c.opts.MaxLineBytes)))
 		} else if len(line) > 0 {
 			c.handleFrames(ctx, line)
+			// Let the dispatcher take the message on this thread now: the
+			// next read blocks in the kernel holding the thread, and the
+			// dispatcher would wait for another thread to wake up and take
+			// it over (prompt → first chunk, ARCHITECTURE.md §7). A
+			// cancelled ctx is seen once the next read returns.
+			runtime.Gosched()
 		}
 		if err != nil {
 			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
 		}
 	}
 }

@@ -45,10 +45,8 @@ func (c *conversation) emit(ev Event) {
 	n := c.log.event(ev)
 	first := c.log.store != nil && c.fresh.Swap(false)
 	if first {
-		// The turn's first shown event: its row goes in now, before its
-		// frame is queued, so that the connection's writer, which makes
-		// what it has appended durable before the frame leaves, commits
-		// it with the prompt's rows in one transaction, not two.
+		// The turn's first shown event: its row goes in now, to be
+		// committed with the prompt's rows in one transaction, not two.
 		c.log.release()
 	}
 	var asked chan struct{} // closed when the front end asks Stored (first only)
@@ -68,13 +66,17 @@ func (c *conversation) emit(ev Event) {
 		}
 		ev.Stored = stored
 	}
+	if first {
+		// Commit it with the prompt's rows now, on this goroutine
+		// (store.CommitNow), before the frame is queued: the connection's writer then finds them committed and
+		// writes at once, and it can run on this thread as soon as the
+		// turn waits below, instead of waiting on another thread for the
+		// commit and being woken again. The stream waits for this once
+		// per turn (prompt → first chunk, ARCHITECTURE.md §7).
+		c.log.settleNow(n, 5*time.Second)
+	}
 	c.front.Emit(ev)
 	if first {
-		// Then commit it with the prompt's rows now, on this goroutine,
-		// instead of when the connection's writer gets to run while the
-		// model races ahead; the stream waits for this once per turn
-		// (prompt → first chunk, ARCHITECTURE.md §7).
-		c.settle(n)
 		// And let the front end's writer, which asks Stored right before
 		// it writes the frame, run before the model's next events: on a
 		// busy machine a stream that goes on at once keeps it from the CPU.

@@ -129,6 +129,17 @@ func (l *eventLog) event(ev Event) uint64 {
 // when that row could not be appended or wait passed first; whether the
 // commit succeeded is the store's failure count's to tell.
 func (l *eventLog) settle(n uint64, wait time.Duration) bool {
+	return l.settleBy(n, wait, false)
+}
+
+// settleNow is settle for an event to be shown at once (a turn's first):
+// when no commit is running, this goroutine commits its row itself
+// (store.CommitNow).
+func (l *eventLog) settleNow(n uint64, wait time.Duration) bool {
+	return l.settleBy(n, wait, true)
+}
+
+func (l *eventLog) settleBy(n uint64, wait time.Duration, now bool) bool {
 	if l.store == nil {
 		return true
 	}
@@ -146,6 +157,9 @@ func (l *eventLog) settle(n uint64, wait time.Duration) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
+	if now {
+		return l.store.CommitNow(ctx, ticket) == nil
+	}
 	return l.store.AwaitCommit(ctx, ticket) == nil
 }
 

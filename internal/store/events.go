@@ -70,6 +70,7 @@ type writer struct {
 	bases    map[int64]deltaBase
 	failed   error         // first write error not yet reported by Flush
 	failures atomic.Uint64 // commits that failed since the Store opened (read without mu)
+	raw      rawConn       // the write connection for commits (guarded by commitMu)
 	closing  bool
 
 	wake chan struct{} // the queue became non-empty
@@ -156,7 +157,7 @@ func (w *writer) flush(ctx context.Context) error {
 	w.mu.Lock()
 	target := w.enqueued
 	w.mu.Unlock()
-	if err := w.waitFor(ctx, target); err != nil {
+	if err := w.waitFor(ctx, target, false); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -179,7 +180,19 @@ func (s *Store) Appended() uint64 {
 // have been committed, or failed to be: compare [Store.CommitFailures]
 // before and after. It does not ask what writers hold back ([Store.Hold]).
 func (s *Store) AwaitCommit(ctx context.Context, ticket uint64) error {
-	return s.w.waitFor(ctx, ticket)
+	return s.w.waitFor(ctx, ticket, false)
+}
+
+// CommitNow is AwaitCommit for a caller that needs its events committed
+// at once (a turn's first shown event): when no commit is running it
+// commits them itself, on its own goroutine, instead of waking the
+// writer goroutine and being woken by it again, two hand-offs between
+// threads (prompt → first chunk, ARCHITECTURE.md §7). If ctx ends while
+// another process holds the database's write lock, the events stay
+// queued for the writer goroutine and ctx's error is returned.
+// (A stream does not use it: its commits stay grouped by the writer.)
+func (s *Store) CommitNow(ctx context.Context, ticket uint64) error {
+	return s.w.waitFor(ctx, ticket, true)
 }
 
 // IsCommitted reports whether the events behind ticket have been committed
@@ -214,10 +227,12 @@ func (s *Store) flushSession(ctx context.Context, sessionID string) error {
 	w.mu.Lock()
 	target := w.lastBySID[sessionID]
 	w.mu.Unlock()
-	return w.waitFor(ctx, target)
+	return w.waitFor(ctx, target, false)
 }
 
-func (w *writer) waitFor(ctx context.Context, ticket uint64) error {
+// waitFor waits until the events behind ticket are committed; with now,
+// when no commit is running, it commits them itself (see CommitNow).
+func (w *writer) waitFor(ctx context.Context, ticket uint64, now bool) error {
 	for {
 		w.mu.Lock()
 		if w.committed >= ticket {
@@ -226,6 +241,14 @@ func (w *writer) waitFor(ctx context.Context, ticket uint64) error {
 		}
 		ch := w.notify
 		w.mu.Unlock()
+		if now && w.commitMu.TryLock() {
+			err := w.commitThrough(ctx, ticket)
+			w.commitMu.Unlock()
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		signal(w.kick)
 		select {
 		case <-ch:
@@ -300,7 +323,7 @@ func (w *writer) run() {
 func (w *writer) drain() {
 	for {
 		w.commitMu.Lock()
-		more := w.commitBatch()
+		more, _ := w.commitBatch(context.Background())
 		w.commitMu.Unlock()
 		if !more {
 			return
@@ -308,15 +331,40 @@ func (w *writer) drain() {
 	}
 }
 
+// commitThrough commits the head of the queue until the events behind
+// ticket are committed. It stops early with ctx's error if ctx ends while
+// the database is locked by another process; the events not committed
+// stay queued for the writer goroutine. The caller holds commitMu.
+func (w *writer) commitThrough(ctx context.Context, ticket uint64) error {
+	for {
+		w.mu.Lock()
+		done := w.committed >= ticket
+		w.mu.Unlock()
+		if done {
+			return nil
+		}
+		more, err := w.commitBatch(ctx)
+		if err != nil {
+			signal(w.wake)
+			return err
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
 // commitBatch commits the head of the queue (up to maxBatch events) in one
 // transaction; false when the queue was empty. The caller holds commitMu,
-// so batches commit in queue order whichever goroutine commits them.
-func (w *writer) commitBatch() bool {
+// so batches commit in queue order whichever goroutine commits them. If
+// ctx ends while the commit waits for another process's lock, the batch
+// goes back to the head of the queue and ctx's error is returned.
+func (w *writer) commitBatch(ctx context.Context) (bool, error) {
 	w.mu.Lock()
 	n := min(len(w.queue), maxBatch)
 	if n == 0 {
 		w.mu.Unlock()
-		return false
+		return false, nil
 	}
 	batch := w.queue[:n:n]
 	var recycle []pendingEvent
@@ -330,9 +378,15 @@ func (w *writer) commitBatch() bool {
 	w.space.Broadcast()
 	w.mu.Unlock()
 
-	err := w.commit(batch)
+	err := w.commit(ctx, batch)
 
 	w.mu.Lock()
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// Nothing of the batch was committed: queue it again, first.
+		w.queue = append(batch[:n:n], w.queue...)
+		w.mu.Unlock()
+		return true, err
+	}
 	last := batch[len(batch)-1].ticket
 	w.committed = last
 	if err != nil {
@@ -353,22 +407,26 @@ func (w *writer) commitBatch() bool {
 	close(w.notify)
 	w.notify = make(chan struct{})
 	w.mu.Unlock()
-	return true
+	return true, nil
 }
 
 // insertRows is how many events one multi-row INSERT carries; it amortises
 // the per-statement cost of database/sql and the driver.
 const insertRows = 32
 
-var (
-	insertOne  = `INSERT INTO events (session_pk, seq, kind, payload, time) VALUES (?, ?, ?, ?, ?)`
-	insertMany = insertOne + strings.Repeat(`, (?, ?, ?, ?, ?)`, insertRows-1)
-)
+var insertMany = insertQuery(insertRows)
+
+// insertQuery inserts n events.
+func insertQuery(n int) string {
+	return `INSERT INTO events (session_pk, seq, kind, payload, time) VALUES (?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?)`, n-1)
+}
 
 const (
-	queryTouchSession = `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? RETURNING pk`
-	queryMaxSeq       = `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`
-	queryLastSeq      = `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`
+	// queryTouchSession bumps a session's updated_at and returns its pk
+	// and last seq, in one statement.
+	queryTouchSession = `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?
+RETURNING pk, (SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = sessions.pk)`
+	queryLastSeq = `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`
 )
 
 // kindHead returns kindHead(kind), computed once per kind.
@@ -383,15 +441,16 @@ func (w *writer) kindHead(kind string) []byte {
 
 // commit writes one batch in one transaction. Events of a session that does
 // not exist (never created, or deleted meanwhile) are dropped and reported;
-// the rest of the batch is still committed.
-func (w *writer) commit(batch []pendingEvent) error {
+// the rest of the batch is still committed. ctx only bounds the retries
+// after SQLITE_BUSY (each attempt runs to its end, or to the busy
+// timeout): an error that is ctx's means that nothing was committed.
+func (w *writer) commit(ctx context.Context, batch []pendingEvent) error {
 	order, bySID, size := groupBySession(batch)
 	var t *commitTx
-	err := w.s.inWriteTx(context.Background(), func(tx *sql.Tx) error {
-		t = &commitTx{w: w, tx: tx, ctx: context.Background(),
+	err := w.s.inRawWriteTx(ctx, func(rc *rawConn) error {
+		t = &commitTx{w: w, rc: rc,
 			newKinds: map[string]int64{}, newBases: map[int64]deltaBase{},
 			buf: make([]byte, 0, size+4*len(batch)), args: make([]any, 0, 5*insertRows)}
-		defer t.close()
 		for _, sid := range order {
 			if err := t.session(sid, bySID[sid]); err != nil {
 				return err
@@ -450,25 +509,14 @@ func (w *writer) keep(newKinds map[string]int64, newBases map[int64]deltaBase) {
 // commitTx is one commit's transaction and what it learns on the way; it is
 // thrown away if the transaction is retried or fails.
 type commitTx struct {
-	w         *writer
-	tx        *sql.Tx
-	ctx       context.Context
-	many, one *sql.Stmt
-	missing   []error
-	newKinds  map[string]int64
-	newBases  map[int64]deltaBase
-	claims    map[*claim]error // claims this commit settled: nil written, else why lost
-	buf       []byte
-	args      []any
-}
-
-func (t *commitTx) close() {
-	if t.many != nil {
-		t.many.Close()
-	}
-	if t.one != nil {
-		t.one.Close()
-	}
+	w        *writer
+	rc       *rawConn
+	missing  []error
+	newKinds map[string]int64
+	newBases map[int64]deltaBase
+	claims   map[*claim]error // claims this commit settled: nil written, else why lost
+	buf      []byte
+	args     []any
 }
 
 // kindID is the id of kind in event_kinds, created on first use.
@@ -480,8 +528,8 @@ func (t *commitTx) kindID(kind string) (int64, error) {
 		return id, nil
 	}
 	var id int64
-	err := t.tx.QueryRowContext(t.ctx, `INSERT INTO event_kinds (name) VALUES (?)
-ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(&id)
+	err := t.rc.queryRow(`INSERT INTO event_kinds (name) VALUES (?)
+ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, []any{kind}, &id)
 	t.newKinds[kind] = id
 	return id, err
 }
@@ -489,12 +537,8 @@ ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, kind).Scan(
 // session appends evs, the batch's events of session sid, after its last
 // stored seq.
 func (t *commitTx) session(sid string, evs []pendingEvent) error {
-	touch, err := t.w.s.txStmt(t.ctx, t.tx, queryTouchSession)
-	if err != nil {
-		return err
-	}
-	var pk int64
-	err = touch.QueryRowContext(t.ctx, evs[len(evs)-1].time, sid).Scan(&pk)
+	var pk, seq int64
+	err := t.rc.queryRow(queryTouchSession, []any{evs[len(evs)-1].time, sid}, &pk, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
 		return nil
@@ -502,17 +546,9 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	if err != nil {
 		return err
 	}
-	maxSeq, err := t.w.s.txStmt(t.ctx, t.tx, queryMaxSeq)
-	if err != nil {
-		return err
-	}
-	var seq int64
-	if err := maxSeq.QueryRowContext(t.ctx, pk).Scan(&seq); err != nil {
-		return err
-	}
 	if c, lost := t.w.s.lease.pendingClaim(sid); c != nil || lost != nil {
 		if lost == nil {
-			if lost, err = t.w.s.claimCheck(t.ctx, t.tx, sid, c, seq); err != nil {
+			if lost, err = t.w.s.claimCheck(t.rc, sid, c, seq); err != nil {
 				return err
 			}
 			if t.claims == nil {
@@ -533,9 +569,6 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	}
 	for len(evs) > 0 {
 		n := min(len(evs), insertRows)
-		if n < insertRows {
-			n = 1
-		}
 		if seq, prev, err = t.insert(pk, seq, prev, evs[:n]); err != nil {
 			return err
 		}
@@ -545,18 +578,12 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	return nil
 }
 
-// insert writes evs (one row, or insertRows rows) with one statement; it
+// insert writes evs (up to insertRows rows) with one statement; it
 // returns the last seq and the next delta base.
 func (t *commitTx) insert(pk, seq int64, prev []byte, evs []pendingEvent) (int64, []byte, error) {
-	stmt, query := &t.one, insertOne
-	if len(evs) == insertRows {
-		stmt, query = &t.many, insertMany
-	}
-	if *stmt == nil {
-		var err error
-		if *stmt, err = t.w.s.txStmt(t.ctx, t.tx, query); err != nil {
-			return 0, nil, err
-		}
+	query := insertMany
+	if len(evs) < insertRows {
+		query = insertQuery(len(evs))
 	}
 	t.args = t.args[:0]
 	for _, ev := range evs {
@@ -574,7 +601,7 @@ func (t *commitTx) insert(pk, seq int64, prev []byte, evs []pendingEvent) (int64
 			prev = nil
 		}
 	}
-	if _, err := (*stmt).ExecContext(t.ctx, t.args...); err != nil {
+	if _, err := t.rc.exec(query, t.args...); err != nil {
 		return 0, nil, err
 	}
 	return seq, prev, nil

@@ -237,3 +237,73 @@ func TestLastSeqFollowsAppendsOfAnotherStore(t *testing.T) {
 		t.Errorf("after 3 appends elsewhere: %d %v, want 3", n, err)
 	}
 }
+
+// Each commit inserts a session's rows with one statement per insertRows
+// rows and one for the rest, whatever their number: every count comes
+// back whole, in order, kinds and delta-encoded payloads included.
+func TestCommitsOfEverySizeComeBackWhole(t *testing.T) {
+	s := newStore(t)
+	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+	ctx := context.Background()
+	var want []string
+	for k := 1; k <= 2*insertRows+1; k++ {
+		for i := range k {
+			kind := []string{"agent_message_chunk", "context", "tool_call"}[i%3]
+			p := fmt.Sprintf(`{"round":%d,"i":%d,"text":"%s"}`, k, i, strings.Repeat("ab", i))
+			if err := s.Append("s", kind, []byte(p)); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, kind+" "+p)
+		}
+		if err := s.Flush(ctx); err != nil {
+			t.Fatalf("commit of %d rows: %v", k, err)
+		}
+	}
+	evs := mustEvents(t, s, "s")
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d", len(evs), len(want))
+	}
+	for i, ev := range evs {
+		if got := ev.Kind + " " + string(ev.Payload); ev.Seq != int64(i+1) || got != want[i] {
+			t.Fatalf("event %d = %d %s, want %d %s", i, ev.Seq, got, i+1, want[i])
+		}
+	}
+}
+
+// CommitNow commits its caller's rows itself (no commit running); it gives
+// up when its context ends while another process holds the write lock,
+// and its rows stay queued: a later commit stores them, none is lost.
+func TestCommitNowThatGivesUpLeavesItsRowsQueued(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the busy timeout")
+	}
+	path := tempDBPath(t)
+	a, b := openStore(t, path), openStore(t, path)
+	ctx := context.Background()
+	mustCreate(t, a, Session{ID: "s", Cwd: "/w"})
+	lock, err := b.writeDB.BeginTx(ctx, nil) // BEGIN IMMEDIATE: b holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	failures := a.CommitFailures()
+	if err := a.Append("s", "prompt", []byte(`"kept"`)); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := a.CommitNow(short, a.Appended()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("CommitNow while another process holds the lock = %v, want the deadline", err)
+	}
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(ctx); err != nil {
+		t.Fatalf("Flush after the lock was released: %v", err)
+	}
+	if evs := mustEvents(t, a, "s"); len(evs) != 1 || string(evs[0].Payload) != `"kept"` {
+		t.Fatalf("stored %v, want the row appended while the lock was held", evs)
+	}
+	if a.CommitFailures() != failures {
+		t.Error("the commit that gave up was counted as a failure")
+	}
+}

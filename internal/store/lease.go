@@ -95,6 +95,12 @@ const (
 ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, host = excluded.host,
 	pid = excluded.pid, heartbeat = excluded.heartbeat`
 	queryLeaseDelete = `DELETE FROM leases WHERE session_id = ? AND holder = ?`
+	// queryLeaseClaim writes the lease unless another holder's lease is
+	// there with a heartbeat at or after ?7: no row changes then.
+	queryLeaseClaim = `INSERT INTO leases (session_id, holder, owner, host, pid, heartbeat) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, host = excluded.host,
+	pid = excluded.pid, heartbeat = excluded.heartbeat
+WHERE leases.holder = excluded.holder OR leases.heartbeat < ?7`
 )
 
 // Acquire takes the run lease of a session, so that the same session loaded
@@ -144,13 +150,9 @@ func (s *Store) AcquireTurn(ctx context.Context, sessionID, owner string) (relea
 	var hb int64
 	err = retryBusy(ctx, func() error {
 		// A plain read on the write connection: it takes no write lock.
-		var row *sql.Row
-		if st := s.stmts[queryTurnStart]; st != nil {
-			row = st.QueryRowContext(ctx, sessionID)
-		} else {
-			row = s.writeDB.QueryRowContext(ctx, queryTurnStart, sessionID)
-		}
-		return row.Scan(&lastSeq, &holder, &cur.Owner, &cur.Host, &cur.PID, &hb)
+		return s.withRaw(func(rc *rawConn) error {
+			return rc.queryRow(queryTurnStart, []any{sessionID}, &lastSeq, &holder, &cur.Owner, &cur.Host, &cur.PID, &hb)
+		})
 	})
 	if err == nil && holder != "" && holder != l.holder {
 		cur.SessionID = sessionID
@@ -244,16 +246,23 @@ FROM (SELECT 1) LEFT JOIN leases l ON l.session_id = ?1`
 // transaction: it checks the lease row and the session's last seq (before
 // the commit's rows), and writes the lease. A non-nil lost is why the
 // claim failed; err is a database error (the transaction fails).
-func (s *Store) claimCheck(ctx context.Context, tx *sql.Tx, sessionID string, c *claim, seq int64) (lost, err error) {
+func (s *Store) claimCheck(rc *rawConn, sessionID string, c *claim, seq int64) (lost, err error) {
 	l := &s.lease
-	sel, err := s.txStmt(ctx, tx, queryLeaseHolder)
-	if err != nil {
-		return nil, err
+	if seq == c.seq {
+		// The usual case, in one statement: the lease is free, ours, or
+		// stale by its heartbeat.
+		now := s.now()
+		n, err := rc.exec(queryLeaseClaim, sessionID, l.holder, c.owner, l.host, l.pid, now.UnixNano(), now.Add(-l.ttl).UnixNano())
+		if err != nil || n == 1 {
+			return nil, err
+		}
 	}
+	// Another holder's lease with a recent heartbeat (its process may
+	// still be dead), or the log changed: say which.
 	var cur BusyError
 	var holder string
 	var hb int64
-	err = sel.QueryRowContext(ctx, sessionID).Scan(&holder, &cur.Owner, &cur.Host, &cur.PID, &hb)
+	err = rc.queryRow(queryLeaseHolder, []any{sessionID}, &holder, &cur.Owner, &cur.Host, &cur.PID, &hb)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -269,11 +278,7 @@ func (s *Store) claimCheck(ctx context.Context, tx *sql.Tx, sessionID string, c 
 	if seq != c.seq {
 		return &BusyError{SessionID: sessionID, Changed: true, Heartbeat: s.now()}, nil
 	}
-	upsert, err := s.txStmt(ctx, tx, queryLeaseUpsert)
-	if err != nil {
-		return nil, err
-	}
-	_, err = upsert.ExecContext(ctx, sessionID, l.holder, c.owner, l.host, l.pid, s.now().UnixNano())
+	_, err = rc.exec(queryLeaseUpsert, sessionID, l.holder, c.owner, l.host, l.pid, s.now().UnixNano())
 	return nil, err
 }
 

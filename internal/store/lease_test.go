@@ -394,3 +394,62 @@ func TestAcquireTurnClaimCountsThisStoresConcurrentRows(t *testing.T) {
 		release()
 	}
 }
+
+// A lease another holder writes between a turn's AcquireTurn and its first
+// commit decides that commit: one with an old heartbeat, or of a dead
+// process on this host, is taken over and the turn's rows stored; a live
+// one (a fresh heartbeat from another host) wins, and the rows are dropped.
+func TestAcquireTurnFirstCommitJudgesALeaseWrittenMeanwhile(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("cannot run true:", err)
+	}
+	dead := cmd.Process.Pid
+	s := newStore(t)
+	ctx := context.Background()
+	fresh := time.Now().UnixNano()
+	cases := []struct {
+		name      string
+		host      string
+		heartbeat int64
+		taken     bool // the turn keeps its rows and the lease
+	}{
+		{"old heartbeat", "elsewhere", time.Now().Add(-time.Minute).UnixNano(), true},
+		{"dead process", s.lease.host, fresh, true},
+		{"live holder", "elsewhere", fresh, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id := strings.ReplaceAll(c.name, " ", "-")
+			mustCreate(t, s, Session{ID: id, Cwd: "/w"})
+			release, _, err := s.AcquireTurn(ctx, id, "turn")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			if _, err := s.writeDB.Exec(`INSERT INTO leases (session_id, holder, owner, host, pid, heartbeat) VALUES (?, 'other', 'other owner', ?, ?, ?)`,
+				id, c.host, dead, c.heartbeat); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Append(id, "prompt", []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			err = s.Flush(ctx)
+			evs := mustEvents(t, s, id)
+			rows := leaseRows(t, s, id)
+			if c.taken {
+				if err != nil || len(evs) != 1 || len(rows) != 1 || rows[0] != s.lease.holder+"-turn" {
+					t.Fatalf("Flush = %v, %d rows stored, lease rows %v; want the turn's row and lease", err, len(evs), rows)
+				}
+				return
+			}
+			var busy *BusyError
+			if !errors.Is(err, ErrBusy) || len(evs) != 0 || !errors.As(s.LeaseLost(id), &busy) || busy.Owner != "other owner" {
+				t.Fatalf("Flush = %v, %d rows stored, LeaseLost = %v; want the rows dropped for the other owner", err, len(evs), s.LeaseLost(id))
+			}
+			if len(rows) != 1 || rows[0] != "other-other owner" {
+				t.Fatalf("lease rows %v, want the other holder's", rows)
+			}
+		})
+	}
+}

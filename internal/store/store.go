@@ -11,10 +11,13 @@
 // Invariants this package keeps:
 //
 //   - Events reach the database as they happen. [Store.Append] only queues; a
-//     single writer goroutine commits the queue in groups (at most a few ms
-//     after the first event of a group, or at once when a group is large), so
-//     a kill -9 loses at most the last few ms and streaming never waits on
-//     the disk per event. [Store.Flush] waits for everything queued so far.
+//     writer goroutine commits the queue in groups (at most a few ms after
+//     the first event of a group, or at once when a group is large), so a
+//     kill -9 loses at most the last few ms and streaming never waits on the
+//     disk per event. [Store.Flush] waits for everything queued so far;
+//     [Store.CommitNow] lets its caller commit the queue itself when no
+//     commit runs, one commit at a time in queue order whichever goroutine
+//     runs it.
 //   - All writes of one Store go through one connection, so the group commit
 //     and the synchronous writes (create, update, delete, fork, leases) are
 //     serialised in this process; reads use a small pool of their own.
@@ -76,8 +79,10 @@ type Store struct {
 
 	now func() time.Time // injected clock (tests)
 
-	// stmts are the statements of a turn's start and of group commit,
-	// prepared once on the write connection (see txStmt).
+	// stmts are the statements run through database/sql on every turn
+	// (its lease's release, LastSeq), prepared once on the write
+	// connection (see txStmt). Group commit and a turn's start prepare
+	// theirs on the driver connection (raw.go).
 	stmts map[string]*sql.Stmt
 
 	w     *writer // group commit of appended events
@@ -184,6 +189,9 @@ func (s *Store) Close() error {
 		for _, st := range s.stmts {
 			st.Close()
 		}
+		s.w.commitMu.Lock()
+		s.closeRaw()
+		s.w.commitMu.Unlock()
 		err = errors.Join(err, s.readDB.Close(), s.writeDB.Close())
 		s.closeErr = err
 	})
@@ -276,13 +284,11 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 	})
 }
 
-// hotQueries run on every turn's start and every group commit. SQLite
-// parses a query each time database/sql runs it on a transaction; prepared
-// once, they are parsed once (a third of the store's CPU at a turn's start,
-// BenchmarkTurnStart).
+// hotQueries run through database/sql on every turn. SQLite parses a
+// query each time database/sql runs it on a transaction; prepared once,
+// they are parsed once.
 var hotQueries = []string{
-	queryTouchSession, queryMaxSeq, insertOne, insertMany,
-	queryLeaseHolder, queryLeaseUpsert, queryLeaseDelete, queryLastSeq, queryTurnStart,
+	queryLeaseHolder, queryLeaseUpsert, queryLeaseDelete, queryLastSeq,
 }
 
 // prepare prepares hotQueries on the write connection. A query that fails

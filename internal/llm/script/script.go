@@ -229,16 +229,10 @@ func (pl *player) text(i int, p Part) bool {
 	if p.Type == "thinking" {
 		typ = llm.EventThinkingDelta
 	}
-	text := p.Text
-	if p.Repeat > 1 {
-		text = strings.Repeat(text, p.Repeat)
-	}
-	for len(text) > 0 {
+	for piece := range pieces(p.Text, p.Repeat, pl.chunk) {
 		if !pl.wait() {
 			return false
 		}
-		piece := cut(text, pl.chunk)
-		text = text[len(piece):]
 		if !pl.yield(llm.Event{Type: typ, Index: i, Text: piece}, nil) {
 			return false
 		}
@@ -284,6 +278,73 @@ func (pl *player) finish(r Response, req llm.Request, sawTool bool) {
 		}
 	}
 	pl.yield(llm.Event{Type: llm.EventStop, StopReason: stop}, nil)
+}
+
+// pieces splits text repeated repeat times (at least once) into pieces of
+// chunk runes, the last one shorter: what cutting strings.Repeat(text,
+// repeat) would give, built as each piece is asked for rather than the
+// whole repeated text first. A large repeat thus starts streaming at
+// once, like a provider whose first event does not wait for the whole
+// answer. A piece within one copy of text is a substring of it.
+func pieces(text string, repeat, chunk int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		repeat, chunk = max(repeat, 1), max(chunk, 1)
+		if !utf8.ValidString(text) {
+			// A rune could span two copies: cut the repeated text itself.
+			rest := strings.Repeat(text, repeat)
+			for len(rest) > 0 {
+				piece := cut(rest, chunk)
+				rest = rest[len(piece):]
+				if !yield(piece) {
+					return
+				}
+			}
+			return
+		}
+		runes := utf8.RuneCountInString(text)
+		// The next piece starts at byte at of copy done+1.
+		at, done := 0, 0
+		for done < repeat && len(text) > 0 {
+			piece, n := take(text[at:], chunk)
+			if at += len(piece); at == len(text) {
+				at, done = 0, done+1
+			}
+			if need := chunk - n; need > 0 && done < repeat {
+				// The piece goes on into the next copies.
+				var b strings.Builder
+				b.Grow(len(piece) + min(need*utf8.UTFMax, (repeat-done)*len(text)))
+				b.WriteString(piece)
+				for ; need >= runes && done < repeat; need -= runes {
+					b.WriteString(text)
+					done++
+				}
+				if need > 0 && done < repeat {
+					head, _ := take(text, need)
+					b.WriteString(head)
+					at = len(head)
+				}
+				piece = b.String()
+			}
+			if !yield(piece) {
+				return
+			}
+		}
+	}
+}
+
+// take returns the first n runes of s, or all of s when it has fewer, and
+// how many runes that is.
+func take(s string, n int) (string, int) {
+	i, k := 0, 0
+	for ; k < n && i < len(s); k++ {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i], k
 }
 
 // cut returns the first n runes of s (n bytes would split UTF-8).
