@@ -68,11 +68,12 @@ func (c *conversation) emit(ev Event) {
 	}
 	if first {
 		// Commit it with the prompt's rows now, on this goroutine
-		// (store.CommitNow), before the frame is queued: the connection's writer then finds them committed and
-		// writes at once, and it can run on this thread as soon as the
-		// turn waits below, instead of waiting on another thread for the
-		// commit and being woken again. The stream waits for this once
-		// per turn (prompt → first chunk, ARCHITECTURE.md §7).
+		// (store.CommitNow), before the frame is queued: the
+		// connection's writer then finds them committed and writes at
+		// once, and it can run on this thread as soon as the turn waits
+		// below, instead of waiting on another thread for the commit and
+		// being woken again. The stream waits for this once per turn
+		// (prompt → first chunk, ARCHITECTURE.md §7).
 		c.log.settleNow(n, 5*time.Second)
 	}
 	c.front.Emit(ev)
