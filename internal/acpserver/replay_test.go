@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,7 +103,14 @@ func storedRows(t *testing.T, events []agent.Event) *store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.CreateSession(t.Context(), store.Session{ID: "s1", Cwd: "/w"}); err != nil {
+	appendSession(t, st, "s1", events)
+	return st
+}
+
+// appendSession stores events as session sid of st.
+func appendSession(t *testing.T, st *store.Store, sid string, events []agent.Event) {
+	t.Helper()
+	if err := st.CreateSession(t.Context(), store.Session{ID: sid, Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ev := range events {
@@ -110,22 +118,21 @@ func storedRows(t *testing.T, events []agent.Event) *store.Store {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.Append("s1", string(ev.Kind), b); err != nil {
+		if err := st.Append(sid, string(ev.Kind), b); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := st.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return st
 }
 
 // checkStoredReplay: session/load's replay (the rows streamed, text copied
 // in wire form) writes exactly the frames the update-by-update path writes
 // for the folded log's events.
-func checkStoredReplay(t *testing.T, st *store.Store) {
+func checkStoredReplay(t *testing.T, st *store.Store, sid string) {
 	t.Helper()
-	lg, err := agent.FoldStored(t.Context(), st, "s1")
+	lg, err := agent.FoldStored(t.Context(), st, sid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +146,7 @@ func checkStoredReplay(t *testing.T, st *store.Store) {
 			})
 			got := framesOf(t, messagesHost, func(ss *session) {
 				run := ss.srv.conn.NewRun()
-				if _, err := agent.FoldStream(t.Context(), st, "s1", maxTextBytes, func(ev agent.Event) { ss.replay(run, ev, tagged) }); err != nil {
+				if _, err := agent.FoldStream(t.Context(), st, sid, maxTextBytes, func(ev agent.Event) { ss.replay(run, ev, tagged) }); err != nil {
 					t.Fatal(err)
 				}
 				if err := run.Flush(); err != nil {
@@ -186,7 +193,7 @@ func TestStoredReplaySendsTheFramesEmitSends(t *testing.T) {
 	for i := range 3000 { // more than one run buffer, and several blocks of entries
 		events = append(events, textEvent(agent.EventThoughtChunk, fmt.Sprint("t", i), "y"), textEvent(agent.EventMessageChunk, fmt.Sprint("m", i), "x<"))
 	}
-	checkStoredReplay(t, storedRows(t, events))
+	checkStoredReplay(t, storedRows(t, events), "s1")
 }
 
 // FuzzStoredReplay: any text, cut into chunks anywhere, replays from the
@@ -194,14 +201,25 @@ func TestStoredReplaySendsTheFramesEmitSends(t *testing.T) {
 func FuzzStoredReplay(f *testing.F) {
 	f.Add("héllo 🐦 <b>&\u2028\x00\xff\ufffd", uint8(3), uint8(7))
 	f.Add("\xf0\x9f\x90\xa6\xf0\x9f", uint8(1), uint8(5))
+	// One store for every input, a session each: opening a database per
+	// input made each run slow enough that the engine often stopped
+	// mid-minimisation at -fuzztime ("context deadline exceeded").
+	st, err := store.Open(f.TempDir() + "/s.db")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { st.Close() })
+	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, text string, cut1, cut2 uint8) {
 		a := min(int(cut1), len(text))
 		b := min(max(a, int(cut2)), len(text))
-		checkStoredReplay(t, storedRows(t, []agent.Event{
+		sid := fmt.Sprintf("s%d", n.Add(1))
+		appendSession(t, st, sid, []agent.Event{
 			textEvent(agent.EventUserChunk, "u1", text),
 			textEvent(agent.EventMessageChunk, "m1", text[:a]), textEvent(agent.EventMessageChunk, "m1", text[a:b]),
 			textEvent(agent.EventMessageChunk, "m1", text[b:]), textEvent(agent.EventThoughtChunk, "t1", text[a:]),
-		}))
+		})
+		checkStoredReplay(t, st, sid)
 	})
 }
 
