@@ -17,7 +17,9 @@ import (
 // is checked against `git config --get` by TestGitConfigValueMatchesGit.
 //
 // Not followed: [includeIf] (only [include]), the per-worktree config
-// (extensions.worktreeConfig), "~user/" and "%(prefix)/" paths.
+// (extensions.worktreeConfig), "~user/" and "%(prefix)/" paths. The
+// system file is taken to be /etc/gitconfig; a git built with another
+// prefix (Homebrew's, say) reads its own.
 
 // excludesFile returns the path of the repository's global ignore file, ""
 // when there is none. commonDir is the repository's common git directory
