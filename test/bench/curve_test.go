@@ -46,52 +46,59 @@ func vmHWM(pid int) float64 {
 	return 0
 }
 
-// BenchmarkLoadCurve measures session/load of one answer stored as N
-// one-character chunk rows (as releases before chunk merging wrote them), for N in $CORVID_LOAD_SIZES (default 1k, 10k, 30k,
-// 100k), through a running corvid: request written → every replayed
+// BenchmarkLoadCurve measures session/load of N one-character chunk rows,
+// for N in $CORVID_LOAD_SIZES (default 1k, 10k, 30k, 100k): merged-N, one
+// answer's chunks as releases before chunk merging stored them (one
+// replayed message); distinct-N, chunks that cannot merge (N replayed
+// updates). Through a running corvid: request written → every replayed
 // update and the response read. Budget (ARCHITECTURE.md §7): linear in events,
 // 100k ≤ 400 ms, memory ≤ 64 MiB (MiB-hwm: the loading process's peak
 // RSS, start-up included).
 func BenchmarkLoadCurve(b *testing.B) {
 	bin := testkit.BuildCorvid(b)
+	// distinct: rows alternating between a thinking and a text message,
+	// which cannot merge: n replayed updates, and as many display entries
+	// for the fold to keep or give out as it reads (memory: bounded by the
+	// largest message, not the session).
+	distinct := func(i int) corvidagent.Event {
+		kind := corvidagent.EventThoughtChunk
+		if i%2 == 1 {
+			kind = corvidagent.EventMessageChunk
+		}
+		return corvidagent.Event{Kind: kind, MessageID: fmt.Sprint("msg_", i/2),
+			Content: &corvidagent.Block{Type: corvidagent.BlockText, Text: fmt.Sprint(i % 10)}}
+	}
 	for _, n := range sizesFromEnv(b, "CORVID_LOAD_SIZES", []int{1000, 10000, 30000, 100000}) {
-		b.Run(fmt.Sprintf("merged-%dk", n/1000), func(b *testing.B) {
-			home, workspace := b.TempDir(), b.TempDir()
-			script := map[string]any{"responses": []any{map[string]any{"parts": []any{
-				map[string]any{"type": "text", "text": "x"}}}}}
-			sid := storedSession(b, bin, home, workspace, script)
-			db := filepath.Join(home, "corvid", "sessions.db")
-			// corvid now stores a streamed message's chunks as one row
-			// (eventlog.go), so a turn no longer leaves n rows; a log written
-			// by an earlier release, or n events that cannot merge, still
-			// can. Append them as such a release did: one row per chunk.
-			appendChunkRows(b, db, sid, n)
-			events := countEvents(b, db, sid)
-			a := timeLoads(b, bin, home, workspace, sid, events)
-			b.ReportMetric(vmHWM(a.cmd.Process.Pid), "MiB-hwm")
-		})
-		// distinct: N one-character chunk rows alternating between a
-		// thinking and a text message, which cannot merge: N replayed
-		// updates, and as many display entries for the fold to keep or
-		// give out as it reads (memory: bounded by the largest message,
-		// not the session).
-		b.Run(fmt.Sprintf("distinct-%dk", n/1000), func(b *testing.B) {
-			home, workspace := b.TempDir(), b.TempDir()
-			script := map[string]any{"responses": []any{map[string]any{"parts": []any{
-				map[string]any{"type": "text", "text": "x"}}}}}
-			sid := storedSession(b, bin, home, workspace, script)
-			db := filepath.Join(home, "corvid", "sessions.db")
-			appendAlternatingRows(b, db, sid, n)
-			events := countEvents(b, db, sid)
-			a := timeLoads(b, bin, home, workspace, sid, events)
-			b.ReportMetric(vmHWM(a.cmd.Process.Pid), "MiB-hwm")
-		})
+		for _, c := range []struct {
+			name  string
+			event func(i int) corvidagent.Event
+		}{{"merged", earlierReleaseChunk}, {"distinct", distinct}} {
+			b.Run(fmt.Sprintf("%s-%dk", c.name, n/1000), func(b *testing.B) {
+				home, workspace := b.TempDir(), b.TempDir()
+				script := map[string]any{"responses": []any{map[string]any{"parts": []any{
+					map[string]any{"type": "text", "text": "x"}}}}}
+				sid := storedSession(b, bin, home, workspace, script)
+				db := filepath.Join(home, "corvid", "sessions.db")
+				appendRows(b, db, sid, n, c.event)
+				events := countEvents(b, db, sid)
+				a := timeLoads(b, bin, home, workspace, sid, events)
+				b.ReportMetric(vmHWM(a.cmd.Process.Pid), "MiB-hwm")
+			})
+		}
 	}
 }
 
-// appendAlternatingRows appends n one-character chunk rows alternating
-// between a thinking and a text message (each row its own message).
-func appendAlternatingRows(b *testing.B, dbPath, sid string, n int) {
+// earlierReleaseChunk is the i-th row of one message as releases before
+// chunk merging stored it (corvid now stores a streamed message's chunks
+// as one row, eventlog.go): merged rows, one per one-character chunk.
+func earlierReleaseChunk(int) corvidagent.Event {
+	return corvidagent.Event{Kind: corvidagent.EventMessageChunk, MessageID: "msg_earlier_release",
+		Content: &corvidagent.Block{Type: corvidagent.BlockText, Text: "x"}}
+}
+
+// appendRows appends n one-character chunk rows to a stored session, one
+// row each: the i-th is event(i).
+func appendRows(b *testing.B, dbPath, sid string, n int, event func(i int) corvidagent.Event) {
 	b.Helper()
 	st, err := store.Open(dbPath)
 	if err != nil {
@@ -99,40 +106,12 @@ func appendAlternatingRows(b *testing.B, dbPath, sid string, n int) {
 	}
 	defer st.Close()
 	for i := range n {
-		kind := corvidagent.EventThoughtChunk
-		if i%2 == 1 {
-			kind = corvidagent.EventMessageChunk
-		}
-		row, err := json.Marshal(corvidagent.Event{Kind: kind, MessageID: fmt.Sprint("msg_", i/2),
-			Content: &corvidagent.Block{Type: corvidagent.BlockText, Text: fmt.Sprint(i % 10)}})
+		ev := event(i)
+		row, err := json.Marshal(ev)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := st.Append(sid, string(kind), row); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := st.Flush(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// appendChunkRows appends n one-character agent_message_chunk rows of one
-// message to a stored session, one row each.
-func appendChunkRows(b *testing.B, dbPath, sid string, n int) {
-	b.Helper()
-	st, err := store.Open(dbPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	row, err := json.Marshal(corvidagent.Event{Kind: corvidagent.EventMessageChunk, MessageID: "msg_earlier_release",
-		Content: &corvidagent.Block{Type: corvidagent.BlockText, Text: "x"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for range n {
-		if err := st.Append(sid, string(corvidagent.EventMessageChunk), row); err != nil {
+		if err := st.Append(sid, string(ev.Kind), row); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -195,7 +195,7 @@ func BenchmarkLoad5kEvents(b *testing.B) {
 			sid := storedSession(b, bin, home, workspace, c.script)
 			db := filepath.Join(home, "corvid", "sessions.db")
 			if c.rows > 0 {
-				appendChunkRows(b, db, sid, c.rows)
+				appendRows(b, db, sid, c.rows, earlierReleaseChunk)
 			}
 			events := countEvents(b, db, sid)
 			if events < 5000 {
