@@ -79,10 +79,8 @@ type Store struct {
 
 	now func() time.Time // injected clock (tests)
 
-	// stmts are the statements run through database/sql on every turn
-	// (its lease's release, LastSeq), prepared once on the write
-	// connection (see txStmt). Group commit and a turn's start prepare
-	// theirs on the driver connection (raw.go).
+	// stmts are hotQueries, prepared once on the write connection (see
+	// txStmt).
 	stmts map[string]*sql.Stmt
 
 	w     *writer // group commit of appended events
@@ -284,12 +282,12 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 	})
 }
 
-// hotQueries run through database/sql on every turn. SQLite parses a
-// query each time database/sql runs it on a transaction; prepared once,
-// they are parsed once.
-var hotQueries = []string{
-	queryLeaseHolder, queryLeaseUpsert, queryLeaseDelete, queryLastSeq,
-}
+// hotQueries run through database/sql on every turn (a turn's end
+// releases its lease). SQLite parses a query each time database/sql runs
+// it on a transaction; prepared once, they are parsed once. Group commit
+// and a turn's start prepare theirs on the driver connection (raw.go);
+// the lease queries of Store.Acquire run once per `corvid sessions rm`.
+var hotQueries = []string{queryLeaseDelete}
 
 // prepare prepares hotQueries on the write connection. A query that fails
 // to prepare is left to txStmt to prepare in its transaction.
