@@ -81,15 +81,7 @@ func TestReplayRunSendsTheFramesEmitSends(t *testing.T) {
 			if n := bytes.Count(want, []byte("\n")); n < len(events) {
 				t.Fatalf("the emit path wrote %d frames for %d events", n, len(events))
 			}
-			if !bytes.Equal(got, want) {
-				wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
-				for i := range min(len(wl), len(gl)) {
-					if !bytes.Equal(wl[i], gl[i]) {
-						t.Fatalf("messagesHost %v, turn %v: frame %d differs:\n got %.300s\nwant %.300s", messagesHost, tagged, i, gl[i], wl[i])
-					}
-				}
-				t.Fatalf("messagesHost %v, turn %v: %d frames, want %d", messagesHost, tagged, len(gl), len(wl))
-			}
+			sameFrames(t, got, want, fmt.Sprintf("messagesHost %v, turn %v", messagesHost, tagged))
 		}
 	}
 }
@@ -153,17 +145,25 @@ func checkStoredReplay(t *testing.T, st *store.Store, sid string) {
 					t.Fatal(err)
 				}
 			})
-			if !bytes.Equal(got, want) {
-				wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
-				for i := range min(len(wl), len(gl)) {
-					if !bytes.Equal(wl[i], gl[i]) {
-						t.Fatalf("messagesHost %v, turn %v: frame %d differs:\n got %.300s\nwant %.300s", messagesHost, tagged, i, gl[i], wl[i])
-					}
-				}
-				t.Fatalf("messagesHost %v, turn %v: %d frames, want %d", messagesHost, tagged, len(gl), len(wl))
-			}
+			sameFrames(t, got, want, fmt.Sprintf("messagesHost %v, turn %v", messagesHost, tagged))
 		}
 	}
+}
+
+// sameFrames fails t, naming the first differing frame, unless got and
+// want hold the same frames.
+func sameFrames(t *testing.T, got, want []byte, what string) {
+	t.Helper()
+	if bytes.Equal(got, want) {
+		return
+	}
+	wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
+	for i := range min(len(wl), len(gl)) {
+		if !bytes.Equal(wl[i], gl[i]) {
+			t.Fatalf("%s: frame %d differs:\n got %.300s\nwant %.300s", what, i, gl[i], wl[i])
+		}
+	}
+	t.Fatalf("%s: %d frames, want %d", what, len(gl), len(wl))
 }
 
 func textEvent(kind agent.EventKind, id, s string) agent.Event {
