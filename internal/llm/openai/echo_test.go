@@ -1,0 +1,92 @@
+package openai
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/llm"
+)
+
+// TestReasoningEchoPerPreset pins each preset's documented rule for which
+// assistant messages carry their reasoning back as reasoning_content, over
+// a history of two turns: a finished tool loop (call, answer) and the
+// current one (call, its result). The recorded suite proves the Z.AI
+// Coding Plan, llama.cpp and DeepSeek against follow-ups the real servers
+// accepted; these pin the rest of each rule, and Moonshot's and Kimi for
+// Coding's, for which no public recording of their own API was found.
+func TestReasoningEchoPerPreset(t *testing.T) {
+	call := func(id, thought string) llm.Message {
+		return llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
+			{Type: llm.PartThinking, Text: thought},
+			{Type: llm.PartToolUse, ToolUseID: id, ToolName: "read", Input: json.RawMessage(`{}`)},
+		}}
+	}
+	result := func(id string) llm.Message {
+		return llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartToolResult, ToolUseID: id, Text: "ok"}}}
+	}
+	history := []llm.Message{
+		{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("first")}},
+		call("c1", "t1"), result("c1"),
+		{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartThinking, Text: "t2"}, llm.Text("answer")}},
+		{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("second")}},
+		call("c2", "t3"), result("c2"),
+	}
+	// The reasoning_content of the three assistant messages, in order.
+	cases := map[string][3]string{
+		"deepseek":        {"t1", "", "t3"},   // tool-call messages, every turn
+		"zai-coding-plan": {"t1", "t2", "t3"}, // preserved thinking: all
+		"zai":             {"", "", "t3"},     // interleaved: the current loop
+		"llamacpp":        {"", "", "t3"},     // gpt-oss: the current loop
+		"openrouter":      {"", "", ""},       // reasoning_details instead
+		"xai":             {"", "", ""},
+		"groq":            {"", "", ""},
+		"moonshotai":      {"t1", "", "t3"}, // Kimi: tool-call messages, every turn
+		"kimi-for-coding": {"t1", "", "t3"},
+		"xiaomi":          {"", "", ""},
+		"ollama":          {"", "", ""},
+		"vllm":            {"", "", ""},
+	}
+	for name, want := range cases {
+		p, ok := config.LookupProvider(name)
+		if !ok {
+			t.Fatalf("no preset %s", name)
+		}
+		m, err := newModel(p, llm.ProviderConfig{Provider: name, Model: "m", APIKey: "k"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, msg := range m.chatParams(llm.Request{Model: "m", Messages: history}).Messages {
+			if msg.Role == "assistant" {
+				got = append(got, msg.ReasoningContent)
+			}
+		}
+		if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+			t.Errorf("%s: reasoning_content of the assistant messages %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestCurrentLoopStartsAfterTheLastPrompt checks where the current tool loop
+// begins: after the last user message that is more than tool results.
+func TestCurrentLoopStartsAfterTheLastPrompt(t *testing.T) {
+	prompt := llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("p")}}
+	asst := llm.Message{Role: llm.RoleAssistant}
+	results := llm.Message{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartToolResult, ToolUseID: "x"}}}
+	cases := []struct {
+		msgs []llm.Message
+		want int
+	}{
+		{nil, 0},
+		{[]llm.Message{prompt}, 1},
+		{[]llm.Message{prompt, asst, results, asst, results}, 1},
+		{[]llm.Message{prompt, asst, results, asst, prompt, asst, results}, 5},
+		{[]llm.Message{asst, results}, 0},
+	}
+	for i, tc := range cases {
+		if got := currentLoop(tc.msgs); got != tc.want {
+			t.Errorf("case %d: currentLoop = %d, want %d", i, got, tc.want)
+		}
+	}
+}
