@@ -43,9 +43,10 @@ var echoCases = []echoCase{{
 // reasoning_content, the reasoning streamed before it. corvid's follow-up
 // must carry the same assistant message: content (where the accepted one
 // has it), reasoning_content equal to the accepted one, and the call. Then
-// a second prompt checks the rule across turns: the Coding Plan keeps every
-// earlier assistant message's reasoning (preserved thinking), gpt-oss on
-// llama.cpp gets none once the loop ended with an answer.
+// a second prompt, after session/load, checks the rule across turns: the
+// Coding Plan keeps every earlier assistant message's reasoning (preserved
+// thinking), gpt-oss on llama.cpp gets none once the loop ended with an
+// answer.
 func TestReasoningContentGoesBackAsTheAcceptedFollowUpDid(t *testing.T) {
 	for _, tc := range echoCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,6 +84,9 @@ func TestReasoningContentGoesBackAsTheAcceptedFollowUpDid(t *testing.T) {
 			}
 			validateMessages(t, reqs[1])
 
+			// The next turn comes after the editor reloaded the session: the
+			// reasoning is part of what was stored.
+			c.MustCall(c.Ctx, "session/load", map[string]any{"sessionId": c.SID, "cwd": c.Workspace, "mcpServers": []any{}}, nil)
 			c.MustPrompt(t, c.SID, "And tomorrow?", "end_turn")
 			third := srv.MustRequests(t, 3)[2]
 			as := replay.Where(third.Items(t, "messages"), "role", "assistant")
