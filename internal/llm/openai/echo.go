@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 )
@@ -25,9 +26,14 @@ const (
 )
 
 // echoes says whether msg's reasoning goes back; inLoop says msg belongs
-// to the current tool loop.
-func (r echoRule) echoes(msg llm.Message, inLoop bool) bool {
+// to the current tool loop, oneChannel that the model's chat template takes
+// a tool-call message's analysis as content or as reasoning but not both.
+func (r echoRule) echoes(msg llm.Message, inLoop, oneChannel bool) bool {
 	calls := slices.ContainsFunc(msg.Parts, func(p llm.Part) bool { return p.Type == llm.PartToolUse })
+	text := slices.ContainsFunc(msg.Parts, func(p llm.Part) bool { return p.Type == llm.PartText && p.Text != "" })
+	if calls && text && oneChannel {
+		return false
+	}
 	switch r {
 	case echoLoopCalls:
 		return calls && inLoop
@@ -63,7 +69,10 @@ func (r echoRule) echoes(msg llm.Message, inLoop bool) bool {
 //     reasoning_content through the model's chat template; gpt-oss's
 //     (OpenAI's harmony format) keeps the reasoning of tool calls until the
 //     final answer and drops it after, so it goes back within the tool loop
-//     only.
+//     only. gpt-oss's template refuses a tool-call message that has both
+//     content and reasoning ("Cannot pass both content and thinking in an
+//     assistant message with tool calls"): such a message keeps its content
+//     and goes back without reasoning (oneChannel).
 //
 // No other preset documents the field in requests: OpenRouter (which has
 // reasoning_details, echoDetails), Groq, Mistral, xAI, Together, Fireworks,
@@ -102,4 +111,10 @@ var echoDetails = map[string]bool{"openrouter": true}
 // response's reasoning_details, as chatState.end yields it.
 type detailsSig struct {
 	ReasoningDetails []json.RawMessage `json:"reasoning_details"`
+}
+
+// oneChannel says whether the model's chat template takes a tool-call
+// message's analysis in one field only: gpt-oss served by llama.cpp.
+func (m *model) oneChannel(model string) bool {
+	return m.p.Name == "llamacpp" && strings.Contains(strings.ToLower(model), "gpt-oss")
 }

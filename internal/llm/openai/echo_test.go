@@ -90,3 +90,48 @@ func TestCurrentLoopStartsAfterTheLastPrompt(t *testing.T) {
 		}
 	}
 }
+
+// TestGptOSSOnLlamaCppGetsContentOrReasoningNotBoth: gpt-oss's chat
+// template, which llama.cpp applies, refuses a tool-call message carrying
+// both content and thinking ("Cannot pass both content and thinking in an
+// assistant message with tool calls"). Such a message goes back with its
+// content only; one without content keeps its reasoning. Other models on
+// llama.cpp get both.
+func TestGptOSSOnLlamaCppGetsContentOrReasoningNotBoth(t *testing.T) {
+	p, _ := config.LookupProvider("llamacpp")
+	withText := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
+		{Type: llm.PartThinking, Text: "think"}, llm.Text("Let me look."),
+		{Type: llm.PartToolUse, ToolUseID: "c1", ToolName: "read", Input: json.RawMessage(`{}`)},
+	}}
+	bare := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
+		{Type: llm.PartThinking, Text: "think"},
+		{Type: llm.PartToolUse, ToolUseID: "c1", ToolName: "read", Input: json.RawMessage(`{}`)},
+	}}
+	cases := []struct {
+		model     string
+		msg       llm.Message
+		content   any
+		reasoning string
+	}{
+		{"openai/gpt-oss-20b", withText, "Let me look.", ""},
+		{"gpt-oss-120b", bare, nil, "think"},
+		{"qwen3-8b", withText, "Let me look.", "think"},
+	}
+	for _, tc := range cases {
+		m, err := newModel(p, llm.ProviderConfig{Provider: "llamacpp", Model: tc.model}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("hi")}}, tc.msg,
+			{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartToolResult, ToolUseID: "c1", Text: "ok"}}}}
+		var a chatMessage
+		for _, x := range m.chatParams(llm.Request{Model: tc.model, Messages: msgs}).Messages {
+			if x.Role == "assistant" {
+				a = x
+			}
+		}
+		if a.Content != tc.content || a.ReasoningContent != tc.reasoning {
+			t.Errorf("%s: content %v reasoning_content %q, want %v and %q", tc.model, a.Content, a.ReasoningContent, tc.content, tc.reasoning)
+		}
+	}
+}
