@@ -32,11 +32,11 @@ func (m *model) chatParams(req llm.Request) chatRequest {
 		}
 		msgs = append(msgs, chatMessage{Role: role, Content: req.System})
 	}
-	rule, loopStart, one := echoReasoning[m.p.Name], currentLoop(req.Messages), m.oneChannel(req.Model)
+	rule, at, one := echoReasoning[m.p.Name], places(req.Messages), m.oneChannel(req.Model)
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleAssistant:
-			if a, ok := chatAssistant(msg, rule.echoes(msg, i >= loopStart, one), echoDetails[m.p.Name]); ok {
+			if a, ok := chatAssistant(msg, rule.echoes(msg, at[i], one), echoDetails[m.p.Name]); ok {
 				msgs = append(msgs, a)
 			}
 		default:

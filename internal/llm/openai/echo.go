@@ -21,38 +21,75 @@ const (
 	echoLoopCalls
 	// echoAllCalls: messages with tool calls, in every turn.
 	echoAllCalls
+	// echoCallTurns: every message of a turn (the messages between two
+	// prompts) in which the model called tools, in every turn.
+	echoCallTurns
 	// echoAll: every assistant message, in every turn.
 	echoAll
 )
 
-// echoes says whether msg's reasoning goes back; inLoop says msg belongs
-// to the current tool loop, oneChannel that the model's chat template takes
-// a tool-call message's analysis as content or as reasoning but not both.
-func (r echoRule) echoes(msg llm.Message, inLoop, oneChannel bool) bool {
-	calls := slices.ContainsFunc(msg.Parts, func(p llm.Part) bool { return p.Type == llm.PartToolUse })
+// place is where a message stands in the history: in the current tool loop
+// or not, in a turn with tool calls or not.
+type place struct{ inLoop, turnCalled bool }
+
+// echoes says whether msg's reasoning goes back from where it stands;
+// oneChannel: the model's chat template takes a tool-call message's
+// analysis as content or as reasoning, but not both.
+func (r echoRule) echoes(msg llm.Message, at place, oneChannel bool) bool {
+	calls := slices.ContainsFunc(msg.Parts, isToolUse)
 	text := slices.ContainsFunc(msg.Parts, func(p llm.Part) bool { return p.Type == llm.PartText && p.Text != "" })
 	if calls && text && oneChannel {
 		return false
 	}
 	switch r {
 	case echoLoopCalls:
-		return calls && inLoop
+		return calls && at.inLoop
 	case echoAllCalls:
 		return calls
+	case echoCallTurns:
+		return at.turnCalled
 	case echoAll:
 		return true
 	}
 	return false
 }
 
+func isToolUse(p llm.Part) bool { return p.Type == llm.PartToolUse }
+
+// isPrompt says msg is a user message that carries more than tool results.
+func isPrompt(msg llm.Message) bool {
+	return msg.Role != llm.RoleAssistant && slices.ContainsFunc(msg.Parts, func(p llm.Part) bool { return p.Type != llm.PartToolResult })
+}
+
+// places returns where each message stands: the current tool loop is what
+// follows the last prompt; a turn is a prompt and what follows it up to
+// the next prompt.
+func places(msgs []llm.Message) []place {
+	out := make([]place, len(msgs))
+	loop := currentLoop(msgs)
+	start := 0
+	for i := 0; i <= len(msgs); i++ {
+		if i < len(msgs) && (i == 0 || !isPrompt(msgs[i])) {
+			continue
+		}
+		called := slices.ContainsFunc(msgs[start:i], func(m llm.Message) bool { return slices.ContainsFunc(m.Parts, isToolUse) })
+		for j := start; j < i; j++ {
+			out[j] = place{inLoop: j >= loop, turnCalled: called}
+		}
+		start = i
+	}
+	return out
+}
+
 // echoReasoning is each preset's documented rule for sending an assistant
 // message's reasoning back as reasoning_content (docs/providers.md,
 // "Reasoning sent back"):
 //
-//   - DeepSeek (thinking mode): the reasoning of every assistant message
-//     that called tools goes back in all later requests, later turns
-//     included; without it the request is refused (400). Reasoning of a
-//     turn without tool calls is ignored, so it is not sent.
+//   - DeepSeek (thinking mode): between two user messages in which the
+//     model called tools, the assistant messages' reasoning goes back in
+//     all later requests, later turns included; without it the request is
+//     refused (400). Reasoning of a turn without tool calls is ignored, so
+//     it is not sent.
 //   - Z.AI Coding Plan: "preserved thinking" is on by default on that
 //     endpoint: the reasoning of previous assistant turns is kept in the
 //     context and must come back complete and unmodified, every message.
@@ -78,7 +115,7 @@ func (r echoRule) echoes(msg llm.Message, inLoop, oneChannel bool) bool {
 // reasoning_details, echoDetails), Groq, Mistral, xAI, Together, Fireworks,
 // Cerebras, Xiaomi and the other local servers are sent none.
 var echoReasoning = map[string]echoRule{
-	"deepseek":        echoAllCalls,
+	"deepseek":        echoCallTurns,
 	"moonshotai":      echoAllCalls,
 	"kimi-for-coding": echoAllCalls,
 	"zai-coding-plan": echoAll,
@@ -87,14 +124,10 @@ var echoReasoning = map[string]echoRule{
 }
 
 // currentLoop returns the index of the first message of the current tool
-// loop: the one after the last user message that carries more than tool
-// results (a prompt), or 0 when there is none.
+// loop: the one after the last prompt, or 0 when there is none.
 func currentLoop(msgs []llm.Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == llm.RoleAssistant {
-			continue
-		}
-		if slices.ContainsFunc(msgs[i].Parts, func(p llm.Part) bool { return p.Type != llm.PartToolResult }) {
+		if isPrompt(msgs[i]) {
 			return i + 1
 		}
 	}

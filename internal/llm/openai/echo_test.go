@@ -34,7 +34,7 @@ func TestReasoningEchoPerPreset(t *testing.T) {
 	}
 	// The reasoning_content of the three assistant messages, in order.
 	cases := map[string][3]string{
-		"deepseek":        {"t1", "", "t3"},   // tool-call messages, every turn
+		"deepseek":        {"t1", "t2", "t3"}, // every message of a turn with tool calls
 		"zai-coding-plan": {"t1", "t2", "t3"}, // preserved thinking: all
 		"zai":             {"", "", "t3"},     // interleaved: the current loop
 		"llamacpp":        {"", "", "t3"},     // gpt-oss: the current loop
