@@ -19,8 +19,8 @@ import (
 // messages right after the assistant message that called them, as the API
 // requires; their images follow in a user message (tool messages carry text
 // only). Thinking parts are not sent back, except as reasoning_content on
-// assistant messages with tool calls for the providers whose API requires
-// it (echoReasoning), and as the reasoning_details they came with for the
+// the assistant messages that the provider's documented rule names
+// (echoReasoning), and as the reasoning_details they came with for the
 // providers that want those back (echoDetails); other servers reject or
 // ignore the fields.
 func (m *model) chatParams(req llm.Request) chatRequest {
@@ -32,10 +32,11 @@ func (m *model) chatParams(req llm.Request) chatRequest {
 		}
 		msgs = append(msgs, chatMessage{Role: role, Content: req.System})
 	}
-	for _, msg := range req.Messages {
+	rule, at, one := echoReasoning[m.p.Name], places(req.Messages), m.oneChannel(req.Model)
+	for i, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleAssistant:
-			if a, ok := chatAssistant(msg, echoReasoning[m.p.Name], echoDetails[m.p.Name]); ok {
+			if a, ok := chatAssistant(msg, rule.echoes(msg, at[i], one), echoDetails[m.p.Name]); ok {
 				msgs = append(msgs, a)
 			}
 		default:
@@ -60,26 +61,6 @@ func (m *model) chatParams(req llm.Request) chatRequest {
 		p.Tools = append(p.Tools, chatTool{Type: "function", Function: chatFuncDecl{Name: t.Name, Description: t.Description, Parameters: schema(t.InputSchema)}})
 	}
 	return p
-}
-
-// echoReasoning lists the presets whose API wants an assistant message's
-// reasoning back as reasoning_content when that message carries tool calls.
-// DeepSeek: in thinking mode with tools (deepseek-reasoner, V3.2) the next
-// request of the tool loop is refused without it. No other preset documents
-// the field in requests: OpenRouter, Groq, Mistral, xAI, Together,
-// Fireworks, Cerebras and the local servers are sent none.
-var echoReasoning = map[string]bool{"deepseek": true}
-
-// echoDetails lists the presets that stream delta.reasoning_details and
-// want them back, unmodified, on the assistant message (OpenRouter:
-// "Preserving reasoning blocks"; through it, Gemini 3 refuses a function
-// call whose thought signature, an encrypted entry, does not come back).
-var echoDetails = map[string]bool{"openrouter": true}
-
-// detailsSig is the Signature of the thinking part that carries a
-// response's reasoning_details, as chatState.end yields it.
-type detailsSig struct {
-	ReasoningDetails []json.RawMessage `json:"reasoning_details"`
 }
 
 func chatAssistant(msg llm.Message, withReasoning, withDetails bool) (chatMessage, bool) {
@@ -109,7 +90,7 @@ func chatAssistant(msg llm.Message, withReasoning, withDetails bool) (chatMessag
 	if text.Len() > 0 {
 		a.Content = text.String()
 	}
-	if withReasoning && len(a.ToolCalls) > 0 && reasoning.Len() > 0 {
+	if withReasoning && reasoning.Len() > 0 {
 		a.ReasoningContent = reasoning.String()
 	}
 	return a, true

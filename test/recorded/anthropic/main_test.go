@@ -25,6 +25,7 @@ var fixtures = map[string]string{
 	"anthropic-clear-thinking.1.chunks.txt":                                     "6399830f9a6aa97a14dd4ac44e6f73cf92268eb54c745821c064245effdd2973",
 	"anthropic-text.chunks.txt":                                                 "12798adc987ad4bed12408a64c37f9816be3182ebe48c7355f0bf36b29f40095",
 	"fantasy-claude-sonnet-4-multi_tool_streaming.yaml":                         "d092a4caebf868427ff04de3af59ee639fc8146e31b2295491ae668441ee804d",
+	"fantasy-claude-sonnet-4-thinking-streaming.yaml":                           "9af4ca71c085492e3fec4ddf8fc7d7d6531e3cd5a288c912c0758a37fba921b4",
 	"anthropic-tool-no-args.chunks.txt":                                         "3a9c4fc34c0e6c9afc2bd648ae9d6553da7817c936b7a469f281bdf9688a3433",
 	"test_anthropic_opus_46_adaptive_thinking_accepts_tool_output_unified.yaml": "1b2324637e35eea3ff9574f056d61a54fd139e9643e592bd2e39d21c7b58bb96",
 	"test_anthropic_model_thinking_part_redacted.yaml":                          "6cc6b2010967b98c5f0d526da91ea612ab41b748fb65412a6fb46401decdc8b2",

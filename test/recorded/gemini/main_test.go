@@ -21,6 +21,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // byte-identical to their sources.
 var fixtures = map[string]string{
 	"fantasy-gemini-2.5-flash-multi_tool_streaming.yaml":     "f4d02665127ce86eea142b54d9774ffffd73d74ae5a1e0ccd654a87ef45171f3",
+	"fantasy-gemini-3-pro-preview-thinking-streaming.yaml":   "3df07ac96908b7887af838dcec1b317917e459b49bef798336948a0bf3bb3e9d",
 	"google-reasoning-gemini3.chunks.txt":                    "0923098ac70dc58b7bb790d5a0b9f90084469dd519df0a0d7a464af3ad538dc4",
 	"google-text.chunks.txt":                                 "9269d63d64c886e9eb99e7e63eb67ba917023821b41751c7b4b5410777710b36",
 	"google-tool-call-gemini3.chunks.txt":                    "9405258bca42dcfc8f7b1156c3262a34989bd48a40141322859d4e5a4b602d79",
