@@ -23,6 +23,7 @@ type profileFlags struct {
 	OutputInstructions string `name:"output-instructions" placeholder:"TEXT" help:"Guidance about the final output's shape (with --output-format)."`
 
 	launch *profile.Profile // the --agent profile, once resolved
+	env    config.Env       // the environment applyProfile was given
 }
 
 // fold adds the --agent profile's tool rules and interaction timeout to a
@@ -34,7 +35,7 @@ type profileFlags struct {
 func (f *profileFlags) fold(file *config.File, dir string) {
 	p := f.launch
 	if p == nil {
-		if found, err := profile.InDir(dir); err == nil && found != nil {
+		if found, err := profile.InDir(f.env, dir); err == nil && found != nil {
 			file.Permissions.Ask = append(file.Permissions.Ask, found.Ask...)
 			file.Permissions.Deny = append(file.Permissions.Deny, found.Deny...)
 		}
@@ -74,6 +75,7 @@ func subProfiles(env config.Env, file *config.File) func(name string) (agent.Sub
 // limits; it returns the agent's SessionContext hook, which also handles a
 // session cwd's agent.leviath when no --agent was given.
 func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, system *string, logger *slog.Logger, cfg *agent.Config) error {
+	f.env = env
 	switch {
 	case f.OutputFormat != "":
 		cfg.FinalOutput = &agent.FinalOutput{Format: f.OutputFormat, Instructions: f.OutputInstructions}
@@ -110,11 +112,12 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 	cfg.MaxDepth = f.MaxDepth
 	cfg.AgentProfile = subProfiles(env, file)
 	noSeed := f.NoSeedCommands
-	cfg.SessionContext = func(cwd string) (string, []string) {
+	cfg.SessionContext = func(ss agent.SessionStart) (string, []string) {
+		cwd := ss.Cwd
 		p := launch
 		var notices []string
 		if p == nil {
-			found, err := profile.InDir(cwd)
+			found, err := profile.InDir(env, cwd)
 			if err != nil {
 				logger.Warn("agent.leviath", "cwd", cwd, "err", err)
 				return "", []string{"the agent.leviath in this directory could not be read: " + err.Error()}
@@ -135,13 +138,32 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 		for _, w := range p.Warnings {
 			notices = append(notices, fmt.Sprintf("agent %s: %s", p.Name, w))
 		}
-		text := p.Context(cwd, noSeed)
+		if !p.Trusted && !noSeed && hasCommandSeed(p) {
+			msg := "the seed commands of " + p.Path + " did not run: " + p.Untrusted
+			logger.Warn("agent profile", "path", p.Path, "warning", msg)
+			notices = append(notices, msg)
+		}
+		text := p.Context(spawn(ss, noSeed))
 		if launch == nil && p.System != "" {
 			text = fmt.Sprintf("# Agent %s\n\n%s\n\n%s", p.Name, strings.TrimSpace(p.System), text)
 		}
 		return text, notices
 	}
 	return nil
+}
+
+// spawn is the profile.Spawn of a starting session.
+func spawn(ss agent.SessionStart, noSeedCommands bool) profile.Spawn {
+	return profile.Spawn{Cwd: ss.Cwd, NoCommands: noSeedCommands, ReadFile: ss.ReadFile}
+}
+
+func hasCommandSeed(p *profile.Profile) bool {
+	for _, s := range p.Seeds {
+		if s.Command != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // agentsCmd lists and shows agent profiles.
@@ -236,6 +258,9 @@ func (c agentsShowCmd) Run() error {
 			kind, what = "text", fmt.Sprintf("%d bytes", len(s.Text))
 		}
 		fmt.Fprintf(w, "seed:         %s: %s %s\n", s.Region, kind, what)
+	}
+	if hasCommandSeed(p) && !p.Trusted {
+		fmt.Fprintf(w, "seed commands: do not run: %s\n", p.Untrusted)
 	}
 	if p.System != "" {
 		fmt.Fprintf(w, "system prompt:\n%s\n", indent(p.System))

@@ -41,7 +41,7 @@ func (c *acpCmd) switchProfile(env config.Env, file *config.File) func(name, cwd
 		return agent.ProfileSwitch{
 			Info:    agent.ProfileInfo{Name: p.Name, MaxDepth: depth},
 			System:  p.System,
-			Context: p.Context(cwd, c.Profile.NoSeedCommands),
+			Context: func(ss agent.SessionStart) string { return p.Context(spawn(ss, c.Profile.NoSeedCommands)) },
 			Model:   p.Model,
 		}, nil
 	}

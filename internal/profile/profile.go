@@ -42,6 +42,15 @@ type Profile struct {
 
 	Seeds    []Seed
 	Warnings []string
+
+	// Trusted says whether the file's seed commands may run: a profile of
+	// the user's own config dir or named by path on the launch line is
+	// trusted; one that came with a project (its .corvid/agents/, or a
+	// session cwd's agent.leviath) only once `corvid trust` accepted the
+	// file with exactly this content. Untrusted says why not, for the
+	// refused region.
+	Trusted   bool
+	Untrusted string
 }
 
 // Seed fills a named region of the context when the agent spawns.
@@ -88,9 +97,16 @@ const LeviathFile = "agent.leviath"
 // Load reads the profile at path: an agent.leviath (or any *.leviath) is a
 // Leviath blueprint, anything else a corvid profile.
 func Load(path string) (*Profile, error) {
+	p, _, err := load(path)
+	return p, err
+}
+
+// load reads and parses the profile at path, and returns the bytes it
+// parsed, so the content trusted is the content used.
+func load(path string) (*Profile, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var p *Profile
 	if strings.HasSuffix(path, ".leviath") {
@@ -99,13 +115,32 @@ func Load(path string) (*Profile, error) {
 		p, err = parseCorvid(data, filepath.Dir(path))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	p.Path = path
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
-	return p, nil
+	return p, data, nil
+}
+
+// judgeTrust sets Trusted for a profile read from data: the user's own
+// files and launch-line paths are trusted; a project's file only as
+// `corvid trust` recorded it (trustDir is where to run it).
+func (p *Profile) judgeTrust(env config.Env, data []byte, trustDir string) {
+	switch p.Source {
+	case "user", "path":
+		p.Trusted = true
+		return
+	}
+	switch config.FileTrust(env, p.Path, data) {
+	case config.Trusted:
+		p.Trusted = true
+	case config.Changed:
+		p.Untrusted = fmt.Sprintf("%s changed since `corvid trust` accepted it; review it, then run `corvid trust` in %s again", p.Path, trustDir)
+	default:
+		p.Untrusted = fmt.Sprintf("%s came with the project and is not trusted; review it, then run `corvid trust` in %s", p.Path, trustDir)
+	}
 }
 
 func parseCorvid(data []byte, dir string) (*Profile, error) {
@@ -161,6 +196,10 @@ type Dir struct {
 	Source string // "project" or "user"
 }
 
+// project is the project directory of a "project" Dir (the one holding
+// .corvid/), where `corvid trust` is run.
+func (d Dir) project() string { return filepath.Dir(filepath.Dir(d.Path)) }
+
 // Dirs are where named profiles are found, project first: .corvid/agents/
 // of a trusted project, then the user's config dir.
 func Dirs(env config.Env, file *config.File) []Dir {
@@ -183,11 +222,12 @@ func Resolve(env config.Env, file *config.File, nameOrPath string) (*Profile, er
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			path = filepath.Join(path, LeviathFile)
 		}
-		p, err := Load(path)
+		p, data, err := load(path)
 		if err != nil {
 			return nil, err
 		}
 		p.Source = "path"
+		p.judgeTrust(env, data, filepath.Dir(path))
 		return p, nil
 	}
 	for _, d := range Dirs(env, file) {
@@ -196,11 +236,12 @@ func Resolve(env config.Env, file *config.File, nameOrPath string) (*Profile, er
 			if _, err := os.Stat(path); err != nil {
 				continue
 			}
-			p, err := Load(path)
+			p, data, err := load(path)
 			if err != nil {
 				return nil, err
 			}
 			p.Source = d.Source
+			p.judgeTrust(env, data, d.project())
 			return p, nil
 		}
 	}
@@ -211,18 +252,44 @@ func Resolve(env config.Env, file *config.File, nameOrPath string) (*Profile, er
 	return nil, fmt.Errorf("%w %q: looked for %s.toml and %s.leviath in %s", ErrNotFound, nameOrPath, nameOrPath, nameOrPath, strings.Join(where, ", "))
 }
 
-// InDir returns the agent.leviath of dir, or nil if it has none.
-func InDir(dir string) (*Profile, error) {
+// InDir returns the agent.leviath of dir, or nil if it has none. It came
+// with the directory, so its seed commands run only once it is trusted.
+func InDir(env config.Env, dir string) (*Profile, error) {
 	path := filepath.Join(dir, LeviathFile)
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil
 	}
-	p, err := Load(path)
+	p, data, err := load(path)
 	if err != nil {
 		return nil, err
 	}
 	p.Source = "cwd"
+	p.judgeTrust(env, data, dir)
 	return p, nil
+}
+
+// TrustCandidates lists the files `corvid trust` in dir accepts along with
+// its config: dir's agent.leviath and the profiles in dir/.corvid/agents/.
+func TrustCandidates(dir string) []string {
+	var out []string
+	if st, err := os.Stat(filepath.Join(dir, LeviathFile)); err == nil && st.Mode().IsRegular() {
+		out = append(out, filepath.Join(dir, LeviathFile))
+	}
+	agents := filepath.Join(dir, ".corvid", "agents")
+	entries, _ := os.ReadDir(agents)
+	for _, e := range entries {
+		path := filepath.Join(agents, e.Name())
+		switch {
+		case e.IsDir():
+			path = filepath.Join(path, LeviathFile)
+		case !strings.HasSuffix(e.Name(), ".toml") && !strings.HasSuffix(e.Name(), ".leviath"):
+			continue
+		}
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+			out = append(out, path)
+		}
+	}
+	return out
 }
 
 // List returns every profile found in Dirs and cwd's agent.leviath, by
@@ -242,15 +309,16 @@ func List(env config.Env, file *config.File, cwd string) []*Profile {
 			case !strings.HasSuffix(e.Name(), ".toml") && !strings.HasSuffix(e.Name(), ".leviath"):
 				continue
 			}
-			p, err := Load(path)
+			p, data, err := load(path)
 			if err != nil {
 				p = &Profile{Name: strings.TrimSuffix(e.Name(), filepath.Ext(e.Name())), Path: path, Warnings: []string{err.Error()}}
 			}
 			p.Source = d.Source
+			p.judgeTrust(env, data, d.project())
 			out = append(out, p)
 		}
 	}
-	if p, err := InDir(cwd); p != nil || err != nil {
+	if p, err := InDir(env, cwd); p != nil || err != nil {
 		if err != nil {
 			p = &Profile{Name: LeviathFile, Path: filepath.Join(cwd, LeviathFile), Warnings: []string{err.Error()}}
 		}

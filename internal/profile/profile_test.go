@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/config"
 )
 
 func write(t *testing.T, name, body string) string {
@@ -86,19 +88,55 @@ interaction_timeout = "90s"
 	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "colour") {
 		t.Errorf("warnings %q, want one naming colour", p.Warnings)
 	}
-	ctx := p.Context(t.TempDir(), false)
+	missing := func(string) (string, error) { return "", os.ErrNotExist }
+	ctx := p.Context(Spawn{Cwd: t.TempDir(), ReadFile: missing})
 	if !strings.Contains(ctx, "Be terse.") || !strings.Contains(ctx, "could not read") || !strings.Contains(ctx, "hello") {
 		t.Errorf("context:\n%s", ctx)
 	}
 }
 
 func TestNoSeedCommandsRefusesOnlyCommands(t *testing.T) {
-	p := &Profile{Name: "x", Seeds: []Seed{{Region: "a", Command: "echo RAN-$((1+1))"}, {Region: "b", Text: "kept"}}}
-	ctx := p.Context(t.TempDir(), true)
+	p := &Profile{Name: "x", Trusted: true, Seeds: []Seed{{Region: "a", Command: "echo RAN-$((1+1))"}, {Region: "b", Text: "kept"}}}
+	ctx := p.Context(Spawn{Cwd: t.TempDir(), NoCommands: true})
 	if strings.Contains(ctx, "RAN-2") || !strings.Contains(ctx, "refused") || !strings.Contains(ctx, "kept") {
 		t.Errorf("context:\n%s", ctx)
 	}
-	if ran := p.Context(t.TempDir(), false); !strings.Contains(ran, "RAN-2") {
+	if ran := p.Context(Spawn{Cwd: t.TempDir()}); !strings.Contains(ran, "RAN-2") {
 		t.Errorf("command seed did not run:\n%s", ran)
+	}
+}
+
+// A profile that came with a project runs no seed command until `corvid
+// trust` accepted it with its current content; the region says why.
+func TestProjectBlueprintSeedCommandsRunOnlyWhenTrustedAsIs(t *testing.T) {
+	env := config.MapEnv{"CORVID_HOME": t.TempDir()}
+	ws := t.TempDir()
+	blueprint := "[context.regions]\nstatus = { seed = { command = \"echo RAN-$((1+1))\" } }\n"
+	path := filepath.Join(ws, LeviathFile)
+	if err := os.WriteFile(path, []byte(blueprint), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	context := func() string {
+		t.Helper()
+		p, err := InDir(env, ws)
+		if err != nil || p == nil {
+			t.Fatalf("InDir: %v %v", p, err)
+		}
+		return p.Context(Spawn{Cwd: ws})
+	}
+	if ctx := context(); strings.Contains(ctx, "RAN-2") || !strings.Contains(ctx, "is not trusted") {
+		t.Errorf("never trusted:\n%s", ctx)
+	}
+	if err := config.TrustFiles(env, TrustCandidates(ws)); err != nil {
+		t.Fatal(err)
+	}
+	if ctx := context(); !strings.Contains(ctx, "RAN-2") {
+		t.Errorf("trusted, but the command did not run:\n%s", ctx)
+	}
+	if err := os.WriteFile(path, []byte(blueprint+"# changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ctx := context(); strings.Contains(ctx, "RAN-2") || !strings.Contains(ctx, "changed since `corvid trust`") {
+		t.Errorf("changed after trust:\n%s", ctx)
 	}
 }

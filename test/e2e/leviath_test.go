@@ -146,10 +146,15 @@ func TestCwdAgentLeviathIsUsedWithoutAgentFlag(t *testing.T) {
 		t.Fatalf("prompt: %q %v", stop, rerr)
 	}
 	sys := api.Requests()[0].SystemText()
-	for _, want := range []string{"You are CODER-BLUEPRINT-PROMPT.", "SEEDED-42", "NOTES-FILE-CONTENT"} {
+	for _, want := range []string{"You are CODER-BLUEPRINT-PROMPT.", "NOTES-FILE-CONTENT", "is not trusted"} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system prompt lacks %q from the cwd's agent.leviath:\n%s", want, sys)
 		}
+	}
+	// The blueprint came with the directory: its seed command runs only
+	// once `corvid trust` accepted it (test/security has the attack).
+	if strings.Contains(sys, "SEEDED-42") {
+		t.Errorf("the command seed of a never-trusted agent.leviath ran:\n%s", sys)
 	}
 	// The blueprint's deny holds for the session in its directory, even under --yolo.
 	if _, err := os.Stat(filepath.Join(s.workspace, "x.txt")); err == nil {
