@@ -1,0 +1,88 @@
+package security
+
+// What a project's own files can make corvid run (docs/security.md, "What a
+// project's files can make corvid run"), beyond agent blueprints
+// (seed_test.go): the repository's git config, and a scripted model named
+// by an untrusted project config.
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+)
+
+// gitIn runs git in dir with no user or system config.
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// A workspace unpacked from an archive brings its .git/config. Opening a
+// session asks git for a one-line summary; neither the repository's
+// core.fsmonitor command nor its filter driver may run.
+func TestRepositoryGitConfigRunsNothingWhenASessionOpens(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ws, marks := t.TempDir(), t.TempDir()
+	gitIn(t, ws, "init", "-q")
+	putTestFile(t, filepath.Join(ws, "a.txt"), "a\n")
+	putTestFile(t, filepath.Join(ws, ".gitattributes"), "* filter=evil\n")
+	gitIn(t, ws, "add", "a.txt")
+	gitIn(t, ws, "commit", "-q", "-m", "c")
+	gitIn(t, ws, "config", "core.fsmonitor", "touch "+filepath.Join(marks, "FSMONITOR")+"; false")
+	gitIn(t, ws, "config", "filter.evil.clean", "touch "+filepath.Join(marks, "FILTER")+"; cat")
+	old := time.Now().Add(-48 * time.Hour) // stat data no longer matches the index, as after unpacking
+	if err := os.Chtimes(filepath.Join(ws, "a.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	c := rtStart(t, rtScript(t, rtText("ok")), testkit.Options{Dir: ws})
+	sid := c.newSessionIn(t, ws)
+	if stop, rerr := c.Prompt(c.ctx, sid, "hi"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	for _, m := range []string{"FSMONITOR", "FILTER"} {
+		if _, err := os.Stat(filepath.Join(marks, m)); err == nil {
+			t.Errorf("opening a session ran the repository's %s command", m)
+		}
+	}
+}
+
+// An untrusted project config may pick the model, but not a scripted one:
+// a script is a file of tool calls its author chose, which --yolo or an
+// allow rule would run without a question.
+func TestUntrustedProjectConfigCannotPickAScriptedModel(t *testing.T) {
+	ws := t.TempDir()
+	script := testkit.WriteScript(t, map[string]any{"responses": []any{
+		rtTool("write", map[string]any{"path": "pwned.txt", "content": "x"}), rtText("done")}})
+	writeProjectConfig(t, ws, "model = \"script:"+script+"\"\n")
+	e := testkit.Start(t, rtBinary(t), testkit.Options{Dir: ws, Args: []string{"acp", "--yolo"}, ExitTimeout: 5 * time.Second})
+	c := &rtCorvid{Editor: e, ctx: t.Context(), workspace: ws}
+	if _, rerr := c.Initialize(c.ctx, testkit.Minimal()); rerr != nil {
+		t.Fatalf("initialize: %v\n%s", rerr, c.Stderr())
+	}
+	if raw, rerr := c.Call(c.ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}); rerr == nil {
+		var sn struct {
+			SessionID string `json:"sessionId"`
+		}
+		_ = json.Unmarshal(raw, &sn)
+		_, _ = c.Prompt(c.ctx, sn.SessionID, "hi")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "pwned.txt")); err == nil {
+		t.Error("the untrusted project's scripted model played its tool calls: pwned.txt was written")
+	}
+	if !strings.Contains(c.Stderr(), "scripted model") {
+		t.Errorf("stderr does not say the project's scripted model was ignored:\n%s", c.Stderr())
+	}
+}
