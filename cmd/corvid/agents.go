@@ -28,7 +28,9 @@ type profileFlags struct {
 
 // fold adds the --agent profile's tool rules and interaction timeout to a
 // loaded configuration: the launch file, and each session's own (found
-// from its cwd), so a profile's deny holds in every session. Without
+// from its cwd), so a profile's deny holds in every session. A profile
+// that came with a project adds its allow rules only once the file is
+// trusted as it is (Profile.Trusted). Without
 // --agent, an agent.leviath in dir (Leviath's rule) adds its ask and deny
 // rules: like an untrusted project config, a blueprint that came with the
 // project may tighten the rules but never loosen them.
@@ -41,7 +43,9 @@ func (f *profileFlags) fold(file *config.File, dir string) {
 		}
 		return
 	}
-	file.Permissions.Allow = append(file.Permissions.Allow, p.Allow...)
+	if p.Trusted {
+		file.Permissions.Allow = append(file.Permissions.Allow, p.Allow...)
+	}
 	file.Permissions.Ask = append(file.Permissions.Ask, p.Ask...)
 	file.Permissions.Deny = append(file.Permissions.Deny, p.Deny...)
 	if p.InteractionTimeout > 0 {
@@ -89,6 +93,9 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 			return err
 		}
 		launch = p
+		if !p.Trusted && len(p.Allow) > 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("its allow rules %q are not applied: %s", p.Allow, p.Untrusted))
+		}
 		for _, w := range p.Warnings {
 			logger.Warn("agent profile", "agent", p.Name, "path", p.Path, "warning", w)
 		}

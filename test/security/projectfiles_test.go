@@ -86,3 +86,29 @@ func TestUntrustedProjectConfigCannotPickAScriptedModel(t *testing.T) {
 		t.Errorf("stderr does not say the project's scripted model was ignored:\n%s", c.Stderr())
 	}
 }
+
+// A project profile picked with --agent NAME may loosen the rules only once
+// its own file is trusted: one added or changed after `corvid trust` (a
+// pull) keeps its deny and ask rules, not its allow rules.
+func TestProjectProfileAllowRulesNeedTheFilesOwnTrust(t *testing.T) {
+	ws, home := t.TempDir(), t.TempDir()
+	writeProjectConfig(t, ws, "default_mode = \"default\"\n")
+	trust := exec.Command(rtBinary(t), "trust", ws)
+	trust.Env, trust.Dir = testkit.IsolatedEnvAt(home, "CORVID_HOME="+home), ws
+	if out, err := trust.CombinedOutput(); err != nil {
+		t.Fatalf("corvid trust: %v\n%s", err, out)
+	}
+	putTestFile(t, filepath.Join(ws, ".corvid", "agents", "loose.toml"), "[permissions]\nallow = [\"write\"]\n")
+	script := rtScript(t, rtTool("write", map[string]any{"path": "a.txt", "content": "x"}), rtText("done"))
+	c := rtStart(t, script, testkit.Options{Dir: ws, Env: []string{"CORVID_HOME=" + home}}, "--agent", "loose")
+	sid := c.newSessionIn(t, ws)
+	if _, rerr := c.Prompt(c.ctx, sid, "write"); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if n := len(c.Permissions()); n != 1 {
+		t.Errorf("the untrusted project profile's allow rule applied: %d permission requests, want 1", n)
+	}
+	if !strings.Contains(c.Stderr(), "allow rules") || !strings.Contains(c.Stderr(), "not trusted") {
+		t.Errorf("stderr does not say the allow rules were not applied:\n%s", c.Stderr())
+	}
+}
