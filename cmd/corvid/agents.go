@@ -17,7 +17,7 @@ import (
 // agent-client flags among them).
 type profileFlags struct {
 	Agent              string `name:"agent" placeholder:"NAME|PATH" help:"Agent profile: a name found in .corvid/agents/ (trusted projects) or the user's config agents/ folder, or the path to a profile TOML or a Leviath agent.leviath. Without it, a session whose cwd holds an agent.leviath uses that."`
-	MaxDepth           int    `name:"max-depth" placeholder:"N" help:"Override the profile's maximum sub-agent depth."`
+	MaxDepth           *int   `name:"max-depth" placeholder:"N" help:"Override the profile's maximum sub-agent depth (0: no sub-agents)."`
 	NoSeedCommands     bool   `name:"no-seed-commands" help:"Refuse the profile's seed = { command = ... } regions (each says it was refused)."`
 	OutputFormat       string `name:"output-format" placeholder:"LABEL" help:"Ask for a final output in this shape (any label): the agent gets a submit_output tool, and what it submits is sent last, as a message of its own marked _meta corvid.dev/finalOutput."`
 	OutputInstructions string `name:"output-instructions" placeholder:"TEXT" help:"Guidance about the final output's shape (with --output-format)."`
@@ -55,6 +55,18 @@ func (f *profileFlags) fold(file *config.File, dir string) {
 	}
 }
 
+// profileInfo is what a session keeps of profile p: --max-depth, when
+// given, over the profile's own depth; --max-depth 0 means no sub-agents
+// whatever the profile says.
+func (f *profileFlags) profileInfo(p *profile.Profile) *agent.ProfileInfo {
+	info := &agent.ProfileInfo{Name: p.Name, MaxDepth: p.MaxDepth}
+	if f.MaxDepth != nil {
+		info.MaxDepth = *f.MaxDepth
+		info.NoSubAgents = *f.MaxDepth == 0
+	}
+	return info
+}
+
 // subProfiles resolves the profile a sub-agent is started with (the task
 // tool's profile): its prompt and instructions, description and model.
 func subProfiles(env config.Env, file *config.File) func(name string) (agent.SubProfile, error) {
@@ -80,6 +92,9 @@ func subProfiles(env config.Env, file *config.File) func(name string) (agent.Sub
 // session cwd's agent.leviath when no --agent was given.
 func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, system *string, logger *slog.Logger, cfg *agent.Config) error {
 	f.env = env
+	if f.MaxDepth != nil && *f.MaxDepth < 0 {
+		return fmt.Errorf("--max-depth %d: the depth is 0 (no sub-agents) or more", *f.MaxDepth)
+	}
 	switch {
 	case f.OutputFormat != "":
 		cfg.FinalOutput = &agent.FinalOutput{Format: f.OutputFormat, Instructions: f.OutputInstructions}
@@ -110,11 +125,8 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 		if p.MaxTurnRequests > 0 {
 			cfg.MaxTurnRequests = p.MaxTurnRequests
 		}
-		if f.MaxDepth > 0 {
-			p.MaxDepth = f.MaxDepth
-		}
-		logger.Info("agent profile", "agent", p.Name, "from", p.Path, "max_depth", p.MaxDepth)
-		cfg.Profile = &agent.ProfileInfo{Name: p.Name, MaxDepth: p.MaxDepth}
+		cfg.Profile = f.profileInfo(p)
+		logger.Info("agent profile", "agent", p.Name, "from", p.Path, "max_depth", cfg.Profile.MaxDepth)
 	}
 	cfg.MaxDepth = f.MaxDepth
 	cfg.AgentProfile = subProfiles(env, file)

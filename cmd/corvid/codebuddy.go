@@ -34,12 +34,8 @@ func (c *acpCmd) switchProfile(env config.Env, file *config.File) func(name, cwd
 		if err != nil {
 			return agent.ProfileSwitch{}, err
 		}
-		depth := p.MaxDepth
-		if c.Profile.MaxDepth > 0 {
-			depth = c.Profile.MaxDepth
-		}
 		return agent.ProfileSwitch{
-			Info:    agent.ProfileInfo{Name: p.Name, MaxDepth: depth},
+			Info:    *c.Profile.profileInfo(p),
 			System:  p.System,
 			Context: func(ss agent.SessionStart) string { return p.Context(spawn(ss, c.Profile.NoSeedCommands)) },
 			Model:   p.Model,

@@ -72,10 +72,10 @@ type Config struct {
 	// Profile names the launch agent profile (--agent) and its sub-agent
 	// depth; it is stored with each new session and shown for it.
 	Profile *ProfileInfo
-	// MaxDepth, when > 0, is the sub-agent tree depth of every session
-	// (--max-depth), over the profile's; else the profile's or
-	// DefaultMaxDepth.
-	MaxDepth int
+	// MaxDepth, when set, is the sub-agent tree depth of every session
+	// (--max-depth), over the profile's; 0 offers no sub-agents. nil: the
+	// profile's depth, else DefaultMaxDepth.
+	MaxDepth *int
 	// AgentProfile resolves an agent profile a sub-agent is started with
 	// (the task tool's profile); nil: none can be named.
 	AgentProfile func(name string) (SubProfile, error)
