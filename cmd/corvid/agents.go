@@ -82,7 +82,8 @@ func subProfiles(env config.Env, file *config.File) func(name string) (agent.Sub
 		if text != "" {
 			text = fmt.Sprintf("# Agent profile %s\n\n%s", p.Name, text)
 		}
-		return agent.SubProfile{Name: p.Name, Description: p.Description, Model: p.Model, Prompt: text}, nil
+		model, _ := profileModel(env, file, p)
+		return agent.SubProfile{Name: p.Name, Description: p.Description, Model: model, Prompt: text}, nil
 	}
 }
 
@@ -108,14 +109,18 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 			return err
 		}
 		launch = p
+		if *model == "" {
+			id, warning := profileModel(env, file, p)
+			*model = id
+			if warning != "" {
+				p.Warnings = append(p.Warnings, warning)
+			}
+		}
 		if !p.Trusted && len(p.Allow) > 0 {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("its allow rules %q are not applied: %s", p.Allow, p.Untrusted))
 		}
 		for _, w := range p.Warnings {
 			logger.Warn("agent profile", "agent", p.Name, "path", p.Path, "warning", w)
-		}
-		if *model == "" && p.Model != "" {
-			*model = p.Model
 		}
 		if *system == "" && p.System != "" {
 			*system = p.System
@@ -255,7 +260,7 @@ func (c agentsShowCmd) Run() error {
 		}
 	}
 	show("description", p.Description)
-	show("model", p.Model)
+	show("model", strings.Join(p.Models, ", else "))
 	show("allow", strings.Join(p.Allow, ", "))
 	show("ask", strings.Join(p.Ask, ", "))
 	show("deny", strings.Join(p.Deny, ", "))

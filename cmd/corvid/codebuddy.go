@@ -34,11 +34,12 @@ func (c *acpCmd) switchProfile(env config.Env, file *config.File) func(name, cwd
 		if err != nil {
 			return agent.ProfileSwitch{}, err
 		}
+		model, _ := profileModel(env, f, p)
 		return agent.ProfileSwitch{
 			Info:    *c.Profile.profileInfo(p),
 			System:  p.System,
 			Context: func(ss agent.SessionStart) string { return p.Context(spawn(ss, c.Profile.NoSeedCommands)) },
-			Model:   p.Model,
+			Model:   model,
 		}, nil
 	}
 }

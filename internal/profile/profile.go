@@ -29,12 +29,18 @@ type Profile struct {
 	Source      string // "project", "user", "path" or "cwd"
 	Format      string // "corvid" or "leviath"
 
-	Model        string // provider:model; "" = the launch default
-	System       string // replaces the base system prompt; "" = the default
-	Instructions string // added to the system prompt
-	Allow        []string
-	Ask          []string
-	Deny         []string
+	Model string // provider:model, the first of Models; "" = the launch default
+	// Models is the ordered list a Leviath stage names (the first
+	// available wins); a corvid profile's model is a list of one.
+	// ModelFallback says whether the launch default may stand in when
+	// none is available (Leviath's allow_user_default).
+	Models        []string
+	ModelFallback bool
+	System        string // replaces the base system prompt; "" = the default
+	Instructions  string // added to the system prompt
+	Allow         []string
+	Ask           []string
+	Deny          []string
 
 	MaxDepth           int           // sub-agent tree depth; 0 = default
 	InteractionTimeout time.Duration // 0 = the config's
@@ -149,7 +155,7 @@ func parseCorvid(data []byte, dir string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Profile{Format: "corvid", Name: f.Name, Description: f.Description, Model: f.Model,
+	p := &Profile{Format: "corvid", Name: f.Name, Description: f.Description, Model: f.Model, Models: nonEmpty(f.Model),
 		System: f.SystemPrompt, Instructions: f.Instructions,
 		Allow: f.Permissions.Allow, Ask: f.Permissions.Ask, Deny: f.Permissions.Deny,
 		MaxDepth: f.Limits.MaxDepth, MaxTurnRequests: f.Limits.MaxTurnRequests}
@@ -181,6 +187,13 @@ func parseCorvid(data []byte, dir string) (*Profile, error) {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("unknown key %q is ignored", k.String()))
 	}
 	return p, nil
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
 
 func resolve(dir, path string) string {

@@ -140,3 +140,32 @@ func TestProjectBlueprintSeedCommandsRunOnlyWhenTrustedAsIs(t *testing.T) {
 		t.Errorf("changed after trust:\n%s", ctx)
 	}
 }
+
+// A stage's model is Leviath's ordered list, in each of the forms a
+// blueprint writes it; what corvid cannot apply of it is named.
+func TestLeviathStageModelListForms(t *testing.T) {
+	for _, tc := range []struct {
+		model    string
+		want     []string
+		fallback bool
+		warn     string
+	}{
+		{`["anthropic/claude-haiku-4-5"]`, []string{"anthropic:claude-haiku-4-5"}, true, ""},
+		{`["openai/gpt-5", "openrouter/anthropic/claude-sonnet-4.6"]`, []string{"openai:gpt-5", "openrouter:anthropic/claude-sonnet-4.6"}, true, ""},
+		{`"anthropic:claude-haiku-4-5"`, []string{"anthropic:claude-haiku-4-5"}, true, ""},
+		{`{ models = [{ provider = "google", model = "gemini-3.5-flash" }, { provider = "ollama", model = "qwen3.5:9b" }], allow_user_default = false, parameters = { temperature = 0.2 }, request_timeout_secs = 120 }`,
+			[]string{"gemini:gemini-3.5-flash", "ollama:qwen3.5:9b"}, false, "model.parameters (temperature) are not applied"},
+		{`42`, nil, true, "neither a model table, a list nor a string"},
+	} {
+		p, err := Load(write(t, "agent.leviath", "[stages.main]\nmodel = "+tc.model+"\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.model, err)
+		}
+		if !slices.Equal(p.Models, tc.want) || p.ModelFallback != tc.fallback {
+			t.Errorf("model = %s: Models %q fallback %v, want %q %v", tc.model, p.Models, p.ModelFallback, tc.want, tc.fallback)
+		}
+		if warnings := strings.Join(p.Warnings, "\n"); tc.warn != "" && !strings.Contains(warnings, tc.warn) {
+			t.Errorf("model = %s: no warning %q in:\n%s", tc.model, tc.warn, warnings)
+		}
+	}
+}
