@@ -57,6 +57,8 @@ type Profile struct {
 	// refused region.
 	Trusted   bool
 	Untrusted string
+
+	promptFile string // a corvid profile's system_prompt_file, resolved
 }
 
 // Seed fills a named region of the context when the agent spawns.
@@ -104,7 +106,42 @@ const LeviathFile = "agent.leviath"
 // Leviath blueprint, anything else a corvid profile.
 func Load(path string) (*Profile, error) {
 	p, _, err := load(path)
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	return p, p.readPromptFile("")
+}
+
+// readPromptFile reads a corvid profile's system_prompt_file. within, when
+// not "", is the project a project's profile came with: its prompt file
+// must lie inside it once symbolic links are resolved, or a profile that
+// came with a repository could put any file the user can read (a key, a
+// token) into the system prompt.
+func (p *Profile) readPromptFile(within string) error {
+	if p.promptFile == "" {
+		return nil
+	}
+	path := p.promptFile
+	if within != "" {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("%s: system_prompt_file: %w", p.Path, err)
+		}
+		root, err := filepath.EvalSymlinks(within)
+		if err != nil {
+			root = within
+		}
+		if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
+			return fmt.Errorf("%s: system_prompt_file %s lies outside the project %s: a project's profile reads its prompt from the project only", p.Path, path, within)
+		}
+		path = real
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: system_prompt_file: %w", p.Path, err)
+	}
+	p.System = string(b)
+	return nil
 }
 
 // load reads and parses the profile at path, and returns the bytes it
@@ -160,11 +197,7 @@ func parseCorvid(data []byte, dir string) (*Profile, error) {
 		Allow: f.Permissions.Allow, Ask: f.Permissions.Ask, Deny: f.Permissions.Deny,
 		MaxDepth: f.Limits.MaxDepth, MaxTurnRequests: f.Limits.MaxTurnRequests}
 	if f.SystemPromptFile != "" {
-		b, err := os.ReadFile(resolve(dir, f.SystemPromptFile))
-		if err != nil {
-			return nil, fmt.Errorf("system_prompt_file: %w", err)
-		}
-		p.System = string(b)
+		p.promptFile = resolve(dir, f.SystemPromptFile) // read once the source is known (readPromptFile)
 	}
 	if f.Limits.InteractionTimeout != "" {
 		d, err := time.ParseDuration(f.Limits.InteractionTimeout)
@@ -213,6 +246,15 @@ type Dir struct {
 // .corvid/), where `corvid trust` is run.
 func (d Dir) project() string { return filepath.Dir(filepath.Dir(d.Path)) }
 
+// confine is where a profile of d may read its prompt file from: its
+// project, for a project's profile; anywhere ("") for the user's own.
+func (d Dir) confine() string {
+	if d.Source == "project" {
+		return d.project()
+	}
+	return ""
+}
+
 // Dirs are where named profiles are found, project first: .corvid/agents/
 // of a trusted project, then the user's config dir.
 func Dirs(env config.Env, file *config.File) []Dir {
@@ -241,6 +283,9 @@ func Resolve(env config.Env, file *config.File, nameOrPath string) (*Profile, er
 		}
 		p.Source = "path"
 		p.judgeTrust(env, data, filepath.Dir(path))
+		if err := p.readPromptFile(""); err != nil {
+			return nil, err
+		}
 		return p, nil
 	}
 	for _, d := range Dirs(env, file) {
@@ -255,6 +300,9 @@ func Resolve(env config.Env, file *config.File, nameOrPath string) (*Profile, er
 			}
 			p.Source = d.Source
 			p.judgeTrust(env, data, d.project())
+			if err := p.readPromptFile(d.confine()); err != nil {
+				return nil, err
+			}
 			return p, nil
 		}
 	}
@@ -323,6 +371,9 @@ func List(env config.Env, file *config.File, cwd string) []*Profile {
 				continue
 			}
 			p, data, err := load(path)
+			if err == nil {
+				err = p.readPromptFile(d.confine())
+			}
 			if err != nil {
 				p = &Profile{Name: strings.TrimSuffix(e.Name(), filepath.Ext(e.Name())), Path: path, Warnings: []string{err.Error()}}
 			}

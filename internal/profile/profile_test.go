@@ -169,3 +169,52 @@ func TestLeviathStageModelListForms(t *testing.T) {
 		}
 	}
 }
+
+// A project's profile reads its system_prompt_file from the project only;
+// the user's own profile reads it from anywhere.
+func TestProjectProfilePromptFileStaysInTheProject(t *testing.T) {
+	home, proj, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	env := config.MapEnv{"CORVID_HOME": home}
+	if err := os.WriteFile(filepath.Join(outside, "secret.md"), []byte("OUTSIDE-SECRET"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agents := filepath.Join(proj, ".corvid", "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"inside.toml": "system_prompt_file = \"inside.md\"\n",
+		"up.toml":     "system_prompt_file = \"../../../" + filepath.Base(outside) + "/secret.md\"\n",
+		"abs.toml":    "system_prompt_file = \"" + filepath.Join(outside, "secret.md") + "\"\n",
+		"link.toml":   "system_prompt_file = \"link.md\"\n",
+		"inside.md":   "INSIDE-PROMPT",
+	} {
+		if err := os.WriteFile(filepath.Join(agents, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(agents, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	file := &config.File{ProjectDir: proj, ProjectTrusted: true}
+	if p, err := Resolve(env, file, "inside"); err != nil || p.System != "INSIDE-PROMPT" {
+		t.Fatalf("inside: %v %v", p, err)
+	}
+	for _, name := range []string{"up", "abs", "link"} {
+		p, err := Resolve(env, file, name)
+		if err == nil || !strings.Contains(err.Error(), "outside the project") {
+			t.Errorf("%s: %v, err %v; want refused as outside the project", name, p, err)
+		}
+	}
+	// The user's own profile may name any file.
+	userAgents := filepath.Join(home, "config", "agents")
+	if err := os.MkdirAll(userAgents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(userAgents, "mine.toml"), []byte("system_prompt_file = \""+filepath.Join(outside, "secret.md")+"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Resolve(env, file, "mine"); err != nil || p.System != "OUTSIDE-SECRET" {
+		t.Errorf("the user's own profile: %v %v", p, err)
+	}
+}
