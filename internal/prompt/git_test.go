@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,5 +105,27 @@ func TestGitSummaryRunsNoCommandFromTheRepositoryConfig(t *testing.T) {
 	}
 	if !strings.Contains(got, "not run") || !strings.Contains(got, "filter.evil.clean") {
 		t.Errorf("with a filter driver: GitSummary = %q, want it to say why git status was not run", got)
+	}
+}
+
+// BenchmarkGitSummary measures the git summary of a small clean repository
+// (the processes it starts), which runs in the background of every session
+// start.
+func BenchmarkGitSummary(b *testing.B) {
+	if !haveGit() {
+		b.Skip("git is not installed")
+	}
+	dir := b.TempDir()
+	b.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, args := range [][]string{{"init", "-q"}, {"symbolic-ref", "HEAD", "refs/heads/trunk"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for b.Loop() {
+		if got := GitSummary(dir); !strings.HasPrefix(got, "branch trunk") {
+			b.Fatalf("GitSummary = %q", got)
+		}
 	}
 }
