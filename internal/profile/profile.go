@@ -176,7 +176,11 @@ func (p *Profile) judgeTrust(env config.Env, data []byte, trustDir string) {
 		p.Trusted = true
 		return
 	}
-	switch config.FileTrust(env, p.Path, data) {
+	state := config.Untrusted
+	if env != nil {
+		state = config.FileTrust(env, p.Path, data)
+	}
+	switch state {
 	case config.Trusted:
 		p.Trusted = true
 	case config.Changed:
