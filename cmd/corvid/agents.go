@@ -68,9 +68,15 @@ func (f *profileFlags) profileInfo(p *profile.Profile) *agent.ProfileInfo {
 }
 
 // subProfiles resolves the profile a sub-agent is started with (the task
-// tool's profile): its prompt and instructions, description and model.
+// tool's profile, by name only): its prompt and instructions, description
+// and model.
 func subProfiles(env config.Env, file *config.File) func(name string) (agent.SubProfile, error) {
 	return func(name string) (agent.SubProfile, error) {
+		if profile.IsPath(name) {
+			// The model names it: a path would let it pick any file as a
+			// profile, and with it any system_prompt_file, unasked.
+			return agent.SubProfile{}, fmt.Errorf("profile %q: a sub-agent's profile is a name from the profile folders (corvid agents list), not a path", name)
+		}
 		p, err := profile.Resolve(env, file, name)
 		if err != nil {
 			return agent.SubProfile{}, err

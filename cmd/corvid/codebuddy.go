@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/corvid-agent/corvid/internal/acpserver"
 	"github.com/corvid-agent/corvid/internal/agent"
@@ -23,7 +22,7 @@ func userInfo(id config.Identity) *acpserver.UserInfo {
 // folders, as --agent does.
 func (c *acpCmd) switchProfile(env config.Env, file *config.File) func(name, cwd string) (agent.ProfileSwitch, error) {
 	return func(name, cwd string) (agent.ProfileSwitch, error) {
-		if strings.ContainsAny(name, `/\`) || strings.HasSuffix(name, ".toml") || strings.HasSuffix(name, ".leviath") {
+		if profile.IsPath(name) {
 			return agent.ProfileSwitch{}, fmt.Errorf("agent %q: session/set_agent takes a profile name, not a path", name)
 		}
 		f, err := config.Load(env, cwd)

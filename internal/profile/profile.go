@@ -272,11 +272,17 @@ func Dirs(env config.Env, file *config.File) []Dir {
 // ErrNotFound is returned by Resolve for a name no directory holds.
 var ErrNotFound = errors.New("no such agent")
 
-// Resolve finds --agent NAME|PATH: a path (it has a separator or names an
-// existing file) is read as is; a name is NAME.toml or NAME.leviath (or
-// NAME/agent.leviath) in Dirs.
+// IsPath says whether Resolve reads nameOrPath as a path rather than a
+// name from Dirs.
+func IsPath(nameOrPath string) bool {
+	return strings.ContainsAny(nameOrPath, `/\`) || strings.ContainsRune(nameOrPath, os.PathSeparator) ||
+		strings.HasSuffix(nameOrPath, ".toml") || strings.HasSuffix(nameOrPath, ".leviath")
+}
+
+// Resolve finds --agent NAME|PATH: a path (IsPath) is read as is; a name
+// is NAME.toml or NAME.leviath (or NAME/agent.leviath) in Dirs.
 func Resolve(env config.Env, file *config.File, nameOrPath string) (*Profile, error) {
-	if strings.ContainsRune(nameOrPath, os.PathSeparator) || strings.HasSuffix(nameOrPath, ".toml") || strings.HasSuffix(nameOrPath, ".leviath") {
+	if IsPath(nameOrPath) {
 		path := nameOrPath
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			path = filepath.Join(path, LeviathFile)

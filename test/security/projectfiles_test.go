@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
+	fa "github.com/corvid-agent/corvid/internal/testkit/fakeanthropic"
 )
 
 // gitIn runs git in dir with no user or system config.
@@ -152,5 +153,31 @@ func TestProjectProfilePromptFileOutsideTheProjectIsRefused(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "outside the project") {
 		t.Errorf("launch with a project profile whose prompt file lies outside the project: %v\n%s", err, out)
+	}
+}
+
+// The task tool's profile is chosen by the model: by name only. A path
+// would let a model (or a prompt injected into it) load any file as a
+// profile, and with its system_prompt_file put a file outside the
+// workspace into a sub-agent's prompt without the question a read of it
+// asks.
+func TestSubAgentProfileIsANameNotAPath(t *testing.T) {
+	c := startSeedCorvid(t, "[agent]\nname = \"plain\"\n")
+	outside := t.TempDir()
+	putTestFile(t, filepath.Join(outside, "id_key"), "PRIVATE-KEY-MATERIAL\n")
+	putTestFile(t, filepath.Join(c.ws, "evil.toml"), "system_prompt_file = \""+filepath.Join(outside, "id_key")+"\"\n")
+	c.api.Enqueue(
+		fa.Response{Blocks: []fa.Block{fa.ToolUse("toolu_t1", "task", `{"description":"look","prompt":"say hi","profile":"evil.toml"}`)}},
+		fa.Response{Blocks: []fa.Block{fa.Text("sub done")}},
+		fa.Response{Blocks: []fa.Block{fa.Text("done")}},
+	)
+	sid := c.NewSession(c.ctx, c.ws)
+	if stop, rerr := c.Prompt(c.ctx, sid, "go"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v\n%s", stop, rerr, c.Stderr())
+	}
+	for i, r := range c.api.Requests() {
+		if strings.Contains(r.SystemText(), "PRIVATE-KEY-MATERIAL") {
+			t.Errorf("request %d carries the file outside the workspace in its system prompt", i)
+		}
 	}
 }
