@@ -181,3 +181,19 @@ func TestSubAgentProfileIsANameNotAPath(t *testing.T) {
 		}
 	}
 }
+
+// What an untrusted project config asked for and did not get is told in
+// the session, not only on stderr (the agent profile hook, which every
+// acp launch sets, used to replace these notices with its own).
+func TestIgnoredProjectSettingsAreToldInTheSession(t *testing.T) {
+	ws := t.TempDir()
+	writeProjectConfig(t, ws, "[permissions]\nallow = [\"write\"]\n")
+	c := rtStart(t, rtScript(t, rtText("ok")), testkit.Options{Dir: ws})
+	sid := c.newSessionIn(t, ws)
+	if stop, rerr := c.Prompt(c.ctx, sid, "hi"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if notices := testkit.TextOf(c.Updates(sid), "agent_message_chunk"); !strings.Contains(notices, "run `corvid trust` in the project to allow it") {
+		t.Errorf("the session was not told the project's allow rules were ignored:\n%s", notices)
+	}
+}
