@@ -184,7 +184,7 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 
 // spawn is the profile.Spawn of a starting session.
 func spawn(ss agent.SessionStart, noSeedCommands bool) profile.Spawn {
-	return profile.Spawn{Cwd: ss.Cwd, NoCommands: noSeedCommands, ReadFile: ss.ReadFile}
+	return profile.Spawn{Cwd: ss.Cwd, NoCommands: noSeedCommands, ReadFile: ss.ReadFile, Shell: ss.Shell}
 }
 
 func hasCommandSeed(p *profile.Profile) bool {

@@ -19,6 +19,9 @@ type SessionStart struct {
 	// links are resolved, no deny rule may cover it, and it must be a
 	// regular file. Otherwise it says why it refused.
 	ReadFile func(path string) (string, error)
+	// Shell is the program and arguments that run a command line as the
+	// shell tool would: inside the session's sandbox when it has one.
+	Shell func(cmdline string) (name string, args []string)
 }
 
 // seedReadMax bounds what ReadFile returns; profiles cap a region further.
@@ -26,7 +29,7 @@ const seedReadMax = 1 << 20
 
 // sessionStart describes s for Config.SessionContext.
 func (s *Session) sessionStart() SessionStart {
-	return SessionStart{Cwd: s.env.Cwd, Roots: s.env.Roots, ReadFile: s.readForProfile}
+	return SessionStart{Cwd: s.env.Cwd, Roots: s.env.Roots, ReadFile: s.readForProfile, Shell: s.env.ShellCommand}
 }
 
 // readForProfile is SessionStart.ReadFile. The decision is the read

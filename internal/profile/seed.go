@@ -24,6 +24,9 @@ type Spawn struct {
 	// links resolved, and not denied by a rule. It says why when it
 	// refuses. nil: no file seed is read.
 	ReadFile func(path string) (string, error)
+	// Shell is the program and arguments that run a command seed (the
+	// session's shell, in its sandbox when it has one); nil: sh -c.
+	Shell func(cmdline string) (name string, args []string)
 }
 
 // Context is what the profile adds to a session's system prompt: its
@@ -53,7 +56,7 @@ func (p *Profile) Context(sp Spawn) string {
 				}
 				fmt.Fprintf(&b, "(refused: %s)\n", why)
 			default:
-				b.WriteString(runSeed(sp.Cwd, s.Command))
+				b.WriteString(runSeed(sp, s.Command))
 			}
 		case s.File != "":
 			fmt.Fprintf(&b, "<seed region=%q file=%q>\n", s.Region, s.File)
@@ -78,11 +81,15 @@ func (p *Profile) Context(sp Spawn) string {
 	return b.String()
 }
 
-func runSeed(cwd, command string) string {
+func runSeed(sp Spawn, command string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), seedTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Dir = cwd
+	name, args := "sh", []string{"-c", command}
+	if sp.Shell != nil {
+		name, args = sp.Shell(command)
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = sp.Cwd
 	out, err := cmd.CombinedOutput()
 	text := capText(string(out))
 	if err != nil {

@@ -183,3 +183,19 @@ func TestSeedFilesObeyTheReadToolsRules(t *testing.T) {
 		t.Errorf("the denied region does not name the rule:\n%s", sys)
 	}
 }
+
+// A trusted seed command runs as the shell tool would: inside the
+// session's sandbox when it has one.
+func TestTrustedSeedCommandRunsInTheSandbox(t *testing.T) {
+	needLandlock(t)
+	c := startSeedCorvid(t, "[context.regions]\nstatus = { seed = { command = \"touch ../SANDBOX_ESCAPE; echo SEED-$((40+2))\" } }\n", "--sandbox", "read-only")
+	c.corvid(t, c.ws, "trust")
+	sid := c.NewSession(c.ctx, c.ws)
+	sys := c.systemOf(t, sid)
+	if !strings.Contains(sys, "SEED-42") {
+		t.Fatalf("the trusted seed command did not run:\n%s", sys)
+	}
+	if _, err := os.Stat(filepath.Join(c.parent, "SANDBOX_ESCAPE")); err == nil {
+		t.Error("the seed command wrote outside the workspace under --sandbox read-only")
+	}
+}
