@@ -121,7 +121,11 @@ func (c *acpCmd) setFlag(name, value string) bool {
 	case "agent":
 		c.Profile.Agent = value
 	case "max-depth":
-		return plainInt(value, &c.Profile.MaxDepth)
+		var n int
+		if !plainInt(value, &n) {
+			return false
+		}
+		c.Profile.MaxDepth = &n
 	case "output-format":
 		c.Profile.OutputFormat = value
 	case "output-instructions":

@@ -55,7 +55,11 @@ func acpFlagFields(t *testing.T) [][]string {
 				continue
 			}
 			var value string
-			switch f.Type.Kind() {
+			kind := f.Type.Kind()
+			if kind == reflect.Pointer {
+				kind = f.Type.Elem().Kind() // an optional value: nil when not given
+			}
+			switch kind {
 			case reflect.Bool:
 				out = append(out, []string{"--" + name})
 				continue

@@ -17,30 +17,35 @@ import (
 // agent-client flags among them).
 type profileFlags struct {
 	Agent              string `name:"agent" placeholder:"NAME|PATH" help:"Agent profile: a name found in .corvid/agents/ (trusted projects) or the user's config agents/ folder, or the path to a profile TOML or a Leviath agent.leviath. Without it, a session whose cwd holds an agent.leviath uses that."`
-	MaxDepth           int    `name:"max-depth" placeholder:"N" help:"Override the profile's maximum sub-agent depth."`
+	MaxDepth           *int   `name:"max-depth" placeholder:"N" help:"Override the profile's maximum sub-agent depth (0: no sub-agents)."`
 	NoSeedCommands     bool   `name:"no-seed-commands" help:"Refuse the profile's seed = { command = ... } regions (each says it was refused)."`
 	OutputFormat       string `name:"output-format" placeholder:"LABEL" help:"Ask for a final output in this shape (any label): the agent gets a submit_output tool, and what it submits is sent last, as a message of its own marked _meta corvid.dev/finalOutput."`
 	OutputInstructions string `name:"output-instructions" placeholder:"TEXT" help:"Guidance about the final output's shape (with --output-format)."`
 
 	launch *profile.Profile // the --agent profile, once resolved
+	env    config.Env       // the environment applyProfile was given
 }
 
 // fold adds the --agent profile's tool rules and interaction timeout to a
 // loaded configuration: the launch file, and each session's own (found
-// from its cwd), so a profile's deny holds in every session. Without
+// from its cwd), so a profile's deny holds in every session. A profile
+// that came with a project adds its allow rules only once the file is
+// trusted as it is (Profile.Trusted). Without
 // --agent, an agent.leviath in dir (Leviath's rule) adds its ask and deny
 // rules: like an untrusted project config, a blueprint that came with the
 // project may tighten the rules but never loosen them.
 func (f *profileFlags) fold(file *config.File, dir string) {
 	p := f.launch
 	if p == nil {
-		if found, err := profile.InDir(dir); err == nil && found != nil {
+		if found, err := profile.InDir(f.env, dir); err == nil && found != nil {
 			file.Permissions.Ask = append(file.Permissions.Ask, found.Ask...)
 			file.Permissions.Deny = append(file.Permissions.Deny, found.Deny...)
 		}
 		return
 	}
-	file.Permissions.Allow = append(file.Permissions.Allow, p.Allow...)
+	if p.Trusted {
+		file.Permissions.Allow = append(file.Permissions.Allow, p.Allow...)
+	}
 	file.Permissions.Ask = append(file.Permissions.Ask, p.Ask...)
 	file.Permissions.Deny = append(file.Permissions.Deny, p.Deny...)
 	if p.InteractionTimeout > 0 {
@@ -50,10 +55,28 @@ func (f *profileFlags) fold(file *config.File, dir string) {
 	}
 }
 
+// profileInfo is what a session keeps of profile p: --max-depth, when
+// given, over the profile's own depth; --max-depth 0 means no sub-agents
+// whatever the profile says.
+func (f *profileFlags) profileInfo(p *profile.Profile) *agent.ProfileInfo {
+	info := &agent.ProfileInfo{Name: p.Name, MaxDepth: p.MaxDepth}
+	if f.MaxDepth != nil {
+		info.MaxDepth = *f.MaxDepth
+		info.NoSubAgents = *f.MaxDepth == 0
+	}
+	return info
+}
+
 // subProfiles resolves the profile a sub-agent is started with (the task
-// tool's profile): its prompt and instructions, description and model.
+// tool's profile, by name only): its prompt and instructions, description
+// and model.
 func subProfiles(env config.Env, file *config.File) func(name string) (agent.SubProfile, error) {
 	return func(name string) (agent.SubProfile, error) {
+		if profile.IsPath(name) {
+			// The model names it: a path would let it pick any file as a
+			// profile, and with it any system_prompt_file, unasked.
+			return agent.SubProfile{}, fmt.Errorf("profile %q: a sub-agent's profile is a name from the profile folders (corvid agents list), not a path", name)
+		}
 		p, err := profile.Resolve(env, file, name)
 		if err != nil {
 			return agent.SubProfile{}, err
@@ -65,7 +88,8 @@ func subProfiles(env config.Env, file *config.File) func(name string) (agent.Sub
 		if text != "" {
 			text = fmt.Sprintf("# Agent profile %s\n\n%s", p.Name, text)
 		}
-		return agent.SubProfile{Name: p.Name, Description: p.Description, Model: p.Model, Prompt: text}, nil
+		model, _ := profileModel(env, file, p)
+		return agent.SubProfile{Name: p.Name, Description: p.Description, Model: model, Prompt: text}, nil
 	}
 }
 
@@ -74,6 +98,10 @@ func subProfiles(env config.Env, file *config.File) func(name string) (agent.Sub
 // limits; it returns the agent's SessionContext hook, which also handles a
 // session cwd's agent.leviath when no --agent was given.
 func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, system *string, logger *slog.Logger, cfg *agent.Config) error {
+	f.env = env
+	if f.MaxDepth != nil && *f.MaxDepth < 0 {
+		return fmt.Errorf("--max-depth %d: the depth is 0 (no sub-agents) or more", *f.MaxDepth)
+	}
 	switch {
 	case f.OutputFormat != "":
 		cfg.FinalOutput = &agent.FinalOutput{Format: f.OutputFormat, Instructions: f.OutputInstructions}
@@ -87,11 +115,18 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 			return err
 		}
 		launch = p
+		if *model == "" {
+			id, warning := profileModel(env, file, p)
+			*model = id
+			if warning != "" {
+				p.Warnings = append(p.Warnings, warning)
+			}
+		}
+		if !p.Trusted && len(p.Allow) > 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("its allow rules %q are not applied: %s", p.Allow, p.Untrusted))
+		}
 		for _, w := range p.Warnings {
 			logger.Warn("agent profile", "agent", p.Name, "path", p.Path, "warning", w)
-		}
-		if *model == "" && p.Model != "" {
-			*model = p.Model
 		}
 		if *system == "" && p.System != "" {
 			*system = p.System
@@ -101,20 +136,18 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 		if p.MaxTurnRequests > 0 {
 			cfg.MaxTurnRequests = p.MaxTurnRequests
 		}
-		if f.MaxDepth > 0 {
-			p.MaxDepth = f.MaxDepth
-		}
-		logger.Info("agent profile", "agent", p.Name, "from", p.Path, "max_depth", p.MaxDepth)
-		cfg.Profile = &agent.ProfileInfo{Name: p.Name, MaxDepth: p.MaxDepth}
+		cfg.Profile = f.profileInfo(p)
+		logger.Info("agent profile", "agent", p.Name, "from", p.Path, "max_depth", cfg.Profile.MaxDepth)
 	}
 	cfg.MaxDepth = f.MaxDepth
 	cfg.AgentProfile = subProfiles(env, file)
 	noSeed := f.NoSeedCommands
-	cfg.SessionContext = func(cwd string) (string, []string) {
+	cfg.SessionContext = func(ss agent.SessionStart) (string, []string) {
+		cwd := ss.Cwd
 		p := launch
 		var notices []string
 		if p == nil {
-			found, err := profile.InDir(cwd)
+			found, err := profile.InDir(env, cwd)
 			if err != nil {
 				logger.Warn("agent.leviath", "cwd", cwd, "err", err)
 				return "", []string{"the agent.leviath in this directory could not be read: " + err.Error()}
@@ -135,13 +168,32 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 		for _, w := range p.Warnings {
 			notices = append(notices, fmt.Sprintf("agent %s: %s", p.Name, w))
 		}
-		text := p.Context(cwd, noSeed)
+		if !p.Trusted && !noSeed && hasCommandSeed(p) {
+			msg := "the seed commands of " + p.Path + " did not run: " + p.Untrusted
+			logger.Warn("agent profile", "path", p.Path, "warning", msg)
+			notices = append(notices, msg)
+		}
+		text := p.Context(spawn(ss, noSeed))
 		if launch == nil && p.System != "" {
 			text = fmt.Sprintf("# Agent %s\n\n%s\n\n%s", p.Name, strings.TrimSpace(p.System), text)
 		}
 		return text, notices
 	}
 	return nil
+}
+
+// spawn is the profile.Spawn of a starting session.
+func spawn(ss agent.SessionStart, noSeedCommands bool) profile.Spawn {
+	return profile.Spawn{Cwd: ss.Cwd, NoCommands: noSeedCommands, ReadFile: ss.ReadFile, Shell: ss.Shell}
+}
+
+func hasCommandSeed(p *profile.Profile) bool {
+	for _, s := range p.Seeds {
+		if s.Command != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // agentsCmd lists and shows agent profiles.
@@ -214,7 +266,7 @@ func (c agentsShowCmd) Run() error {
 		}
 	}
 	show("description", p.Description)
-	show("model", p.Model)
+	show("model", strings.Join(p.Models, ", else "))
 	show("allow", strings.Join(p.Allow, ", "))
 	show("ask", strings.Join(p.Ask, ", "))
 	show("deny", strings.Join(p.Deny, ", "))
@@ -236,6 +288,9 @@ func (c agentsShowCmd) Run() error {
 			kind, what = "text", fmt.Sprintf("%d bytes", len(s.Text))
 		}
 		fmt.Fprintf(w, "seed:         %s: %s %s\n", s.Region, kind, what)
+	}
+	if hasCommandSeed(p) && !p.Trusted {
+		fmt.Fprintf(w, "seed commands: do not run: %s\n", p.Untrusted)
 	}
 	if p.System != "" {
 		fmt.Fprintf(w, "system prompt:\n%s\n", indent(p.System))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -177,70 +176,4 @@ func runStatus(env config.Env, cwd string, stdout io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, status, source)
 	}
 	return tw.Flush()
-}
-
-// trustCmd records a project directory as trusted, so its
-// .corvid/config.toml may loosen permissions and add providers and MCP
-// servers. Wire it into the CLI as a Trust field with the cmd:"" tag.
-type trustCmd struct {
-	Dir    string `arg:"" optional:"" type:"existingdir" help:"Project directory to trust (default: the one holding the nearest .corvid/, else the current directory)."`
-	List   bool   `name:"list" xor:"action" help:"List the trusted project directories and whether their config changed since."`
-	Revoke bool   `name:"revoke" xor:"action" help:"Stop trusting the directory (default: as for trusting)."`
-}
-
-func (c *trustCmd) Run() error {
-	cwd, _ := os.Getwd()
-	return runTrust(config.OSEnv{}, cwd, *c, os.Stdout, os.Stderr)
-}
-
-func runTrust(env config.Env, cwd string, c trustCmd, stdout, stderr io.Writer) error {
-	if c.List {
-		ps, err := config.TrustedProjects(env)
-		if err != nil {
-			return err
-		}
-		if len(ps) == 0 {
-			fmt.Fprintln(stdout, "No project is trusted.")
-		}
-		for _, p := range ps {
-			note := "trusted"
-			if p.State != config.Trusted {
-				note = "changed since trusted: ignored until `corvid trust` again"
-			}
-			fmt.Fprintf(stdout, "%s\t%s\n", p.Dir, note)
-		}
-		return nil
-	}
-	dir := c.Dir
-	if dir == "" {
-		file, err := config.Load(env, cwd)
-		if err != nil {
-			return err
-		}
-		dir = file.ProjectDir
-		if dir == "" {
-			dir = cwd
-		}
-	}
-	if c.Revoke {
-		was, err := config.Revoke(env, dir)
-		if err != nil {
-			return err
-		}
-		if !was {
-			fmt.Fprintf(stderr, "corvid: %s was not trusted; nothing changed.\n", dir)
-			return nil
-		}
-		fmt.Fprintf(stdout, "No longer trusted: %s. Its .corvid/config.toml may only make things stricter now.\n", dir)
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, config.ProjectConfigName)); errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stderr, "corvid: %s has no %s; nothing to trust. Trust binds to that file's content: create it, then run `corvid trust` again.\n", dir, config.ProjectConfigName)
-		return nil
-	}
-	if err := config.Trust(env, dir); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "Trusted %s: its .corvid/config.toml, as it is now, may allow tools, add providers and start MCP servers. If the file changes, run `corvid trust` again.\n", dir)
-	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/corvid-agent/corvid/internal/acpserver"
 	"github.com/corvid-agent/corvid/internal/agent"
@@ -23,7 +22,7 @@ func userInfo(id config.Identity) *acpserver.UserInfo {
 // folders, as --agent does.
 func (c *acpCmd) switchProfile(env config.Env, file *config.File) func(name, cwd string) (agent.ProfileSwitch, error) {
 	return func(name, cwd string) (agent.ProfileSwitch, error) {
-		if strings.ContainsAny(name, `/\`) || strings.HasSuffix(name, ".toml") || strings.HasSuffix(name, ".leviath") {
+		if profile.IsPath(name) {
 			return agent.ProfileSwitch{}, fmt.Errorf("agent %q: session/set_agent takes a profile name, not a path", name)
 		}
 		f, err := config.Load(env, cwd)
@@ -34,15 +33,12 @@ func (c *acpCmd) switchProfile(env config.Env, file *config.File) func(name, cwd
 		if err != nil {
 			return agent.ProfileSwitch{}, err
 		}
-		depth := p.MaxDepth
-		if c.Profile.MaxDepth > 0 {
-			depth = c.Profile.MaxDepth
-		}
+		model, _ := profileModel(env, f, p)
 		return agent.ProfileSwitch{
-			Info:    agent.ProfileInfo{Name: p.Name, MaxDepth: depth},
+			Info:    *c.Profile.profileInfo(p),
 			System:  p.System,
-			Context: p.Context(cwd, c.Profile.NoSeedCommands),
-			Model:   p.Model,
+			Context: func(ss agent.SessionStart) string { return p.Context(spawn(ss, c.Profile.NoSeedCommands)) },
+			Model:   model,
 		}, nil
 	}
 }

@@ -72,7 +72,7 @@ type CLI struct {
 	Auth        authCmd          `cmd:"" help:"Manage provider credentials (login, logout, status)."`
 	Models      modelsCmd        `cmd:"" help:"List the models usable with the credentials at hand."`
 	Import      importCmd        `cmd:"" help:"Copy another agent's settings into corvid's config: corvid import kage."`
-	Trust       trustCmd         `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers)."`
+	Trust       trustCmd         `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers) and its agent files (their seed commands may then run), as they are now."`
 	Respond     respondCmd       `cmd:"" help:"List or answer permission questions that corvid could not put to its host."`
 	Sessions    sessionsCmd      `cmd:"" help:"List, show, export or remove stored sessions."`
 	Conformance conformanceCmd   `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`

@@ -422,7 +422,10 @@ func runSessionsShow(env config.Env, c sessionsShowCmd, w io.Writer) error {
 	fmt.Fprintf(w, "Session %s: %s\nDirectory %s, updated %s\n", s.ID, sessionTitle(s), s.Cwd, s.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
 	if p := agent.StoredProfile(s); p != nil {
 		depth := "default"
-		if p.MaxDepth > 0 {
+		switch {
+		case p.NoSubAgents:
+			depth = "0 (no sub-agents)"
+		case p.MaxDepth > 0:
 			depth = fmt.Sprint(p.MaxDepth)
 		}
 		fmt.Fprintf(w, "Agent %s, max sub-agent depth %s\n", p.Name, depth)

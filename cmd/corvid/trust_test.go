@@ -24,7 +24,7 @@ func TestTrustWarnsListsAndRevokes(t *testing.T) {
 		return out.String(), errOut.String()
 	}
 	out, errOut := run(trustCmd{})
-	if out != "" || !strings.Contains(errOut, "has no "+config.ProjectConfigName+"; nothing to trust") {
+	if out != "" || !strings.Contains(errOut, "has no "+config.ProjectConfigName+", agent.leviath or profile in .corvid/agents/; nothing to trust") {
 		t.Errorf("trust without a project config: stdout %q, stderr %q", out, errOut)
 	}
 	if out, _ := run(trustCmd{List: true}); strings.TrimSpace(out) != "No project is trusted." {

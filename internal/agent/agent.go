@@ -62,20 +62,20 @@ type Config struct {
 	// Version is corvid's version, told to MCP servers.
 	Version string
 	// SessionContext, if set, is called once when a session starts (new or
-	// loaded) with its cwd: text is added to the session's system prompt (an
-	// agent profile's instructions and seed regions), and notices are told
-	// to the user after the start.
-	SessionContext func(cwd string) (text string, notices []string)
+	// loaded): text is added to the session's system prompt (an agent
+	// profile's instructions and seed regions), and notices are told to the
+	// user after the start, with the session configuration's own.
+	SessionContext func(SessionStart) (text string, notices []string)
 	// FinalOutput, if set, offers the submit_output tool; a submission is
 	// sent as one more message when the turn ends.
 	FinalOutput *FinalOutput
 	// Profile names the launch agent profile (--agent) and its sub-agent
 	// depth; it is stored with each new session and shown for it.
 	Profile *ProfileInfo
-	// MaxDepth, when > 0, is the sub-agent tree depth of every session
-	// (--max-depth), over the profile's; else the profile's or
-	// DefaultMaxDepth.
-	MaxDepth int
+	// MaxDepth, when set, is the sub-agent tree depth of every session
+	// (--max-depth), over the profile's; 0 offers no sub-agents. nil: the
+	// profile's depth, else DefaultMaxDepth.
+	MaxDepth *int
 	// AgentProfile resolves an agent profile a sub-agent is started with
 	// (the task tool's profile); nil: none can be named.
 	AgentProfile func(name string) (SubProfile, error)
@@ -253,11 +253,12 @@ func (a *Agent) newSession(o SessionOptions, st *store.Store, sc SessionConfig) 
 	if fo := a.cfg.FinalOutput; fo != nil {
 		s.toolbox.own = append(s.toolbox.own, submitOutput{s: s, fo: *fo})
 	}
-	start := sc.Notices
+	s.notices.add(sc.Notices...)
 	if a.cfg.SessionContext != nil {
-		s.toolbox.extra, start = a.cfg.SessionContext(o.Cwd)
+		var notices []string
+		s.toolbox.extra, notices = a.cfg.SessionContext(s.sessionStart())
+		s.notices.add(notices...)
 	}
-	s.notices.add(start...)
 	s.toolbox.discover()
 	prof := o.profile
 	if prof == nil {

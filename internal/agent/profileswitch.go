@@ -8,9 +8,10 @@ type ProfileSwitch struct {
 	Info ProfileInfo
 	// System replaces the base system prompt ("": corvid's default).
 	System string
-	// Context is the profile's instructions and seed regions, added to the
-	// system prompt (it replaces the previous profile's).
-	Context string
+	// Context makes the profile's instructions and seed regions for the
+	// session, added to the system prompt (they replace the previous
+	// profile's); nil: none.
+	Context func(SessionStart) string
 	// Model is the profile's provider:model ("": keep the session's).
 	Model string
 }
@@ -25,9 +26,13 @@ func (s *Session) SwitchProfile(p ProfileSwitch) error {
 			return fmt.Errorf("agent %s: %w", p.Info.Name, err)
 		}
 	}
+	var extra string
+	if p.Context != nil {
+		extra = p.Context(s.sessionStart())
+	}
 	b := s.toolbox
 	b.mu.Lock()
-	b.base, b.extra = p.System, p.Context
+	b.base, b.extra = p.System, extra
 	b.mu.Unlock()
 	b.discover()
 	info := p.Info

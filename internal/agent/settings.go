@@ -66,10 +66,13 @@ type Controls struct {
 }
 
 // ProfileInfo is what a session keeps of its agent profile: the name and
-// the maximum sub-agent depth (0: the default).
+// the maximum sub-agent depth (0: the default, unless NoSubAgents).
 type ProfileInfo struct {
 	Name     string `json:"name"`
 	MaxDepth int    `json:"maxDepth"`
+	// NoSubAgents records --max-depth 0: the session offers no task tool.
+	// (MaxDepth 0 alone meant "the default" before it existed.)
+	NoSubAgents bool `json:"noSubAgents,omitempty"`
 }
 
 // StoredProfile returns the agent profile recorded with a stored session,

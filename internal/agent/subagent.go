@@ -58,12 +58,14 @@ type subState struct {
 }
 
 // maxDepth is the sub-agent depth of a session with profile p: --max-depth,
-// else the profile's, else DefaultMaxDepth.
+// else the profile's (its --max-depth 0 included), else DefaultMaxDepth.
 func (a *Agent) maxDepth(p *ProfileInfo) int {
-	if a.cfg.MaxDepth > 0 {
-		return a.cfg.MaxDepth
-	}
-	if p != nil && p.MaxDepth > 0 {
+	switch {
+	case a.cfg.MaxDepth != nil:
+		return max(*a.cfg.MaxDepth, 0)
+	case p != nil && p.NoSubAgents:
+		return 0
+	case p != nil && p.MaxDepth > 0:
 		return p.MaxDepth
 	}
 	return DefaultMaxDepth

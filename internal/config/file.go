@@ -215,7 +215,13 @@ func findProject(cwd string) (dir, path string) {
 // merge lays o over f. trusted says whether o may loosen permissions and
 // add custom providers and MCP servers; from names o's file in warnings.
 func (f *File) merge(o *File, trusted bool, from string) error {
-	if o.Model != "" {
+	switch {
+	case o.Model == "":
+	case !trusted && strings.HasPrefix(strings.TrimSpace(o.Model), ScriptProvider+":"):
+		// A scripted model replays a file of tool calls: the project's
+		// author, not a model, would be choosing them.
+		f.Ignored = append(f.Ignored, fmt.Sprintf("model %q in %s (a scripted model plays tool calls from a file; run `corvid trust` in the project to allow it)", o.Model, from))
+	default:
 		f.Model = o.Model
 	}
 	if o.InteractionTimeout < 0 {

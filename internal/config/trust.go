@@ -26,6 +26,9 @@ type trustList struct {
 	// Such entries no longer trust anything; `corvid trust` replaces them.
 	Dirs     []string       `json:"dirs,omitempty"`
 	Projects []trustedEntry `json:"projects,omitempty"`
+	// Files are single files trusted by content: agent profiles and
+	// blueprints that came with a project (trustfile.go).
+	Files []trustedFileEntry `json:"files,omitempty"`
 }
 
 type trustedEntry struct {
@@ -100,6 +103,7 @@ func Trust(env Env, dir string) error {
 
 func writeTrust(env Env, t trustList) error {
 	slices.SortFunc(t.Projects, func(a, b trustedEntry) int { return strings.Compare(a.Dir, b.Dir) })
+	slices.SortFunc(t.Files, func(a, b trustedFileEntry) int { return strings.Compare(a.Path, b.Path) })
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return err
@@ -143,7 +147,8 @@ func TrustedProjects(env Env) ([]TrustedProject, error) {
 	return out, nil
 }
 
-// Revoke removes dir from the trust list; it reports whether it was there.
+// Revoke removes dir from the trust list, with every file trusted below
+// it; it reports whether anything was there.
 func Revoke(env Env, dir string) (bool, error) {
 	d, err := canonicalDir(dir)
 	if err != nil {
@@ -153,10 +158,11 @@ func Revoke(env Env, dir string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	n := len(t.Dirs) + len(t.Projects)
+	n := len(t.Dirs) + len(t.Projects) + len(t.Files)
 	t.Dirs = slices.DeleteFunc(t.Dirs, func(x string) bool { return x == d })
 	t.Projects = slices.DeleteFunc(t.Projects, func(e trustedEntry) bool { return e.Dir == d })
-	if len(t.Dirs)+len(t.Projects) == n {
+	t.Files = slices.DeleteFunc(t.Files, func(e trustedFileEntry) bool { return within(e.Path, d) })
+	if len(t.Dirs)+len(t.Projects)+len(t.Files) == n {
 		return false, nil
 	}
 	return true, writeTrust(env, t)

@@ -16,7 +16,7 @@ import (
 // corvid runs one agent loop, so it maps what has a meaning there:
 //
 //	[agent] name, description          → the profile's name, description
-//	entry stage (entry_stage or first) → system_prompt, model (first listed)
+//	entry stage (entry_stage or first) → system_prompt, model (the ordered list; see leviathModels)
 //	[tool_permissions] tool = "…"      → allow/ask/deny rules (tool names mapped)
 //	[limits]                           → max_depth, interaction_timeout_secs, max_iterations
 //	[context.regions] seed = {…}       → seed regions (command, file(s), literal)
@@ -103,8 +103,8 @@ func (p *Profile) leviathStages(stages map[string]any, entry string, warn func(s
 
 func (p *Profile) leviathEntryStage(st map[string]any, entry string, warn func(string, ...any)) {
 	p.System, _ = st["system_prompt"].(string)
-	if m := firstModel(st["model"]); m != "" {
-		p.Model = m
+	if m, ok := st["model"]; ok {
+		p.leviathModels(m, entry, warn)
 	}
 	if n, ok := st["max_iterations"].(int64); ok {
 		p.MaxTurnRequests = int(n)
@@ -174,6 +174,11 @@ func (p *Profile) leviathContext(ctx map[string]any, warn func(string, ...any)) 
 	if len(shapes) > 0 {
 		warn("context regions (%s) are not laid out as regions: corvid keeps one conversation; seeds are placed in the system prompt", strings.Join(shapes, ", "))
 	}
+	for _, k := range slices.Sorted(maps.Keys(ctx)) {
+		if k != "regions" {
+			warn("[context] %s is not used by corvid", k)
+		}
+	}
 }
 
 func (p *Profile) addLeviathSeed(region string, seed any, warn func(string, ...any)) {
@@ -201,27 +206,87 @@ func (p *Profile) addLeviathSeed(region string, seed any, warn func(string, ...a
 			p.Seeds = append(p.Seeds, Seed{Region: region, Text: text})
 		default:
 			warn("region %q seed kind %v is not supported by corvid", region, slices.Sorted(maps.Keys(s)))
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(s)) {
+			switch k {
+			case "command", "file", "files", "literal":
+			default:
+				warn("region %q seed key %s is not used by corvid", region, k)
+			}
 		}
 	default:
 		warn("region %q has a seed corvid cannot read", region)
 	}
 }
 
-// firstModel returns the first model of a Leviath model table as
-// provider:model (or the bare model).
-func firstModel(v any) string {
-	m, _ := v.(map[string]any)
-	models, _ := m["models"].([]any)
-	for _, e := range models {
-		mm, _ := e.(map[string]any)
-		model, _ := mm["model"].(string)
-		if model == "" {
+// leviathProviders maps Leviath's provider names to corvid's where they
+// differ.
+var leviathProviders = map[string]string{"google": "gemini"}
+
+// leviathModels reads a stage's model: Leviath's table
+// { models = [{ provider, model }, …], allow_user_default = true } (an
+// ordered list: the first entry whose provider is available wins, then the
+// user's default unless allow_user_default is false), or the same list
+// written as "provider/model" strings, or one such string.
+func (p *Profile) leviathModels(v any, stage string, warn func(string, ...any)) {
+	p.ModelFallback = true // Leviath's default for allow_user_default
+	var list []any
+	switch m := v.(type) {
+	case string:
+		list = []any{m}
+	case []any:
+		list = m
+	case map[string]any:
+		list, _ = m["models"].([]any)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			switch k {
+			case "models":
+			case "allow_user_default":
+				if b, ok := m[k].(bool); ok {
+					p.ModelFallback = b
+				} else {
+					warn("stage %q model.allow_user_default is not true or false; true is used", stage)
+				}
+			case "parameters":
+				warn("stage %q model.parameters (%s) are not applied: corvid sends each provider its own defaults", stage, strings.Join(slices.Sorted(maps.Keys(asTable(m[k]))), ", "))
+			case "request_timeout_secs":
+				warn("stage %q model.request_timeout_secs is not applied: corvid's own request timeouts hold", stage)
+			default:
+				warn("stage %q model.%s is not used by corvid", stage, k)
+			}
+		}
+	default:
+		warn("stage %q model is neither a model table, a list nor a string; the launch model is used", stage)
+		return
+	}
+	for _, e := range list {
+		var prov, model string
+		switch e := e.(type) {
+		case string:
+			prov, model, _ = strings.Cut(e, "/")
+			if model == "" {
+				prov, model, _ = strings.Cut(e, ":")
+			}
+		case map[string]any:
+			prov, _ = e["provider"].(string)
+			model, _ = e["model"].(string)
+		}
+		if model == "" || prov == "" {
+			warn("stage %q model entry %v names no provider and model; it is skipped", stage, e)
 			continue
 		}
-		if prov, _ := mm["provider"].(string); prov != "" {
-			return prov + ":" + model
+		if c, ok := leviathProviders[prov]; ok {
+			prov = c
 		}
-		return model
+		p.Models = append(p.Models, prov+":"+model)
 	}
-	return ""
+	if len(p.Models) > 0 {
+		p.Model = p.Models[0]
+	}
+}
+
+func asTable(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }

@@ -29,12 +29,18 @@ type Profile struct {
 	Source      string // "project", "user", "path" or "cwd"
 	Format      string // "corvid" or "leviath"
 
-	Model        string // provider:model; "" = the launch default
-	System       string // replaces the base system prompt; "" = the default
-	Instructions string // added to the system prompt
-	Allow        []string
-	Ask          []string
-	Deny         []string
+	Model string // provider:model, the first of Models; "" = the launch default
+	// Models is the ordered list a Leviath stage names (the first
+	// available wins); a corvid profile's model is a list of one.
+	// ModelFallback says whether the launch default may stand in when
+	// none is available (Leviath's allow_user_default).
+	Models        []string
+	ModelFallback bool
+	System        string // replaces the base system prompt; "" = the default
+	Instructions  string // added to the system prompt
+	Allow         []string
+	Ask           []string
+	Deny          []string
 
 	MaxDepth           int           // sub-agent tree depth; 0 = default
 	InteractionTimeout time.Duration // 0 = the config's
@@ -42,6 +48,17 @@ type Profile struct {
 
 	Seeds    []Seed
 	Warnings []string
+
+	// Trusted says whether the file's seed commands may run: a profile of
+	// the user's own config dir or named by path on the launch line is
+	// trusted; one that came with a project (its .corvid/agents/, or a
+	// session cwd's agent.leviath) only once `corvid trust` accepted the
+	// file with exactly this content. Untrusted says why not, for the
+	// refused region.
+	Trusted   bool
+	Untrusted string
+
+	promptFile string // a corvid profile's system_prompt_file, resolved
 }
 
 // Seed fills a named region of the context when the agent spawns.
@@ -88,9 +105,51 @@ const LeviathFile = "agent.leviath"
 // Load reads the profile at path: an agent.leviath (or any *.leviath) is a
 // Leviath blueprint, anything else a corvid profile.
 func Load(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	p, _, err := load(path)
 	if err != nil {
 		return nil, err
+	}
+	return p, p.readPromptFile("")
+}
+
+// readPromptFile reads a corvid profile's system_prompt_file. within, when
+// not "", is the project a project's profile came with: its prompt file
+// must lie inside it once symbolic links are resolved, or a profile that
+// came with a repository could put any file the user can read (a key, a
+// token) into the system prompt.
+func (p *Profile) readPromptFile(within string) error {
+	if p.promptFile == "" {
+		return nil
+	}
+	path := p.promptFile
+	if within != "" {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("%s: system_prompt_file: %w", p.Path, err)
+		}
+		root, err := filepath.EvalSymlinks(within)
+		if err != nil {
+			root = within
+		}
+		if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
+			return fmt.Errorf("%s: system_prompt_file %s lies outside the project %s: a project's profile reads its prompt from the project only", p.Path, path, within)
+		}
+		path = real
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: system_prompt_file: %w", p.Path, err)
+	}
+	p.System = string(b)
+	return nil
+}
+
+// load reads and parses the profile at path, and returns the bytes it
+// parsed, so the content trusted is the content used.
+func load(path string) (*Profile, []byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
 	}
 	var p *Profile
 	if strings.HasSuffix(path, ".leviath") {
@@ -99,13 +158,36 @@ func Load(path string) (*Profile, error) {
 		p, err = parseCorvid(data, filepath.Dir(path))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	p.Path = path
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
-	return p, nil
+	return p, data, nil
+}
+
+// judgeTrust sets Trusted for a profile read from data: the user's own
+// files and launch-line paths are trusted; a project's file only as
+// `corvid trust` recorded it (trustDir is where to run it).
+func (p *Profile) judgeTrust(env config.Env, data []byte, trustDir string) {
+	switch p.Source {
+	case "user", "path":
+		p.Trusted = true
+		return
+	}
+	state := config.Untrusted
+	if env != nil {
+		state = config.FileTrust(env, p.Path, data)
+	}
+	switch state {
+	case config.Trusted:
+		p.Trusted = true
+	case config.Changed:
+		p.Untrusted = fmt.Sprintf("%s changed since `corvid trust` accepted it; review it, then run `corvid trust` in %s again", p.Path, trustDir)
+	default:
+		p.Untrusted = fmt.Sprintf("%s came with the project and is not trusted; review it, then run `corvid trust` in %s", p.Path, trustDir)
+	}
 }
 
 func parseCorvid(data []byte, dir string) (*Profile, error) {
@@ -114,16 +196,12 @@ func parseCorvid(data []byte, dir string) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Profile{Format: "corvid", Name: f.Name, Description: f.Description, Model: f.Model,
+	p := &Profile{Format: "corvid", Name: f.Name, Description: f.Description, Model: f.Model, Models: nonEmpty(f.Model),
 		System: f.SystemPrompt, Instructions: f.Instructions,
 		Allow: f.Permissions.Allow, Ask: f.Permissions.Ask, Deny: f.Permissions.Deny,
 		MaxDepth: f.Limits.MaxDepth, MaxTurnRequests: f.Limits.MaxTurnRequests}
 	if f.SystemPromptFile != "" {
-		b, err := os.ReadFile(resolve(dir, f.SystemPromptFile))
-		if err != nil {
-			return nil, fmt.Errorf("system_prompt_file: %w", err)
-		}
-		p.System = string(b)
+		p.promptFile = resolve(dir, f.SystemPromptFile) // read once the source is known (readPromptFile)
 	}
 	if f.Limits.InteractionTimeout != "" {
 		d, err := time.ParseDuration(f.Limits.InteractionTimeout)
@@ -148,6 +226,13 @@ func parseCorvid(data []byte, dir string) (*Profile, error) {
 	return p, nil
 }
 
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
 func resolve(dir, path string) string {
 	if filepath.IsAbs(path) {
 		return path
@@ -159,6 +244,19 @@ func resolve(dir, path string) string {
 type Dir struct {
 	Path   string
 	Source string // "project" or "user"
+}
+
+// project is the project directory of a "project" Dir (the one holding
+// .corvid/), where `corvid trust` is run.
+func (d Dir) project() string { return filepath.Dir(filepath.Dir(d.Path)) }
+
+// confine is where a profile of d may read its prompt file from: its
+// project, for a project's profile; anywhere ("") for the user's own.
+func (d Dir) confine() string {
+	if d.Source == "project" {
+		return d.project()
+	}
+	return ""
 }
 
 // Dirs are where named profiles are found, project first: .corvid/agents/
@@ -174,20 +272,30 @@ func Dirs(env config.Env, file *config.File) []Dir {
 // ErrNotFound is returned by Resolve for a name no directory holds.
 var ErrNotFound = errors.New("no such agent")
 
-// Resolve finds --agent NAME|PATH: a path (it has a separator or names an
-// existing file) is read as is; a name is NAME.toml or NAME.leviath (or
-// NAME/agent.leviath) in Dirs.
+// IsPath says whether Resolve reads nameOrPath as a path rather than a
+// name from Dirs.
+func IsPath(nameOrPath string) bool {
+	return strings.ContainsAny(nameOrPath, `/\`) || strings.ContainsRune(nameOrPath, os.PathSeparator) ||
+		strings.HasSuffix(nameOrPath, ".toml") || strings.HasSuffix(nameOrPath, ".leviath")
+}
+
+// Resolve finds --agent NAME|PATH: a path (IsPath) is read as is; a name
+// is NAME.toml or NAME.leviath (or NAME/agent.leviath) in Dirs.
 func Resolve(env config.Env, file *config.File, nameOrPath string) (*Profile, error) {
-	if strings.ContainsRune(nameOrPath, os.PathSeparator) || strings.HasSuffix(nameOrPath, ".toml") || strings.HasSuffix(nameOrPath, ".leviath") {
+	if IsPath(nameOrPath) {
 		path := nameOrPath
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			path = filepath.Join(path, LeviathFile)
 		}
-		p, err := Load(path)
+		p, data, err := load(path)
 		if err != nil {
 			return nil, err
 		}
 		p.Source = "path"
+		p.judgeTrust(env, data, filepath.Dir(path))
+		if err := p.readPromptFile(""); err != nil {
+			return nil, err
+		}
 		return p, nil
 	}
 	for _, d := range Dirs(env, file) {
@@ -196,11 +304,15 @@ func Resolve(env config.Env, file *config.File, nameOrPath string) (*Profile, er
 			if _, err := os.Stat(path); err != nil {
 				continue
 			}
-			p, err := Load(path)
+			p, data, err := load(path)
 			if err != nil {
 				return nil, err
 			}
 			p.Source = d.Source
+			p.judgeTrust(env, data, d.project())
+			if err := p.readPromptFile(d.confine()); err != nil {
+				return nil, err
+			}
 			return p, nil
 		}
 	}
@@ -211,18 +323,44 @@ func Resolve(env config.Env, file *config.File, nameOrPath string) (*Profile, er
 	return nil, fmt.Errorf("%w %q: looked for %s.toml and %s.leviath in %s", ErrNotFound, nameOrPath, nameOrPath, nameOrPath, strings.Join(where, ", "))
 }
 
-// InDir returns the agent.leviath of dir, or nil if it has none.
-func InDir(dir string) (*Profile, error) {
+// InDir returns the agent.leviath of dir, or nil if it has none. It came
+// with the directory, so its seed commands run only once it is trusted.
+func InDir(env config.Env, dir string) (*Profile, error) {
 	path := filepath.Join(dir, LeviathFile)
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil
 	}
-	p, err := Load(path)
+	p, data, err := load(path)
 	if err != nil {
 		return nil, err
 	}
 	p.Source = "cwd"
+	p.judgeTrust(env, data, dir)
 	return p, nil
+}
+
+// TrustCandidates lists the files `corvid trust` in dir accepts along with
+// its config: dir's agent.leviath and the profiles in dir/.corvid/agents/.
+func TrustCandidates(dir string) []string {
+	var out []string
+	if st, err := os.Stat(filepath.Join(dir, LeviathFile)); err == nil && st.Mode().IsRegular() {
+		out = append(out, filepath.Join(dir, LeviathFile))
+	}
+	agents := filepath.Join(dir, ".corvid", "agents")
+	entries, _ := os.ReadDir(agents)
+	for _, e := range entries {
+		path := filepath.Join(agents, e.Name())
+		switch {
+		case e.IsDir():
+			path = filepath.Join(path, LeviathFile)
+		case !strings.HasSuffix(e.Name(), ".toml") && !strings.HasSuffix(e.Name(), ".leviath"):
+			continue
+		}
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+			out = append(out, path)
+		}
+	}
+	return out
 }
 
 // List returns every profile found in Dirs and cwd's agent.leviath, by
@@ -242,15 +380,19 @@ func List(env config.Env, file *config.File, cwd string) []*Profile {
 			case !strings.HasSuffix(e.Name(), ".toml") && !strings.HasSuffix(e.Name(), ".leviath"):
 				continue
 			}
-			p, err := Load(path)
+			p, data, err := load(path)
+			if err == nil {
+				err = p.readPromptFile(d.confine())
+			}
 			if err != nil {
 				p = &Profile{Name: strings.TrimSuffix(e.Name(), filepath.Ext(e.Name())), Path: path, Warnings: []string{err.Error()}}
 			}
 			p.Source = d.Source
+			p.judgeTrust(env, data, d.project())
 			out = append(out, p)
 		}
 	}
-	if p, err := InDir(cwd); p != nil || err != nil {
+	if p, err := InDir(env, cwd); p != nil || err != nil {
 		if err != nil {
 			p = &Profile{Name: LeviathFile, Path: filepath.Join(cwd, LeviathFile), Warnings: []string{err.Error()}}
 		}

@@ -31,7 +31,13 @@ func GitSummary(dir string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--no-optional-locks", "-C", dir,
+	if keys := repoFilterCommands(ctx, path, dir); len(keys) > 0 {
+		return fmt.Sprintf("git status not run: the repository's own config sets %s, a program git status would run", strings.Join(keys, ", "))
+	}
+	// The repository's config is not the user's: a workspace that came as
+	// an archive can bring a .git/config whose core.fsmonitor is a command
+	// git status runs. Turn it off (the summary does not need it).
+	cmd := exec.CommandContext(ctx, path, "-c", "core.fsmonitor=false", "--no-optional-locks", "-C", dir,
 		"status", "--porcelain=v1", "--branch", "--untracked-files=normal")
 	cmd.WaitDelay = 500 * time.Millisecond
 	var stdout, stderr bytes.Buffer
@@ -53,6 +59,27 @@ func GitSummary(dir string) string {
 		return "git status failed: " + first
 	}
 	return summarizeStatus(stdout.String())
+}
+
+// repoFilterCommands lists the filter commands that dir's repository
+// configures in its own config (.git/config, a worktree's config, and what
+// they include), not in the user's or the system's: git status runs a
+// clean filter on every file whose stat data differs from the index, which
+// is every file of a repository unpacked from an archive. The user's own
+// filters (git-lfs installed globally) are theirs to run.
+func repoFilterCommands(ctx context.Context, git, dir string) []string {
+	cmd := exec.CommandContext(ctx, git, "-C", dir, "config", "--includes", "--show-scope", "--name-only",
+		"--get-regexp", `^filter\..*\.(clean|process)$`)
+	cmd.WaitDelay = 500 * time.Millisecond
+	out, _ := cmd.Output() // exit 1: none set; outside a repository: no local scope
+	var keys []string
+	for _, line := range strings.Split(string(out), "\n") {
+		scope, key, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if ok && (scope == "local" || scope == "worktree" || scope == "command") {
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 // summarizeStatus reads "git status --porcelain=v1 --branch" output.

@@ -45,6 +45,10 @@ func (s *Sandbox) Label() string {
 	return "sandbox: " + s.Mode + ", " + net
 }
 
+// ShellCommand is the program and arguments that run cmdline as the shell
+// tool does: bash -c, inside the session's sandbox when it is on.
+func (env *Env) ShellCommand(cmdline string) (string, []string) { return env.shellArgv(cmdline) }
+
 // shellArgv is the program and arguments that run cmdline with bash -c,
 // inside the sandbox when it is on.
 func (env *Env) shellArgv(cmdline string) (string, []string) {

@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
+	fa "github.com/corvid-agent/corvid/internal/testkit/fakeanthropic"
 )
 
 // agentMeta is the corvid.dev/agent entry of a session/new or load
@@ -81,4 +84,79 @@ func TestAgentMaxDepthIsStoredAndShownWithTheSession(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, s2.Stderr())
 	}
 	show("after a mode change in a process without --agent")
+}
+
+// --max-depth 0 means no sub-agents, even when the blueprint allows one
+// level: _meta reports maxDepth 0, the model is offered no task tool, and
+// a second process without the flag keeps it so for the stored session.
+func TestMaxDepthZeroOffersNoSubAgents(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "deep.leviath")
+	if err := os.WriteFile(prof, []byte("[agent]\nname = \"deep\"\n[limits]\nmax_depth = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home, ws := t.TempDir(), t.TempDir()
+	api := fa.New(t)
+	start := func(args ...string) *session {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		t.Cleanup(cancel)
+		e := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{Dir: ws, Args: append([]string{"acp"}, args...),
+			Env: []string{"ANTHROPIC_API_KEY=sk-ant-e2e", "ANTHROPIC_BASE_URL=" + api.URL(), "CORVID_KEYRING=off", "CORVID_HOME=" + home}})
+		s := &session{Editor: e, ctx: ctx, workspace: ws}
+		if _, rerr := s.Initialize(ctx, testkit.Zed()); rerr != nil {
+			t.Fatalf("initialize: %v", rerr)
+		}
+		return s
+	}
+	offersTask := func(s *session, sid string) bool {
+		t.Helper()
+		api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("ok")}})
+		if stop, rerr := s.Prompt(s.ctx, sid, "hi"); rerr != nil || stop != "end_turn" {
+			t.Fatalf("prompt: %q %v\n%s", stop, rerr, s.Stderr())
+		}
+		reqs := api.Requests()
+		for _, tl := range reqs[len(reqs)-1].Body.Tools {
+			if tl.Name == "task" {
+				return true
+			}
+		}
+		return false
+	}
+
+	// The blueprint alone: one level of sub-agents.
+	s := start("--agent", prof)
+	raw := s.MustCall(s.ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}, nil)
+	if m := agentMeta(t, raw); m["maxDepth"] != float64(1) {
+		t.Fatalf("without the flag: _meta corvid.dev/agent = %v, want maxDepth 1", m)
+	}
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(raw, &res)
+	if !offersTask(s, res.SessionID) {
+		t.Fatal("the blueprint's max_depth = 1 offers no task tool; this test could not see one missing")
+	}
+	s.Close()
+
+	s = start("--agent", prof, "--max-depth", "0")
+	raw = s.MustCall(s.ctx, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}, nil)
+	if m := agentMeta(t, raw); m["name"] != "deep" || m["maxDepth"] != float64(0) {
+		t.Errorf("--max-depth 0: _meta corvid.dev/agent = %v, want name deep, maxDepth 0", m)
+	}
+	_ = json.Unmarshal(raw, &res)
+	sid := res.SessionID
+	if offersTask(s, sid) {
+		t.Error("--max-depth 0 still offers the task tool")
+	}
+	s.Close()
+
+	// Loaded by a process without --agent or --max-depth: still none.
+	s = start()
+	raw = s.MustCall(s.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	if m := agentMeta(t, raw); m["maxDepth"] != float64(0) {
+		t.Errorf("session/load: _meta corvid.dev/agent = %v, want maxDepth 0", m)
+	}
+	if offersTask(s, sid) {
+		t.Error("the stored session offers the task tool again after a reload")
+	}
 }

@@ -146,10 +146,15 @@ func TestCwdAgentLeviathIsUsedWithoutAgentFlag(t *testing.T) {
 		t.Fatalf("prompt: %q %v", stop, rerr)
 	}
 	sys := api.Requests()[0].SystemText()
-	for _, want := range []string{"You are CODER-BLUEPRINT-PROMPT.", "SEEDED-42", "NOTES-FILE-CONTENT"} {
+	for _, want := range []string{"You are CODER-BLUEPRINT-PROMPT.", "NOTES-FILE-CONTENT", "is not trusted"} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system prompt lacks %q from the cwd's agent.leviath:\n%s", want, sys)
 		}
+	}
+	// The blueprint came with the directory: its seed command runs only
+	// once `corvid trust` accepted it (test/security has the attack).
+	if strings.Contains(sys, "SEEDED-42") {
+		t.Errorf("the command seed of a never-trusted agent.leviath ran:\n%s", sys)
 	}
 	// The blueprint's deny holds for the session in its directory, even under --yolo.
 	if _, err := os.Stat(filepath.Join(s.workspace, "x.txt")); err == nil {
@@ -218,5 +223,43 @@ func TestAgentsListAndShow(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), `no such agent "nobody"`) {
 		t.Errorf("--agent nobody: %v\n%s", err, out)
+	}
+}
+
+// A stage's model is Leviath's ordered list (GEMISIS/leviath docs/content/agents.md,
+// "Stages and models": the first configured provider wins, then the user's default), in
+// the list form the issue used and in Leviath's table form; what corvid cannot apply
+// of it is named on stderr and in the session.
+func TestBlueprintModelListPicksTheFirstUsableModel(t *testing.T) {
+	for _, tc := range []struct{ name, model, warning string }{
+		{"list", `["anthropic/claude-haiku-4-5"]`, ""},
+		{"fallback", `{ models = [{ provider = "openai", model = "gpt-5" }, { provider = "anthropic", model = "claude-haiku-4-5" }], parameters = { temperature = 0.2 } }`,
+			"model.parameters (temperature) are not applied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := fa.New(t)
+			api.Enqueue(fa.Response{Blocks: []fa.Block{fa.Text("ok")}})
+			prof := filepath.Join(t.TempDir(), "agent.leviath")
+			if err := os.WriteFile(prof, []byte("[agent]\nname = \"haiku\"\n[stages.main]\nmodel = "+tc.model+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, _ := startLeviath(t, api, "agent-client", "--agent", prof)
+			sid := s.NewSession(s.ctx, s.workspace)
+			if stop, rerr := s.Prompt(s.ctx, sid, "hi"); rerr != nil || stop != "end_turn" {
+				t.Fatalf("prompt: %q %v\n%s", stop, rerr, s.Stderr())
+			}
+			if got := api.Requests()[0].Body.Model; got != "claude-haiku-4-5" {
+				t.Errorf("model %q, want the blueprint's first usable claude-haiku-4-5", got)
+			}
+			if tc.warning == "" {
+				return
+			}
+			if !strings.Contains(s.Stderr(), tc.warning) {
+				t.Errorf("stderr does not warn %q:\n%s", tc.warning, s.Stderr())
+			}
+			if notices := testkit.TextOf(s.Updates(sid), "agent_message_chunk"); !strings.Contains(notices, tc.warning) {
+				t.Errorf("the session was not told %q:\n%s", tc.warning, notices)
+			}
+		})
 	}
 }

@@ -449,11 +449,16 @@ func TestSubagentTextStaysOutOfPrintOutput(t *testing.T) {
 }
 
 // A task naming an agent profile runs the sub-agent with the profile's
-// model (here a script of its own); an unknown profile fails the task call
-// with the reason, and the member is failed.
+// model (here a script of its own); an unknown profile, or a path (the
+// model chooses it), fails the task call with the reason, and the member
+// is failed.
 func TestSubagentRunsWithAProfile(t *testing.T) {
 	child := childModel(t, textResponse("the profile's answer", 1, 1))
-	prof := filepath.Join(t.TempDir(), "reviewer.toml")
+	home := t.TempDir()
+	prof := filepath.Join(home, "config", "agents", "reviewer.toml") // CORVID_HOME/config/agents
+	if err := os.MkdirAll(filepath.Dir(prof), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(prof, []byte("name = \"reviewer\"\ndescription = \"Reviews.\"\nmodel = \""+child+"\"\ninstructions = \"Review carefully.\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -461,16 +466,17 @@ func TestSubagentRunsWithAProfile(t *testing.T) {
 		return map[string]any{"type": "tool_call", "id": id, "name": "task", "input": map[string]any{"description": "review", "prompt": "review it", "profile": profile}}
 	}
 	parent := map[string]any{"responses": []any{
-		map[string]any{"parts": []any{withProfile("t1", prof)}},
+		map[string]any{"parts": []any{withProfile("t1", "reviewer")}},
 		map[string]any{"parts": []any{withProfile("t2", "no-such-profile")}},
+		map[string]any{"parts": []any{withProfile("t3", prof)}},
 		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "done"}}},
 	}}
-	s := startCorvid(t, parent, testkit.Options{})
+	s := startCorvid(t, parent, testkit.Options{Env: []string{"CORVID_HOME=" + home}})
 	sid := s.ready(t, testkit.Zed())
 	if stop, rerr := s.Prompt(s.ctx, sid, "go"); rerr != nil || stop != "end_turn" {
 		t.Fatalf("prompt: %q %v", stop, rerr)
 	}
-	var answered, refused bool
+	var answered, refused, pathRefused bool
 	for _, u := range s.Updates(sid) {
 		if u.SessionUpdate != "tool_call_update" || len(u.ToolContent) == 0 {
 			continue
@@ -478,9 +484,10 @@ func TestSubagentRunsWithAProfile(t *testing.T) {
 		text := u.ToolContent[0].Content.Text
 		answered = answered || (u.ToolCallID == "t1" && u.Status == "completed" && text == "the profile's answer")
 		refused = refused || (u.ToolCallID == "t2" && u.Status == "failed" && strings.Contains(text, `profile "no-such-profile"`))
+		pathRefused = pathRefused || (u.ToolCallID == "t3" && u.Status == "failed" && strings.Contains(text, "not a path"))
 	}
-	if !answered || !refused {
-		t.Errorf("profile task answered with the profile's model: %v; unknown profile refused: %v", answered, refused)
+	if !answered || !refused || !pathRefused {
+		t.Errorf("profile task answered with the profile's model: %v; unknown profile refused: %v; a path refused: %v", answered, refused, pathRefused)
 	}
 }
 
