@@ -30,6 +30,10 @@ const (
 	// recordTurnError: a turn ended with an error ({"message": what the
 	// user was told}). Releases before it skip the row.
 	recordTurnError = "turn_error"
+	// recordContextText: a piece of a long text of the context record
+	// that follows ({"part": index, "text": piece}); that record holds
+	// the part with its text empty (contextText).
+	recordContextText = "context_text"
 )
 
 // EventTurnError is the Entry kind of a turn that ended with an error (its
@@ -225,7 +229,15 @@ func (l *eventLog) close() {
 }
 
 // context records one message appended to the model context.
-func (l *eventLog) context(m llm.Message) { l.append(recordContext, m) }
+func (l *eventLog) context(m llm.Message) {
+	if l.store == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked()
+	l.appendLocked(recordContext, l.contextTextLocked(m))
+}
 
 // turnError records that a turn ended with an error the user was told.
 func (l *eventLog) turnError(message string) { l.append(recordTurnError, turnErrorRecord{message}) }
@@ -246,7 +258,7 @@ func (l *eventLog) append(kind string, v any) {
 func (l *eventLog) appendLocked(kind string, v any) {
 	b, err := json.Marshal(v)
 	if err == nil {
-		err = l.store.Append(l.id, kind, b)
+		err = l.store.AppendOwned(l.id, kind, b) // b is fresh: no copy
 	}
 	l.appended = l.recorded
 	if err != nil {
@@ -420,6 +432,9 @@ type folder struct {
 	// recorded: an answer cut short by a crash, which the context keeps.
 	unsaved  strings.Builder
 	lastUser string
+	// pieces are the texts of the next context row's parts, by index,
+	// from the context_text rows before it.
+	pieces map[int]*strings.Builder
 	// dec.wire: text chunks are kept in wire form (Block.TextJSON), and so
 	// are run and unsaved.
 	dec    rowDecoder
@@ -433,9 +448,18 @@ type folder struct {
 
 func (f *folder) row(r *store.Event) {
 	f.log.LastSeq = r.Seq
+	if r.Kind == recordContextText {
+		f.contextText(r.Payload)
+		return
+	}
+	// Pieces belong to the context row right after them; any other row
+	// (a crash cut them off) drops them.
+	pieces := f.pieces
+	f.pieces = nil
 	switch r.Kind {
 	case recordContext:
 		if m, ok := f.dec.message(r.Payload); ok || json.Unmarshal(r.Payload, &m) == nil {
+			fillContextText(&m, pieces)
 			f.log.History = append(f.log.History, m)
 		}
 		f.unsaved.Reset()
