@@ -564,6 +564,7 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	err := t.rc.queryRow(queryTouchSession, []any{evs[len(evs)-1].time, sid}, &pk, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
+		t.w.s.markDeleted(sid)
 		return nil
 	}
 	if err != nil {
