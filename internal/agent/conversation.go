@@ -283,6 +283,12 @@ func (c *conversation) flush() {
 	}
 }
 
+// deleted reports whether the store found the session deleted (by
+// another process) since it was opened.
+func (c *conversation) deleted() bool {
+	return c.log.store != nil && c.log.store.IsDeleted(c.log.id)
+}
+
 // storeFailures counts the store's failed commits (0 without a store).
 func (c *conversation) storeFailures() uint64 {
 	if c.log.store == nil {
