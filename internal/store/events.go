@@ -423,8 +423,10 @@ func (w *writer) commitBatch(ctx context.Context) (bool, error) {
 			delete(w.lastBySID, ev.sessionID)
 		}
 	}
+	// Drop the payloads: the queue's array (or the next queue's, when it
+	// is kept as spare) would keep them alive until it is replaced.
+	clear(batch)
 	if recycle != nil && cap(recycle) <= maxSpare {
-		clear(recycle[:n]) // drop the payloads
 		w.spare = recycle
 	}
 	close(w.notify)
