@@ -118,6 +118,7 @@ type wireMessage struct {
 	Error   *Error          `json:"error,omitempty"`
 
 	hasID   bool
+	big     bool            // its line was at least bigFrame bytes
 	started bool            // its handler was called (guarded by Conn.mu)
 	ctx     context.Context // for inbound requests: cancelled by $/cancel_request or shutdown
 	cancel  context.CancelCauseFunc
