@@ -63,3 +63,29 @@ func TestTextBufGivesBackTheTextAcrossBlocks(t *testing.T) {
 		t.Fatalf("textBuf: %d bytes, want %d", b.Len(), want.Len())
 	}
 }
+
+// A long prompt text is recorded in bounded rows and replayed as the one
+// text the user sent.
+func TestLongPromptTextIsStoredInPiecesAndReplayedWhole(t *testing.T) {
+	st := storeWithSession(t, "")
+	c := newConversation("s1", st, nil, nil)
+	long := strings.Repeat("ü", maxContextText) + "!"
+	c.recordPrompt([]Block{{Type: BlockText, Text: "look:"}, {Type: BlockText, Text: long}}, nil)
+	c.log.close()
+	rows, err := st.Events(t.Context(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 { // "look:", then the long text in three rows
+		t.Errorf("%d rows, want 4", len(rows))
+	}
+	for _, r := range rows {
+		if len(r.Payload) > maxContextText+256 {
+			t.Errorf("a %s row of %d bytes", r.Kind, len(r.Payload))
+		}
+	}
+	e := Fold(rows).Entries()
+	if len(e) != 1 || e[0].Content.Text != "look:"+long {
+		t.Fatalf("replay: %d entries", len(e))
+	}
+}

@@ -104,6 +104,16 @@ func (c *conversation) settle(n uint64) bool { return c.log.settle(n, 5*time.Sec
 func (c *conversation) recordPrompt(blocks []Block, meta map[string]any) {
 	id := NewID("user")
 	for i := range blocks {
+		if b := &blocks[i]; plainText(b) && len(b.Text) > maxContextText {
+			// In rows of a bounded size, as a long answer is: replay
+			// merges the chunks of one message.
+			for rest := b.Text; rest != ""; {
+				piece := cutText(rest, maxContextText)
+				c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &Block{Type: BlockText, Text: piece}, Meta: meta})
+				rest = rest[len(piece):]
+			}
+			continue
+		}
 		c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i], Meta: meta})
 	}
 	c.fresh.Store(true)
