@@ -484,6 +484,7 @@ func (w *writer) commit(ctx context.Context, batch []pendingEvent) error {
 		return nil
 	})
 	if err != nil {
+		w.s.failBatch(ctx, order, bySID, err)
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}
 	w.keep(t.newKinds, t.newBases)
@@ -562,11 +563,22 @@ ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, []any{kind}
 // session appends evs, the batch's events of session sid, after its last
 // stored seq.
 func (t *commitTx) session(sid string, evs []pendingEvent) error {
+	evs, dropped := t.w.s.keepCommittable(sid, evs)
+	if dropped != nil {
+		if _, lost := t.w.s.lease.pendingClaim(sid); lost != nil {
+			dropped = fmt.Errorf("%w: %w", dropped, lost) // why the first rows were dropped
+		}
+		t.missing = append(t.missing, dropped)
+	}
+	if len(evs) == 0 {
+		return nil
+	}
 	var pk, seq int64
 	err := t.rc.queryRow(queryTouchSession, []any{evs[len(evs)-1].time, sid}, &pk, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
 		t.w.s.markDeleted(sid)
+		t.w.s.failed.fail(sid, evs[0].ticket)
 		return nil
 	}
 	if err != nil {
@@ -584,6 +596,7 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 		}
 		if lost != nil {
 			t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, lost, len(evs)))
+			t.w.s.failed.fail(sid, evs[0].ticket)
 			return nil
 		}
 	}

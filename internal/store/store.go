@@ -88,6 +88,7 @@ type Store struct {
 
 	lease   leaseState
 	deleted deletedSessions // sessions found deleted under this Store (deleted.go)
+	failed  failedRows      // sessions whose rows failed to commit (failed.go)
 
 	closeOnce sync.Once
 	closeErr  error
