@@ -39,7 +39,9 @@ type Options struct {
 	// BeforeWrite, if set, runs before each write of queued frames: the
 	// agent makes what they report durable first (kill -9 then loses
 	// nothing the client saw). If it fails, the batch's notifications are
-	// dropped (they may report what was not stored); responses still go.
+	// dropped (they may report what was not stored), except those sent
+	// with NotifyIf whose keep says their own event was stored; responses
+	// still go.
 	BeforeWrite func() error
 }
 

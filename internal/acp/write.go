@@ -152,7 +152,9 @@ func (c *Conn) writeLoop() {
 		}
 		if c.opts.BeforeWrite != nil {
 			if err := c.opts.BeforeWrite(); err != nil {
-				rebuild(&batch, frames, func(outFrame) bool { return false })
+				// Only notifications that answer for themselves (keep:
+				// their own event was stored) still go.
+				rebuild(&batch, frames, func(f outFrame) bool { return f.keep != nil && f.keep() })
 				c.log.Warn("notifications not sent: what they report could not be stored", "err", err)
 			} else if slices.ContainsFunc(frames, dropped) {
 				rebuild(&batch, frames, func(f outFrame) bool { return !dropped(f) })
