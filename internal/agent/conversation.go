@@ -22,6 +22,10 @@ type conversation struct {
 	front FrontEnd
 	// fresh: a prompt was recorded and nothing of its turn shown yet.
 	fresh atomic.Bool
+	// stale: a commit failed during a turn, so the model context may hold
+	// what the store does not (and the client was not shown); the next
+	// turn reloads it from the store (syncWithStore).
+	stale atomic.Bool
 
 	mu       sync.Mutex
 	history  []llm.Message
@@ -39,9 +43,6 @@ func newConversation(id string, st *store.Store, logger *slog.Logger, front Fron
 
 // emit records ev, then delivers it to the front end.
 func (c *conversation) emit(ev Event) {
-	// Any commit that fails from here on may be this event's: the front
-	// end then drops what reports it (Event.Stored).
-	mark := c.storeFailures()
 	n := c.log.event(ev)
 	first := c.log.store != nil && c.fresh.Swap(false)
 	if first {
@@ -53,7 +54,10 @@ func (c *conversation) emit(ev Event) {
 	if c.log.store != nil {
 		// Asked before the event is shown: it waits for the event's own
 		// row (and those before it), not for what was recorded since.
-		stored := func() bool { return c.settle(n) && c.storeFailures() == mark }
+		// Shown only if its own row was committed: not if that commit
+		// failed, nor if it came after a failed one (the store drops
+		// those), so the client is shown exactly what a reload shows.
+		stored := func() bool { return c.settle(n) && !c.log.rowFailed(n) }
 		if first {
 			asked = make(chan struct{})
 			var once sync.Once
@@ -258,6 +262,9 @@ func (c *conversation) acquire(owner string) (func(), int64, error) {
 	if st == nil {
 		return nil, 0, nil
 	}
+	// A new turn starts from what the store holds (syncWithStore reloads
+	// it after a failed commit): its rows may be committed again.
+	st.ClearFailure(c.log.id)
 	release, last, err := st.AcquireTurn(context.Background(), c.log.id, owner)
 	if errors.Is(err, store.ErrBusy) {
 		return nil, 0, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)

@@ -167,6 +167,15 @@ func (l *eventLog) settleBy(n uint64, wait time.Duration, now bool) bool {
 	return l.store.AwaitCommit(ctx, ticket) == nil
 }
 
+// rowFailed reports whether the row that carries display event n (once
+// settled) failed to be committed (store.CommitFailed).
+func (l *eventLog) rowFailed(n uint64) bool {
+	l.mu.Lock()
+	ticket := l.ticketOf(n)
+	l.mu.Unlock()
+	return l.store.CommitFailed(l.id, ticket)
+}
+
 // ticketOf returns the ticket of the first append that carried display
 // event n (appended ≥ n): the oldest remembered one when n is older.
 func (l *eventLog) ticketOf(n uint64) uint64 {
@@ -460,6 +469,11 @@ func (f *folder) row(r *store.Event) {
 	case recordContext:
 		if m, ok := f.dec.message(r.Payload); ok || json.Unmarshal(r.Payload, &m) == nil {
 			fillContextText(&m, pieces)
+			if m.Role == llm.RoleUser {
+				// The next prompt (or tool results) after an answer
+				// that was cut and never recorded.
+				f.cutAnswer()
+			}
 			f.log.History = append(f.log.History, m)
 		}
 		f.unsaved.Reset()
@@ -607,6 +621,18 @@ func (f *folder) finish() *Log {
 			e.Interrupted = true
 		}
 	}
+	f.cutAnswer()
+	f.giveRest()
+	l.History = repairHistory(l.History)
+	return l
+}
+
+// cutAnswer puts the answer text streamed since the model context was
+// last recorded into the context, as an answer cut short: the process
+// died, or a commit failed (a full disk) and the turn stopped, before the
+// answer was recorded. The model then holds what the user was shown.
+func (f *folder) cutAnswer() {
+	l := f.log
 	if f.unsaved.Len() > 0 && len(l.History) > 0 && l.History[len(l.History)-1].Role == llm.RoleUser {
 		text := f.unsaved.String()
 		if f.dec.wire {
@@ -615,9 +641,7 @@ func (f *folder) finish() *Log {
 		l.History = append(l.History, llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
 			llm.Text(text + "\n\n[This answer was interrupted: corvid stopped before it finished.]")}})
 	}
-	f.giveRest()
-	l.History = repairHistory(l.History)
-	return l
+	f.unsaved.Reset()
 }
 
 // addTokens adds a response's usage (nil: none reported) to a sum.

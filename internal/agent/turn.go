@@ -164,6 +164,9 @@ func (t *Turn) watchDeletion() (stop func()) {
 func (t *Turn) end() {
 	t.cancel()
 	t.s.conv.flush()
+	if t.release != nil && t.s.conv.storeFailures() != t.storeMark {
+		t.s.conv.stale.Store(true)
+	}
 	t.s.runner.emitFrom(t, true)
 	if t.release != nil {
 		t.release()
