@@ -60,6 +60,13 @@ type Conn struct {
 
 	out        chan outFrame
 	writerDone chan struct{}
+	// queued counts the bytes of the frames in out; past maxQueuedBytes a
+	// sender waits for the writer (outroom.go).
+	queued  atomic.Int64
+	waiting atomic.Int32
+	roomMu  sync.Mutex
+	room    *sync.Cond
+	ended   bool // the writer is gone (guarded by roomMu)
 	// runSlots holds a token per Run buffer queued and not yet taken by
 	// the writer: a replay waits for the writer (and so for the client)
 	// instead of queueing the whole session's frames.
@@ -101,6 +108,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 		active:     map[string]*wireMessage{},
 	}
 	c.queueCond = sync.NewCond(&c.queueMu)
+	c.room = sync.NewCond(&c.roomMu)
 	return c
 }
 
