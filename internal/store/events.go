@@ -33,7 +33,7 @@ const (
 	// long answer's rows are then never all queued and copied into one
 	// transaction's buffer at once (issue 29: memory of several times the
 	// answer).
-	maxQueueBytes = 8 << 20
+	maxQueueBytes = 4 << 20
 	maxBatchBytes = 2 << 20
 )
 
