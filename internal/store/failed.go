@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // failedRows are, per session, the appended events whose commit failed
@@ -16,6 +17,7 @@ import (
 // ([Store.CommitFailed]) shows exactly what the store holds (issue 29:
 // after a disk-full cut, a reload showed 174 KB the client never got).
 type failedRows struct {
+	some atomic.Bool // a failure was ever recorded: else failed is false without a lock
 	mu   sync.Mutex
 	from map[string]uint64 // session → first failed ticket, while it fails
 	// spans are the failed tickets of sessions cleared since, [from, to];
@@ -33,6 +35,9 @@ const maxFailedSpans = 8
 // failed reports whether the event of sessionID with ticket failed (or
 // is dropped) to be committed.
 func (f *failedRows) failed(sessionID string, ticket uint64) bool {
+	if !f.some.Load() {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if from, ok := f.from[sessionID]; ok && ticket >= from {
@@ -53,6 +58,7 @@ func (f *failedRows) failed(sessionID string, ticket uint64) bool {
 func (f *failedRows) fail(sessionID string, ticket uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.some.Store(true)
 	if f.from == nil {
 		f.from = map[string]uint64{}
 	}
