@@ -7,7 +7,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/acp"
 )
 
-// What one session/prompt may hold (docs/protocol.md, "Limits"). A frame
+// What one session/prompt may hold (docs/security.md, "Memory"). A frame
 // may be up to 64 MiB, but a prompt is kept in memory several times on its
 // way to the model (decoded, stored, sent), and a million tiny content
 // blocks cost far more than their bytes: issue 29 saw a 50 MB prompt leave
