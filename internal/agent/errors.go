@@ -44,7 +44,7 @@ var errStoreFault = &usererr.Error{
 
 // errDeletedElsewhere ends a turn whose session was deleted under it.
 var errDeletedElsewhere = &usererr.Error{
-	Message: "This session was deleted elsewhere (corvid sessions delete, or session/delete from another corvid process) while this turn ran, so the turn was stopped",
+	Message: "This session was deleted elsewhere (session/delete from another corvid process) while this turn ran, so the turn was stopped",
 	Details: "nothing more of this session is saved; start a new session to go on",
 	Err:     ErrDeletedElsewhere,
 }
