@@ -39,7 +39,9 @@ type Options struct {
 	// BeforeWrite, if set, runs before each write of queued frames: the
 	// agent makes what they report durable first (kill -9 then loses
 	// nothing the client saw). If it fails, the batch's notifications are
-	// dropped (they may report what was not stored); responses still go.
+	// dropped (they may report what was not stored), except those sent
+	// with NotifyIf whose keep says their own event was stored; responses
+	// still go.
 	BeforeWrite func() error
 }
 
@@ -58,6 +60,13 @@ type Conn struct {
 
 	out        chan outFrame
 	writerDone chan struct{}
+	// queued counts the bytes of the frames in out; past maxQueuedBytes a
+	// sender waits for the writer (outroom.go).
+	queued  atomic.Int64
+	waiting atomic.Int32
+	roomMu  sync.Mutex
+	room    *sync.Cond
+	ended   bool // the writer is gone (guarded by roomMu)
 	// runSlots holds a token per Run buffer queued and not yet taken by
 	// the writer: a replay waits for the writer (and so for the client)
 	// instead of queueing the whole session's frames.
@@ -99,6 +108,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 		active:     map[string]*wireMessage{},
 	}
 	c.queueCond = sync.NewCond(&c.queueMu)
+	c.room = sync.NewCond(&c.roomMu)
 	return c
 }
 
@@ -118,6 +128,7 @@ type wireMessage struct {
 	Error   *Error          `json:"error,omitempty"`
 
 	hasID   bool
+	big     bool            // its line was at least bigFrame bytes
 	started bool            // its handler was called (guarded by Conn.mu)
 	ctx     context.Context // for inbound requests: cancelled by $/cancel_request or shutdown
 	cancel  context.CancelCauseFunc

@@ -40,14 +40,20 @@ func (c *Conn) readLoop(ctx context.Context) error {
 // readLine returns the next line without its terminator. A line whose
 // content (without "\n" or "\r\n") is over the limit is discarded up to its
 // newline and reported as tooLong (its size so far).
+//
+// A long line arrives in pieces of the reader's buffer size; they are kept
+// as pieces and copied once into a line of the exact size, not appended to
+// a growing array, which would copy the line several times over (issue
+// 29: a 50 MB prompt).
 func (c *Conn) readLine(br *bufio.Reader) (line []byte, tooLong int, err error) {
-	var buf []byte
+	var pieces [][]byte
+	size := 0
 	for {
 		frag, err := br.ReadSlice('\n')
 		// Stop buffering once the line cannot fit even with a "\r\n" terminator.
-		if tooLong == 0 && len(buf)+len(frag) > c.opts.MaxLineBytes+2 {
-			tooLong = len(buf) + len(frag)
-			buf = nil
+		if tooLong == 0 && size+len(frag) > c.opts.MaxLineBytes+2 {
+			tooLong = size + len(frag)
+			pieces = nil
 		}
 		if tooLong > 0 {
 			if err == nil {
@@ -59,10 +65,16 @@ func (c *Conn) readLine(br *bufio.Reader) (line []byte, tooLong int, err error) 
 			return nil, tooLong, err
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
-			buf = append(buf, frag...)
+			pieces = append(pieces, bytes.Clone(frag)) // frag is only valid until the next read
+			size += len(frag)
 			continue
 		}
-		buf = append(buf, frag...) // copies: frag is only valid until the next read
+		buf := make([]byte, 0, size+len(frag))
+		for _, p := range pieces {
+			buf = append(buf, p...)
+		}
+		pieces = nil
+		buf = append(buf, frag...)
 		content := bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
 		if len(content) > c.opts.MaxLineBytes {
 			return nil, len(content), err
@@ -89,6 +101,9 @@ func (c *Conn) handleFrames(ctx context.Context, line []byte) {
 
 func (c *Conn) handleLine(ctx context.Context, line []byte) {
 	msg, rpcErr := decodeMessage(line)
+	if msg != nil {
+		msg.big = len(line) >= bigFrame
+	}
 	if rpcErr != nil {
 		var id json.RawMessage
 		if msg != nil && msg.hasID {
@@ -127,6 +142,15 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 	}
 }
 
+// lineSpan is a JSON value kept as the bytes of the line it was decoded
+// from (json.RawMessage would copy them).
+type lineSpan []byte
+
+func (r *lineSpan) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
 // decodeMessage parses one frame and classifies JSON-RPC envelope errors.
 func decodeMessage(line []byte) (*wireMessage, *Error) {
 	if !json.Valid(line) {
@@ -140,16 +164,19 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 		}
 		return nil, NewError(CodeInvalidRequest, "Invalid request", detail)
 	}
-	var fields map[string]json.RawMessage
+	// The values alias line, which is this message's own (readLine makes
+	// a fresh one per line): params are not copied.
+	var fields map[string]lineSpan
 	if err := json.Unmarshal(line, &fields); err != nil {
 		return nil, NewError(CodeParseError, "Parse error", err.Error())
 	}
 	msg := &wireMessage{}
 	if id, ok := fields["id"]; ok {
-		if !validID(id) {
+		if !validID(json.RawMessage(id)) {
 			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, a whole number within int64, or null")
 		}
-		msg.ID, msg.hasID = echoableID(id), true
+		// A copy: the id outlives the line (in Conn.active, the answer).
+		msg.ID, msg.hasID = echoableID(json.RawMessage(bytes.Clone(id))), true
 	}
 	var version string
 	if v, ok := fields["jsonrpc"]; !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
@@ -160,7 +187,7 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 			return msg, NewError(CodeInvalidRequest, "Invalid request", `"method" must be a non-empty string`)
 		}
 		if p, ok := fields["params"]; ok && !bytes.Equal(bytes.TrimSpace(p), []byte("null")) {
-			msg.Params = p
+			msg.Params = json.RawMessage(p)
 		}
 		return msg, nil
 	}
@@ -172,7 +199,7 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 	if hasRes == hasErr {
 		return nil, NewError(CodeInvalidRequest, "Invalid request", `a response has exactly one of "result" and "error"`)
 	}
-	msg.Result = res
+	msg.Result = json.RawMessage(res)
 	if hasErr {
 		msg.Error = &Error{}
 		if json.Unmarshal(errField, msg.Error) != nil {

@@ -31,6 +31,7 @@ func (c *Conn) enqueue(env *wireMessage, payload any, keep func() bool) error {
 			return err
 		}
 	}
+	c.reserve(len(b))
 	select {
 	case c.out <- outFrame{b: b, note: !env.hasID, keep: keep}:
 		return nil
@@ -116,6 +117,7 @@ type compactMarshaler interface {
 
 func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
+	defer c.writerEnded()
 	var batch bytes.Buffer
 	var frames []outFrame // the frames of batch, for dropping notifications
 	broken := false
@@ -128,6 +130,7 @@ func (c *Conn) writeLoop() {
 		batch.Reset()
 		batch.Write(f.b)
 		c.takenRun(f)
+		c.taken(f)
 		recycle(frames) // the last batch's, written or dropped by now
 		frames = append(frames[:0], f)
 		// Take whatever else is queued, so one barrier and one write serve
@@ -142,6 +145,7 @@ func (c *Conn) writeLoop() {
 				}
 				batch.Write(more.b)
 				c.takenRun(more)
+				c.taken(more)
 				frames = append(frames, more)
 			default:
 				break drain
@@ -152,7 +156,9 @@ func (c *Conn) writeLoop() {
 		}
 		if c.opts.BeforeWrite != nil {
 			if err := c.opts.BeforeWrite(); err != nil {
-				rebuild(&batch, frames, func(outFrame) bool { return false })
+				// Only notifications that answer for themselves (keep:
+				// their own event was stored) still go.
+				rebuild(&batch, frames, func(f outFrame) bool { return f.keep != nil && f.keep() })
 				c.log.Warn("notifications not sent: what they report could not be stored", "err", err)
 			} else if slices.ContainsFunc(frames, dropped) {
 				rebuild(&batch, frames, func(f outFrame) bool { return !dropped(f) })

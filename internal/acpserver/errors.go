@@ -35,6 +35,8 @@ func rpcError(p Protocol, err error) error {
 		return acp.InvalidParams("A prompt turn is already running in this session", "send session/cancel first or wait for the running prompt to finish")
 	case errors.Is(err, agent.ErrBusyElsewhere):
 		return acp.InvalidParams("This session is running a turn in another corvid process", "wait for that turn to end, or cancel it in that process")
+	case errors.Is(err, agent.ErrDeletedElsewhere) && isUser:
+		return acp.ResourceNotFound(u.Message, u.Details)
 	case errors.Is(err, agent.ErrInvalidValue) && isUser:
 		return acp.InvalidParams(u.Message, u.Details)
 	case errors.As(err, &le) && le.Status == 401:

@@ -152,6 +152,12 @@ func decodeParams[P any](raw json.RawMessage) (*P, error) {
 		raw = json.RawMessage("{}")
 	}
 	p := new(P)
+	if c, ok := any(p).(interface{ checkRaw(json.RawMessage) error }); ok {
+		// Bounds checked before decoding (promptlimits.go).
+		if err := c.checkRaw(raw); err != nil {
+			return nil, err
+		}
+	}
 	if err := json.Unmarshal(raw, p); err != nil {
 		return nil, acp.InvalidParams("Invalid params", paramsProblem(err))
 	}

@@ -22,6 +22,10 @@ type conversation struct {
 	front FrontEnd
 	// fresh: a prompt was recorded and nothing of its turn shown yet.
 	fresh atomic.Bool
+	// stale: a commit failed during a turn, so the model context may hold
+	// what the store does not (and the client was not shown); the next
+	// turn reloads it from the store (syncWithStore).
+	stale atomic.Bool
 
 	mu       sync.Mutex
 	history  []llm.Message
@@ -39,9 +43,6 @@ func newConversation(id string, st *store.Store, logger *slog.Logger, front Fron
 
 // emit records ev, then delivers it to the front end.
 func (c *conversation) emit(ev Event) {
-	// Any commit that fails from here on may be this event's: the front
-	// end then drops what reports it (Event.Stored).
-	mark := c.storeFailures()
 	n := c.log.event(ev)
 	first := c.log.store != nil && c.fresh.Swap(false)
 	if first {
@@ -53,7 +54,10 @@ func (c *conversation) emit(ev Event) {
 	if c.log.store != nil {
 		// Asked before the event is shown: it waits for the event's own
 		// row (and those before it), not for what was recorded since.
-		stored := func() bool { return c.settle(n) && c.storeFailures() == mark }
+		// Shown only if its own row was committed: not if that commit
+		// failed, nor if it came after a failed one (the store drops
+		// those), so the client is shown exactly what a reload shows.
+		stored := func() bool { return c.settle(n) && !c.log.rowFailed(n) }
 		if first {
 			asked = make(chan struct{})
 			var once sync.Once
@@ -104,6 +108,16 @@ func (c *conversation) settle(n uint64) bool { return c.log.settle(n, 5*time.Sec
 func (c *conversation) recordPrompt(blocks []Block, meta map[string]any) {
 	id := NewID("user")
 	for i := range blocks {
+		if b := &blocks[i]; plainText(b) && len(b.Text) > maxContextText {
+			// In rows of a bounded size, as a long answer is: replay
+			// merges the chunks of one message.
+			for rest := b.Text; rest != ""; {
+				piece := cutText(rest, maxContextText)
+				c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &Block{Type: BlockText, Text: piece}, Meta: meta})
+				rest = rest[len(piece):]
+			}
+			continue
+		}
 		c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i], Meta: meta})
 	}
 	c.fresh.Store(true)
@@ -248,6 +262,9 @@ func (c *conversation) acquire(owner string) (func(), int64, error) {
 	if st == nil {
 		return nil, 0, nil
 	}
+	// A new turn starts from what the store holds (syncWithStore reloads
+	// it after a failed commit): its rows may be committed again.
+	st.ClearFailure(c.log.id)
 	release, last, err := st.AcquireTurn(context.Background(), c.log.id, owner)
 	if errors.Is(err, store.ErrBusy) {
 		return nil, 0, fmt.Errorf("%w: %v", ErrBusyElsewhere, err)
@@ -281,6 +298,12 @@ func (c *conversation) flush() {
 	if err := st.Flush(ctx); err != nil {
 		c.log.log.Error("flush session store", "session", c.log.id, "err", err)
 	}
+}
+
+// deleted reports whether the store found the session deleted (by
+// another process) since it was opened.
+func (c *conversation) deleted() bool {
+	return c.log.store != nil && c.log.store.IsDeleted(c.log.id)
 }
 
 // storeFailures counts the store's failed commits (0 without a store).

@@ -20,6 +20,9 @@ var (
 	// ErrBusyElsewhere means another corvid process is running a turn of
 	// the same session.
 	ErrBusyElsewhere = errors.New("session is busy in another corvid process")
+	// ErrDeletedElsewhere means the session was deleted (by another
+	// process) while a turn of it ran.
+	ErrDeletedElsewhere = errors.New("session deleted while its turn ran")
 )
 
 // storeFailure words a failure of the session store. The store builds its
@@ -37,6 +40,13 @@ func storeFailure(doing string, err error) error {
 var errStoreFault = &usererr.Error{
 	Message: "The session store failed: events of this turn could not be saved (is the disk full?), so the turn was stopped; see the log for the database error",
 	Err:     ErrStore,
+}
+
+// errDeletedElsewhere ends a turn whose session was deleted under it.
+var errDeletedElsewhere = &usererr.Error{
+	Message: "This session was deleted elsewhere (session/delete from another corvid process) while this turn ran, so the turn was stopped",
+	Details: "nothing more of this session is saved; start a new session to go on",
+	Err:     ErrDeletedElsewhere,
 }
 
 // projectConfigFailure words a project configuration that cannot be used;

@@ -30,6 +30,10 @@ const (
 	// recordTurnError: a turn ended with an error ({"message": what the
 	// user was told}). Releases before it skip the row.
 	recordTurnError = "turn_error"
+	// recordContextText: a piece of a long text of the context record
+	// that follows ({"part": index, "text": piece}); that record holds
+	// the part with its text empty (contextText).
+	recordContextText = "context_text"
 )
 
 // EventTurnError is the Entry kind of a turn that ended with an error (its
@@ -163,6 +167,18 @@ func (l *eventLog) settleBy(n uint64, wait time.Duration, now bool) bool {
 	return l.store.AwaitCommit(ctx, ticket) == nil
 }
 
+// rowFailed reports whether the row that carries display event n (once
+// settled) failed to be committed (store.CommitFailed).
+func (l *eventLog) rowFailed(n uint64) bool {
+	if l.store.CommitFailures() == 0 {
+		return false // the usual case, without a lock
+	}
+	l.mu.Lock()
+	ticket := l.ticketOf(n)
+	l.mu.Unlock()
+	return l.store.CommitFailed(l.id, ticket)
+}
+
 // ticketOf returns the ticket of the first append that carried display
 // event n (appended ≥ n): the oldest remembered one when n is older.
 func (l *eventLog) ticketOf(n uint64) uint64 {
@@ -225,7 +241,15 @@ func (l *eventLog) close() {
 }
 
 // context records one message appended to the model context.
-func (l *eventLog) context(m llm.Message) { l.append(recordContext, m) }
+func (l *eventLog) context(m llm.Message) {
+	if l.store == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.releaseLocked()
+	l.appendLocked(recordContext, l.contextTextLocked(m))
+}
 
 // turnError records that a turn ended with an error the user was told.
 func (l *eventLog) turnError(message string) { l.append(recordTurnError, turnErrorRecord{message}) }
@@ -246,7 +270,7 @@ func (l *eventLog) append(kind string, v any) {
 func (l *eventLog) appendLocked(kind string, v any) {
 	b, err := json.Marshal(v)
 	if err == nil {
-		err = l.store.Append(l.id, kind, b)
+		err = l.store.AppendOwned(l.id, kind, b) // b is fresh: no copy
 	}
 	l.appended = l.recorded
 	if err != nil {
@@ -420,6 +444,9 @@ type folder struct {
 	// recorded: an answer cut short by a crash, which the context keeps.
 	unsaved  strings.Builder
 	lastUser string
+	// pieces are the texts of the next context row's parts, by index,
+	// from the context_text rows before it.
+	pieces map[int]*strings.Builder
 	// dec.wire: text chunks are kept in wire form (Block.TextJSON), and so
 	// are run and unsaved.
 	dec    rowDecoder
@@ -433,9 +460,23 @@ type folder struct {
 
 func (f *folder) row(r *store.Event) {
 	f.log.LastSeq = r.Seq
+	if r.Kind == recordContextText {
+		f.contextText(r.Payload)
+		return
+	}
+	// Pieces belong to the context row right after them; any other row
+	// (a crash cut them off) drops them.
+	pieces := f.pieces
+	f.pieces = nil
 	switch r.Kind {
 	case recordContext:
 		if m, ok := f.dec.message(r.Payload); ok || json.Unmarshal(r.Payload, &m) == nil {
+			fillContextText(&m, pieces)
+			if m.Role == llm.RoleUser {
+				// The next prompt (or tool results) after an answer
+				// that was cut and never recorded.
+				f.cutAnswer()
+			}
 			f.log.History = append(f.log.History, m)
 		}
 		f.unsaved.Reset()
@@ -583,6 +624,18 @@ func (f *folder) finish() *Log {
 			e.Interrupted = true
 		}
 	}
+	f.cutAnswer()
+	f.giveRest()
+	l.History = repairHistory(l.History)
+	return l
+}
+
+// cutAnswer puts the answer text streamed since the model context was
+// last recorded into the context, as an answer cut short: the process
+// died, or a commit failed (a full disk) and the turn stopped, before the
+// answer was recorded. The model then holds what the user was shown.
+func (f *folder) cutAnswer() {
+	l := f.log
 	if f.unsaved.Len() > 0 && len(l.History) > 0 && l.History[len(l.History)-1].Role == llm.RoleUser {
 		text := f.unsaved.String()
 		if f.dec.wire {
@@ -591,9 +644,7 @@ func (f *folder) finish() *Log {
 		l.History = append(l.History, llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{
 			llm.Text(text + "\n\n[This answer was interrupted: corvid stopped before it finished.]")}})
 	}
-	f.giveRest()
-	l.History = repairHistory(l.History)
-	return l
+	f.unsaved.Reset()
 }
 
 // addTokens adds a response's usage (nil: none reported) to a sum.

@@ -21,7 +21,7 @@ func (c *conversation) syncWithStore(last int64) error {
 		return nil
 	}
 	known := c.log.knownSeq.Load()
-	if last == known {
+	if stale := c.stale.Swap(false); last == known && !stale {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 
 	"github.com/corvid-agent/corvid/internal/llm"
 )
@@ -175,7 +174,7 @@ func (a *assembler) toolUse(ev llm.Event) {
 type block struct {
 	kind      llm.PartType // "" until known (or when there is no block)
 	indexes   []int
-	text      strings.Builder
+	text      textBuf
 	signature string
 }
 

@@ -47,7 +47,17 @@ func (t *Turn) Run() (StopReason, error) {
 	// From here the prompt is stored: a failure is stored with it, for
 	// `corvid sessions` (the editor gets it as the prompt's answer).
 	first := s.conv.countTurn()
+	stopWatch := t.watchDeletion()
 	stop, err := t.answer()
+	stopWatch()
+	if err == nil && s.conv.deleted() {
+		// Deleted while the turn ran: its tools were stopped (the turn
+		// was cancelled), and what it did is saved nowhere.
+		stop, err = "", errDeletedElsewhere
+	}
+	if errors.Is(err, ErrDeletedElsewhere) {
+		return stop, err // nothing to record it in
+	}
 	if err != nil {
 		s.conv.log.turnError(userText(err))
 	}
@@ -131,10 +141,32 @@ func (t *Turn) prepare() (stop StopReason, err error, ready bool) {
 	return "", nil, true
 }
 
+// watchDeletion cancels the turn, stopping its model call and its tools,
+// once the store learns that the session was deleted (store.Deleted).
+// Call the returned func when the turn's work is done.
+func (t *Turn) watchDeletion() (stop func()) {
+	st := t.s.conv.log.store
+	if st == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-st.Deleted(t.s.conv.log.id):
+			t.cancel()
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
 // end releases what the turn held; the session may start the next one.
 func (t *Turn) end() {
 	t.cancel()
 	t.s.conv.flush()
+	if t.release != nil && t.s.conv.storeFailures() != t.storeMark {
+		t.s.conv.stale.Store(true)
+	}
 	t.s.runner.emitFrom(t, true)
 	if t.release != nil {
 		t.release()
@@ -148,6 +180,9 @@ func (t *Turn) say(text string) { t.s.Notify(text) }
 // storeFault returns an error once a commit failed after the turn began:
 // the turn stops rather than go on with events nobody can reload.
 func (t *Turn) storeFault() error {
+	if t.s.conv.deleted() {
+		return errDeletedElsewhere
+	}
 	if t.s.conv.storeFailures() == t.storeMark {
 		return nil
 	}

@@ -22,12 +22,19 @@ type Event struct {
 // Group commit tuning. linger bounds how long an event waits in memory
 // before its group is committed; maxBatch bounds one transaction (so another
 // process never waits long for the write lock); maxQueue bounds memory when
-// the disk cannot keep up, and is the only point where Append waits.
+// the disk cannot keep up, and is (with maxQueueBytes) the only point where
+// Append waits.
 const (
 	linger   = 2 * time.Millisecond
 	maxBatch = 2048
 	maxQueue = 1 << 16
 	maxSpare = 2 * maxBatch // largest queue array kept for reuse
+	// maxQueueBytes and maxBatchBytes bound the same by payload size: a
+	// long answer's rows are then never all queued and copied into one
+	// transaction's buffer at once (issue 29: memory of several times the
+	// answer).
+	maxQueueBytes = 4 << 20
+	maxBatchBytes = 2 << 20
 )
 
 // maxBases bounds the sessions whose last payload the writer keeps.
@@ -58,6 +65,7 @@ type writer struct {
 	mu        sync.Mutex
 	space     *sync.Cond     // signalled when the queue shrinks (backpressure)
 	queue     []pendingEvent // FIFO, not yet handed to the committer
+	queued    int            // payload bytes in queue
 	spare     []pendingEvent // a committed queue's array, for the next queue
 	enqueued  uint64         // ticket of the last appended event
 	committed uint64         // every ticket ≤ this has been committed (or failed)
@@ -109,18 +117,26 @@ func signal(ch chan struct{}) {
 // that happen while committing (for example an unknown session) are reported
 // by the next [Store.Flush] or by [Store.Close].
 func (s *Store) Append(sessionID, kind string, payload []byte) error {
+	return s.AppendOwned(sessionID, kind, append(make([]byte, 0, len(payload)), payload...))
+}
+
+// AppendOwned is [Store.Append] for a payload the caller hands over: it
+// is queued as it is, not copied, and the caller must not touch it again
+// (a freshly encoded row: a copy per row is a copy of every streamed
+// byte).
+func (s *Store) AppendOwned(sessionID, kind string, payload []byte) error {
 	if sessionID == "" || kind == "" {
 		return fmt.Errorf("append event: empty session id or kind")
 	}
 	ev := pendingEvent{
 		sessionID: sessionID,
 		kind:      kind,
-		payload:   append(make([]byte, 0, len(payload)), payload...),
+		payload:   payload,
 		time:      s.now().UnixNano(),
 	}
 	w := s.w
 	w.mu.Lock()
-	for len(w.queue) >= maxQueue && !w.closing {
+	for (len(w.queue) >= maxQueue || w.queued >= maxQueueBytes) && !w.closing {
 		signal(w.kick)
 		w.space.Wait()
 	}
@@ -131,13 +147,14 @@ func (s *Store) Append(sessionID, kind string, payload []byte) error {
 	w.enqueued++
 	ev.ticket = w.enqueued
 	w.queue = append(w.queue, ev)
+	w.queued += len(ev.payload)
 	w.lastBySID[sessionID] = ev.ticket
-	n := len(w.queue)
+	n, queued := len(w.queue), w.queued
 	w.mu.Unlock()
 	if n == 1 {
 		signal(w.wake)
 	}
-	if n >= maxBatch {
+	if n >= maxBatch || queued >= maxBatchBytes {
 		signal(w.kick)
 	}
 	return nil
@@ -361,12 +378,17 @@ func (w *writer) commitThrough(ctx context.Context, ticket uint64) error {
 // goes back to the head of the queue and ctx's error is returned.
 func (w *writer) commitBatch(ctx context.Context) (bool, error) {
 	w.mu.Lock()
-	n := min(len(w.queue), maxBatch)
+	n, bytes := 0, 0
+	for n < min(len(w.queue), maxBatch) && (n == 0 || bytes < maxBatchBytes) {
+		bytes += len(w.queue[n].payload)
+		n++
+	}
 	if n == 0 {
 		w.mu.Unlock()
 		return false, nil
 	}
 	batch := w.queue[:n:n]
+	w.queued -= bytes
 	var recycle []pendingEvent
 	if n == len(w.queue) {
 		recycle = w.queue[:0]
@@ -384,6 +406,7 @@ func (w *writer) commitBatch(ctx context.Context) (bool, error) {
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		// Nothing of the batch was committed: queue it again, first.
 		w.queue = append(batch[:n:n], w.queue...)
+		w.queued += bytes
 		w.mu.Unlock()
 		return true, err
 	}
@@ -400,8 +423,10 @@ func (w *writer) commitBatch(ctx context.Context) (bool, error) {
 			delete(w.lastBySID, ev.sessionID)
 		}
 	}
+	// Drop the payloads: the queue's array (or the next queue's, when it
+	// is kept as spare) would keep them alive until it is replaced.
+	clear(batch)
 	if recycle != nil && cap(recycle) <= maxSpare {
-		clear(recycle[:n]) // drop the payloads
 		w.spare = recycle
 	}
 	close(w.notify)
@@ -459,6 +484,7 @@ func (w *writer) commit(ctx context.Context, batch []pendingEvent) error {
 		return nil
 	})
 	if err != nil {
+		w.s.failBatch(ctx, order, bySID, err)
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}
 	w.keep(t.newKinds, t.newBases)
@@ -537,10 +563,22 @@ ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id`, []any{kind}
 // session appends evs, the batch's events of session sid, after its last
 // stored seq.
 func (t *commitTx) session(sid string, evs []pendingEvent) error {
+	evs, dropped := t.w.s.keepCommittable(sid, evs)
+	if dropped != nil {
+		if _, lost := t.w.s.lease.pendingClaim(sid); lost != nil {
+			dropped = fmt.Errorf("%w: %w", dropped, lost) // why the first rows were dropped
+		}
+		t.missing = append(t.missing, dropped)
+	}
+	if len(evs) == 0 {
+		return nil
+	}
 	var pk, seq int64
 	err := t.rc.queryRow(queryTouchSession, []any{evs[len(evs)-1].time, sid}, &pk, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
+		t.w.s.markDeleted(sid)
+		t.w.s.failed.fail(sid, evs[0].ticket)
 		return nil
 	}
 	if err != nil {
@@ -558,6 +596,7 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 		}
 		if lost != nil {
 			t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, lost, len(evs)))
+			t.w.s.failed.fail(sid, evs[0].ticket)
 			return nil
 		}
 	}

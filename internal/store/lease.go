@@ -408,8 +408,10 @@ func (s *Store) heartbeat() {
 	ctx, cancel := context.WithTimeout(context.Background(), leaseHeartbeat)
 	defer cancel()
 	_ = s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat = ? WHERE holder = ?`, s.now().UnixNano(), l.holder)
-		return err
+		if _, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat = ? WHERE holder = ?`, s.now().UnixNano(), l.holder); err != nil {
+			return err
+		}
+		return s.checkLeasedDeleted(ctx, tx)
 	})
 }
 

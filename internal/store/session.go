@@ -91,6 +91,7 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 	if err != nil {
 		return fmt.Errorf("create session %s: %w", sess.ID, err)
 	}
+	s.deleted.forget(sess.ID)
 	return nil
 }
 

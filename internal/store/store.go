@@ -86,7 +86,9 @@ type Store struct {
 	w     *writer // group commit of appended events
 	holds holds   // log tails writers keep to merge into (hold.go)
 
-	lease leaseState
+	lease   leaseState
+	deleted deletedSessions // sessions found deleted under this Store (deleted.go)
+	failed  failedRows      // sessions whose rows failed to commit (failed.go)
 
 	closeOnce sync.Once
 	closeErr  error

@@ -310,16 +310,22 @@ func pieces(text string, repeat, chunk int) iter.Seq[string] {
 				at, done = 0, done+1
 			}
 			if need := chunk - n; need > 0 && done < repeat {
-				// The piece goes on into the next copies.
-				var b strings.Builder
-				b.Grow(len(piece) + min(need*utf8.UTFMax, (repeat-done)*len(text)))
-				b.WriteString(piece)
-				for ; need >= runes && done < repeat; need -= runes {
-					b.WriteString(text)
-					done++
+				// The piece goes on into the next copies: whole ones, then
+				// the head of one. Sized exactly, so a long answer streams
+				// without garbage beyond its own pieces.
+				copies := min(need/runes, repeat-done)
+				var head string
+				if rest := need - copies*runes; rest > 0 && done+copies < repeat {
+					head, _ = take(text, rest)
 				}
-				if need > 0 && done < repeat {
-					head, _ := take(text, need)
+				var b strings.Builder
+				b.Grow(len(piece) + copies*len(text) + len(head))
+				b.WriteString(piece)
+				for range copies {
+					b.WriteString(text)
+				}
+				done += copies
+				if head != "" {
 					b.WriteString(head)
 					at = len(head)
 				}
