@@ -93,7 +93,7 @@ func (c *acpCmd) Run() error {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
-	secrets := append(config.ScrubEnvironment(file.AllProviders(), file.PassEnv), config.StoredKeys(env)...)
+	secrets := withholdSecrets(env, file, logger)
 	model, noModel, err := c.openModel(env, file)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)

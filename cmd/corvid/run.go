@@ -71,7 +71,7 @@ func (c *runCmd) Run() error {
 	if c.Profile.launch == nil {
 		c.Profile.fold(file, cwd) // the cwd's agent.leviath, if any: its ask and deny rules
 	}
-	secrets := append(config.ScrubEnvironment(file.AllProviders(), file.PassEnv), config.StoredKeys(env)...)
+	secrets := withholdSecrets(env, file, logger)
 	launch := &acpCmd{Model: c.Model, System: c.System, Yolo: c.Yolo, Allow: c.Allow, Profile: c.Profile}
 	model, noModel, err := launch.openModel(env, file)
 	if err != nil {
