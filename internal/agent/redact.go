@@ -40,6 +40,9 @@ func newRedactor(secrets []string) redactor {
 	return redactor{r: strings.NewReplacer(pairs...)}
 }
 
+// holds reports whether s contains a known secret.
+func (r redactor) holds(s string) bool { return r.r != nil && s != "" && r.r.Replace(s) != s }
+
 func (r redactor) text(s string) string {
 	if r.r == nil || s == "" {
 		return s
@@ -62,4 +65,23 @@ func (r redactor) content(cs []tool.Content) []tool.Content {
 		out[i] = c
 	}
 	return out
+}
+
+// pastedSecretNotice tells the user that a prompt held a configured key.
+const pastedSecretNotice = "[corvid] Your prompt contains a configured API key or header token. " +
+	"Prompts are not redacted: it is stored in this session and was sent to the model. " +
+	"Remove the session (`corvid sessions rm`) and rotate the key if that was not meant."
+
+// warnPastedSecret tells the user, in the conversation and the log, when
+// the turn's prompt holds a value the redactor knows: tool output is
+// redacted, but a prompt goes to the store and the model as typed
+// (docs/security.md).
+func (t *Turn) warnPastedSecret() {
+	for i := range t.blocks {
+		if t.s.agent.redact.holds(t.blocks[i].text()) {
+			t.s.agent.cfg.Logger.Warn("a prompt contains a configured key; it is stored and sent as typed", "session", t.s.ID)
+			t.s.Notify(pastedSecretNotice)
+			return
+		}
+	}
 }
