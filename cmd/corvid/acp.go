@@ -137,6 +137,7 @@ func (c *acpCmd) Run() error {
 		FinalOutput:     profileCfg.FinalOutput,
 		Profile:         profileCfg.Profile,
 		Secrets:         secrets,
+		MoreSecrets:     config.KeyringKeysSeen,
 		// Multitask is withheld when background tasks are disabled.
 		NoBackgroundTasks: config.BackgroundTasksDisabled(env),
 		CodeModeLimits:    codeModeLimits(file.CodeMode),

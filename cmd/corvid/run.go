@@ -104,6 +104,7 @@ func (c *runCmd) Run() error {
 		FinalOutput:           profileCfg.FinalOutput,
 		Profile:               profileCfg.Profile,
 		Secrets:               secrets,
+		MoreSecrets:           config.KeyringKeysSeen,
 		CodeModeLimits:        codeModeLimits(file.CodeMode),
 		ForCwd:                launch.sessionConfig(env, logger),
 	})

@@ -3,6 +3,7 @@ package agent
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/corvid-agent/corvid/internal/tool"
 )
@@ -15,12 +16,39 @@ const minSecretLen = 8
 const redactedMark = "[REDACTED]"
 
 // redactor replaces known secret values (provider keys) in tool output
-// before it reaches a frame, the store or the model.
+// before it reaches a frame, the store or the model. Besides the values it
+// was made with it asks more (Config.MoreSecrets) for values learnt later,
+// such as a key first read from the OS keyring when a session switches
+// models; the list only grows, so a change of its length means new values.
 type redactor struct {
-	r *strings.Replacer // nil: nothing to redact
+	base []string
+	more func() []string
+
+	mu   sync.Mutex
+	seen int               // len(more()) the replacer was built with
+	r    *strings.Replacer // nil: nothing to redact
 }
 
-func newRedactor(secrets []string) redactor {
+func newRedactor(secrets []string, more func() []string) *redactor {
+	rd := &redactor{base: secrets, more: more}
+	rd.r = replacerOf(secrets)
+	return rd
+}
+
+// replacer is the current replacer, rebuilt when more has grown.
+func (rd *redactor) replacer() *strings.Replacer {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.more != nil {
+		if m := rd.more(); len(m) != rd.seen {
+			rd.seen = len(m)
+			rd.r = replacerOf(append(slices.Clone(rd.base), m...))
+		}
+	}
+	return rd.r
+}
+
+func replacerOf(secrets []string) *strings.Replacer {
 	var keep []string
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
@@ -29,7 +57,7 @@ func newRedactor(secrets []string) redactor {
 		}
 	}
 	if len(keep) == 0 {
-		return redactor{}
+		return nil
 	}
 	// Longest first, so a key that contains another is replaced whole.
 	slices.SortFunc(keep, func(a, b string) int { return len(b) - len(a) })
@@ -37,21 +65,27 @@ func newRedactor(secrets []string) redactor {
 	for _, s := range keep {
 		pairs = append(pairs, s, redactedMark)
 	}
-	return redactor{r: strings.NewReplacer(pairs...)}
+	return strings.NewReplacer(pairs...)
 }
 
 // holds reports whether s contains a known secret.
-func (r redactor) holds(s string) bool { return r.r != nil && s != "" && r.r.Replace(s) != s }
-
-func (r redactor) text(s string) string {
-	if r.r == nil || s == "" {
-		return s
-	}
-	return r.r.Replace(s)
+func (rd *redactor) holds(s string) bool {
+	r := rd.replacer()
+	return r != nil && s != "" && r.Replace(s) != s
 }
 
-func (r redactor) content(cs []tool.Content) []tool.Content {
-	if r.r == nil || len(cs) == 0 {
+func (rd *redactor) text(s string) string {
+	if s == "" {
+		return s
+	}
+	if r := rd.replacer(); r != nil {
+		return r.Replace(s)
+	}
+	return s
+}
+
+func (r *redactor) content(cs []tool.Content) []tool.Content {
+	if len(cs) == 0 || r.replacer() == nil {
 		return cs
 	}
 	out := make([]tool.Content, len(cs))
