@@ -35,15 +35,18 @@ func newRedactor(secrets []string, more func() []string) *redactor {
 	return rd
 }
 
-// replacer is the current replacer, rebuilt when more has grown.
+// replacer is the current replacer, rebuilt when more has grown. more is
+// called before rd.mu is taken: no two locks are held at once.
 func (rd *redactor) replacer() *strings.Replacer {
+	var m []string
+	if rd.more != nil {
+		m = rd.more()
+	}
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
-	if rd.more != nil {
-		if m := rd.more(); len(m) != rd.seen {
-			rd.seen = len(m)
-			rd.r = replacerOf(append(slices.Clone(rd.base), m...))
-		}
+	if len(m) > rd.seen {
+		rd.seen = len(m)
+		rd.r = replacerOf(append(slices.Clone(rd.base), m...))
 	}
 	return rd.r
 }
@@ -84,16 +87,16 @@ func (rd *redactor) text(s string) string {
 	return s
 }
 
-func (r *redactor) content(cs []tool.Content) []tool.Content {
-	if len(cs) == 0 || r.replacer() == nil {
+func (rd *redactor) content(cs []tool.Content) []tool.Content {
+	if len(cs) == 0 || rd.replacer() == nil {
 		return cs
 	}
 	out := make([]tool.Content, len(cs))
 	for i, c := range cs {
-		c.Text = r.text(c.Text)
-		c.NewText = r.text(c.NewText)
+		c.Text = rd.text(c.Text)
+		c.NewText = rd.text(c.NewText)
 		if c.OldText != nil {
-			old := r.text(*c.OldText)
+			old := rd.text(*c.OldText)
 			c.OldText = &old
 		}
 		out[i] = c
