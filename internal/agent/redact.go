@@ -17,22 +17,33 @@ const redactedMark = "[REDACTED]"
 
 // redactor replaces known secret values (provider keys) in tool output
 // before it reaches a frame, the store or the model. Besides the values it
-// was made with it asks more (Config.MoreSecrets) for values learnt later,
-// such as a key first read from the OS keyring when a session switches
-// models; the list only grows, so a change of its length means new values.
+// was made with it learns values later: those add gives (the header values
+// of MCP servers an editor declares) and those more returns
+// (Config.MoreSecrets: a key first read from the OS keyring when a session
+// switches models). more's list only grows, so its new values are the
+// ones past the length last seen.
 type redactor struct {
-	base []string
 	more func() []string
 
-	mu   sync.Mutex
-	seen int               // len(more()) the replacer was built with
-	r    *strings.Replacer // nil: nothing to redact
+	mu    sync.Mutex
+	known []string
+	seen  int               // len(more()) already in known
+	r     *strings.Replacer // nil: nothing to redact
 }
 
 func newRedactor(secrets []string, more func() []string) *redactor {
-	rd := &redactor{base: secrets, more: more}
-	rd.r = replacerOf(secrets)
-	return rd
+	return &redactor{more: more, known: slices.Clone(secrets), r: replacerOf(secrets)}
+}
+
+// add makes values secrets from now on.
+func (rd *redactor) add(values ...string) {
+	if len(values) == 0 {
+		return
+	}
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	rd.known = append(rd.known, values...)
+	rd.r = replacerOf(rd.known)
 }
 
 // replacer is the current replacer, rebuilt when more has grown. more is
@@ -45,8 +56,9 @@ func (rd *redactor) replacer() *strings.Replacer {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
 	if len(m) > rd.seen {
+		rd.known = append(rd.known, m[rd.seen:]...)
 		rd.seen = len(m)
-		rd.r = replacerOf(append(slices.Clone(rd.base), m...))
+		rd.r = replacerOf(rd.known)
 	}
 	return rd.r
 }

@@ -29,3 +29,16 @@ func TestRedactorLearnsSecretsAddedAfterStart(t *testing.T) {
 		t.Error("holds does not know the learnt secret")
 	}
 }
+
+// TestRedactorAddsValuesGivenLater: the header values of an MCP server the
+// editor declares are redacted once the session starts it.
+func TestRedactorAddsValuesGivenLater(t *testing.T) {
+	rd := newRedactor(nil, nil)
+	if got := rd.text("tok mcp-SECRET-0123"); got != "tok mcp-SECRET-0123" {
+		t.Errorf("before: %q", got)
+	}
+	rd.add("mcp-SECRET-0123")
+	if got := rd.text("tok mcp-SECRET-0123"); got != "tok [REDACTED]" {
+		t.Errorf("after: %q", got)
+	}
+}
