@@ -221,3 +221,42 @@ func TestEditorTerminalGetsNoKeyFromCorvidAndItsOutputIsRedacted(t *testing.T) {
 		t.Errorf("no [REDACTED] in the frames or the store: the terminal's output never came back; the test checks nothing")
 	}
 }
+
+// An HTTP MCP server that refuses corvid with a message quoting the
+// request's headers: the token the editor declared for it reaches neither
+// the user's notices nor the log, and a tool that prints it is redacted.
+func TestMCPServerTokenStaysOutOfNoticesLogsAndToolOutput(t *testing.T) {
+	const token = "mcp-SECRET-9876543210"
+	server := newRecorder(t, http.StatusUnauthorized, `{"error":"bad credentials: Authorization: Bearer `+token+`"}`)
+	half := len(token) / 2
+	script := rtScript(t, rtTool("shell", map[string]any{"command": "printf 'got %s%s\\n' " + token[:half] + " " + token[half:]}), rtText("done"))
+	c := rtStart(t, script, testkit.Options{}, "--yolo", "--log-level", "debug")
+	var sn struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.MustCall(c.ctx, "session/new", map[string]any{"cwd": c.workspace, "mcpServers": []any{map[string]any{
+		"type": "http", "name": "remote", "url": server.URL + "/mcp",
+		"headers": []any{map[string]any{"name": "Authorization", "value": "Bearer " + token}}}}}, &sn)
+	if stop, rerr := c.Prompt(c.ctx, sn.SessionID, "go"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if len(server.got()) == 0 {
+		t.Fatal("corvid never contacted the MCP server; the test checks nothing")
+	}
+	_, _ = c.Close()
+	var b strings.Builder // what corvid wrote (the editor's own session/new holds the token)
+	for _, l := range c.Transcript() {
+		if l.Dir == testkit.FromAgent {
+			b.WriteString(l.Text + "\n")
+		}
+	}
+	frames := b.String()
+	if !strings.Contains(frames, "got [REDACTED]") {
+		t.Errorf("tool output printing the MCP token was not redacted")
+	}
+	for where, text := range map[string]string{"the frames": frames, "the log": c.Stderr()} {
+		if strings.Contains(text, token) {
+			t.Errorf("%s hold the MCP server's token", where)
+		}
+	}
+}
