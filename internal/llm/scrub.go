@@ -1,7 +1,10 @@
 package llm
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 )
@@ -91,4 +94,69 @@ func longestFirst(secrets []string) []string {
 	out := slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return s == "" })
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
+}
+
+// ScrubLogger returns a logger that writes what l writes with every secret
+// removed from the message and from string, error and Stringer values (in
+// groups too): for code whose errors may quote a server's answer, such as
+// an MCP server refusing a token.
+func ScrubLogger(l *slog.Logger, secrets []string) *slog.Logger {
+	secrets = longestFirst(secrets)
+	if l == nil || len(secrets) == 0 {
+		return l
+	}
+	return slog.New(scrubHandler{inner: l.Handler(), secrets: secrets})
+}
+
+type scrubHandler struct {
+	inner   slog.Handler
+	secrets []string
+}
+
+func (h scrubHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return h.inner.Enabled(ctx, level)
+}
+
+func (h scrubHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, Scrub(r.Message, h.secrets), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.inner.Handle(ctx, out)
+}
+
+func (h scrubHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	clean := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		clean[i] = h.attr(a)
+	}
+	return scrubHandler{inner: h.inner.WithAttrs(clean), secrets: h.secrets}
+}
+
+func (h scrubHandler) WithGroup(name string) slog.Handler {
+	return scrubHandler{inner: h.inner.WithGroup(name), secrets: h.secrets}
+}
+
+func (h scrubHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, Scrub(v.String(), h.secrets))
+	case slog.KindGroup:
+		g := v.Group()
+		clean := make([]any, len(g))
+		for i, ga := range g {
+			clean[i] = h.attr(ga)
+		}
+		return slog.Group(a.Key, clean...)
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			return slog.String(a.Key, Scrub(x.Error(), h.secrets))
+		case fmt.Stringer:
+			return slog.String(a.Key, Scrub(x.String(), h.secrets))
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
 }

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -36,5 +37,17 @@ func TestScrubErrorRemovesTheKeyAndEveryConfiguredHeaderValue(t *testing.T) {
 	}
 	if clean := errors.New("nothing secret"); ScrubError(clean, cfg.Secrets()) != clean {
 		t.Error("an error without secrets was rebuilt")
+	}
+}
+
+// TestScrubLoggerRemovesSecretsFromEveryValue: message, strings, errors,
+// groups and attributes bound with With lose the secret.
+func TestScrubLoggerRemovesSecretsFromEveryValue(t *testing.T) {
+	var b strings.Builder
+	l := ScrubLogger(slog.New(slog.NewTextHandler(&b, nil)), []string{"tok-SECRET-123"})
+	l.With("bound", "x tok-SECRET-123").Warn("refused tok-SECRET-123", "error", errors.New("401: Bearer tok-SECRET-123"),
+		"text", "tok-SECRET-123", slog.Group("g", "inner", "tok-SECRET-123"), "n", 3)
+	if out := b.String(); strings.Contains(out, "tok-SECRET") || !strings.Contains(out, "n=3") || strings.Count(out, "[redacted]") != 5 {
+		t.Errorf("log line: %s", out)
 	}
 }

@@ -363,8 +363,9 @@ func launch(servers []Server, opts Options, background bool) (*Manager, []*conn,
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = "dev"
 	}
-	m := &Manager{opts: opts, log: opts.Logger, rootDirs: slices.Clone(opts.Roots), done: make(chan struct{}), background: background,
-		secrets: HeaderSecrets(servers)}
+	secrets := HeaderSecrets(servers)
+	m := &Manager{opts: opts, log: llm.ScrubLogger(opts.Logger, secrets), rootDirs: slices.Clone(opts.Roots), done: make(chan struct{}), background: background,
+		secrets: secrets}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
