@@ -93,7 +93,7 @@ func (c *acpCmd) Run() error {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
-	secrets := append(config.ScrubEnvironment(file.AllProviders(), file.PassEnv), config.StoredKeys(env)...)
+	secrets := withholdSecrets(env, file, logger)
 	model, noModel, err := c.openModel(env, file)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -137,6 +137,7 @@ func (c *acpCmd) Run() error {
 		FinalOutput:     profileCfg.FinalOutput,
 		Profile:         profileCfg.Profile,
 		Secrets:         secrets,
+		MoreSecrets:     config.KeyringKeysSeen,
 		// Multitask is withheld when background tasks are disabled.
 		NoBackgroundTasks: config.BackgroundTasksDisabled(env),
 		CodeModeLimits:    codeModeLimits(file.CodeMode),

@@ -71,7 +71,7 @@ func (c *runCmd) Run() error {
 	if c.Profile.launch == nil {
 		c.Profile.fold(file, cwd) // the cwd's agent.leviath, if any: its ask and deny rules
 	}
-	secrets := append(config.ScrubEnvironment(file.AllProviders(), file.PassEnv), config.StoredKeys(env)...)
+	secrets := withholdSecrets(env, file, logger)
 	launch := &acpCmd{Model: c.Model, System: c.System, Yolo: c.Yolo, Allow: c.Allow, Profile: c.Profile}
 	model, noModel, err := launch.openModel(env, file)
 	if err != nil {
@@ -104,6 +104,7 @@ func (c *runCmd) Run() error {
 		FinalOutput:           profileCfg.FinalOutput,
 		Profile:               profileCfg.Profile,
 		Secrets:               secrets,
+		MoreSecrets:           config.KeyringKeysSeen,
 		CodeModeLimits:        codeModeLimits(file.CodeMode),
 		ForCwd:                launch.sessionConfig(env, logger),
 	})

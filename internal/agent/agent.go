@@ -91,13 +91,16 @@ type Config struct {
 	// Secrets are values (provider keys) replaced in tool output before it
 	// reaches a frame, the store or the model.
 	Secrets []string
+	// MoreSecrets, if set, returns values learnt after start that are
+	// secrets too (keys read from the OS keyring). Its list only grows.
+	MoreSecrets func() []string
 }
 
 // Agent creates sessions.
 type Agent struct {
 	cfg    Config
 	owner  string // this process's identity for store leases
-	redact redactor
+	redact *redactor
 
 	modelMu sync.RWMutex
 
@@ -125,7 +128,7 @@ func New(cfg Config) *Agent {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Agent{cfg: cfg, owner: processOwner(), redact: newRedactor(cfg.Secrets)}
+	return &Agent{cfg: cfg, owner: processOwner(), redact: newRedactor(cfg.Secrets, cfg.MoreSecrets)}
 }
 
 // Model returns the configured model (nil if none).

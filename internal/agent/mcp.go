@@ -18,6 +18,9 @@ func (s *Session) startMCP(editor, configured []mcp.Server) {
 	if len(servers) == 0 {
 		return
 	}
+	// A tool may print a server's token; configured servers' are known
+	// from the start, the editor's from now on.
+	s.agent.redact.add(mcp.HeaderSecrets(editor)...)
 	mgr, fails := mcp.Launch(servers, mcp.Options{
 		Logger:        s.agent.cfg.Logger.With("session", s.ID),
 		OnChange:      s.mcpChanged,

@@ -46,6 +46,7 @@ func (t *Turn) Run() (StopReason, error) {
 	}
 	// From here the prompt is stored: a failure is stored with it, for
 	// `corvid sessions` (the editor gets it as the prompt's answer).
+	t.warnPastedSecret()
 	first := s.conv.countTurn()
 	stopWatch := t.watchDeletion()
 	stop, err := t.answer()

@@ -49,9 +49,13 @@ func withheld(name string, pass []string, keyVar func(string) bool) bool {
 }
 
 // ScrubEnvironment removes the withheld variables from the process
-// environment, so every child corvid starts from now on goes without them.
-// It returns the values removed that look like secrets (for redaction).
-func ScrubEnvironment(providers []Provider, pass []string) (secrets []string) {
+// environment, so every child corvid starts from now on goes without them,
+// and (on Linux) from the exec-time block that /proc/PID/environ shows,
+// after which corvid is non-dumpable (see hideExecEnvironment). It returns
+// the values removed that look like secrets (for redaction), and an error
+// when the exec-time block could not be cleared: Go's copy is scrubbed all
+// the same, so the caller logs it and goes on.
+func ScrubEnvironment(providers []Provider, pass []string) (secrets []string, err error) {
 	// One set of key variables rather than a walk over every provider's
 	// for each variable of the environment.
 	keyVars := map[string]bool{}
@@ -71,7 +75,7 @@ func ScrubEnvironment(providers []Provider, pass []string) (secrets []string) {
 			secrets = append(secrets, v)
 		}
 	}
-	return secrets
+	return secrets, hideExecEnvironment(func(name string) bool { return withheld(name, pass, isKeyVar) })
 }
 
 // StoredKeys returns the API keys saved in auth.json (not the keyring,

@@ -382,6 +382,7 @@ func Credential(env Env, p Provider) (key, source string) {
 	names := keyringNames(p)
 	for _, name := range names {
 		if k, err := keyringGet(env, name); err == nil && strings.TrimSpace(k) != "" {
+			rememberKeyringKey(strings.TrimSpace(k))
 			return strings.TrimSpace(k), "keyring"
 		}
 	}

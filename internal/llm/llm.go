@@ -4,7 +4,11 @@
 //
 // Start with Model (what a provider implements) and Event (what it yields).
 // Provider packages live under internal/llm/<name> and are the only importers
-// of their SDKs; nothing here knows about HTTP or any vendor.
+// of their SDKs; nothing here knows about any vendor. Two things every
+// provider shares live here so that none can forget them: the HTTP client
+// that keeps the key on the base URL's origin (HTTPClient) and the scrubber
+// that keeps the key and configured header values out of errors
+// (ScrubError).
 package llm
 
 import (

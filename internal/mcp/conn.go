@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/llm"
 )
 
 // conn is one server: its live session (nil while it is down) and the
@@ -363,13 +365,16 @@ func (c *conn) initializeParams() initializeParams {
 	return p
 }
 
-// httpClient sends the server's configured headers with every request.
-// It has no overall timeout: an SSE stream lasts as long as the session.
+// httpClient sends the server's configured headers with every request,
+// and follows redirects only within the server URL's origin: the headers
+// are set on every request the transport sends, so a redirect elsewhere
+// would carry a token there (issue #35). It has no overall timeout: an
+// SSE stream lasts as long as the session.
 func (c *conn) httpClient() *http.Client {
 	if len(c.srv.Headers) == 0 {
 		return nil
 	}
-	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: c.srv.Headers}}
+	return llm.HTTPClient(c.srv.URL, &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: c.srv.Headers}})
 }
 
 type headerTransport struct {

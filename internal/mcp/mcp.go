@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/tool"
 	"github.com/corvid-agent/corvid/internal/usererr"
 )
@@ -68,6 +69,19 @@ type Server struct {
 
 // KV is an environment variable or an HTTP header.
 type KV struct{ Name, Value string }
+
+// HeaderSecrets are the parts of servers' header values that are secrets
+// (a bearer token, a gateway key; see llm.HeaderSecrets), for scrubbing
+// and redaction.
+func HeaderSecrets(servers []Server) []string {
+	var out []string
+	for _, s := range servers {
+		for _, h := range s.Headers {
+			out = append(out, llm.HeaderSecrets(h.Value)...)
+		}
+	}
+	return out
+}
 
 func (s Server) kind() string {
 	if s.Type == "" {
@@ -209,6 +223,10 @@ type Manager struct {
 	closeErr error
 	done     chan struct{} // closed when Close finished
 
+	// secrets are the servers' header values: a server's refusal may quote
+	// them, so notices, failures and logs are scrubbed of them.
+	secrets []string
+
 	// background: from Launch; every start outcome is reported through
 	// the callbacks, not returned.
 	background bool
@@ -243,8 +261,9 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Manager, []Fai
 			}
 		}
 		if errs[i] != nil {
-			failures = append(failures, Failure{Server: s.Name, Err: errs[i]})
-			m.log.Warn("mcp server failed to start", "server", s.Name, "error", errs[i])
+			err := llm.ScrubError(errs[i], m.secrets)
+			failures = append(failures, Failure{Server: s.Name, Err: err})
+			m.log.Warn("mcp server failed to start", "server", s.Name, "error", err)
 		}
 	}
 	m.awaited = true
@@ -264,8 +283,9 @@ func Launch(servers []Server, opts Options) (*Manager, []Failure) {
 	var failures []Failure
 	for i, s := range servers {
 		if errs[i] != nil {
-			failures = append(failures, Failure{Server: s.Name, Err: errs[i]})
-			m.log.Warn("mcp server failed to start", "server", s.Name, "error", errs[i])
+			err := llm.ScrubError(errs[i], m.secrets)
+			failures = append(failures, Failure{Server: s.Name, Err: err})
+			m.log.Warn("mcp server failed to start", "server", s.Name, "error", err)
 		}
 	}
 	return m, failures
@@ -343,7 +363,9 @@ func launch(servers []Server, opts Options, background bool) (*Manager, []*conn,
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = "dev"
 	}
-	m := &Manager{opts: opts, log: opts.Logger, rootDirs: slices.Clone(opts.Roots), done: make(chan struct{}), background: background}
+	secrets := HeaderSecrets(servers)
+	m := &Manager{opts: opts, log: llm.ScrubLogger(opts.Logger, secrets), rootDirs: slices.Clone(opts.Roots), done: make(chan struct{}), background: background,
+		secrets: secrets}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -599,6 +621,7 @@ func (m *Manager) changed() {
 
 // notice tells the user about a server's life, unless closing.
 func (m *Manager) notice(text string) {
+	text = llm.Scrub(text, m.secrets)
 	m.log.Info("mcp notice", "text", text)
 	if m.opts.OnNotice != nil && !m.isClosed() {
 		m.opts.OnNotice(text)

@@ -97,9 +97,16 @@ type rawAgent struct {
 // given (nil: discarded).
 func startRaw(t *testing.T, env []string, dir string, stderr *os.File, args ...string) *rawAgent {
 	t.Helper()
-	cmd := exec.Command(rtBinary(t), args...)
+	return startRawAs(t, rtBinary(t), nil, env, dir, stderr, args...)
+}
+
+// startRawAs is startRaw with a binary of the test's choosing, run as cred
+// (nil: the test's own user).
+func startRawAs(t *testing.T, bin string, cred *syscall.Credential, env []string, dir string, stderr *os.File, args ...string) *rawAgent {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env, cmd.Dir = env, dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

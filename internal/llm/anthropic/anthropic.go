@@ -105,7 +105,7 @@ func New(cfg llm.ProviderConfig) (llm.Model, error) {
 		idle = cfg.IdleTimeout
 	}
 	return &model{
-		client: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
+		client: llm.HTTPClient(baseURLOf(cfg), nil),
 		cfg:    cfg,
 		info:   info,
 		idle:   idle,
@@ -115,9 +115,11 @@ func New(cfg llm.ProviderConfig) (llm.Model, error) {
 func (m *model) Info() llm.ModelInfo { return m.info }
 
 // baseURL is where requests go, for messages.
-func (m *model) baseURL() string {
-	if m.cfg.BaseURL != "" {
-		return m.cfg.BaseURL
+func (m *model) baseURL() string { return baseURLOf(m.cfg) }
+
+func baseURLOf(cfg llm.ProviderConfig) string {
+	if cfg.BaseURL != "" {
+		return cfg.BaseURL
 	}
 	return defaultBaseURL
 }

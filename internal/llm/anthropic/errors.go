@@ -27,6 +27,9 @@ const maxErrorBody = 1 << 20
 // reading the stream) into an *llm.Error. Context errors are handled by
 // the caller.
 func classify(err error, baseURL string) error {
+	if e := llm.OtherOriginError("anthropic", "Anthropic", baseURL, err); e != nil {
+		return e
+	}
 	// A refused connection, an unknown
 	// host or a certificate the client rejects will not change in a few
 	// seconds: say so at once. Anything else (reset, cut mid-body, a
@@ -168,22 +171,6 @@ func stallError(idle time.Duration) *llm.Error {
 		Message: fmt.Sprintf("Anthropic stream stalled: no data for %s", idle)}
 }
 
-// scrub makes sure the API key appears in no error text, whatever a server
-// or a transport put there.
-func (m *model) scrub(err error) error {
-	key := m.cfg.APIKey
-	if key == "" || err == nil || !strings.Contains(err.Error(), key) {
-		return err
-	}
-	var e *llm.Error
-	if errors.As(err, &e) {
-		clean := *e
-		clean.Message = strings.ReplaceAll(e.Message, key, "[redacted]")
-		var hint llm.RetryAfterError
-		if errors.As(err, &hint) {
-			return llm.RetryAfterHint(&clean, hint.RetryAfter())
-		}
-		return &clean
-	}
-	return errors.New(strings.ReplaceAll(err.Error(), key, "[redacted]"))
-}
+// scrub makes sure neither the API key nor a configured header value
+// appears in error text, whatever a server or a transport put there.
+func (m *model) scrub(err error) error { return llm.ScrubError(err, m.cfg.Secrets()) }

@@ -62,6 +62,9 @@ func (m *model) apiError(status int, code, text string, after time.Duration) err
 
 // requestError words a failure to send the request or get its headers.
 func (m *model) requestError(err error) error {
+	if e := llm.OtherOriginError("gemini", m.title, m.baseURL, err); e != nil {
+		return e
+	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return &llm.Error{Provider: "gemini", Message: fmt.Sprintf("%s is not reachable at %s (connection refused).", m.title, m.baseURL)}
@@ -125,10 +128,6 @@ func (m *model) message(status int, code, text string) string {
 	return b.String()
 }
 
-// redact removes the key from text that came from elsewhere.
-func (m *model) redact(s string) string {
-	if k := m.cfg.APIKey; len(k) >= 4 {
-		s = strings.ReplaceAll(s, k, "[redacted]")
-	}
-	return s
-}
+// redact removes the key and configured header values from text that came
+// from elsewhere.
+func (m *model) redact(s string) string { return llm.Scrub(s, m.cfg.Secrets()) }

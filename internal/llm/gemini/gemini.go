@@ -65,10 +65,7 @@ func New(cfg llm.ProviderConfig, httpClient *http.Client) (llm.Model, error) {
 	if !strings.HasSuffix(m.baseURL, "/") {
 		m.baseURL += "/"
 	}
-	if httpClient == nil {
-		httpClient = &http.Client{}
-	}
-	m.client = httpClient
+	m.client = llm.HTTPClient(m.baseURL, httpClient)
 	return m, nil
 }
 

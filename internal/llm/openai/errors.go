@@ -176,13 +176,9 @@ func (m *model) message(status int, code, text string) string {
 	return b.String()
 }
 
-// redact removes the API key from text a server sent back.
-func (m *model) redact(s string) string {
-	if k := m.cfg.APIKey; len(k) >= 4 {
-		s = strings.ReplaceAll(s, k, "[redacted]")
-	}
-	return s
-}
+// redact removes the API key and configured header values from text a
+// server sent back.
+func (m *model) redact(s string) string { return llm.Scrub(s, m.cfg.Secrets()) }
 
 // httpError converts an HTTP error answer: its status, the start of its
 // body and its retry-after hint.
@@ -240,6 +236,9 @@ func (m *model) wrap(ctx context.Context, err error) error {
 	var le *llm.Error
 	if errors.As(err, &le) {
 		return err
+	}
+	if e := llm.OtherOriginError(m.p.Name, m.p.DisplayName(), m.baseURL, err); e != nil {
+		return e
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError

@@ -32,7 +32,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -105,9 +104,6 @@ func newModel(p config.Provider, cfg llm.ProviderConfig, client *http.Client) (*
 	if p.NeedsKey && cfg.APIKey == "" {
 		return nil, &llm.Error{Provider: p.Name, Message: fmt.Sprintf("%s needs an API key: set %s or run `corvid auth login %s`.", p.DisplayName(), strings.Join(p.KeyVars, " or "), p.Name)}
 	}
-	if client == nil {
-		client = &http.Client{}
-	}
 	m := &model{
 		p:        p,
 		cfg:      cfg,
@@ -120,49 +116,8 @@ func newModel(p config.Provider, cfg llm.ProviderConfig, client *http.Client) (*
 	if m.baseErr == nil && m.base.Path != "" && !strings.HasSuffix(m.base.Path, "/") {
 		m.base.Path += "/"
 	}
-	m.client = sameOriginClient(client, m.base)
+	m.client = llm.HTTPClient(base, client)
 	return m, nil
-}
-
-// errOtherOrigin ends a request redirected away from the base URL's origin.
-var errOtherOrigin = errors.New("request URL origin must match the configured base URL")
-
-// sameOriginClient is client following redirects only within origin's
-// scheme, host and port, so that the key never goes to another server.
-func sameOriginClient(client *http.Client, origin *url.URL) *http.Client {
-	c := *client
-	next := client.CheckRedirect
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if origin == nil || !sameOrigin(req.URL, origin) {
-			return errOtherOrigin
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
-	return &c
-}
-
-// sameOrigin compares scheme, host and effective port.
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && effectivePort(a) == effectivePort(b)
-}
-
-func effectivePort(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return "443"
-	case "http":
-		return "80"
-	}
-	return ""
 }
 
 // send posts body to the endpoint (relative to the base URL) and returns

@@ -152,7 +152,7 @@ func listServed(baseURL, key string) ([]string, bool) {
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := llm.HTTPClient(baseURL, nil).Do(req)
 	if err != nil {
 		return nil, false
 	}
