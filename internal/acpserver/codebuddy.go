@@ -187,12 +187,14 @@ func (s *Server) setMultitaskOption(ctx context.Context, ss *session, req *acp.S
 
 // SetMultitask is CodeBuddy's session/set_multitask (C57–C62): the same
 // resolution, validation and persistence as the standard write; business
-// refusals answer ok: false.
+// refusals answer ok: false, among them a session id this connection does
+// not serve: a child (sub-agent or worker) session, or an unknown one.
+// Malformed params stay -32602 (Validate).
 func (s *Server) SetMultitask(ctx context.Context, req *acp.SetMultitaskRequest) (acp.SetMultitaskResponse, error) {
 	var none acp.SetMultitaskResponse
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
-		return none, err
+		return acp.SetMultitaskResponse{OK: false, AgentName: "corvid", Message: s.notServed(req.SessionID)}, nil
 	}
 	if err := s.checkOwner(ctx, ss); err != nil {
 		return none, err
@@ -219,6 +221,25 @@ func (s *Server) SetMultitask(ctx context.Context, req *acp.SetMultitaskRequest)
 		msg = "multitask is already " + onOff(on)
 	}
 	return acp.SetMultitaskResponse{OK: true, On: on, Already: already, AgentName: name, Message: msg}, nil
+}
+
+// notServed says why session id, which this connection does not serve,
+// cannot have multitask: it is a child session of one it serves, or unknown.
+func (s *Server) notServed(id string) string {
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		if ss.Session != nil {
+			all = append(all, ss)
+		}
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		if ss.HasChildSession(id) {
+			return "session " + id + " is a worker or child session of " + ss.id + ": multitask is set on " + ss.id + ", the session it belongs to"
+		}
+	}
+	return "Unknown session: no session " + id + " on this connection; create it with session/new or session/load"
 }
 
 func onOff(on bool) string {

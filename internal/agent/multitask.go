@@ -53,3 +53,21 @@ func (h commandHost) SetMultitask(want *bool) (on, already bool, refused string)
 	s.front.Emit(Event{Kind: EventConfig})
 	return on, already, ""
 }
+
+// HasChildSession says whether id names one of this session's sub-agent or
+// worker sessions (a child session, running or finished): such a session
+// never has the overlay of its own (CodeBuddy's "worker / child session").
+func (s *Session) HasChildSession(id string) bool {
+	t := s.sub.team
+	if t == nil || id == "" {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range t.members {
+		if m.SessionID == id {
+			return true
+		}
+	}
+	return false
+}
