@@ -86,6 +86,11 @@ func (s *Server) SetAgent(_ context.Context, req *acp.SetSessionAgentRequest) (a
 		return none, acp.InvalidParams("Unknown agent", err.Error())
 	}
 	if err := ss.SwitchProfile(p); err != nil {
+		if after := ss.Controls(); after.Model != before.Model {
+			// The model switch was stored before the profile's write
+			// failed: the client hears of what did change.
+			ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptionsFor(after)})
+		}
 		return none, rpcError(s, err)
 	}
 	after := ss.Controls()
@@ -157,12 +162,15 @@ func (s *Server) checkOwner(ctx context.Context, ss *session) error {
 }
 
 // writeMultitask is what both writes share (C54): the stamp, persistence
-// (with the session's settings) and the config_option_update.
-func (s *Server) writeMultitask(ss *session, on bool) (already bool, opts []acp.SessionConfigOption) {
-	already = ss.SetMultitask(on)
+// (with the session's settings) and the config_option_update. A store that
+// fails the write changes nothing and sends nothing: its error is returned.
+func (s *Server) writeMultitask(ss *session, on bool) (already bool, opts []acp.SessionConfigOption, err error) {
+	if already, err = ss.SetMultitask(on); err != nil {
+		return false, nil, err
+	}
 	opts = s.configOptionsFor(ss.Controls())
 	ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts})
-	return already, opts
+	return already, opts, nil
 }
 
 // setMultitaskOption is session/set_config_option for multitask (C50–C55).
@@ -181,7 +189,10 @@ func (s *Server) setMultitaskOption(ctx context.Context, ss *session, req *acp.S
 	if req.Type != "" && req.Type != "boolean" {
 		return none, acp.InvalidParams("Invalid params", fmt.Sprintf(`multitask is a boolean option: type must be "boolean", not %q`, req.Type))
 	}
-	_, opts := s.writeMultitask(ss, on)
+	_, opts, err := s.writeMultitask(ss, on)
+	if err != nil {
+		return none, rpcError(s, err)
+	}
 	return acp.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
 }
 
@@ -215,7 +226,10 @@ func (s *Server) SetMultitask(ctx context.Context, req *acp.SetMultitaskRequest)
 	if want != nil {
 		on = *want
 	}
-	already, _ := s.writeMultitask(ss, on)
+	already, _, err := s.writeMultitask(ss, on)
+	if err != nil {
+		return none, rpcError(s, err)
+	}
 	msg := "multitask is now " + onOff(on)
 	if already {
 		msg = "multitask is already " + onOff(on)

@@ -25,16 +25,17 @@ func (s *Session) SwitchProfile(p ProfileSwitch) error {
 			return fmt.Errorf("agent %s: %w", p.Info.Name, err)
 		}
 	}
+	info := p.Info
+	if err := s.settings.commit(func(v *savedSettings) error {
+		v.profile = &info
+		return nil
+	}); err != nil {
+		return fmt.Errorf("agent %s: %w", p.Info.Name, err)
+	}
 	b := s.toolbox
 	b.mu.Lock()
 	b.base, b.extra = p.System, p.Context
 	b.mu.Unlock()
 	b.discover()
-	info := p.Info
-	st := s.settings
-	st.mu.Lock()
-	st.profile = &info
-	st.mu.Unlock()
-	st.save()
 	return nil
 }
