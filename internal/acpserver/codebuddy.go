@@ -125,15 +125,26 @@ func (s *Server) multitaskAvailable() bool { return !s.opts.NoBackgroundTasks }
 
 // configOptionsFor is the session's option set: configOptions plus the
 // dialect's multitask boolean (exactly as CodeBuddy gives it, C47) where
-// the session may have it.
+// the session may have it and the client takes boolean options. The schema
+// lets an agent include type "boolean" entries only for a client that
+// advertises clientCapabilities.session.configOptions.boolean; the others
+// (acpx would send the string "true") find multitask through
+// agentCapabilities._meta and session/set_multitask (docs/codebuddy.md).
 func (s *Server) configOptionsFor(c agent.Controls) []acp.SessionConfigOption {
 	opts := configOptions(c)
-	if s.multitaskAvailable() {
+	if s.multitaskAvailable() && s.booleanOptions() {
 		opts = append(opts, acp.SessionConfigOption{Type: "boolean", ID: optMultitask, Name: "Multitask",
 			Description: "Coordinate detached workers while keeping the current agent mode",
 			Category:    "_codebuddy.ai/multitask", CurrentValue: c.Multitask})
 	}
 	return opts
+}
+
+// booleanOptions says whether the client advertised boolean config options.
+func (s *Server) booleanOptions() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientCaps.BooleanConfigOptions()
 }
 
 // multitaskRefusal says why ss cannot have the overlay ("" when it can).

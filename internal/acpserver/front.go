@@ -48,7 +48,7 @@ func (ss *session) emit(ev agent.Event, turn map[string]any) {
 	if ev.Kind == agent.EventMode {
 		// The agent changed the mode itself (exit_plan): the mode is a
 		// config option too.
-		_ = ss.srv.conn.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(ss.Controls())}))
+		_ = ss.srv.conn.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())}))
 	}
 }
 
@@ -83,7 +83,7 @@ func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
 		_ = run.Notify("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)))
 	}
 	if ev.Kind == agent.EventMode {
-		_ = run.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(ss.Controls())}))
+		_ = run.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())}))
 	}
 }
 

@@ -46,7 +46,7 @@ func multitaskValue(t *testing.T, raw json.RawMessage) any {
 
 func TestMultitaskOptionIsOfferedWrittenAndStored(t *testing.T) {
 	st := newSharedHome(t, text("hello", 0))
-	a := st.start(t, testkit.Minimal())
+	a := st.start(t, testkit.BooleanOptions())
 	raw := a.MustCall(a.ctx, "session/new", map[string]any{"cwd": st.workspace, "mcpServers": []any{}}, nil)
 	var want map[string]any
 	_ = json.Unmarshal([]byte(multitaskOptionJSON), &want)
@@ -133,7 +133,7 @@ func TestMultitaskOptionIsOfferedWrittenAndStored(t *testing.T) {
 
 	// C56: another connection (a second corvid on the same store) does not
 	// own the session: its write is refused until it loads the session.
-	b := st.start(t, testkit.Minimal())
+	b := st.start(t, testkit.BooleanOptions())
 	_, rerr = b.Call(b.ctx, "session/set_config_option", map[string]any{"sessionId": sid, "configId": "multitask", "type": "boolean", "value": false})
 	if rerr == nil || rerr.Code != -32602 {
 		t.Errorf("a write from another connection = %+v, want -32602", rerr)
@@ -176,13 +176,13 @@ func TestMultitaskOptionIsOfferedWrittenAndStored(t *testing.T) {
 	a.Close()
 
 	// Stored with the session: load and resume show it on (C47).
-	c := st.start(t, testkit.Minimal())
+	c := st.start(t, testkit.BooleanOptions())
 	raw = c.MustCall(c.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": st.workspace, "mcpServers": []any{}}, nil)
 	if v := multitaskValue(t, raw); v != true {
 		t.Errorf("session/load multitask = %v, want the stored true", v)
 	}
 	c.Close()
-	d := st.start(t, testkit.Minimal())
+	d := st.start(t, testkit.BooleanOptions())
 	raw = d.MustCall(d.ctx, "session/resume", map[string]any{"sessionId": sid, "cwd": st.workspace}, nil)
 	if v := multitaskValue(t, raw); v != true {
 		t.Errorf("session/resume multitask = %v, want true", v)
@@ -225,7 +225,7 @@ func TestMultitaskIsWithheldWhenBackgroundTasksAreDisabled(t *testing.T) {
 // /multitask stamps the same way (C63, C95), without a model call.
 func TestMultitaskSlashCommand(t *testing.T) {
 	st := newSharedHome(t, map[string]any{"responses": []any{}})
-	a := st.start(t, testkit.Minimal())
+	a := st.start(t, testkit.BooleanOptions())
 	sid := a.NewSession(a.ctx, st.workspace)
 	u, err := a.WaitUpdate(a.ctx, testkit.Kind(sid, "available_commands_update"))
 	if err != nil {
