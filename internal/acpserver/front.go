@@ -59,7 +59,7 @@ func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
 	switch ev.Kind {
 	case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
 		b := ev.Content
-		if b != nil && b.Type == agent.BlockText && (ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) {
+		if b != nil && b.Type == agent.BlockText && (ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) && ev.Meta[agent.FinalOutputMeta] == nil {
 			switch {
 			case b.TextJSON != "":
 				// The stored bytes, as json.Marshal writes the text, cut
@@ -95,7 +95,7 @@ func updatesFor(ev agent.Event) []any {
 			return nil
 		}
 		var out []any
-		for _, b := range contentBlocks(*ev.Content) {
+		for _, b := range contentBlocks(labelFinalOutput(ev)) {
 			out = append(out, acp.ContentChunk{SessionUpdate: string(ev.Kind), Content: b, MessageID: ev.MessageID, Meta: ev.Meta})
 		}
 		return out
@@ -142,6 +142,24 @@ func updatesFor(ev agent.Event) []any {
 		return []any{commandsUpdate(ev.Commands)}
 	}
 	return nil
+}
+
+// labelFinalOutput is the block a message chunk shows: for the final
+// output (agent.FinalOutputMeta), its text set apart from the streamed
+// output with its format label, as Leviath's document has it:
+// "\n\n--- final output (FORMAT) ---\n" and then the answer. Hosts that
+// ignore _meta (Zed, Gas City) show the label too; the _meta stays. The
+// event (and so the store) holds the answer alone: print mode labels it
+// its own way.
+func labelFinalOutput(ev agent.Event) agent.Block {
+	b := *ev.Content
+	fo, ok := ev.Meta[agent.FinalOutputMeta].(map[string]any)
+	if !ok || b.Type != agent.BlockText {
+		return b
+	}
+	format, _ := fo["format"].(string)
+	b.Text = "\n\n--- final output (" + format + ") ---\n" + b.Text
+	return b
 }
 
 // withMeta is base with over's keys added (over wins on a clash). When one
