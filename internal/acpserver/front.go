@@ -42,8 +42,23 @@ func (ss *session) Emit(ev agent.Event) {
 
 // emit sends ev's updates with the turn meta turn.
 func (ss *session) emit(ev agent.Event, turn map[string]any) {
+	mirror := ss.srv.messagesHost.Load()
+	if mirror && (ev.Kind == agent.EventToolCall || ev.Meta[agent.SessionEndMeta] != nil) {
+		// A tool call ends its agent's line; a drain turn's closer ends
+		// the turn (gascitylines.go).
+		if ev.Kind == agent.EventToolCall {
+			ss.flushSource(sourceOf(ev.Meta))
+		} else {
+			ss.flushLines()
+		}
+	}
 	for _, u := range updatesFor(ev) {
-		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)), ev.Stored)
+		u = withTurnMeta(u, turn)
+		if c, ok := u.(acp.ContentChunk); ok && mirror && ev.Kind == agent.EventMessageChunk && c.Content.Type == "text" {
+			ss.mirrorChunk(c, sourceOf(ev.Meta), ev.Stored)
+			continue
+		}
+		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, u), ev.Stored)
 	}
 	if ev.Kind == agent.EventMode {
 		// The agent changed the mode itself (exit_plan): the mode is a
