@@ -366,3 +366,52 @@ func TestGasCityGetsTheLineBeforeAToolCallWhole(t *testing.T) {
 		sawLine = sawLine || strings.Contains(string(m.Params), `"content":[{"type":"text","text":"first, then"}]`)
 	}
 }
+
+// Gas City's own client, built from its source: with CORVID_GASCITY_SRC naming a
+// checkout of github.com/gastownhall/gascity, the helper in testdata/gascitypeek is
+// compiled into that module with `go build -overlay` (its ACP client is an internal
+// package, and its module is not on the Go module proxy, so neither importing nor
+// fetching it is possible here; nothing of it is copied into this repository) and
+// drives corvid as `gc` does: Start, Nudge, Peek. gc peek must show the streamed
+// answer line by line. Without the variable the test is skipped.
+func TestGasCityOwnClientPeeksWholeLines(t *testing.T) {
+	src := os.Getenv("CORVID_GASCITY_SRC")
+	if src == "" {
+		t.Skip("set CORVID_GASCITY_SRC to a checkout of github.com/gastownhall/gascity to run Gas City's own client")
+	}
+	helper, err := filepath.Abs(filepath.Join("testdata", "gascitypeek", "main.go.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(src, "cmd", "corvidgascitypeek", "main.go"): helper}})
+	if err := os.WriteFile(filepath.Join(tmp, "overlay.json"), overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(tmp, "gascitypeek")
+	build := exec.Command("go", "build", "-overlay", filepath.Join(tmp, "overlay.json"), "-o", bin, "./cmd/corvidgascitypeek")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build Gas City's client: %v\n%s", err, out)
+	}
+	const answer = "Hello from the scripted model.\nA second line,\n\nafter a blank one,\nand a last line."
+	script := testkit.WriteScript(t, map[string]any{"responses": []any{
+		map[string]any{"chunkSize": 7, "parts": []any{map[string]any{"type": "text", "text": answer}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "second turn"}}},
+	}})
+	ws, home := t.TempDir(), t.TempDir()
+	cmd := exec.Command(bin, filepath.Join(tmp, "sock"), ws, "say hello",
+		testkit.BuildCorvid(t)+" acp -m script:"+script)
+	cmd.Env = testkit.IsolatedEnvAt(home, "CORVID_KEYRING=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("Gas City's client: %v\n%s", err, out)
+	}
+	var peek string
+	if err := json.Unmarshal(out, &peek); err != nil {
+		t.Fatalf("helper output %q: %v", out, err)
+	}
+	if peek != answer && !strings.HasPrefix(peek, answer+"\n") {
+		t.Errorf("gc peek shows %q, want the answer's lines whole: %q", peek, answer)
+	}
+}
