@@ -239,3 +239,28 @@ func TestKageLaunchLineTakesDefaultModeFromConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestKageLaunchLineRunsShellInProcess: kage never asks for the client's
+// terminal, so under `corvid rpc` a shell call runs in-process although Zed
+// advertises terminal: no terminal/* request, and the output is in the tool
+// call. The call asks first (ask mode) and the answer allows it.
+func TestKageLaunchLineRunsShellInProcess(t *testing.T) {
+	s := startLaunchLine(t, toolScript("shell", map[string]any{"command": "echo from-kage-line"}), nil, "rpc")
+	sid := s.ready(t, testkit.Zed())
+	if stop, rerr := s.Prompt(s.ctx, sid, "run"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	if n := len(s.TerminalCalls()); n != 0 {
+		t.Errorf("%d terminal/* calls under corvid rpc, want none", n)
+	}
+	if n := len(s.Permissions()); n != 1 {
+		t.Errorf("%d permission questions for the shell call, want 1", n)
+	}
+	var out string
+	for _, u := range testkit.OfKind(s.Updates(sid), "tool_call_update") {
+		out += string(u.Raw)
+	}
+	if !strings.Contains(out, "from-kage-line") || finalToolStatus(s.Updates(sid)) != "completed" {
+		t.Errorf("the shell call did not run in-process to completion: %s", out)
+	}
+}
