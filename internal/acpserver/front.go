@@ -43,14 +43,14 @@ func (ss *session) Emit(ev agent.Event) {
 // emit sends ev's updates with the turn meta turn.
 func (ss *session) emit(ev agent.Event, turn map[string]any) {
 	mirror := ss.srv.messagesHost.Load()
-	if mirror && (ev.Kind == agent.EventToolCall || ev.Meta[agent.SessionEndMeta] != nil) {
-		// A tool call ends its agent's line; a drain turn's closer ends
-		// the turn (gascitylines.go).
-		if ev.Kind == agent.EventToolCall {
-			ss.flushSource(sourceOf(ev.Meta))
-		} else {
-			ss.flushLines()
-		}
+	switch {
+	case !mirror || ev.Kind == agent.EventMessageChunk:
+	case ev.Meta[agent.SessionEndMeta] != nil:
+		ss.flushLines() // a drain turn's closer ends the turn (gascitylines.go)
+	default:
+		// Anything else its agent does (a thought, a tool call, a plan,
+		// the response's usage) ends the message it was writing.
+		ss.flushSource(sourceOf(ev.Meta))
 	}
 	for _, u := range updatesFor(ev) {
 		u = withTurnMeta(u, turn)

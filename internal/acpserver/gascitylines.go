@@ -20,10 +20,11 @@ import (
 // chunk completed (without their last "\n": Gas City's split makes each
 // block's end a line end). The rest of a line waits, and goes out in a
 // frame of its own (an empty agent_message_chunk of the same message, plus
-// the content) when the message ends (the next message of the same
-// agent), before a tool call, before the turn's answer or a drain turn's
-// closer, after a question asked out of band, or once it reaches
-// maxTextBytes. Sub-agents stream concurrently: each has its own buffer.
+// the content) when the message ends: before the next message, thought,
+// tool call, plan or usage of the same agent, before the turn's answer or a
+// drain turn's closer, after a question asked out of band, or once it
+// reaches maxTextBytes. Sub-agents stream concurrently: each has its own
+// buffer.
 
 // lineMirror is a session's line buffers, by source: "" for the session's
 // own agent, else the sub-agent's id. Its mutex is held while a frame is
