@@ -38,15 +38,35 @@ type acpCmd struct {
 	SandboxNetwork        bool         `name:"sandbox-network" help:"Let sandboxed shell commands use the network (TCP); off by default."`
 	Allow                 []string     `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable; commas are part of the rule), e.g. --allow write or --allow 'shell(go test*)'."`
 	MaxLineBytes          int          `name:"max-line-bytes" default:"67108864" help:"Largest inbound JSON-RPC line accepted, in bytes."`
-	ClientTools           string       `name:"client-tools" default:"auto" enum:"auto,never" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process."`
+	ClientTools           string       `name:"client-tools" enum:",auto,never" default:"" help:"auto: read/write files and run shell through the editor when it advertises fs/terminal support; never: always in-process. Default: auto (never when launched as corvid rpc, kage's line)."`
 	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files (and CODEBUDDY.md, CLAUDE.md, GEMINI.md) out of the system prompt."`
 	Login                 bool         `name:"login" help:"Log in interactively (store a provider's API key) and exit; what editors run for ACP terminal authentication."`
 	Compat                string       `name:"compat" placeholder:"DIALECT" enum:",codebuddy" default:"" help:"Speak a host's dialect beside ACP v1: codebuddy adds CodeBuddy's root-level capability flags and session_end updates (docs/codebuddy.md). corvid --acp implies it."`
 	Multitask             bool         `name:"multitask" help:"Refused with acp: multitask is a per-session option (the multitask config option or session/set_multitask); see docs/codebuddy.md."`
 	Profile               profileFlags `embed:""`
+
+	// kage is set by main when the command word was rpc, kage's launch
+	// line: kage never auto-approves and never asks for the client's fs or
+	// terminal, so those are this alias's defaults (kageDefaults).
+	kage bool
+}
+
+// kageDefaults fills in what a flag left unset with the defaults of the
+// command word corvid was launched with: for `corvid rpc` (kage's line),
+// tools run in-process (--client-tools never) and sessions start in ask
+// mode unless --mode, --yolo or default_mode in config says otherwise
+// (permissions); for acp and agent-client, auto.
+func (c *acpCmd) kageDefaults() {
+	if c.ClientTools == "" {
+		c.ClientTools = "auto"
+		if c.kage {
+			c.ClientTools = "never"
+		}
+	}
 }
 
 func (c *acpCmd) Run() error {
+	c.kageDefaults()
 	if c.Login {
 		return c.login()
 	}
@@ -332,6 +352,11 @@ func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
 	mode := file.DefaultMode
 	if c.Mode != "" {
 		mode = c.Mode
+	}
+	if mode == "" && c.kage && !c.Yolo {
+		// kage's document: every tool call surfaces as a permission
+		// prompt ("kage never auto-approves").
+		mode = string(permission.ModeAsk)
 	}
 	mode = config.ModeAlias(mode) // kage's allow/deny too
 	if mode != "" && !slices.Contains(permission.Modes, permission.Mode(mode)) {

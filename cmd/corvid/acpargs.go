@@ -26,7 +26,7 @@ func parseACPArgs(args []string) (c *acpCmd, ok bool) {
 		return nil, false
 	}
 	// The defaults are the `default:` tags of acpCmd.
-	c = &acpCmd{LogLevel: "info", MaxLineBytes: 67108864, ClientTools: "auto"}
+	c = &acpCmd{LogLevel: "info", MaxLineBytes: 67108864}
 	seen := make(map[string]bool, len(args))
 	for i := 1; i < len(args); i++ {
 		a := args[i]

@@ -115,13 +115,18 @@ func main() {
 	if c, ok := parseACPArgs(args); ok {
 		// How editors launch corvid, read without building kong's model
 		// (see parseACPArgs); kong would run the same Run.
+		c.kage = args[0] == "rpc"
 		if err := c.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "corvid:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	parser, err := kong.New(cliFor(args),
+	cli := cliFor(args)
+	if a, ok := cli.(*acpCLI); ok {
+		a.ACP.kage = args[0] == "rpc" // cliFor picked acpCLI by the first word
+	}
+	parser, err := kong.New(cli,
 		kong.Name("corvid"),
 		kong.Description("corvid — a coding agent for editors that speak the Agent Client Protocol."),
 		kong.UsageOnError(),

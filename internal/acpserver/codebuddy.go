@@ -86,6 +86,11 @@ func (s *Server) SetAgent(_ context.Context, req *acp.SetSessionAgentRequest) (a
 		return none, acp.InvalidParams("Unknown agent", err.Error())
 	}
 	if err := ss.SwitchProfile(p); err != nil {
+		if after := ss.Controls(); after.Model != before.Model {
+			// The model switch was stored before the profile's write
+			// failed: the client hears of what did change.
+			ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptionsFor(after)})
+		}
 		return none, rpcError(s, err)
 	}
 	after := ss.Controls()
@@ -120,15 +125,26 @@ func (s *Server) multitaskAvailable() bool { return !s.opts.NoBackgroundTasks }
 
 // configOptionsFor is the session's option set: configOptions plus the
 // dialect's multitask boolean (exactly as CodeBuddy gives it, C47) where
-// the session may have it.
+// the session may have it and the client takes boolean options. The schema
+// lets an agent include type "boolean" entries only for a client that
+// advertises clientCapabilities.session.configOptions.boolean; the others
+// (acpx would send the string "true") find multitask through
+// agentCapabilities._meta and session/set_multitask (docs/codebuddy.md).
 func (s *Server) configOptionsFor(c agent.Controls) []acp.SessionConfigOption {
 	opts := configOptions(c)
-	if s.multitaskAvailable() {
+	if s.multitaskAvailable() && s.booleanOptions() {
 		opts = append(opts, acp.SessionConfigOption{Type: "boolean", ID: optMultitask, Name: "Multitask",
 			Description: "Coordinate detached workers while keeping the current agent mode",
 			Category:    "_codebuddy.ai/multitask", CurrentValue: c.Multitask})
 	}
 	return opts
+}
+
+// booleanOptions says whether the client advertised boolean config options.
+func (s *Server) booleanOptions() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientCaps.BooleanConfigOptions()
 }
 
 // multitaskRefusal says why ss cannot have the overlay ("" when it can).
@@ -157,12 +173,15 @@ func (s *Server) checkOwner(ctx context.Context, ss *session) error {
 }
 
 // writeMultitask is what both writes share (C54): the stamp, persistence
-// (with the session's settings) and the config_option_update.
-func (s *Server) writeMultitask(ss *session, on bool) (already bool, opts []acp.SessionConfigOption) {
-	already = ss.SetMultitask(on)
+// (with the session's settings) and the config_option_update. A store that
+// fails the write changes nothing and sends nothing: its error is returned.
+func (s *Server) writeMultitask(ss *session, on bool) (already bool, opts []acp.SessionConfigOption, err error) {
+	if already, err = ss.SetMultitask(on); err != nil {
+		return false, nil, err
+	}
 	opts = s.configOptionsFor(ss.Controls())
 	ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts})
-	return already, opts
+	return already, opts, nil
 }
 
 // setMultitaskOption is session/set_config_option for multitask (C50–C55).
@@ -181,18 +200,23 @@ func (s *Server) setMultitaskOption(ctx context.Context, ss *session, req *acp.S
 	if req.Type != "" && req.Type != "boolean" {
 		return none, acp.InvalidParams("Invalid params", fmt.Sprintf(`multitask is a boolean option: type must be "boolean", not %q`, req.Type))
 	}
-	_, opts := s.writeMultitask(ss, on)
+	_, opts, err := s.writeMultitask(ss, on)
+	if err != nil {
+		return none, rpcError(s, err)
+	}
 	return acp.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
 }
 
 // SetMultitask is CodeBuddy's session/set_multitask (C57–C62): the same
 // resolution, validation and persistence as the standard write; business
-// refusals answer ok: false.
+// refusals answer ok: false, among them a session id this connection does
+// not serve: a child (sub-agent or worker) session, or an unknown one.
+// Malformed params stay -32602 (Validate).
 func (s *Server) SetMultitask(ctx context.Context, req *acp.SetMultitaskRequest) (acp.SetMultitaskResponse, error) {
 	var none acp.SetMultitaskResponse
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
-		return none, err
+		return acp.SetMultitaskResponse{OK: false, AgentName: "corvid", Message: s.notServed(req.SessionID)}, nil
 	}
 	if err := s.checkOwner(ctx, ss); err != nil {
 		return none, err
@@ -213,12 +237,34 @@ func (s *Server) SetMultitask(ctx context.Context, req *acp.SetMultitaskRequest)
 	if want != nil {
 		on = *want
 	}
-	already, _ := s.writeMultitask(ss, on)
+	already, _, err := s.writeMultitask(ss, on)
+	if err != nil {
+		return none, rpcError(s, err)
+	}
 	msg := "multitask is now " + onOff(on)
 	if already {
 		msg = "multitask is already " + onOff(on)
 	}
 	return acp.SetMultitaskResponse{OK: true, On: on, Already: already, AgentName: name, Message: msg}, nil
+}
+
+// notServed says why session id, which this connection does not serve,
+// cannot have multitask: it is a child session of one it serves, or unknown.
+func (s *Server) notServed(id string) string {
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		if ss.Session != nil {
+			all = append(all, ss)
+		}
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		if ss.HasChildSession(id) {
+			return "session " + id + " is a worker or child session of " + ss.id + ": multitask is set on " + ss.id + ", the session it belongs to"
+		}
+	}
+	return "Unknown session: no session " + id + " on this connection; create it with session/new or session/load"
 }
 
 func onOff(on bool) string {

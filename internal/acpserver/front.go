@@ -42,13 +42,28 @@ func (ss *session) Emit(ev agent.Event) {
 
 // emit sends ev's updates with the turn meta turn.
 func (ss *session) emit(ev agent.Event, turn map[string]any) {
+	mirror := ss.srv.messagesHost.Load()
+	switch {
+	case !mirror || ev.Kind == agent.EventMessageChunk:
+	case ev.Meta[agent.SessionEndMeta] != nil:
+		ss.flushLines() // a drain turn's closer ends the turn (gascitylines.go)
+	default:
+		// Anything else its agent does (a thought, a tool call, a plan,
+		// the response's usage) ends the message it was writing.
+		ss.flushSource(sourceOf(ev.Meta))
+	}
 	for _, u := range updatesFor(ev) {
-		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)), ev.Stored)
+		u = withTurnMeta(u, turn)
+		if c, ok := u.(acp.ContentChunk); ok && mirror && ev.Kind == agent.EventMessageChunk && c.Content.Type == "text" {
+			ss.mirrorChunk(c, sourceOf(ev.Meta), ev.Stored)
+			continue
+		}
+		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, u), ev.Stored)
 	}
 	if ev.Kind == agent.EventMode {
 		// The agent changed the mode itself (exit_plan): the mode is a
 		// config option too.
-		_ = ss.srv.conn.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(ss.Controls())}))
+		_ = ss.srv.conn.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())}))
 	}
 }
 
@@ -59,7 +74,7 @@ func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
 	switch ev.Kind {
 	case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
 		b := ev.Content
-		if b != nil && b.Type == agent.BlockText && (ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) {
+		if b != nil && b.Type == agent.BlockText && (ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) && ev.Meta[agent.FinalOutputMeta] == nil {
 			switch {
 			case b.TextJSON != "":
 				// The stored bytes, as json.Marshal writes the text, cut
@@ -83,7 +98,7 @@ func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
 		_ = run.Notify("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)))
 	}
 	if ev.Kind == agent.EventMode {
-		_ = run.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: configOptions(ss.Controls())}))
+		_ = run.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())}))
 	}
 }
 
@@ -95,7 +110,7 @@ func updatesFor(ev agent.Event) []any {
 			return nil
 		}
 		var out []any
-		for _, b := range contentBlocks(*ev.Content) {
+		for _, b := range contentBlocks(labelFinalOutput(ev)) {
 			out = append(out, acp.ContentChunk{SessionUpdate: string(ev.Kind), Content: b, MessageID: ev.MessageID, Meta: ev.Meta})
 		}
 		return out
@@ -142,6 +157,24 @@ func updatesFor(ev agent.Event) []any {
 		return []any{commandsUpdate(ev.Commands)}
 	}
 	return nil
+}
+
+// labelFinalOutput is the block a message chunk shows: for the final
+// output (agent.FinalOutputMeta), its text set apart from the streamed
+// output with its format label, as Leviath's document has it:
+// "\n\n--- final output (FORMAT) ---\n" and then the answer. Hosts that
+// ignore _meta (Zed, Gas City) show the label too; the _meta stays. The
+// event (and so the store) holds the answer alone: print mode labels it
+// its own way.
+func labelFinalOutput(ev agent.Event) agent.Block {
+	b := *ev.Content
+	fo, ok := ev.Meta[agent.FinalOutputMeta].(map[string]any)
+	if !ok || b.Type != agent.BlockText {
+		return b
+	}
+	format, _ := fo["format"].(string)
+	b.Text = "\n\n--- final output (" + format + ") ---\n" + b.Text
+	return b
 }
 
 // withMeta is base with over's keys added (over wins on a clash). When one

@@ -24,7 +24,8 @@ import (
 // that prompts with messages is served this way from then on:
 //
 //   - each session/update that carries text also gets a top-level content
-//     array beside the standard update (see messagesNotification);
+//     array beside the standard update (see messagesNotification); live
+//     agent text there is line-buffered (gascitylines.go);
 //   - permission questions go out of band (corvid respond), never as
 //     session/request_permission;
 //   - files and shell run in-process whatever the client advertised.
@@ -90,7 +91,7 @@ func blocksFromMessages(raw json.RawMessage) ([]acp.ContentBlock, error) {
 type messagesNotification struct {
 	SessionID string             `json:"sessionId"`
 	Update    any                `json:"update"`
-	Content   []acp.ContentBlock `json:"content"`
+	Content   []acp.ContentBlock `json:"content,omitempty"`
 }
 
 // notification wraps update for this connection.

@@ -186,6 +186,7 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		stop := context.AfterFunc(ctx, ss.Cancel)
 		defer stop()
 		reason, err := turn.Run()
+		ss.flushLines() // the turn's last line, before its answer (gascitylines.go)
 		ss.sessionEnd(string(reason), turnMeta)
 		if err != nil {
 			turn.Answered() // a worker's answer may wait (worker.go)

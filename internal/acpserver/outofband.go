@@ -31,6 +31,7 @@ func (s *Server) broker() (*respond.Broker, error) {
 func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
 	say := func(text string) {
 		ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText, Text: text}})
+		ss.flushLines() // the whole question, while the turn waits for the answer
 	}
 	b, err := ss.srv.broker()
 	if err != nil {
@@ -84,6 +85,7 @@ const dontAnswer = "Don't answer"
 func (ss *session) chooseOutOfBand(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
 	say := func(text string) {
 		ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText, Text: text}})
+		ss.flushLines() // the whole question, while the turn waits for the answer
 	}
 	b, err := ss.srv.broker()
 	if err != nil {

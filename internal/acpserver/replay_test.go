@@ -36,6 +36,23 @@ func framesOf(t *testing.T, messagesHost bool, send func(ss *session)) []byte {
 	return out.Bytes()
 }
 
+// replayReference sends what a replay must send for ev: the frames a live
+// turn's emit sends, except that a host that prompts with messages gets
+// each row's whole text as top-level content (live text is line-buffered
+// across chunks, gascitylines.go, and a stored row is a whole message).
+func (ss *session) replayReference(ev agent.Event, turn map[string]any) {
+	if !ss.srv.messagesHost.Load() {
+		ss.emit(ev, turn)
+		return
+	}
+	for _, u := range updatesFor(ev) {
+		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)), ev.Stored)
+	}
+	if ev.Kind == agent.EventMode {
+		_ = ss.srv.conn.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())}))
+	}
+}
+
 // A replay written in runs (session/load) sends exactly the frames the
 // update-by-update path (a live turn's) sends for the same events.
 func TestReplayRunSendsTheFramesEmitSends(t *testing.T) {
@@ -66,7 +83,7 @@ func TestReplayRunSendsTheFramesEmitSends(t *testing.T) {
 		for _, tagged := range []map[string]any{nil, turn} {
 			want := framesOf(t, messagesHost, func(ss *session) {
 				for _, ev := range events {
-					ss.emit(ev, tagged)
+					ss.replayReference(ev, tagged)
 				}
 			})
 			got := framesOf(t, messagesHost, func(ss *session) {
@@ -133,7 +150,7 @@ func checkStoredReplay(t *testing.T, st *store.Store, sid string) {
 		for _, tagged := range []map[string]any{nil, turn} {
 			want := framesOf(t, messagesHost, func(ss *session) {
 				for ev := range lg.Replayed() {
-					ss.emit(ev, tagged)
+					ss.replayReference(ev, tagged)
 				}
 			})
 			got := framesOf(t, messagesHost, func(ss *session) {

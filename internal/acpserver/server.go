@@ -99,6 +99,9 @@ type session struct {
 	// new/load response); events before that, such as an MCP server's
 	// list change during start, are not sent.
 	ready atomic.Bool
+	// lines buffers the text mirrored for a host that prompts with
+	// messages (gascitylines.go).
+	lines lineMirror
 }
 
 // shutdownGrace bounds how long in-flight work may take to answer after the

@@ -68,11 +68,10 @@ func (s *Session) SetCodeMode(v string) error {
 	if s.hasAgentOutput() {
 		return invalidValue("codeMode locked: the session already has agent output, so it stays %q", current)
 	}
-	st.mu.Lock()
-	st.codeMode = v
-	st.mu.Unlock()
-	st.save()
-	return nil
+	return st.commit(func(sv *savedSettings) error {
+		sv.codeMode = v
+		return nil
+	})
 }
 
 // hasAgentOutput reports whether the model has answered in the session

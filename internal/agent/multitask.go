@@ -13,17 +13,15 @@ func (s *Session) Multitask() bool {
 }
 
 // SetMultitask turns the overlay on or off and saves it with the session;
-// it reports whether the value was already so.
-func (s *Session) SetMultitask(on bool) (already bool) {
-	st := s.settings
-	st.mu.Lock()
-	already = st.multitask == on
-	st.multitask = on
-	st.mu.Unlock()
-	if !already {
-		st.save()
-	}
-	return already
+// it reports whether the value was already so. A store that fails the
+// write leaves the overlay as it was and returns its error.
+func (s *Session) SetMultitask(on bool) (already bool, err error) {
+	err = s.settings.commit(func(v *savedSettings) error {
+		already = v.multitask == on
+		v.multitask = on
+		return nil
+	})
+	return already, err
 }
 
 // MultitaskUnavailable says why the session cannot have the overlay ("":
@@ -47,9 +45,30 @@ func (h commandHost) SetMultitask(want *bool) (on, already bool, refused string)
 	if want != nil {
 		on = *want
 	}
-	already = s.SetMultitask(on)
+	already, err := s.SetMultitask(on)
+	if err != nil {
+		return s.Multitask(), false, userText(err)
+	}
 	// Not recorded: the option's state is saved with the session's
 	// settings; the front end sends the whole option set.
 	s.front.Emit(Event{Kind: EventConfig})
 	return on, already, ""
+}
+
+// HasChildSession says whether id names one of this session's sub-agent or
+// worker sessions (a child session, running or finished): such a session
+// never has the overlay of its own (CodeBuddy's "worker / child session").
+func (s *Session) HasChildSession(id string) bool {
+	t := s.sub.team
+	if t == nil || id == "" {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range t.members {
+		if m.SessionID == id {
+			return true
+		}
+	}
+	return false
 }

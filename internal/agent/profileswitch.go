@@ -26,6 +26,13 @@ func (s *Session) SwitchProfile(p ProfileSwitch) error {
 			return fmt.Errorf("agent %s: %w", p.Info.Name, err)
 		}
 	}
+	info := p.Info
+	if err := s.settings.commit(func(v *savedSettings) error {
+		v.profile = &info
+		return nil
+	}); err != nil {
+		return fmt.Errorf("agent %s: %w", p.Info.Name, err)
+	}
 	var extra string
 	if p.Context != nil {
 		extra = p.Context(s.sessionStart())
@@ -35,11 +42,5 @@ func (s *Session) SwitchProfile(p ProfileSwitch) error {
 	b.base, b.extra = p.System, extra
 	b.mu.Unlock()
 	b.discover()
-	info := p.Info
-	st := s.settings
-	st.mu.Lock()
-	st.profile = &info
-	st.mu.Unlock()
-	st.save()
 	return nil
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/corvid-agent/corvid/internal/usererr"
@@ -110,6 +109,7 @@ type settings struct {
 	profile    *ProfileInfo // the agent profile the session was created with
 	multitask  bool         // the multitask overlay (multitask.go)
 	codeMode   string       // "" (never set: off), off or all; codemode.go
+	version    uint64       // counts the writes taken (settingswrite.go)
 }
 
 // controls returns the current settings.
@@ -204,11 +204,10 @@ func (s *settings) setMode(id string) error {
 	if !slices.ContainsFunc(Modes, func(m ModeInfo) bool { return m.ID == id }) {
 		return invalidValue("unknown mode %q (modes: ask, default, edit, plan, yolo, deny)", id)
 	}
-	s.mu.Lock()
-	s.mode = permission.Mode(id)
-	s.mu.Unlock()
-	s.save()
-	return nil
+	return s.commit(func(v *savedSettings) error {
+		v.mode = permission.Mode(id)
+		return nil
+	})
 }
 
 // setModel switches the model; it returns the new one (nil when unchanged).
@@ -228,12 +227,14 @@ func (s *settings) setModel(id string) (llm.Model, error) {
 		}
 		return nil, &usererr.Error{Message: "Invalid config value", Details: details, Err: fmt.Errorf("%w: %w", ErrInvalidValue, err)}
 	}
-	s.mu.Lock()
-	s.model = m
-	s.windowTier = 0 // tiers belong to a model
-	s.mu.Unlock()
+	if err := s.commit(func(v *savedSettings) error {
+		v.model = m
+		v.windowTier = 0 // tiers belong to a model
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	s.agent.windows.Delete(s.id)
-	s.save()
 	return m, nil
 }
 
@@ -241,17 +242,13 @@ func (s *settings) setThoughtLevel(id string) error {
 	if !slices.ContainsFunc(thoughtLevels, func(l thoughtLevel) bool { return l.ID == id }) {
 		return invalidValue("unknown thought level %q (levels: off, low, medium, high, max)", id)
 	}
-	s.mu.Lock()
-	reasoning := s.model.Info().Reasoning
-	if reasoning {
-		s.thought = id
-	}
-	s.mu.Unlock()
-	if !reasoning {
-		return invalidValue("the current model does not support reasoning")
-	}
-	s.save()
-	return nil
+	return s.commit(func(v *savedSettings) error {
+		if !v.model.Info().Reasoning {
+			return invalidValue("the current model does not support reasoning")
+		}
+		v.thought = id
+		return nil
+	})
 }
 
 func (s *settings) setContextWindow(value string) error {
@@ -261,6 +258,7 @@ func (s *settings) setContextWindow(value string) error {
 	ok := err == nil && slices.Contains(tiers, n) && len(tiers) >= 2
 	if ok {
 		s.windowTier = n
+		s.version++ // a settings write in flight keeps this tier
 	}
 	s.mu.Unlock()
 	switch {
@@ -288,26 +286,6 @@ type storedControls struct {
 	MainAgent string `json:"codebuddy.ai/mainAgent,omitempty"`
 }
 
-func (s *settings) save() {
-	if s.store == nil {
-		return
-	}
-	s.mu.Lock()
-	mode, model := string(s.modeOrDefault()), s.model.Info().ID
-	sc := storedControls{ThoughtLevel: s.thought, Agent: s.profile, Multitask: s.multitask}
-	sc.CodeMode, sc.MainAgent = codeModeMarkers(s.codeMode)
-	s.mu.Unlock()
-	err := s.store.UpdateSession(context.Background(), s.id, func(ss *store.Session) {
-		c := sc
-		c.Owner = storedOwner(ss.Config)
-		cfg, _ := json.Marshal(c)
-		ss.Mode, ss.Model, ss.Config = mode, model, cfg
-	})
-	if err != nil {
-		s.agent.cfg.Logger.Error("save session settings", "session", s.id, "err", err)
-	}
-}
-
 // restore applies stored settings on load; it returns the model when it
 // changed.
 func (s *settings) restore(meta store.Session) llm.Model {
@@ -324,6 +302,7 @@ func (s *settings) restore(meta store.Session) llm.Model {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.version++ // a write in flight runs again on top of the stored settings
 	if meta.Mode != "" {
 		s.mode = permission.Mode(meta.Mode)
 	}

@@ -83,6 +83,18 @@ func Minimal() Host {
 	}}
 }
 
+// BooleanOptions is Minimal plus `session.configOptions.boolean: {}`, the
+// capability without which an agent offers no type "boolean" config option
+// (corvid's multitask).
+func BooleanOptions() Host {
+	return Host{Name: "boolean-options", Params: map[string]any{
+		"protocolVersion": 1,
+		"clientCapabilities": map[string]any{
+			"session": map[string]any{"configOptions": map[string]any{"boolean": map[string]any{}}},
+		},
+	}}
+}
+
 // Implementation is ACP's clientInfo/agentInfo.
 type Implementation struct {
 	Name    string  `json:"name"`

@@ -185,19 +185,19 @@ func checkScriptOptions(t *testing.T, what string, res ctlSetup, wantMode string
 
 func TestConfigOptionsAreInNewLoadAndResumeResponses(t *testing.T) {
 	st := newSharedHome(t, text("hello", 0))
-	a := st.start(t, testkit.Minimal())
+	a := st.start(t, testkit.BooleanOptions())
 	created := a.newSetup(t)
 	checkScriptOptions(t, "session/new", created, "default")
 	sid := created.SessionID
 	a.turn(t, sid, "hi", "end_turn")
 	a.Close()
 
-	b := st.start(t, testkit.Minimal())
+	b := st.start(t, testkit.BooleanOptions())
 	loaded := b.callSetup(t, "session/load", map[string]any{"sessionId": sid, "cwd": st.workspace, "mcpServers": []any{}})
 	checkScriptOptions(t, "session/load", loaded, "default")
 	b.Close()
 
-	c := st.start(t, testkit.Minimal())
+	c := st.start(t, testkit.BooleanOptions())
 	resumed := c.callSetup(t, "session/resume", map[string]any{"sessionId": sid, "cwd": st.workspace})
 	checkScriptOptions(t, "session/resume", resumed, "default")
 }
@@ -411,7 +411,7 @@ func finalToolStatus(ups []testkit.Update) string {
 
 func TestModeIsStoredWithTheSession(t *testing.T) {
 	st := newSharedHome(t, text("hello", 0))
-	a := st.start(t, testkit.Minimal())
+	a := st.start(t, testkit.BooleanOptions())
 	sid := a.NewSession(a.ctx, st.workspace)
 	a.MustCall(a.ctx, "session/set_mode", map[string]any{"sessionId": sid, "modeId": "plan"}, nil)
 	if _, rerr := a.setOption(t, sid, "thought_level", "medium"); rerr != nil {
@@ -419,7 +419,7 @@ func TestModeIsStoredWithTheSession(t *testing.T) {
 	}
 	a.Close()
 
-	b := st.start(t, testkit.Minimal())
+	b := st.start(t, testkit.BooleanOptions())
 	loaded := b.callSetup(t, "session/load", map[string]any{"sessionId": sid, "cwd": st.workspace, "mcpServers": []any{}})
 	checkScriptOptions(t, "session/load after set_mode plan", loaded, "plan")
 	if got := currentValues(loaded.ConfigOptions)["thought_level"]; got != "medium" {

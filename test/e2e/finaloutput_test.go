@@ -26,9 +26,17 @@ func submitCall(id, output string) fa.Block {
 	return fa.ToolUse(id, "submit_output", string(in))
 }
 
+// finalText is what a final output's chunk shows: Leviath's document has "one more
+// chunk at the end, holding the answer and its format label", set apart from the
+// streamed output, so hosts that ignore _meta (Zed, Gas City) show the label too.
+func finalText(format, answer string) string {
+	return "\n\n--- final output (" + format + ") ---\n" + answer
+}
+
 // With --output-format, the model gets submit_output (label and instructions in its
 // description); what it submits arrives after the streamed text as one more message
-// marked _meta corvid.dev/finalOutput; it is stored and replayed on load.
+// marked _meta corvid.dev/finalOutput, its text set apart by the format label; it is
+// stored and replayed on load the same way.
 func TestFinalOutputIsSentLastAsItsOwnMarkedMessage(t *testing.T) {
 	api := fa.New(t)
 	home := t.TempDir()
@@ -58,8 +66,8 @@ func TestFinalOutputIsSentLastAsItsOwnMarkedMessage(t *testing.T) {
 	}
 	last := chunks[len(chunks)-1]
 	format, ok := finalMeta(last)
-	if !ok || format != "markdown" || last.Content.Text != final {
-		t.Fatalf("last chunk %s, want the final output marked with format markdown", last.Raw)
+	if !ok || format != "markdown" || last.Content.Text != finalText("markdown", final) {
+		t.Fatalf("last chunk %s, want the final output labelled and marked with format markdown", last.Raw)
 	}
 	for _, c := range chunks[:len(chunks)-1] {
 		if c.MessageID == last.MessageID {
@@ -76,7 +84,7 @@ func TestFinalOutputIsSentLastAsItsOwnMarkedMessage(t *testing.T) {
 	replay := s2.load(t, sid)
 	found := false
 	for _, u := range testkit.OfKind(replay, "agent_message_chunk") {
-		if f, ok := finalMeta(u); ok && f == "markdown" && u.Content.Text == final {
+		if f, ok := finalMeta(u); ok && f == "markdown" && u.Content.Text == finalText("markdown", final) {
 			found = true
 		}
 	}
@@ -120,8 +128,8 @@ func TestTurnWithoutSubmissionAddsNothingAndLongOutputSplits(t *testing.T) {
 		}
 		b.WriteString(p.Content.Text)
 	}
-	if b.String() != long {
-		t.Error("the split final output does not join back to what was submitted")
+	if b.String() != finalText("text", long) {
+		t.Error("the split final output does not join back to its label and what was submitted")
 	}
 }
 

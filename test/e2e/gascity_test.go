@@ -97,12 +97,18 @@ type gasCityUpdate struct {
 	} `json:"content"`
 }
 
-// gasCityText is what Gas City's output buffer holds after reading the transcript: the
-// text blocks of every session/update it could decode. It fails the test for an update
-// Gas City would drop.
+// gasCityText is what `gc peek` prints after Gas City read the transcript. Its
+// client keeps output as lines (conn.go at a46ccb1c): handleUpdate takes every
+// block of params.content whose type is "text" and whose text is not "", splits
+// the text with strings.Split(text, "\n") and appends each piece as one line
+// (appendLine); peekLines joins the lines with "\n". This is that code's
+// behaviour, written again here: Gas City is not a Go module this repository can
+// fetch (the module proxy refuses github.com/gastownhall/gascity) and the package is
+// internal to its module, so its source cannot be imported as a test helper.
+// It fails the test for an update Gas City would drop.
 func gasCityText(t *testing.T, s *session) string {
 	t.Helper()
-	var b strings.Builder
+	var lines []string
 	for _, m := range s.Notifications() {
 		if m.Method != "session/update" {
 			continue
@@ -113,16 +119,20 @@ func gasCityText(t *testing.T, s *session) string {
 			continue
 		}
 		for _, c := range p.Content {
-			if c.Type == "text" {
-				b.WriteString(c.Text)
+			if c.Type != "text" || c.Text == "" {
+				continue
 			}
+			lines = append(lines, strings.Split(c.Text, "\n")...)
 		}
 	}
-	return b.String()
+	return strings.Join(lines, "\n")
 }
 
+// The answer streams in 7-byte chunks, so chunk ends fall inside lines: Gas City's
+// peek must still show each line whole, blank lines included, with the last line
+// (which ends with no newline) sent when the turn ends.
 func TestGasCityShapesPromptWithMessagesAndReadTopLevelContent(t *testing.T) {
-	const answer = "Hello from corvid, in pieces small enough to stream."
+	const answer = "Hello from corvid, in pieces small enough to stream.\nA second line,\n\nafter a blank one,\nand a last line without a newline."
 	for _, shape := range gasCityShapes() {
 		t.Run(shape.name, func(t *testing.T) {
 			s := startCorvid(t, text(answer, 7), testkit.Options{NeverAnswer: true})
@@ -170,9 +180,10 @@ func TestGasCityContentOnlyOnMessageText(t *testing.T) {
 			Content json.RawMessage `json:"content"`
 		}
 		_ = json.Unmarshal(m.Params, &p)
-		want := p.Update.SessionUpdate == "agent_message_chunk"
-		if got := p.Content != nil; got != want {
-			t.Errorf("%s: top-level content present = %v, want %v: %s", p.Update.SessionUpdate, got, want, m.Raw)
+		// A message chunk's frame carries the lines it completed, and may carry
+		// none (the line goes on); every other update carries none.
+		if p.Content != nil && p.Update.SessionUpdate != "agent_message_chunk" {
+			t.Errorf("%s: top-level content on an update that is not message text: %s", p.Update.SessionUpdate, m.Raw)
 		}
 	}
 	if got := gasCityText(t, s); got != "done" {
@@ -308,5 +319,99 @@ func TestSIGTERMExits(t *testing.T) {
 		}
 	case <-s.ctx.Done():
 		t.Fatal("corvid still running after SIGTERM")
+	}
+}
+
+// A tool call ends the line before it: the text streamed before a tool call reaches
+// Gas City whole, before the tool call's own frame, and the standard updates still
+// carry every chunk as it came.
+func TestGasCityGetsTheLineBeforeAToolCallWhole(t *testing.T) {
+	script := map[string]any{"responses": []any{
+		map[string]any{"chunkSize": 3, "parts": []any{
+			map[string]any{"type": "text", "text": "Reading a.txt\nfirst, then"},
+			map[string]any{"type": "tool_call", "name": "read", "input": map[string]any{"path": "a.txt"}},
+		}},
+		map[string]any{"chunkSize": 3, "parts": []any{map[string]any{"type": "text", "text": "It says alpha."}}},
+	}}
+	s := startCorvid(t, script, testkit.Options{NeverAnswer: true}, "--yolo")
+	if err := os.WriteFile(filepath.Join(s.workspace, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sid := s.gasCityHandshake(t, gasCityShapes()[1])
+	s.Send(gasCityPrompt(3, sid, "read a.txt"))
+	if m, err := s.NextResponse(s.ctx, 3); err != nil || m.Error != nil {
+		t.Fatalf("prompt: %v %+v", err, m.Error)
+	}
+	if got, want := gasCityText(t, s), "Reading a.txt\nfirst, then\nIt says alpha."; got != want {
+		t.Errorf("gc peek shows %q, want %q", got, want)
+	}
+	if got, want := testkit.TextOf(s.Updates(sid), "agent_message_chunk"), "Reading a.txt\nfirst, thenIt says alpha."; got != want {
+		t.Errorf("the standard updates carry %q, want every chunk: %q", got, want)
+	}
+	// "first, then" is sent before the tool call's frame.
+	sawLine := false
+	for _, m := range s.Notifications() {
+		var p struct {
+			Update struct {
+				SessionUpdate string `json:"sessionUpdate"`
+			} `json:"update"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		if p.Update.SessionUpdate == "tool_call" {
+			if !sawLine {
+				t.Errorf("the tool call's frame came before the line streamed before it")
+			}
+			break
+		}
+		sawLine = sawLine || strings.Contains(string(m.Params), `"content":[{"type":"text","text":"first, then"}]`)
+	}
+}
+
+// Gas City's own client, built from its source: with CORVID_GASCITY_SRC naming a
+// checkout of github.com/gastownhall/gascity, the helper in testdata/gascitypeek is
+// compiled into that module with `go build -overlay` (its ACP client is an internal
+// package, and its module is not on the Go module proxy, so neither importing nor
+// fetching it is possible here; nothing of it is copied into this repository) and
+// drives corvid as `gc` does: Start, Nudge, Peek. gc peek must show the streamed
+// answer line by line. Without the variable the test is skipped.
+func TestGasCityOwnClientPeeksWholeLines(t *testing.T) {
+	src := os.Getenv("CORVID_GASCITY_SRC")
+	if src == "" {
+		t.Skip("set CORVID_GASCITY_SRC to a checkout of github.com/gastownhall/gascity to run Gas City's own client")
+	}
+	helper, err := filepath.Abs(filepath.Join("testdata", "gascitypeek", "main.go.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(src, "cmd", "corvidgascitypeek", "main.go"): helper}})
+	if err := os.WriteFile(filepath.Join(tmp, "overlay.json"), overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(tmp, "gascitypeek")
+	build := exec.Command("go", "build", "-overlay", filepath.Join(tmp, "overlay.json"), "-o", bin, "./cmd/corvidgascitypeek")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build Gas City's client: %v\n%s", err, out)
+	}
+	const answer = "Hello from the scripted model.\nA second line,\n\nafter a blank one,\nand a last line."
+	script := testkit.WriteScript(t, map[string]any{"responses": []any{
+		map[string]any{"chunkSize": 7, "parts": []any{map[string]any{"type": "text", "text": answer}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "second turn"}}},
+	}})
+	ws, home := t.TempDir(), t.TempDir()
+	cmd := exec.Command(bin, filepath.Join(tmp, "sock"), ws, "say hello",
+		testkit.BuildCorvid(t)+" acp -m script:"+script)
+	cmd.Env = testkit.IsolatedEnvAt(home, "CORVID_KEYRING=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("Gas City's client: %v\n%s", err, out)
+	}
+	var peek string
+	if err := json.Unmarshal(out, &peek); err != nil {
+		t.Fatalf("helper output %q: %v", out, err)
+	}
+	if peek != answer && !strings.HasPrefix(peek, answer+"\n") {
+		t.Errorf("gc peek shows %q, want the answer's lines whole: %q", peek, answer)
 	}
 }

@@ -46,7 +46,7 @@ func multitaskValue(t *testing.T, raw json.RawMessage) any {
 
 func TestMultitaskOptionIsOfferedWrittenAndStored(t *testing.T) {
 	st := newSharedHome(t, text("hello", 0))
-	a := st.start(t, testkit.Minimal())
+	a := st.start(t, testkit.BooleanOptions())
 	raw := a.MustCall(a.ctx, "session/new", map[string]any{"cwd": st.workspace, "mcpServers": []any{}}, nil)
 	var want map[string]any
 	_ = json.Unmarshal([]byte(multitaskOptionJSON), &want)
@@ -133,14 +133,21 @@ func TestMultitaskOptionIsOfferedWrittenAndStored(t *testing.T) {
 
 	// C56: another connection (a second corvid on the same store) does not
 	// own the session: its write is refused until it loads the session.
-	b := st.start(t, testkit.Minimal())
+	b := st.start(t, testkit.BooleanOptions())
 	_, rerr = b.Call(b.ctx, "session/set_config_option", map[string]any{"sessionId": sid, "configId": "multitask", "type": "boolean", "value": false})
 	if rerr == nil || rerr.Code != -32602 {
 		t.Errorf("a write from another connection = %+v, want -32602", rerr)
 	}
-	_, rerr = b.Call(b.ctx, "session/set_multitask", map[string]any{"sessionId": sid, "enabled": false})
-	if rerr == nil || rerr.Code != -32602 {
-		t.Errorf("set_multitask from another connection = %+v, want -32602", rerr)
+	// The dialect answers ok: false for a session this connection does
+	// not serve (CodeBuddy clients read ok).
+	res = struct {
+		OK, On, Already bool
+		AgentName       string
+		Message         string
+	}{OK: true}
+	b.MustCall(b.ctx, "session/set_multitask", map[string]any{"sessionId": sid, "enabled": false}, &res)
+	if res.OK || !strings.Contains(res.Message, "Unknown session") {
+		t.Errorf("set_multitask from another connection = %+v, want ok: false naming the unknown session", res)
 	}
 	// Loading it there takes it over: B's write succeeds, A's is refused
 	// until A loads it again.
@@ -169,13 +176,13 @@ func TestMultitaskOptionIsOfferedWrittenAndStored(t *testing.T) {
 	a.Close()
 
 	// Stored with the session: load and resume show it on (C47).
-	c := st.start(t, testkit.Minimal())
+	c := st.start(t, testkit.BooleanOptions())
 	raw = c.MustCall(c.ctx, "session/load", map[string]any{"sessionId": sid, "cwd": st.workspace, "mcpServers": []any{}}, nil)
 	if v := multitaskValue(t, raw); v != true {
 		t.Errorf("session/load multitask = %v, want the stored true", v)
 	}
 	c.Close()
-	d := st.start(t, testkit.Minimal())
+	d := st.start(t, testkit.BooleanOptions())
 	raw = d.MustCall(d.ctx, "session/resume", map[string]any{"sessionId": sid, "cwd": st.workspace}, nil)
 	if v := multitaskValue(t, raw); v != true {
 		t.Errorf("session/resume multitask = %v, want true", v)
@@ -218,7 +225,7 @@ func TestMultitaskIsWithheldWhenBackgroundTasksAreDisabled(t *testing.T) {
 // /multitask stamps the same way (C63, C95), without a model call.
 func TestMultitaskSlashCommand(t *testing.T) {
 	st := newSharedHome(t, map[string]any{"responses": []any{}})
-	a := st.start(t, testkit.Minimal())
+	a := st.start(t, testkit.BooleanOptions())
 	sid := a.NewSession(a.ctx, st.workspace)
 	u, err := a.WaitUpdate(a.ctx, testkit.Kind(sid, "available_commands_update"))
 	if err != nil {
@@ -259,5 +266,55 @@ func TestMultitaskFlagIsRefusedWithACP(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(string(out), "multitask is set per session") {
 			t.Errorf("corvid %s: err %v, output %q; want a non-zero exit explaining it", strings.Join(args, " "), err, out)
 		}
+	}
+}
+
+// TestSetMultitaskOnAChildOrUnknownSessionAnswersNotOK: CodeBuddy's
+// document says a worker or child session returns ok: false, and its
+// clients read ok. A sub-agent's session id, and an id nobody knows, get
+// ok: false with a message saying why; malformed params stay -32602.
+func TestSetMultitaskOnAChildOrUnknownSessionAnswersNotOK(t *testing.T) {
+	child := childModel(t, textResponse("child's answer", 1, 1))
+	parent := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{taskCall("t1", "alice", "look", "Look around", child)}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "done"}}},
+	}}
+	s := startCorvid(t, parent, testkit.Options{})
+	sid := s.ready(t, testkit.Zed())
+	if stop, rerr := s.Prompt(s.ctx, sid, "go"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	var childID string
+	for _, u := range s.Updates(sid) {
+		if sub, ok := meta(u)["corvid.dev/subagent"].(map[string]any); ok {
+			childID, _ = sub["id"].(string)
+		}
+	}
+	if childID == "" {
+		t.Fatal("no update names the sub-agent's session id")
+	}
+	type answer struct {
+		OK        *bool  `json:"ok"`
+		AgentName string `json:"agentName"`
+		Message   string `json:"message"`
+	}
+	for _, c := range []struct{ id, want string }{
+		{childID, "child session of " + sid},
+		{"sess_nobody", "Unknown session"},
+	} {
+		var res answer
+		s.MustCall(s.ctx, "session/set_multitask", map[string]any{"sessionId": c.id, "enabled": true}, &res)
+		if res.OK == nil || *res.OK || !strings.Contains(res.Message, c.want) {
+			t.Errorf("set_multitask on %s = %+v, want ok: false with a message containing %q", c.id, res, c.want)
+		}
+	}
+	for _, bad := range []map[string]any{{"enabled": true}, {"sessionId": childID, "enabled": "yes"}} {
+		if _, rerr := s.Call(s.ctx, "session/set_multitask", bad); rerr == nil || rerr.Code != -32602 {
+			t.Errorf("set_multitask %v: %+v, want -32602 for malformed params", bad, rerr)
+		}
+	}
+	// The standard write keeps -32602 for a session it does not serve.
+	if _, rerr := s.Call(s.ctx, "session/set_config_option", map[string]any{"sessionId": childID, "configId": "multitask", "type": "boolean", "value": true}); rerr == nil || rerr.Code != -32602 {
+		t.Errorf("set_config_option on a child session: %+v, want -32602", rerr)
 	}
 }

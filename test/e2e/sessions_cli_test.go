@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,5 +115,73 @@ func TestSessionsListAndShowReportFailedTurnsTokensAndHideProbes(t *testing.T) {
 	}
 	if show := cli("sessions", "show", fine); !strings.Contains(show, "1 turn; tokens: 1500 input, 20 output") || strings.Contains(show, "failed") {
 		t.Errorf("sessions show of the fine session:\n%s", show)
+	}
+}
+
+// CodeBuddy C12: `corvid sessions export --format jsonl` carries each
+// turn's id where CodeBuddy's JSONL has it, providerData.conversationRequestId,
+// on every line of that turn (its prompt, the answer, the tool call, the
+// model-context records); the session's header line has none.
+func TestSessionsExportJSONLCarriesEachTurnsConversationRequestID(t *testing.T) {
+	home := t.TempDir()
+	script := map[string]any{"responses": []any{
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": "read", "input": map[string]any{"path": "notes.txt"}}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "first answer"}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "second answer"}}},
+	}}
+	s := startCorvid(t, script, testkit.Options{Env: []string{"CORVID_HOME=" + home}, Permission: testkit.AllowOnce()})
+	sid := s.ready(t, testkit.Zed())
+	ids := []string{"0198a1b2c3d47e5f8a9b0c1d2e3f4a5b", "0198a1b2c3d47e5f9a9b0c1d2e3f4a5c"}
+	for i, id := range ids {
+		if _, rerr := s.promptWithMeta(sid, "turn "+strconv.Itoa(i), map[string]any{turnIDKey: id}); rerr != nil {
+			t.Fatalf("prompt %d: %v", i, rerr)
+		}
+	}
+	if code, _ := s.Close(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, s.Stderr())
+	}
+	cmd := exec.Command(testkit.BuildCorvid(t), "sessions", "export", sid, "--format", "jsonl")
+	cmd.Env = s.Env()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("corvid sessions export: %v\n%s", err, out)
+	}
+	type line struct {
+		Kind         string          `json:"kind"`
+		Payload      json.RawMessage `json:"payload"`
+		ProviderData *struct {
+			ConversationRequestID string `json:"conversationRequestId"`
+		} `json:"providerData"`
+	}
+	var lines []line
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var v line
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		lines = append(lines, v)
+	}
+	if len(lines) < 2 || lines[0].Kind != "session" || lines[0].ProviderData != nil {
+		t.Fatalf("header line %+v, want the session's metadata without providerData", lines[0])
+	}
+	turn := -1
+	seen := map[string]int{}
+	for i, l := range lines[1:] {
+		if l.Kind == "user_message_chunk" && (turn < 0 || !strings.Contains(string(lines[i].Payload), "user_message_chunk")) {
+			turn++
+		}
+		if turn < 0 {
+			continue // rows before the first prompt (none expected)
+		}
+		if l.ProviderData == nil || l.ProviderData.ConversationRequestID != ids[turn] {
+			t.Errorf("line %d (%s) of turn %d: providerData %+v, want conversationRequestId %s", i+1, l.Kind, turn, l.ProviderData, ids[turn])
+			continue
+		}
+		seen[l.Kind+"/"+strconv.Itoa(turn)]++
+	}
+	for _, want := range []string{"user_message_chunk/0", "tool_call/0", "agent_message_chunk/0", "context/0", "user_message_chunk/1", "agent_message_chunk/1"} {
+		if seen[want] == 0 {
+			t.Errorf("no %s line carries the turn's id (seen %v)", want, seen)
+		}
 	}
 }
