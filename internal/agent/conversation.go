@@ -39,6 +39,10 @@ func newConversation(id string, st *store.Store, logger *slog.Logger, front Fron
 
 // emit records ev, then delivers it to the front end.
 func (c *conversation) emit(ev Event) {
+	if ev.Transient {
+		c.front.Emit(ev) // not logged, so nothing to wait for
+		return
+	}
 	// Any commit that fails from here on may be this event's: the front
 	// end then drops what reports it (Event.Stored).
 	mark := c.storeFailures()
