@@ -29,6 +29,8 @@ func TestOneCallCannotAllocatePastTheMemoryBudget(t *testing.T) {
 		{"str of aliases", "l = ['a' * 1000000] * 100\nstr(l)", "str"},
 		{"print of aliases", "print(['a' * 1000000] * 100)", "print"},
 		{"json.encode", "json.encode(['a' * 1000000] * 100)", "json.encode"},
+		{"json.encode_indent", "json.encode_indent([[[[[[[[[[[[[[[[0]]]]]]]]]]]]]]]] * 400000, indent = ' ' * 100)", "json.encode_indent"},
+		{"json.indent", "json.indent('[' * 20000 + ']' * 20000)", "json.indent"},
 		{"list(range)", "list(range(10000000))", "list"},
 		{"sorted", "sorted(range(10000000))", "sorted"},
 		{"enumerate", "enumerate(range(10000000))", "enumerate"},

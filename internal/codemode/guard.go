@@ -288,15 +288,34 @@ var jsonCosts = map[string]cost{
 			return 0
 		}
 		s, _ := starlark.AsString(args[0])
-		indent := int64(1)
-		for _, kv := range kwargs {
-			if k, _ := starlark.AsString(kv[0]); k == "indent" {
-				v, _ := starlark.AsString(kv[1])
-				indent = int64(len(v))
-			}
-		}
-		return indentSize(s, indent, room)
+		return indentSize(s, indentWidth(kwargs), room)
 	},
+	"encode_indent": func(_ starlark.Value, args starlark.Tuple, kwargs []starlark.Tuple, room int64) int64 {
+		if len(args) == 0 {
+			return 0
+		}
+		// At most one line per byte of the compact form, each indented
+		// to the value's depth.
+		sz := sizer{room: room}
+		sz.value(args[0], true)
+		return times(sz.n, 1+indentWidth(kwargs)*int64(sz.deepest+1), room)
+	},
+}
+
+// indentWidth is the bytes one level of json.indent's prefix and indent
+// (keyword-only, "" and a tab by default) add to a line.
+func indentWidth(kwargs []starlark.Tuple) int64 {
+	width := int64(1)
+	for _, kv := range kwargs {
+		v, _ := starlark.AsString(kv[1])
+		switch k, _ := starlark.AsString(kv[0]); k {
+		case "indent":
+			width += int64(len(v)) - 1
+		case "prefix":
+			width += int64(len(v))
+		}
+	}
+	return width
 }
 
 // indentSize bounds len(json.indent(s)): each token on a line of its own,

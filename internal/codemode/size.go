@@ -33,6 +33,7 @@ func textSize(v starlark.Value, quoted bool, room int64) int64 {
 type sizer struct {
 	n, room int64
 	path    []starlark.Value // the containers being printed, for cycles
+	deepest int              // the most containers open at once
 }
 
 func (s *sizer) value(v starlark.Value, quoted bool) {
@@ -113,6 +114,7 @@ func (s *sizer) enter(v starlark.Value) bool {
 		}
 	}
 	s.path = append(s.path, v)
+	s.deepest = max(s.deepest, len(s.path))
 	s.n += 2
 	return true
 }
