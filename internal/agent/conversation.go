@@ -43,6 +43,10 @@ func newConversation(id string, st *store.Store, logger *slog.Logger, front Fron
 
 // emit records ev, then delivers it to the front end.
 func (c *conversation) emit(ev Event) {
+	if ev.Transient {
+		c.front.Emit(ev) // not logged, so nothing to wait for
+		return
+	}
 	n := c.log.event(ev)
 	first := c.log.store != nil && c.fresh.Swap(false)
 	if first {

@@ -141,6 +141,11 @@ type Event struct {
 	// end asks it just before what reports the event leaves, so a client
 	// never sees what a reload cannot show (nil: nothing to check).
 	Stored func() bool `json:"-"`
+	// Transient marks an event that is shown and never stored (a running
+	// command's output so far, tool.Call.Live): a replay shows what
+	// replaced it. It is the one exception to durable before visible; a
+	// reload after a crash shows less of it than the client saw.
+	Transient bool `json:"-"`
 }
 
 func textContent(s string) tool.Content { return tool.Content{Type: tool.ContentText, Text: s} }
