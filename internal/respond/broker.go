@@ -102,29 +102,6 @@ func listenAs(dir string, logger *slog.Logger, uid int) (*Broker, error) {
 	return b, nil
 }
 
-// prepareDir makes dir exist, belong to us and admit nobody else.
-func prepareDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create control socket directory: %w", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("control socket directory: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("control socket directory %s is not a directory", dir)
-	}
-	if owner, ok := fileOwner(fi); ok && owner != os.Getuid() {
-		return fmt.Errorf("control socket directory %s belongs to uid %d, not to us (uid %d)", dir, owner, os.Getuid())
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("restrict control socket directory: %w", err)
-		}
-	}
-	return nil
-}
-
 // listenFree binds corvid-<pid>.sock, or corvid-<pid>-N.sock when this
 // process already serves one there (several brokers, as in tests) or a live
 // process of another pid namespace holds the name.
