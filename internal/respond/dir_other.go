@@ -7,9 +7,9 @@ import (
 	"os"
 )
 
-// prepareDir makes dir exist and refuses a link in its place; these
+// PrepareDir makes dir exist and refuses a link in its place; these
 // platforms have no unix ownership or modes to check.
-func prepareDir(dir string) error {
+func PrepareDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create control socket directory: %w", err)
 	}
