@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/llm/providers"
 	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/permission"
+	"github.com/corvid-agent/corvid/internal/reaper"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -73,6 +75,15 @@ func (c *acpCmd) Run() error {
 	}
 	defer closeLog()
 	slog.SetDefault(logger)
+	// Before any child starts: what corvid starts stays below it even when
+	// it detaches, so the control socket can refuse it (issue 35).
+	if err := reaper.Adopt(logger); err != nil {
+		level := slog.LevelWarn
+		if runtime.GOOS != "linux" {
+			level = slog.LevelDebug // expected there: docs/security.md
+		}
+		logger.Log(context.Background(), level, "processes that detach from corvid's commands can answer its out-of-band questions", "err", err)
+	}
 
 	// corvid reads its environment through a snapshot; the process
 	// environment, which every child inherits, loses the provider keys and
@@ -164,7 +175,7 @@ func (c *acpCmd) Run() error {
 		MaxLineBytes:       c.MaxLineBytes,
 		ClientTools:        c.ClientTools,
 		Stored:             true,
-		RespondDir:         config.RuntimeDir(env),
+		RespondPlace:       respondPlace(env),
 		Auth:               c.auth(env, file),
 		MCPConfigured:      len(file.MCPServers) > 0,
 		InteractionTimeout: file.InteractionTimeout,
