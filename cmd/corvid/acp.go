@@ -113,7 +113,7 @@ func (c *acpCmd) Run() error {
 	perms, err := c.permissions(file)
 	var sb tool.Sandbox
 	if err == nil {
-		sb, err = c.sandbox(file)
+		sb, err = c.sandbox(env, file)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -367,7 +367,7 @@ func (c *acpCmd) sessionConfig(env config.Env, logger *slog.Logger) func(dir str
 		for _, ign := range f.Ignored {
 			logger.Warn("project config setting ignored", "cwd", dir, "ignored", ign)
 		}
-		sb, err := c.sandbox(f)
+		sb, err := c.sandbox(env, f)
 		if err != nil {
 			return agent.SessionConfig{}, err
 		}
@@ -377,7 +377,7 @@ func (c *acpCmd) sessionConfig(env config.Env, logger *slog.Logger) func(dir str
 
 // sandbox is the shell sandbox of a session: the --sandbox flag over the
 // config's sandbox; network only when a flag or the config allows it.
-func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
+func (c *acpCmd) sandbox(env config.Env, file *config.File) (tool.Sandbox, error) {
 	mode := file.Sandbox
 	if c.Sandbox != "" {
 		mode = c.Sandbox
@@ -388,7 +388,7 @@ func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
 	if !slices.Contains(tool.SandboxModes, mode) {
 		return tool.Sandbox{}, fmt.Errorf("unknown sandbox %q (want one of %v)", mode, tool.SandboxModes)
 	}
-	sb := tool.Sandbox{Mode: mode, Network: c.SandboxNetwork || file.SandboxNetwork}
+	sb := tool.Sandbox{Mode: mode, Network: c.SandboxNetwork || file.SandboxNetwork, UnixFilter: config.SandboxUnixFilter(env)}
 	if sb.On() {
 		exe, err := os.Executable()
 		if err != nil {

@@ -5,7 +5,7 @@ package main
 import "errors"
 
 // restrictSelf fails: the shell sandbox is Landlock, which only Linux has.
-func restrictSelf(mode string, write []string, net bool) error {
+func restrictSelf(mode string, write []string, net bool, unixFilter string) error {
 	return errors.New("the shell sandbox needs Linux (Landlock)")
 }
 

@@ -25,3 +25,11 @@ func TestRuntimePlacePrefersCorvidHomeThenXDGThenSharedTemp(t *testing.T) {
 		})
 	}
 }
+
+func TestSandboxUnixFilterForcesSeccompOnlyWhenAsked(t *testing.T) {
+	for in, want := range map[string]string{"": "", "seccomp": "seccomp", " SECCOMP ": "seccomp", "landlock": "", "1": ""} {
+		if got := SandboxUnixFilter(MapEnv{"CORVID_SANDBOX_UNIX_FILTER": in}); got != want {
+			t.Errorf("SandboxUnixFilter(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

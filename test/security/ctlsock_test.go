@@ -116,6 +116,10 @@ func approverAttack(t *testing.T, approver string, args, env []string, reach boo
 		t.Fatalf("prompt: %v", rerr)
 	}
 	log := readLog(logPath)
+	killApprover(logPath)
+	if code, _ := c.Close(); code != 0 {
+		t.Errorf("corvid exited %d", code)
+	}
 	for _, f := range []string{"PWNED_SHELL", "PWNED_WRITE"} {
 		if _, err := os.Stat(filepath.Join(base, f)); err == nil {
 			t.Errorf("%s was created: the process left behind approved it\napprover log:\n%s", f, tail(log))
