@@ -15,13 +15,13 @@ import (
 // The restriction is inherited across exec and by every child, cannot be
 // lifted, and leaves the corvid process that started it unrestricted.
 type sandboxExecCmd struct {
-	Mode    string   `name:"mode" required:"" enum:"workspace-write,read-only" help:"workspace-write: writes only under --write dirs; read-only: no writes."`
-	Net     bool     `name:"net" help:"Allow TCP connect and bind (off by default)."`
-	Write   []string `name:"write" placeholder:"DIR" help:"A directory the command may write under (repeatable; workspace-write only)."`
+	Mode  string   `name:"mode" required:"" enum:"workspace-write,read-only" help:"workspace-write: writes only under --write dirs; read-only: no writes."`
+	Net   bool     `name:"net" help:"Allow TCP connect and bind (off by default)."`
+	Write []string `name:"write" placeholder:"DIR" help:"A directory the command may write under (repeatable; workspace-write only)."`
 	// UnixFilter "seccomp" forces the seccomp fallback that keeps the
 	// command off corvid's control socket (CORVID_SANDBOX_UNIX_FILTER).
-	UnixFilter string `name:"unix-filter" hidden:"" enum:",seccomp" default:"" help:"seccomp: refuse AF_UNIX sockets even where Landlock can scope abstract ones."`
-	Command []string `arg:"" passthrough:"" help:"The command and its arguments, after --."`
+	UnixFilter string   `name:"unix-filter" hidden:"" enum:",seccomp" default:"" help:"seccomp: refuse AF_UNIX sockets even where Landlock can scope abstract ones."`
+	Command    []string `arg:"" passthrough:"" help:"The command and its arguments, after --."`
 }
 
 // Exit status when the sandbox cannot be set up: the command did not run.
