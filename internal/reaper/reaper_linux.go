@@ -70,6 +70,13 @@ func pidfdsWork() error {
 // reapAdopted reaps every child that has exited and that no pidfd of ours
 // refers to, and returns how many it reaped.
 func reapAdopted() int {
+	// Most SIGCHLDs are os/exec's children, which their Cmd.Wait has
+	// reaped by now: one waitid that leaves the zombie in place (WNOWAIT)
+	// says whether any child is waiting to be reaped at all.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil || info.Signo == 0 {
+		return 0
+	}
 	var zombies []int
 	for _, pid := range children() {
 		if state(pid) == 'Z' {
