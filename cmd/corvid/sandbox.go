@@ -64,8 +64,12 @@ func sandboxUnavailable(sb tool.Sandbox) string {
 	if sb.Network {
 		need = 3
 	}
-	if abi := landlockABI(); abi < need {
+	abi := landlockABI()
+	if abi < need {
 		return fmt.Sprintf("the shell sandbox (%s) needs Landlock ABI %d; this kernel offers %d, so shell commands will fail until corvid runs with --sandbox off", sb.Mode, need, abi)
+	}
+	if abi < 6 && !unixFilterBuilt() {
+		return fmt.Sprintf("the shell sandbox (%s) needs Landlock ABI 6 on %s (this kernel offers %d) to keep commands off corvid's control socket, so shell commands will fail until corvid runs with --sandbox off", sb.Mode, runtime.GOARCH, abi)
 	}
 	return ""
 }

@@ -9,5 +9,8 @@ func restrictSelf(mode string, write []string, net bool, unixFilter string) erro
 	return errors.New("the shell sandbox needs Linux (Landlock)")
 }
 
+// unixFilterBuilt is false: no seccomp outside Linux.
+func unixFilterBuilt() bool { return false }
+
 // landlockABI is 0: no Landlock outside Linux.
 func landlockABI() int { return 0 }

@@ -89,6 +89,10 @@ func denyUnixSockets() error {
 	return nil
 }
 
+// unixFilterBuilt reports whether denyUnixSockets has a filter for this
+// architecture.
+func unixFilterBuilt() bool { return seccompArch.native != 0 }
+
 // seccompArchInfo names an architecture's audit arch and socket system
 // call numbers, native and 32-bit compat.
 type seccompArchInfo struct {
