@@ -571,3 +571,26 @@ func TestSharedTempGetsAFreshPrivateDirectoryPerBroker(t *testing.T) {
 		t.Errorf("the planted link's target is now %v (%v), want 0755", fi.Mode().Perm(), err)
 	}
 }
+
+func TestListenRefusesADirectoryOfAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("making a directory another user owns needs root")
+	}
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Listen(Place{Dir: dir}, nil); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+		t.Errorf("Listen in another user's directory = %v, want a refusal", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o777 {
+		t.Errorf("the other user's directory is now %v (%v)", fi.Mode().Perm(), err)
+	}
+}
