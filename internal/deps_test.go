@@ -64,6 +64,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/prompt":        {"internal/commands", "internal/config"},
 		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm", "internal/llm/sse", "internal/usererr"},
 		"internal/respond":       {"internal/config"},
+		"internal/reaper":        {},
 		"internal/jsonschema":    {},
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",

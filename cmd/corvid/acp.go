@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/llm/providers"
 	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/permission"
+	"github.com/corvid-agent/corvid/internal/reaper"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -93,6 +95,15 @@ func (c *acpCmd) Run() error {
 	}
 	defer closeLog()
 	slog.SetDefault(logger)
+	// Before any child starts: what corvid starts stays below it even when
+	// it detaches, so the control socket can refuse it (issue 35).
+	if err := reaper.Adopt(logger); err != nil {
+		level := slog.LevelWarn
+		if runtime.GOOS != "linux" {
+			level = slog.LevelDebug // expected there: docs/security.md
+		}
+		logger.Log(context.Background(), level, "processes that detach from corvid's commands can answer its out-of-band questions", "err", err)
+	}
 
 	// corvid reads its environment through a snapshot; the process
 	// environment, which every child inherits, loses the provider keys and
@@ -122,7 +133,7 @@ func (c *acpCmd) Run() error {
 	perms, err := c.permissions(file)
 	var sb tool.Sandbox
 	if err == nil {
-		sb, err = c.sandbox(file)
+		sb, err = c.sandbox(env, file)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -185,7 +196,7 @@ func (c *acpCmd) Run() error {
 		MaxLineBytes:       c.MaxLineBytes,
 		ClientTools:        c.ClientTools,
 		Stored:             true,
-		RespondDir:         config.RuntimeDir(env),
+		RespondPlace:       respondPlace(env),
 		Auth:               c.auth(env, file),
 		MCPConfigured:      len(file.MCPServers) > 0,
 		InteractionTimeout: file.InteractionTimeout,
@@ -382,7 +393,7 @@ func (c *acpCmd) sessionConfig(env config.Env, logger *slog.Logger) func(dir str
 		for _, ign := range f.Ignored {
 			logger.Warn("project config setting ignored", "cwd", dir, "ignored", ign)
 		}
-		sb, err := c.sandbox(f)
+		sb, err := c.sandbox(env, f)
 		if err != nil {
 			return agent.SessionConfig{}, err
 		}
@@ -392,7 +403,7 @@ func (c *acpCmd) sessionConfig(env config.Env, logger *slog.Logger) func(dir str
 
 // sandbox is the shell sandbox of a session: the --sandbox flag over the
 // config's sandbox; network only when a flag or the config allows it.
-func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
+func (c *acpCmd) sandbox(env config.Env, file *config.File) (tool.Sandbox, error) {
 	mode := file.Sandbox
 	if c.Sandbox != "" {
 		mode = c.Sandbox
@@ -403,7 +414,7 @@ func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
 	if !slices.Contains(tool.SandboxModes, mode) {
 		return tool.Sandbox{}, fmt.Errorf("unknown sandbox %q (want one of %v)", mode, tool.SandboxModes)
 	}
-	sb := tool.Sandbox{Mode: mode, Network: c.SandboxNetwork || file.SandboxNetwork}
+	sb := tool.Sandbox{Mode: mode, Network: c.SandboxNetwork || file.SandboxNetwork, UnixFilter: config.SandboxUnixFilter(env)}
 	if sb.On() {
 		exe, err := os.Executable()
 		if err != nil {

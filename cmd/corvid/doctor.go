@@ -18,6 +18,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/conformance"
 	"github.com/corvid-agent/corvid/internal/llm/catalog"
+	"github.com/corvid-agent/corvid/internal/respond"
 	"github.com/corvid-agent/corvid/internal/store"
 )
 
@@ -221,21 +222,18 @@ func oneLineErr(err error) string {
 	return s
 }
 
-// runtimeDir checks the control socket directory of `corvid respond`: it must
-// be creatable, a directory, private, and writable.
+// runtimeDir checks the control socket directory of `corvid respond`: it
+// must be creatable, a real directory (never a link), ours, private and
+// writable (respond.PrepareDir).
 func (d *doctor) runtimeDir() {
-	dir := config.RuntimeDir(d.env)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	p := respondPlace(d.env)
+	if p.SharedTemp {
+		d.item("ok", "control dir", "a fresh private directory per corvid process in %s (set XDG_RUNTIME_DIR or CORVID_HOME for a fixed one)", p.Dir)
+		return
+	}
+	dir := p.Dir
+	if err := respond.PrepareDir(dir); err != nil {
 		d.item("FAIL", "control dir", "%v", err)
-		return
-	}
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		d.item("FAIL", "control dir", "%s is not a directory", dir)
-		return
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		d.item("FAIL", "control dir", "%s is writable by others (mode %v); want 0700", dir, fi.Mode().Perm())
 		return
 	}
 	f, err := os.CreateTemp(dir, "doctor-*")

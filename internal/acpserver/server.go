@@ -41,9 +41,9 @@ type Options struct {
 	// Stored says sessions persist (the agent has a store): load, resume,
 	// list, close, delete and fork are served and advertised.
 	Stored bool
-	// RespondDir holds the control socket for hosts that cannot answer
+	// RespondPlace holds the control socket for hosts that cannot answer
 	// permission requests; InteractionTimeout bounds the wait (0: forever).
-	RespondDir         string
+	RespondPlace       respond.Place
 	InteractionTimeout time.Duration
 	// Auth offers ways to provide credentials; nil offers none.
 	Auth *Auth

@@ -1,27 +1,37 @@
 package config
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 )
 
-// RuntimeDir is where a running corvid keeps sockets that live only as long
-// as the process (the control socket of `corvid respond`):
-// $CORVID_HOME/run when CORVID_HOME is set, else $XDG_RUNTIME_DIR/corvid,
-// else $TMPDIR/corvid-<uid> (os.TempDir when TMPDIR is unset). The uid
-// suffix keeps users apart in a shared temporary directory; the caller
-// creates the directory with mode 0700.
-func RuntimeDir(env Env) string {
+// Runtime is where a running corvid keeps sockets that live only as long as
+// the process (the control socket of `corvid respond`).
+type Runtime struct {
+	// Dir is a directory of the user's own: $CORVID_HOME/run when
+	// CORVID_HOME is set, else $XDG_RUNTIME_DIR/corvid. When neither is
+	// set it is the shared temporary directory ($TMPDIR, else os.TempDir),
+	// and SharedTemp is true.
+	Dir string
+	// SharedTemp says Dir is writable by other users: no fixed name in it
+	// can be trusted (another user may plant a link there first), so each
+	// corvid process makes a fresh private directory of its own in it, and
+	// `corvid respond` looks in each of those that belongs to the user
+	// (internal/respond.Place).
+	SharedTemp bool
+}
+
+// RuntimePlace says where the control sockets live (see Runtime).
+func RuntimePlace(env Env) Runtime {
 	if h := env.Getenv("CORVID_HOME"); h != "" {
-		return filepath.Join(h, "run")
+		return Runtime{Dir: filepath.Join(h, "run")}
 	}
 	if x := env.Getenv("XDG_RUNTIME_DIR"); x != "" {
-		return filepath.Join(x, "corvid")
+		return Runtime{Dir: filepath.Join(x, "corvid")}
 	}
 	tmp := env.Getenv("TMPDIR")
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	return filepath.Join(tmp, fmt.Sprintf("corvid-%d", os.Getuid()))
+	return Runtime{Dir: tmp, SharedTemp: true}
 }
