@@ -20,6 +20,10 @@ func (ss *session) Emit(ev agent.Event) {
 	if !ready && ev.Kind == agent.EventCommands {
 		return // pushed with the response anyway
 	}
+	if (ev.Kind == agent.EventNotice && !ss.ShowsNotices()) ||
+		((ev.Kind == agent.EventCompaction || ev.Kind == agent.EventCompactionChunk) && !ss.ShowsCompaction()) {
+		return // the agent asks first (agent.LiveFrontEnd); never past a client that did not advertise them
+	}
 	if ev.Kind == agent.EventConfig {
 		// A slash command changed an option: the whole set, as after a write.
 		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())})
@@ -140,9 +144,33 @@ func updatesFor(ev agent.Event) []any {
 		return []any{acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ev.ModeID}}
 	case agent.EventCommands:
 		return []any{commandsUpdate(ev.Commands)}
+	case agent.EventNotice:
+		if n := ev.Notice; n != nil && n.Title != "" {
+			return []any{acp.NoticeUpdate{SessionUpdate: "notice", Severity: string(n.Severity), Title: n.Title, Description: n.Description, Meta: ev.Meta}}
+		}
+	case agent.EventCompaction:
+		if c := ev.Compaction; c != nil {
+			return []any{acp.CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: c.ID, Status: string(c.Status), Error: c.Error, Meta: ev.Meta}}
+		}
+	case agent.EventCompactionChunk:
+		if c := ev.Compaction; c != nil && ev.Content != nil {
+			var out []any
+			for _, b := range contentBlocks(*ev.Content) {
+				out = append(out, acp.CompactionSummaryChunk{SessionUpdate: "compaction_summary_chunk", CompactionID: c.ID, Content: b, Meta: ev.Meta})
+			}
+			return out
+		}
 	}
 	return nil
 }
+
+// ShowsNotices makes the session an agent.LiveFrontEnd: `notice` updates
+// go only to a client that advertised session.notices.
+func (ss *session) ShowsNotices() bool { return ss.srv.clientCaps.Notices() }
+
+// ShowsCompaction: compaction updates go only to a client that advertised
+// session.compaction.
+func (ss *session) ShowsCompaction() bool { return ss.srv.clientCaps.Compaction() }
 
 // withMeta is base with over's keys added (over wins on a clash). When one
 // is empty the other is returned as it is, shared, not copied: nobody
@@ -249,7 +277,7 @@ func truncateText(s string) string {
 
 func toolCallUpdate(tc agent.ToolCall) acp.ToolCallUpdate {
 	u := acp.ToolCallUpdate{
-		ToolCallID: tc.ID, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
+		ToolCallID: tc.ID, Name: tc.Name, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
 		RawInput: tc.RawInput, RawOutput: tc.RawOutput,
 	}
 	if tc.ParentID != "" {
