@@ -159,7 +159,7 @@ func (c *acpCmd) Run() error {
 		Agent:              ag,
 		Version:            version,
 		LaunchDir:          cwd,
-		NoModelMessage:     noModel,
+		NoModelMessage:     noModel.acpMessage(),
 		Logger:             logger,
 		MaxLineBytes:       c.MaxLineBytes,
 		ClientTools:        c.ClientTools,
@@ -239,35 +239,69 @@ func expandHome(path string) string {
 }
 
 // openModel resolves the model. A -m naming a provider without credentials
-// is fatal (the caller exits 1 before serving). Without -m and without any
-// credentials it returns a nil model and the message session/new will send.
-func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string, error) {
+// is fatal (the caller exits 1 before serving: kage's pinned model). A model
+// from CORVID_MODEL or config.toml whose provider has no key, or no model and
+// no credentials at all, gives a nil model and what is missing: acp serves
+// and session/new answers auth_required with it (noCredentials.acpMessage).
+func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, *noCredentials, error) {
 	provider, modelID, err := config.ResolveModel(env, file, c.Model)
 	if errors.Is(err, config.ErrNoModel) && c.Model == "" {
-		return nil, noCredentialsMessage, nil
+		return nil, &noCredentials{}, nil
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if provider == config.ScriptProvider { // -m, CORVID_MODEL or config alike
 		model, err := llm.Open(llm.ProviderConfig{Provider: provider, Model: modelID})
-		return model, "", err
+		return model, nil, err
 	}
 	if e := catalog.Lookup(provider, modelID); !e.Known && len(catalog.List(provider)) > 0 {
 		slog.Warn(fmt.Sprintf("model %s:%s is not in corvid's catalog; if the first prompt fails, `corvid models` lists the known ones", provider, modelID))
 	}
 	pc, err := providers.Config(env, file, provider, modelID)
+	if errors.Is(err, providers.ErrNoCredentials) && c.Model == "" {
+		p, _ := file.Provider(provider)
+		return nil, &noCredentials{provider: p, model: provider + ":" + modelID}, nil
+	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	model, err := llm.Open(pc)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return llm.WithRetry(llm.WithLog(model, slog.Default()), retryPolicy(env)), "", nil
+	return llm.WithRetry(llm.WithLog(model, slog.Default()), retryPolicy(env)), nil, nil
 }
 
-const noCredentialsMessage = "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the editor's environment for corvid, or run `corvid auth login`, then restart the agent; or launch with -m script:FILE for the offline scripted model."
+// noCredentials is what keeps corvid from opening a model: the configured
+// model's provider has no key (provider set), or there is no model
+// configured and no key for any provider (the zero value).
+type noCredentials struct {
+	provider config.Provider
+	model    string // provider:model
+}
+
+// acpMessage is the -32000 message of session/new: the editor shows it with
+// its login methods (authMethods).
+func (n *noCredentials) acpMessage() string {
+	if n == nil {
+		return "" // a model is open
+	}
+	if n.model != "" {
+		return fmt.Sprintf("Authentication required: the configured model %s needs a %s key. Set %s in the environment the editor starts corvid with, or run `corvid auth login %s` in a terminal, then authenticate (or restart the agent).",
+			n.model, n.provider.DisplayName(), strings.Join(n.provider.KeyVars, " or "), n.provider.Name)
+	}
+	return "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the environment the editor starts corvid with, or run `corvid auth login` in a terminal, then authenticate (or restart the agent); or launch with -m script:FILE for the offline scripted model."
+}
+
+// printMessage is what `corvid run -p` says on stderr before it exits.
+func (n *noCredentials) printMessage() string {
+	if n.model != "" {
+		return fmt.Sprintf("the configured model %s needs a %s key: set %s, or run `corvid auth login %s`, then run the command again.",
+			n.model, n.provider.DisplayName(), strings.Join(n.provider.KeyVars, " or "), n.provider.Name)
+	}
+	return "no model credentials: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) or run `corvid auth login`, then run the command again; or pass -m script:FILE for the offline scripted model."
+}
 
 // modelChoices lists, on first use, the catalog models of every provider
 // that has credentials (the session's model option). A scripted model

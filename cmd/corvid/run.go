@@ -78,7 +78,7 @@ func (c *runCmd) Run() error {
 		return err
 	}
 	if model == nil {
-		fmt.Fprintln(os.Stderr, "corvid:", noModel)
+		fmt.Fprintln(os.Stderr, "corvid:", noModel.printMessage())
 		os.Exit(print.ExitError)
 	}
 	perms, err := launch.permissions(file)
