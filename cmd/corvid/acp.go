@@ -84,9 +84,6 @@ func (c *acpCmd) Run() error {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
-	for _, ign := range file.Ignored {
-		logger.Warn("project config setting ignored", "ignored", ign)
-	}
 	providers.RegisterModels(file) // [providers.NAME.models] join the catalog
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
@@ -94,26 +91,15 @@ func (c *acpCmd) Run() error {
 		os.Exit(1)
 	}
 	secrets := append(config.ScrubEnvironment(file.AllProviders(), file.PassEnv), config.StoredKeys(env)...)
-	model, noModel, err := c.openModel(env, file)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corvid:", err)
+	pf := c.preflight(env, file)
+	if len(pf.problems) > 0 {
+		fmt.Fprintln(os.Stderr, "corvid:", pf.problems[0].text)
 		os.Exit(1)
 	}
-	perms, err := c.permissions(file)
-	var sb tool.Sandbox
-	if err == nil {
-		sb, err = c.sandbox(file)
+	for _, w := range pf.warnings {
+		logger.Warn(w.text)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corvid:", err)
-		os.Exit(1)
-	}
-	for _, w := range unknownToolRules(perms) {
-		logger.Warn("permission rule names no known tool; it will never match", "rule", w)
-	}
-	if why := sandboxUnavailable(sb); why != "" {
-		logger.Warn(why)
-	}
+	model, noModel, perms := pf.model, pf.noModel, pf.perms
 	ag := agent.New(agent.Config{
 		Model:                 model,
 		Tools:                 tool.Builtins,
@@ -254,9 +240,6 @@ func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, *noCre
 	if provider == config.ScriptProvider { // -m, CORVID_MODEL or config alike
 		model, err := llm.Open(llm.ProviderConfig{Provider: provider, Model: modelID})
 		return model, nil, err
-	}
-	if e := catalog.Lookup(provider, modelID); !e.Known && len(catalog.List(provider)) > 0 {
-		slog.Warn(fmt.Sprintf("model %s:%s is not in corvid's catalog; if the first prompt fails, `corvid models` lists the known ones", provider, modelID))
 	}
 	pc, err := providers.Config(env, file, provider, modelID)
 	if errors.Is(err, providers.ErrNoCredentials) && c.Model == "" {
@@ -420,39 +403,6 @@ func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
 		sb.Exe = exe
 	}
 	return sb, nil
-}
-
-// unknownToolRules lists the configured and --allow rules whose tool name
-// matches no built-in tool (and cannot be an MCP tool): typos that would
-// otherwise be silently ignored.
-func unknownToolRules(p agent.Permissions) []string {
-	known := []string{"task", "team"} // the agent's own (sub-agents)
-	for _, t := range tool.Builtins() {
-		known = append(known, tool.PermissionName(t))
-	}
-	var out []string
-	check := func(list string, r permission.Rule) {
-		if r.UnknownTool(known) {
-			out = append(out, list+" "+r.String())
-		}
-	}
-	if p.Rules != nil {
-		for _, r := range p.Rules.Allow {
-			check("allow", r)
-		}
-		for _, r := range p.Rules.Ask {
-			check("ask", r)
-		}
-		for _, r := range p.Rules.Deny {
-			check("deny", r)
-		}
-	}
-	for _, a := range p.Allow {
-		if r, err := permission.ParseRule(a); err == nil {
-			check("--allow", r)
-		}
-	}
-	return out
 }
 
 // auth is what initialize offers for credentials, and what authenticate
