@@ -144,22 +144,28 @@ func updatesFor(ev agent.Event) []any {
 		return []any{acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ev.ModeID}}
 	case agent.EventCommands:
 		return []any{commandsUpdate(ev.Commands)}
-	case agent.EventNotice:
-		if n := ev.Notice; n != nil && n.Title != "" {
-			return []any{acp.NoticeUpdate{SessionUpdate: "notice", Severity: string(n.Severity), Title: n.Title, Description: n.Description, Meta: ev.Meta}}
+	case agent.EventNotice, agent.EventCompaction, agent.EventCompactionChunk:
+		return liveUpdates(ev)
+	}
+	return nil
+}
+
+// liveUpdates converts a live event (never stored): a notice, a
+// compaction's state or a piece of its summary.
+func liveUpdates(ev agent.Event) []any {
+	switch {
+	case ev.Kind == agent.EventNotice && ev.Notice != nil && ev.Notice.Title != "":
+		n := ev.Notice
+		return []any{acp.NoticeUpdate{SessionUpdate: "notice", Severity: string(n.Severity), Title: n.Title, Description: n.Description, Meta: ev.Meta}}
+	case ev.Kind == agent.EventCompaction && ev.Compaction != nil:
+		c := ev.Compaction
+		return []any{acp.CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: c.ID, Status: string(c.Status), Error: c.Error, Meta: ev.Meta}}
+	case ev.Kind == agent.EventCompactionChunk && ev.Compaction != nil && ev.Content != nil:
+		var out []any
+		for _, b := range contentBlocks(*ev.Content) {
+			out = append(out, acp.CompactionSummaryChunk{SessionUpdate: "compaction_summary_chunk", CompactionID: ev.Compaction.ID, Content: b, Meta: ev.Meta})
 		}
-	case agent.EventCompaction:
-		if c := ev.Compaction; c != nil {
-			return []any{acp.CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: c.ID, Status: string(c.Status), Error: c.Error, Meta: ev.Meta}}
-		}
-	case agent.EventCompactionChunk:
-		if c := ev.Compaction; c != nil && ev.Content != nil {
-			var out []any
-			for _, b := range contentBlocks(*ev.Content) {
-				out = append(out, acp.CompactionSummaryChunk{SessionUpdate: "compaction_summary_chunk", CompactionID: c.ID, Content: b, Meta: ev.Meta})
-			}
-			return out
-		}
+		return out
 	}
 	return nil
 }
