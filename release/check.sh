@@ -83,7 +83,7 @@ esac
 stamped=${line#*(commit }
 stamped=${stamped%%,*}
 case "$(git rev-parse HEAD)" in "$stamped"*) ;; *) fail "commit not stamped from HEAD: $line" ;; esac
-case "$line" in *"built unknown"* | *"built )"*) fail "build date not stamped: $line" ;; esac
+case "$line" in *"built at an unknown time"* | *"committed "*) fail "build date not stamped: $line" ;; esac
 [ "$("$work/corvid" --version)" = "$line" ] || fail "--version differs from version"
 
 echo "== npm packages from the archives"

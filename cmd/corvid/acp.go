@@ -115,9 +115,6 @@ func (c *acpCmd) Run() error {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
-	for _, ign := range file.Ignored {
-		logger.Warn("project config setting ignored", "ignored", ign)
-	}
 	providers.RegisterModels(file) // [providers.NAME.models] join the catalog
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
@@ -125,26 +122,15 @@ func (c *acpCmd) Run() error {
 		os.Exit(1)
 	}
 	secrets := withholdSecrets(env, file, logger)
-	model, noModel, err := c.openModel(env, file)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corvid:", err)
+	pf := c.preflight(env, file)
+	if len(pf.problems) > 0 {
+		fmt.Fprintln(os.Stderr, "corvid:", pf.problems[0].text)
 		os.Exit(1)
 	}
-	perms, err := c.permissions(file)
-	var sb tool.Sandbox
-	if err == nil {
-		sb, err = c.sandbox(env, file)
+	for _, w := range pf.warnings {
+		logger.Warn(w.text)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corvid:", err)
-		os.Exit(1)
-	}
-	for _, w := range unknownToolRules(perms) {
-		logger.Warn("permission rule names no known tool; it will never match", "rule", w)
-	}
-	if why := sandboxUnavailable(sb); why != "" {
-		logger.Warn(why)
-	}
+	model, noModel, perms := pf.model, pf.noModel, pf.perms
 	ag := agent.New(agent.Config{
 		Model:                 model,
 		Tools:                 tool.Builtins,
@@ -191,7 +177,7 @@ func (c *acpCmd) Run() error {
 		Agent:              ag,
 		Version:            version,
 		LaunchDir:          cwd,
-		NoModelMessage:     noModel,
+		NoModelMessage:     noModel.acpMessage(),
 		Logger:             logger,
 		MaxLineBytes:       c.MaxLineBytes,
 		ClientTools:        c.ClientTools,
@@ -271,35 +257,66 @@ func expandHome(path string) string {
 }
 
 // openModel resolves the model. A -m naming a provider without credentials
-// is fatal (the caller exits 1 before serving). Without -m and without any
-// credentials it returns a nil model and the message session/new will send.
-func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string, error) {
+// is fatal (the caller exits 1 before serving: kage's pinned model). A model
+// from CORVID_MODEL or config.toml whose provider has no key, or no model and
+// no credentials at all, gives a nil model and what is missing: acp serves
+// and session/new answers auth_required with it (noCredentials.acpMessage).
+func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, *noCredentials, error) {
 	provider, modelID, err := config.ResolveModel(env, file, c.Model)
 	if errors.Is(err, config.ErrNoModel) && c.Model == "" {
-		return nil, noCredentialsMessage, nil
+		return nil, &noCredentials{}, nil
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if provider == config.ScriptProvider { // -m, CORVID_MODEL or config alike
 		model, err := llm.Open(llm.ProviderConfig{Provider: provider, Model: modelID})
-		return model, "", err
-	}
-	if e := catalog.Lookup(provider, modelID); !e.Known && len(catalog.List(provider)) > 0 {
-		slog.Warn(fmt.Sprintf("model %s:%s is not in corvid's catalog; if the first prompt fails, `corvid models` lists the known ones", provider, modelID))
+		return model, nil, err
 	}
 	pc, err := providers.Config(env, file, provider, modelID)
+	if errors.Is(err, providers.ErrNoCredentials) && c.Model == "" {
+		p, _ := file.Provider(provider)
+		return nil, &noCredentials{provider: p, model: provider + ":" + modelID}, nil
+	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	model, err := llm.Open(pc)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return llm.WithRetry(llm.WithLog(model, slog.Default()), retryPolicy(env)), "", nil
+	return llm.WithRetry(llm.WithLog(model, slog.Default()), retryPolicy(env)), nil, nil
 }
 
-const noCredentialsMessage = "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the editor's environment for corvid, or run `corvid auth login`, then restart the agent; or launch with -m script:FILE for the offline scripted model."
+// noCredentials is what keeps corvid from opening a model: the configured
+// model's provider has no key (provider set), or there is no model
+// configured and no key for any provider (the zero value).
+type noCredentials struct {
+	provider config.Provider
+	model    string // provider:model
+}
+
+// acpMessage is the -32000 message of session/new: the editor shows it with
+// its login methods (authMethods).
+func (n *noCredentials) acpMessage() string {
+	if n == nil {
+		return "" // a model is open
+	}
+	if n.model != "" {
+		return fmt.Sprintf("Authentication required: the configured model %s needs a %s key. Set %s in the environment the editor starts corvid with, or run `corvid auth login %s` in a terminal, then authenticate (or restart the agent).",
+			n.model, n.provider.DisplayName(), strings.Join(n.provider.KeyVars, " or "), n.provider.Name)
+	}
+	return "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the environment the editor starts corvid with, or run `corvid auth login` in a terminal, then authenticate (or restart the agent); or launch with -m script:FILE for the offline scripted model."
+}
+
+// printMessage is what `corvid run -p` says on stderr before it exits.
+func (n *noCredentials) printMessage() string {
+	if n.model != "" {
+		return fmt.Sprintf("the configured model %s needs a %s key: set %s, or run `corvid auth login %s`, then run the command again.",
+			n.model, n.provider.DisplayName(), strings.Join(n.provider.KeyVars, " or "), n.provider.Name)
+	}
+	return "no model credentials: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) or run `corvid auth login`, then run the command again; or pass -m script:FILE for the offline scripted model."
+}
 
 // modelChoices lists, on first use, the catalog models of every provider
 // that has credentials (the session's model option). A scripted model
@@ -423,39 +440,6 @@ func (c *acpCmd) sandbox(env config.Env, file *config.File) (tool.Sandbox, error
 		sb.Exe = exe
 	}
 	return sb, nil
-}
-
-// unknownToolRules lists the configured and --allow rules whose tool name
-// matches no built-in tool (and cannot be an MCP tool): typos that would
-// otherwise be silently ignored.
-func unknownToolRules(p agent.Permissions) []string {
-	known := []string{"task", "team"} // the agent's own (sub-agents)
-	for _, t := range tool.Builtins() {
-		known = append(known, tool.PermissionName(t))
-	}
-	var out []string
-	check := func(list string, r permission.Rule) {
-		if r.UnknownTool(known) {
-			out = append(out, list+" "+r.String())
-		}
-	}
-	if p.Rules != nil {
-		for _, r := range p.Rules.Allow {
-			check("allow", r)
-		}
-		for _, r := range p.Rules.Ask {
-			check("ask", r)
-		}
-		for _, r := range p.Rules.Deny {
-			check("deny", r)
-		}
-	}
-	for _, a := range p.Allow {
-		if r, err := permission.ParseRule(a); err == nil {
-			check("--allow", r)
-		}
-	}
-	return out
 }
 
 // auth is what initialize offers for credentials, and what authenticate

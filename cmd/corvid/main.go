@@ -32,21 +32,30 @@ var (
 
 // versionLine is what `corvid version` and `corvid --version` print.
 func versionLine() string {
-	c, d, dirty := commit, date, false
+	var settings []debug.BuildSetting
 	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				if c == "" {
-					c = s.Value
-				}
-			case "vcs.time":
-				if d == "" {
-					d = s.Value
-				}
-			case "vcs.modified":
-				dirty = s.Value == "true" && commit == ""
+		settings = info.Settings
+	}
+	return formatVersion(version, commit, date, settings)
+}
+
+// formatVersion names each time for what it is: a release build stamps the
+// time it was built ("built …"); a plain `go build` has only the time of
+// the commit it was built from, which the toolchain recorded ("committed …").
+func formatVersion(version, commit, date string, settings []debug.BuildSetting) string {
+	c, when, dirty := commit, "built "+date, false
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			if c == "" {
+				c = s.Value
 			}
+		case "vcs.time":
+			if date == "" {
+				when = "committed " + s.Value
+			}
+		case "vcs.modified":
+			dirty = s.Value == "true" && commit == ""
 		}
 	}
 	if len(c) > 12 {
@@ -58,10 +67,10 @@ func versionLine() string {
 	if dirty {
 		c += "-dirty"
 	}
-	if d == "" {
-		d = "unknown"
+	if when == "built " {
+		when = "built at an unknown time"
 	}
-	return fmt.Sprintf("corvid %s (commit %s, built %s)", version, c, d)
+	return fmt.Sprintf("corvid %s (commit %s, %s)", version, c, when)
 }
 
 // CLI is the command tree.

@@ -20,6 +20,10 @@ func (ss *session) Emit(ev agent.Event) {
 	if !ready && ev.Kind == agent.EventCommands {
 		return // pushed with the response anyway
 	}
+	if (ev.Kind == agent.EventNotice && !ss.ShowsNotices()) ||
+		((ev.Kind == agent.EventCompaction || ev.Kind == agent.EventCompactionChunk) && !ss.ShowsCompaction()) {
+		return // the agent asks first (agent.LiveFrontEnd); never past a client that did not advertise them
+	}
 	if ev.Kind == agent.EventConfig {
 		// A slash command changed an option: the whole set, as after a write.
 		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())})
@@ -155,6 +159,8 @@ func updatesFor(ev agent.Event) []any {
 		return []any{acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ev.ModeID}}
 	case agent.EventCommands:
 		return []any{commandsUpdate(ev.Commands)}
+	case agent.EventNotice, agent.EventCompaction, agent.EventCompactionChunk:
+		return liveUpdates(ev)
 	}
 	return nil
 }
@@ -176,6 +182,34 @@ func labelFinalOutput(ev agent.Event) agent.Block {
 	b.Text = "\n\n--- final output (" + format + ") ---\n" + b.Text
 	return b
 }
+
+// liveUpdates converts a live event (never stored): a notice, a
+// compaction's state or a piece of its summary.
+func liveUpdates(ev agent.Event) []any {
+	switch {
+	case ev.Kind == agent.EventNotice && ev.Notice != nil && ev.Notice.Title != "":
+		n := ev.Notice
+		return []any{acp.NoticeUpdate{SessionUpdate: "notice", Severity: string(n.Severity), Title: n.Title, Description: n.Description, Meta: ev.Meta}}
+	case ev.Kind == agent.EventCompaction && ev.Compaction != nil:
+		c := ev.Compaction
+		return []any{acp.CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: c.ID, Status: string(c.Status), Error: c.Error, Meta: ev.Meta}}
+	case ev.Kind == agent.EventCompactionChunk && ev.Compaction != nil && ev.Content != nil:
+		var out []any
+		for _, b := range contentBlocks(*ev.Content) {
+			out = append(out, acp.CompactionSummaryChunk{SessionUpdate: "compaction_summary_chunk", CompactionID: ev.Compaction.ID, Content: b, Meta: ev.Meta})
+		}
+		return out
+	}
+	return nil
+}
+
+// ShowsNotices makes the session an agent.LiveFrontEnd: `notice` updates
+// go only to a client that advertised session.notices.
+func (ss *session) ShowsNotices() bool { return ss.srv.clientCaps.Notices() }
+
+// ShowsCompaction: compaction updates go only to a client that advertised
+// session.compaction.
+func (ss *session) ShowsCompaction() bool { return ss.srv.clientCaps.Compaction() }
 
 // withMeta is base with over's keys added (over wins on a clash). When one
 // is empty the other is returned as it is, shared, not copied: nobody
@@ -282,7 +316,7 @@ func truncateText(s string) string {
 
 func toolCallUpdate(tc agent.ToolCall) acp.ToolCallUpdate {
 	u := acp.ToolCallUpdate{
-		ToolCallID: tc.ID, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
+		ToolCallID: tc.ID, Name: tc.Name, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
 		RawInput: tc.RawInput, RawOutput: tc.RawOutput,
 	}
 	if tc.ParentID != "" {

@@ -149,9 +149,9 @@ func (s *Session) Notify(text string) {
 
 // notice tells the user about the session's life (an MCP server's crash,
 // restart or late start): with the start notices until the editor took
-// them, in the conversation after.
+// them, after that as a live notice or in the conversation (tell).
 func (s *Session) notice(text string) {
 	if !s.notices.add(text) {
-		s.Notify("[corvid] " + text)
+		s.tell(Notice{Severity: SeverityWarning, Title: text})
 	}
 }

@@ -20,7 +20,7 @@ func (t *Turn) stream(model llm.Model, r llm.Request, window int64) (response, e
 	s := t.s
 	a := assembler{msgID: NewID("msg"), thoughtID: NewID("thought"), partAt: map[int]int{}, toolSig: map[int]string{}, inTool: map[int]bool{}}
 	var streamErr error
-	for ev, err := range model.Stream(t.ctx, r) {
+	for ev, err := range model.Stream(t.modelContext(), r) {
 		if err == nil && t.ctx.Err() != nil {
 			err = t.ctx.Err()
 		}
