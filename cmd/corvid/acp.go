@@ -74,6 +74,34 @@ func (c *acpCmd) Run() error {
 	defer closeLog()
 	slog.SetDefault(logger)
 
+	ag, opts := c.wire(logger)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupt := make(chan struct{}, 1)
+	stopSignals := watchSignals(logger, interrupt, func() {
+		// Ending the input ends Serve the same way an editor closing
+		// stdin does: turns are cancelled and answered, then we exit.
+		_ = os.Stdin.Close()
+		cancel()
+	})
+	defer stopSignals()
+
+	opts.Interrupt = interrupt
+	err = acpserver.Serve(ctx, os.Stdin, protoOut, opts)
+	if err := ag.Close(); err != nil {
+		logger.Error("close session store", "err", err)
+	}
+	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) {
+		logger.Warn("connection ended", "err", err)
+	}
+	return nil
+}
+
+// wire builds the agent and the protocol handler's options from the flags:
+// what `corvid acp` serves on stdio and `corvid serve` on every connection.
+// A bad flag or config exits 1, as before serving anything.
+func (c *acpCmd) wire(logger *slog.Logger) (*agent.Agent, acpserver.Options) {
 	// corvid reads its environment through a snapshot; the process
 	// environment, which every child inherits, loses the provider keys and
 	// CORVID_* settings (unless pass_env lists them).
@@ -143,19 +171,7 @@ func (c *acpCmd) Run() error {
 		// Each session's project config is found from its own cwd.
 		ForCwd: c.sessionConfig(env, logger),
 	})
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	interrupt := make(chan struct{}, 1)
-	stopSignals := watchSignals(logger, interrupt, func() {
-		// Ending the input ends Serve the same way an editor closing
-		// stdin does: turns are cancelled and answered, then we exit.
-		_ = os.Stdin.Close()
-		cancel()
-	})
-	defer stopSignals()
-
-	err = acpserver.Serve(ctx, os.Stdin, protoOut, acpserver.Options{
+	return ag, acpserver.Options{
 		Agent:              ag,
 		Version:            version,
 		LaunchDir:          cwd,
@@ -168,20 +184,12 @@ func (c *acpCmd) Run() error {
 		Auth:               c.auth(env, file),
 		MCPConfigured:      len(file.MCPServers) > 0,
 		InteractionTimeout: file.InteractionTimeout,
-		Interrupt:          interrupt,
 		Compat:             c.Compat,
 		UserInfo:           userInfo(file.Identity),
 		SetAgent:           c.switchProfile(env, file),
 		LaunchAgent:        c.launchAgent(),
 		NoBackgroundTasks:  config.BackgroundTasksDisabled(env),
-	})
-	if err := ag.Close(); err != nil {
-		logger.Error("close session store", "err", err)
 	}
-	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) {
-		logger.Warn("connection ended", "err", err)
-	}
-	return nil
 }
 
 // terminalNotice is the one line `corvid acp` writes when a person, not an

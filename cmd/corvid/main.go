@@ -67,6 +67,7 @@ func versionLine() string {
 // CLI is the command tree.
 type CLI struct {
 	ACP         acpCmd           `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
+	Serve       serveCmd         `cmd:"" help:"Run the daemon that owns sessions and serves ACP to many clients: unix socket (NDJSON), Streamable HTTP and WebSocket (docs/serve.md)."`
 	Agents      agentsCmd        `cmd:"" help:"List and show agent profiles (corvid TOML profiles and Leviath agent.leviath blueprints)."`
 	Run         runCmd           `cmd:"" help:"Print mode: answer one prompt on stdout and exit: corvid run -p PROMPT (also corvid -p PROMPT)."`
 	Auth        authCmd          `cmd:"" help:"Manage provider credentials (login, logout, status)."`

@@ -315,8 +315,11 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 		case <-srv.conn.Gone():
 			// The client left: the question stays open until the session
 			// closes (Close ends ctx), so a detached worker is stopped as
-			// interrupted rather than going on with a refusal.
-			<-ctx.Done()
+			// interrupted rather than going on with a refusal. Under
+			// serve's OnDisconnect "continue" the turn goes on, refused.
+			if !srv.keepsTurns() {
+				<-ctx.Done()
+			}
 		default:
 		}
 		return agent.RejectOnce, nil

@@ -177,13 +177,21 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	select {
 	case <-s.conn.Gone():
 		// The client is gone (stdin closed): a prompt it queued before
-		// leaving ends at once as cancelled, like a running one.
-		ss.Cancel()
+		// leaving ends at once as cancelled, like a running one, unless
+		// turns outlive their client (serve).
+		if !s.keepsTurns() {
+			ss.Cancel()
+		}
 	default:
 	}
 	return acp.Deferred(func() (any, error) {
-		// $/cancel_request on the prompt cancels the turn.
-		stop := context.AfterFunc(ctx, ss.Cancel)
+		// $/cancel_request on the prompt cancels the turn; its client
+		// going away does too, unless turns outlive their client.
+		stop := context.AfterFunc(ctx, func() {
+			if !s.keepsTurns() {
+				ss.Cancel()
+			}
+		})
 		defer stop()
 		reason, err := turn.Run()
 		ss.sessionEnd(string(reason), turnMeta)

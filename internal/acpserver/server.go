@@ -61,7 +61,19 @@ type Options struct {
 	SetAgent          func(name, cwd string) (agent.ProfileSwitch, error)
 	LaunchAgent       string // the --agent profile's name ("": none)
 	NoBackgroundTasks bool
+	// OnDisconnect is what a client that goes away does to the turns it
+	// started: "cancel" ("", stdio's rule: they end at once, cancelled) or
+	// "continue" (`corvid serve`: they run to their end, stored, and the
+	// sessions close after them; Serve returns then, or when ctx ends,
+	// which cancels them).
+	OnDisconnect string
 }
+
+// OnDisconnect policies.
+const (
+	DisconnectCancel   = "cancel"
+	DisconnectContinue = "continue"
+)
 
 // Server is one ACP connection's state.
 type Server struct {
@@ -114,7 +126,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes, BeforeWrite: opts.Agent.Sync})
 	go func() {
 		<-s.conn.Gone()
-		s.closeAll()
+		s.detachAll(ctx)
 	}()
 	if opts.Interrupt != nil {
 		go func() {
@@ -132,12 +144,50 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 		}()
 	}
 	err := s.conn.Serve(ctx, shutdownGrace)
-	s.closeAll()
+	s.detachAll(ctx)
 	s.brokerOnce.Do(func() {}) // none opens after this
 	if s.brk != nil {
 		_ = s.brk.Close()
 	}
 	return err
+}
+
+// keepsTurns says a turn goes on after its client left (OnDisconnect
+// "continue") and the client has left.
+func (s *Server) keepsTurns() bool {
+	if s.opts.OnDisconnect != DisconnectContinue {
+		return false
+	}
+	select {
+	case <-s.conn.Gone():
+		return true
+	default:
+		return false
+	}
+}
+
+// detachAll closes the connection's sessions once its client is gone:
+// at once (their turns cancelled), or under OnDisconnect "continue" each
+// after its running turn ends, or when ctx ends.
+func (s *Server) detachAll(ctx context.Context) {
+	if s.opts.OnDisconnect != DisconnectContinue {
+		s.closeAll()
+		return
+	}
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, ss := range all {
+		wg.Go(func() {
+			ss.WaitIdle(ctx)
+			ss.Close()
+		})
+	}
+	wg.Wait()
 }
 
 func (s *Server) closeAll() {

@@ -19,6 +19,7 @@ package respond
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -137,3 +138,13 @@ type response struct {
 	Settled map[string]string `json:"settled,omitempty"`
 	Error   string            `json:"error,omitempty"`
 }
+
+// PeerUID is the uid of the process at the other end of a unix socket
+// connection, as the kernel recorded it (SO_PEERCRED, LOCAL_PEERCRED); on
+// platforms that cannot tell it fails, so callers refuse the peer.
+// `corvid serve` checks its sockets' peers with it too.
+func PeerUID(conn *net.UnixConn) (int, error) { return peerUID(conn) }
+
+// PrepareDir makes dir exist, belong to this user and admit nobody else
+// (0700), as the control socket's directory does.
+func PrepareDir(dir string) error { return prepareDir(dir) }
