@@ -58,6 +58,7 @@ func (c *serveCmd) Run() error {
 
 	ag, opts := c.wire(logger)
 	opts.OnDisconnect = c.OnDisconnect
+	opts.Hub = acpserver.NewHub()
 	srv := serve.New(serve.Options{
 		Handler: func(ctx context.Context, r io.Reader, w io.Writer) error {
 			return acpserver.Serve(ctx, r, w, opts)

@@ -253,5 +253,9 @@ func (s *Server) Cancel(_ context.Context, req *acp.SessionIDRequest) {
 	s.mu.Unlock()
 	if ss != nil {
 		ss.Cancel()
+		if s.opts.Hub != nil {
+			// The turn may run on another connection (serve).
+			s.opts.Hub.cancel(req.SessionID)
+		}
 	}
 }

@@ -101,6 +101,9 @@ func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest)
 		if !si.UpdatedAt.IsZero() {
 			info.UpdatedAt = si.UpdatedAt.UTC().Format(time.RFC3339Nano)
 		}
+		if s.opts.Hub != nil {
+			info.Meta = s.opts.Hub.listMeta(si.ID)
+		}
 		resp.Sessions = append(resp.Sessions, info)
 	}
 	return resp, nil

@@ -67,6 +67,10 @@ type Options struct {
 	// sessions close after them; Serve returns then, or when ctx ends,
 	// which cancels them).
 	OnDisconnect string
+	// Hub, when set, is shared by every connection of the process (serve):
+	// a session/cancel reaches the turn any connection runs, and
+	// session/list tells which sessions run (hub.go). nil on stdio.
+	Hub *Hub
 }
 
 // OnDisconnect policies.
@@ -124,6 +128,10 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	}
 	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*session{}, connID: agent.NewID("conn")}
 	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes, BeforeWrite: opts.Agent.Sync})
+	if opts.Hub != nil {
+		opts.Hub.join(s)
+		defer opts.Hub.leave(s)
+	}
 	go func() {
 		<-s.conn.Gone()
 		s.detachAll(ctx)

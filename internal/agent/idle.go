@@ -27,3 +27,19 @@ func (s *Session) WaitIdle(ctx context.Context) bool {
 		}
 	}
 }
+
+// Running reports whether a turn of the session is running now.
+func (s *Session) Running() bool {
+	s.runner.mu.Lock()
+	t := s.runner.turn
+	s.runner.mu.Unlock()
+	if t == nil {
+		return false
+	}
+	select {
+	case <-t.done:
+		return false
+	default:
+		return true
+	}
+}

@@ -191,3 +191,20 @@ func TestOriginOfTheLoopbackListenerUnderAnotherLoopbackNameIsAccepted(t *testin
 		}
 	}
 }
+
+func TestHTTP2WithPriorKnowledgeIsServed(t *testing.T) {
+	_, url, _ := startServer(t, newFakeAgent(), Options{})
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || resp.Header.Get("Acp-Connection-Id") == "" {
+		t.Fatalf("h2c initialize: %s %d %q", resp.Proto, resp.StatusCode, resp.Header.Get("Acp-Connection-Id"))
+	}
+}
