@@ -44,11 +44,18 @@ type acpCmd struct {
 	Compat                string       `name:"compat" placeholder:"DIALECT" enum:",codebuddy" default:"" help:"Speak a host's dialect beside ACP v1: codebuddy adds CodeBuddy's root-level capability flags and session_end updates (docs/codebuddy.md). corvid --acp implies it."`
 	Multitask             bool         `name:"multitask" help:"Refused with acp: multitask is a per-session option (the multitask config option or session/set_multitask); see docs/codebuddy.md."`
 	Profile               profileFlags `embed:""`
+	// The relay (relay.go): with --connect, acp carries stdio to a
+	// running `corvid serve` and starts no agent of its own.
+	Connect          string `name:"connect" placeholder:"unix:PATH|URL" help:"Relay stdin/stdout to a running corvid serve instead of running the agent here: unix:PATH (its socket) or ws://HOST:PORT/acp (http:// works too). The agent flags are the daemon's, not this process's."`
+	ConnectTokenFile string `name:"connect-token-file" placeholder:"FILE" help:"With --connect to a URL: send the bearer token in FILE."`
 }
 
 func (c *acpCmd) Run() error {
 	if c.Login {
 		return c.login()
+	}
+	if c.Connect != "" {
+		return c.relay()
 	}
 	if c.Multitask || c.Profile.Agent == "multitask" {
 		// CodeBuddy's entry guard (C41): multitask is a session overlay.

@@ -203,5 +203,5 @@ func printModeArgs(args []string) []string {
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
 	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
-	"import": true, "sandbox-exec": true,
+	"import": true, "sandbox-exec": true, "serve": true,
 }

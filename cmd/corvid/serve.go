@@ -39,6 +39,10 @@ func (c *serveCmd) Run() error {
 	if c.Login {
 		return c.login()
 	}
+	if c.Connect != "" {
+		fmt.Fprintln(os.Stderr, "corvid serve: --connect belongs to corvid acp (the relay to a daemon), not to serve")
+		os.Exit(exitUsage)
+	}
 	if c.Multitask || c.Profile.Agent == "multitask" {
 		return fmt.Errorf("--multitask and --agent multitask cannot be used with serve: multitask is set per session")
 	}

@@ -66,6 +66,7 @@ type conn struct {
 	initial  chan []byte
 	initDone bool
 	closed   bool
+	ending   bool // the handler returned: the pump drains, then closes
 	partial  []byte // outbound bytes after the last newline
 }
 
@@ -92,17 +93,20 @@ func (s *Server) newConn(kind transport) *conn {
 	return c
 }
 
-// start runs the protocol handler on r and the stall watchdog.
+// start runs the protocol handler on r and the stall watchdog. The
+// connection closes when the handler returns: after its input ended (a
+// unix client that half-closed still gets the answers to what it sent, as
+// on stdio) or the conn closed it.
 func (c *conn) start(r io.Reader) {
 	c.srv.wg.Add(2)
 	go func() {
 		defer c.srv.wg.Done()
 		c.log.Info("connection opened")
-		err := c.srv.opts.Handler(c.srv.ctx, &endReader{r: r, end: func() { c.close("client went away") }}, c)
+		err := c.srv.opts.Handler(c.srv.ctx, r, c)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			c.log.Debug("protocol handler ended", "err", err)
 		}
-		c.close("protocol handler ended")
+		c.end("protocol handler ended")
 	}()
 	go func() {
 		defer c.srv.wg.Done()
@@ -110,20 +114,24 @@ func (c *conn) start(r io.Reader) {
 	}()
 }
 
-// endReader calls end once its reader fails or ends: the client's input
-// is over (a unix socket closed), or the conn closed its pipe.
-type endReader struct {
-	r    io.Reader
-	end  func()
-	once sync.Once
-}
+// drainTimeout bounds how long a unix connection whose handler returned
+// waits for its client to take the last answers.
+const drainTimeout = 5 * time.Second
 
-func (e *endReader) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil {
-		e.once.Do(e.end)
+// end follows the handler's return. A unix client that only half-closed
+// (a piped handshake) still gets the answers the handler wrote before it
+// returned: the pump writes what is queued, then closes. Over HTTP and
+// WebSocket the handler returns only once the conn closed its input.
+func (c *conn) end(why string) {
+	if c.kind != overUnix {
+		c.close(why)
+		return
 	}
-	return n, err
+	c.mu.Lock()
+	c.ending = true
+	c.main.signal()
+	c.mu.Unlock()
+	time.AfterFunc(drainTimeout, func() { c.close(why) })
 }
 
 // close ends the connection once: its streams stop, its input ends (so
@@ -363,7 +371,7 @@ func (c *conn) next(ctx context.Context, mb *mailbox, keepAlive time.Duration) (
 			c.mu.Unlock()
 			return msg, nil
 		}
-		closed := c.closed
+		closed := c.closed || c.ending
 		c.mu.Unlock()
 		if closed {
 			return nil, errClosed

@@ -82,6 +82,7 @@ func (c *conn) pump(mb *mailbox, write func([]byte) error) {
 	for {
 		msg, err := c.next(c.ctx, mb, 0)
 		if err != nil {
+			c.close("output ended")
 			return
 		}
 		if err := write(msg); err != nil {

@@ -1,0 +1,91 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+)
+
+// TestRelayCarriesAnEditorsSessionToTheDaemon drives `corvid acp --connect`
+// with the fake editor (which checks every frame against the schema): a
+// turn that writes a file asks permission through the relay, the editor
+// answers, the write lands, and the relay itself opened no store.
+func TestRelayCarriesAnEditorsSessionToTheDaemon(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := startDaemon(t, 2, "-m", "script:"+filepath.Join(root, "examples", "edit.json"),
+		"--listen", "unix:"+filepath.Join(dir, "s.sock"), "--listen", "127.0.0.1:0")
+	for name, target := range map[string]string{"unix": "unix:" + d.sock, "websocket": d.url} {
+		t.Run(name, func(t *testing.T) {
+			work := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			e := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{Args: []string{"acp", "--connect", target}})
+			if _, rerr := e.Initialize(ctx, testkit.Zed()); rerr != nil {
+				t.Fatal(rerr)
+			}
+			sid := e.NewSession(ctx, work)
+			stop, rerr := e.Prompt(ctx, sid, "write the notes")
+			if rerr != nil || stop != "end_turn" {
+				t.Fatalf("prompt: %q %v", stop, rerr)
+			}
+			if len(e.Permissions()) != 1 {
+				t.Fatalf("permission questions through the relay: %d; want 1", len(e.Permissions()))
+			}
+			if b, err := os.ReadFile(filepath.Join(work, "notes.txt")); err != nil || string(b) != "written by corvid\n" {
+				t.Fatalf("notes.txt: %q %v", b, err)
+			}
+			if code, _ := e.Close(); code != 0 {
+				t.Fatalf("relay exit %d:\n%s", code, e.Stderr())
+			}
+			if _, err := os.Stat(filepath.Join(e.Home(), ".corvid", "sessions.db")); err == nil {
+				t.Fatal("the relay opened a session store of its own")
+			}
+		})
+	}
+}
+
+func TestRelayToNoDaemonSaysSo(t *testing.T) {
+	e := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{Args: []string{"acp", "--connect", "unix:" + filepath.Join(t.TempDir(), "none.sock")}})
+	code, _ := e.Close()
+	if code != 1 || !strings.Contains(e.Stderr(), "no corvid serve at unix:") {
+		t.Fatalf("exit %d:\n%s", code, e.Stderr())
+	}
+}
+
+// TestPipedHandshakeOverTheSocketIsAnswered half-closes the socket right
+// after two requests, as a piped stdin does: both are still answered.
+func TestPipedHandshakeOverTheSocketIsAnswered(t *testing.T) {
+	dir := t.TempDir()
+	script := writeScript(t, dir, slowScript())
+	d := startDaemon(t, 1, "-m", "script:"+script, "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	c, err := net.Dial("unix", d.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = c.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"` + dir + `","mcpServers":[]}}` + "\n"))
+	_ = c.(*net.UnixConn).CloseWrite()
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	var answers []string
+	sc := bufio.NewScanner(c)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"result"`) {
+			answers = append(answers, sc.Text())
+		}
+	}
+	if len(answers) != 2 || !strings.Contains(answers[1], `"sessionId"`) {
+		t.Fatalf("answers after the half-close: %d %v", len(answers), answers)
+	}
+}
