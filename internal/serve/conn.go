@@ -66,7 +66,7 @@ type conn struct {
 	initial  chan []byte
 	initDone bool
 	closed   bool
-	ending   bool // the handler returned: the pump drains, then closes
+	ending   bool   // the handler returned: the pump drains, then closes
 	partial  []byte // outbound bytes after the last newline
 }
 

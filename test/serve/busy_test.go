@@ -63,7 +63,9 @@ func runningOnA(t *testing.T) (d *daemon, dir, sid string, a *client, answer cha
 	initialize(a)
 	sid = newSession(a, dir)
 	answer = make(chan map[string]any, 1)
-	go func() { answer <- a.callErrOrResult("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go")}) }()
+	go func() {
+		answer <- a.callErrOrResult("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go")})
+	}()
 	a.waitText(sid, "part-02")
 	return d, dir, sid, a, answer
 }
