@@ -69,15 +69,9 @@ func relayUnix(path string, in io.Reader, out io.Writer) error {
 // relayWebSocket sends each stdin line as a text frame and writes each
 // frame as a line.
 func (c *acpCmd) relayWebSocket(in io.Reader, out io.Writer, logger *slog.Logger) error {
-	url := c.Connect
-	switch {
-	case strings.HasPrefix(url, "http://"):
-		url = "ws://" + strings.TrimPrefix(url, "http://")
-	case strings.HasPrefix(url, "https://"):
-		url = "wss://" + strings.TrimPrefix(url, "https://")
-	case strings.HasPrefix(url, "ws://"), strings.HasPrefix(url, "wss://"):
-	default:
-		return fmt.Errorf("--connect %q: want unix:PATH or ws://HOST:PORT/acp", c.Connect)
+	url, err := wsURL(c.Connect)
+	if err != nil {
+		return err
 	}
 	hdr := http.Header{}
 	if c.ConnectTokenFile != "" {
@@ -102,40 +96,8 @@ func (c *acpCmd) relayWebSocket(in io.Reader, out io.Writer, logger *slog.Logger
 		limit = 64 << 20
 	}
 	ws.SetReadLimit(limit)
-	// A WebSocket has no half-close: once stdin ends, the relay waits
-	// until the daemon has been quiet for relayGrace (it answers what was
-	// sent before the end, as `corvid acp` does on stdio), then closes.
 	frames := make(chan struct{}, 1)
-	go func() {
-		defer func() {
-			t := time.NewTimer(relayGrace)
-		quiet:
-			for {
-				select {
-				case <-frames:
-					t.Reset(relayGrace)
-				case <-t.C:
-					break quiet
-				case <-ctx.Done():
-					break quiet
-				}
-			}
-			_ = ws.Close(websocket.StatusNormalClosure, "client closed its input")
-		}()
-		br := bufio.NewReaderSize(in, 64<<10)
-		for {
-			line, err := br.ReadBytes('\n')
-			if line = bytes.TrimSpace(line); len(line) > 0 {
-				if werr := ws.Write(ctx, websocket.MessageText, line); werr != nil {
-					logger.Warn("relay: write to the daemon failed", "err", werr)
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	go relayLines(ctx, in, ws, frames, logger)
 	for {
 		_, data, err := ws.Read(ctx)
 		if err != nil {
@@ -151,6 +113,52 @@ func (c *acpCmd) relayWebSocket(in io.Reader, out io.Writer, logger *slog.Logger
 		select {
 		case frames <- struct{}{}:
 		default:
+		}
+	}
+}
+
+// wsURL is the WebSocket URL of a --connect URL (http:// becomes ws://).
+func wsURL(connect string) (string, error) {
+	for from, to := range map[string]string{"http://": "ws://", "https://": "wss://", "ws://": "ws://", "wss://": "wss://"} {
+		if rest, ok := strings.CutPrefix(connect, from); ok {
+			return to + rest, nil
+		}
+	}
+	return "", fmt.Errorf("--connect %q: want unix:PATH or ws://HOST:PORT/acp", connect)
+}
+
+// relayLines sends each stdin line as a text frame. A WebSocket has no
+// half-close: once stdin ends, it waits until the daemon has been quiet
+// for relayGrace (frames signals each frame the daemon sends; it answers
+// what was sent before the end, as `corvid acp` does on stdio), then
+// closes the socket.
+func relayLines(ctx context.Context, in io.Reader, ws *websocket.Conn, frames <-chan struct{}, logger *slog.Logger) {
+	defer func() {
+		t := time.NewTimer(relayGrace)
+		defer t.Stop()
+		for quiet := false; !quiet; {
+			select {
+			case <-frames:
+				t.Reset(relayGrace)
+			case <-t.C:
+				quiet = true
+			case <-ctx.Done():
+				quiet = true
+			}
+		}
+		_ = ws.Close(websocket.StatusNormalClosure, "client closed its input")
+	}()
+	br := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			if werr := ws.Write(ctx, websocket.MessageText, line); werr != nil {
+				logger.Warn("relay: write to the daemon failed", "err", werr)
+				return
+			}
+		}
+		if err != nil {
+			return
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,5 +88,28 @@ func TestPipedHandshakeOverTheSocketIsAnswered(t *testing.T) {
 	}
 	if len(answers) != 2 || !strings.Contains(answers[1], `"sessionId"`) {
 		t.Fatalf("answers after the half-close: %d %v", len(answers), answers)
+	}
+}
+
+// TestRelayAnswersAPipedHandshake pipes two requests into the relay and
+// closes its stdin, as the README's smoke test does with `corvid acp`:
+// both are answered through either transport, and the relay exits 0.
+func TestRelayAnswersAPipedHandshake(t *testing.T) {
+	dir := t.TempDir()
+	script := writeScript(t, dir, slowScript())
+	d := startDaemon(t, 2, "-m", "script:"+script, "--listen", "unix:"+filepath.Join(dir, "s.sock"), "--listen", "127.0.0.1:0")
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"` + dir + `","mcpServers":[]}}` + "\n"
+	for name, target := range map[string]string{"unix": "unix:" + d.sock, "websocket": d.url} {
+		cmd := exec.Command(testkit.BuildCorvid(t), "acp", "--connect", target)
+		cmd.Env = isolatedEnv(t.TempDir())
+		cmd.Stdin = strings.NewReader(in)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: relay: %v", name, err)
+		}
+		if n := strings.Count(string(out), `"result"`); n != 2 || !strings.Contains(string(out), `"sessionId"`) {
+			t.Fatalf("%s: %d answers:\n%s", name, n, out)
+		}
 	}
 }
