@@ -9,9 +9,7 @@ package serve
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -94,6 +92,9 @@ func startDaemon(t *testing.T, want int, args ...string) *daemon {
 		case <-time.After(10 * time.Second):
 			_ = d.cmd.Process.Kill()
 			<-d.done
+		}
+		if strings.Contains(d.stderr(), "DATA RACE") {
+			t.Errorf("the daemon (a -race build) reported a data race")
 		}
 		if t.Failed() {
 			t.Logf("daemon stderr:\n%s", d.stderr())
@@ -261,5 +262,3 @@ func newSession(c *client, cwd string) string {
 
 func prompt(text string) []any { return []any{map[string]any{"type": "text", "text": text}} }
 
-var _ = fmt.Sprintf
-var _ = context.Background
