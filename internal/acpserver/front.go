@@ -301,9 +301,11 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 // itself.
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
 	srv := ss.srv
-	if srv.cannotAnswer() {
+	if srv.cannotAnswer() || srv.keepsTurns() {
 		// A host that sent no clientCapabilities at all, or prompts with
 		// messages, cannot answer requests (Gas City): ask out of band.
+		// So does a turn that outlived its client (serve): the question
+		// is stored in the conversation and `corvid respond` answers it.
 		return ss.askOutOfBand(ctx, call)
 	}
 	u := toolCallUpdate(call)
@@ -316,10 +318,12 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 			// The client left: the question stays open until the session
 			// closes (Close ends ctx), so a detached worker is stopped as
 			// interrupted rather than going on with a refusal. Under
-			// serve's OnDisconnect "continue" the turn goes on, refused.
-			if !srv.keepsTurns() {
-				<-ctx.Done()
+			// serve's OnDisconnect "continue" the turn goes on, and the
+			// question goes out of band.
+			if srv.keepsTurns() {
+				return ss.askOutOfBand(ctx, call)
 			}
+			<-ctx.Done()
 		default:
 		}
 		return agent.RejectOnce, nil
