@@ -68,7 +68,8 @@ const dismissOption = "_corvid_dismiss"
 // leave it unanswered; a host that cannot answer requests gets it out of
 // band (corvid respond).
 func (ss *session) Choose(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
-	if ss.srv.cannotAnswer() {
+	if ss.srv.cannotAnswer() || ss.srv.keepsTurns() {
+		// keepsTurns: a turn that outlived its client (serve).
 		return ss.chooseOutOfBand(ctx, q)
 	}
 	text := acp.TextBlock(truncateText(q.Text))
@@ -80,6 +81,9 @@ func (ss *session) Choose(ctx context.Context, q tool.ChoiceQuestion) (string, e
 	req.Options = append(req.Options, acp.PermissionOption{OptionID: dismissOption, Name: "Don't answer", Kind: "reject_once"})
 	var resp acp.RequestPermissionResponse
 	if err := ss.call(ctx, "session/request_permission", req, &resp); err != nil {
+		if ctx.Err() == nil && ss.srv.keepsTurns() {
+			return ss.chooseOutOfBand(ctx, q) // the client left while asked
+		}
 		return "", err
 	}
 	if resp.Outcome.Outcome != "selected" {
