@@ -261,4 +261,3 @@ func newSession(c *client, cwd string) string {
 }
 
 func prompt(text string) []any { return []any{map[string]any{"type": "text", "text": text}} }
-
