@@ -11,10 +11,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/corvid-agent/corvid/internal/config"
 )
 
 // relay is `corvid acp --connect`: an editor launches `corvid acp` as
@@ -32,6 +36,14 @@ func (c *acpCmd) relay() error {
 		return err
 	}
 	defer closeLog()
+	if c.Connect == "auto" {
+		path, err := c.autoDaemon(os.Args[1:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "corvid acp --connect auto:", err)
+			os.Exit(1)
+		}
+		c.Connect = "unix:" + path
+	}
 	if path, ok := strings.CutPrefix(c.Connect, "unix:"); ok {
 		err = relayUnix(path, os.Stdin, protoOut)
 	} else {
@@ -42,6 +54,79 @@ func (c *acpCmd) relay() error {
 		os.Exit(1)
 	}
 	return nil
+}
+
+// autoDaemon returns the default socket of `corvid serve`, first starting
+// the daemon when nothing answers there: detached (its own session), its
+// log in $CORVID_HOME/serve.log (the data directory), with this command's
+// flags (the model, permissions, …) less --connect. It waits until the
+// socket answers.
+func (c *acpCmd) autoDaemon(args []string) (string, error) {
+	env := config.OSEnv{}
+	path := filepath.Join(config.RuntimeDir(env), "serve.sock")
+	if answers(path) {
+		return path, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the corvid binary: %w", err)
+	}
+	logPath := filepath.Join(config.DataDir(env), "serve.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return "", err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("open the daemon's log: %w", err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(exe, append([]string{"serve"}, daemonArgs(args)...)...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("start corvid serve: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "corvid acp: started corvid serve (pid %d), log %s\n", cmd.Process.Pid, logPath)
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+		if answers(path) {
+			return path, nil
+		}
+		select {
+		case <-exited:
+			return "", fmt.Errorf("corvid serve exited at start; see %s", logPath)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return "", fmt.Errorf("corvid serve did not listen on %s within 15 s; see %s", path, logPath)
+}
+
+// daemonArgs are the relay's own arguments for the daemon it starts: the
+// command word and --connect (with its value) left out.
+func daemonArgs(args []string) []string {
+	var out []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--connect" || a == "--connect-token-file":
+			i++
+		case strings.HasPrefix(a, "--connect=") || strings.HasPrefix(a, "--connect-token-file="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// answers reports whether something accepts connections at path.
+func answers(path string) bool {
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // relayGrace is how long the WebSocket relay waits, after stdin ended,

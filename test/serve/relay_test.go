@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,5 +114,62 @@ func TestRelayAnswersAPipedHandshake(t *testing.T) {
 		if n := strings.Count(string(out), `"result"`); n != 2 || !strings.Contains(string(out), `"sessionId"`) {
 			t.Fatalf("%s: %d answers:\n%s", name, n, out)
 		}
+	}
+}
+
+var startedPID = regexp.MustCompile(`started corvid serve \(pid (\d+)\)`)
+
+// TestRelayAutoStartsTheDaemonOnceAndReusesIt: the first `corvid acp
+// --connect auto` finds no daemon on the default socket and starts one
+// (detached, with its own flags); the second reuses it.
+func TestRelayAutoStartsTheDaemonOnceAndReusesIt(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"acp", "--connect", "auto", "-m", "script:" + filepath.Join(root, "examples", "hello.json"), "--yolo"}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	first := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{Args: args})
+	if _, rerr := first.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatalf("initialize: %v\n%s", rerr, first.Stderr())
+	}
+	m := startedPID.FindStringSubmatch(first.Stderr())
+	if m == nil {
+		t.Fatalf("the first relay did not start a daemon:\n%s", first.Stderr())
+	}
+	pid, _ := strconv.Atoi(m[1])
+	sock := filepath.Join(first.Home(), ".corvid", "run", "serve.sock")
+	t.Cleanup(func() {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		for i := 0; i < 100; i++ {
+			if _, err := os.Stat(sock); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	})
+	sid := first.NewSession(ctx, first.Home())
+	if stop, rerr := first.Prompt(ctx, sid, "Hello"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("prompt: %q %v", stop, rerr)
+	}
+	first.Close()
+
+	second := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{Args: args, Env: []string{"CORVID_HOME=" + filepath.Join(first.Home(), ".corvid")}})
+	if _, rerr := second.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatalf("second initialize: %v\n%s", rerr, second.Stderr())
+	}
+	var list struct {
+		Sessions []struct {
+			SessionID string `json:"sessionId"`
+		} `json:"sessions"`
+	}
+	second.MustCall(ctx, "session/list", map[string]any{}, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionID != sid {
+		t.Fatalf("the second relay's daemon lists %v; want the first's session %s", list.Sessions, sid)
+	}
+	if strings.Contains(second.Stderr(), "started corvid serve") {
+		t.Fatalf("the second relay started another daemon:\n%s", second.Stderr())
 	}
 }
