@@ -37,7 +37,11 @@ function startDaemon(t, home, script) {
   }
   const child = spawn(BIN, ["serve", "-m", `script:${script}`, "--yolo", "--listen", "127.0.0.1:0"], { cwd: home, env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
+  // Even a test that times out must not leave a daemon behind.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
   t.after(async () => {
+    process.off("exit", killOnExit);
     if (child.exitCode === null) {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
