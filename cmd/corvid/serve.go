@@ -30,6 +30,7 @@ type serveCmd struct {
 	MaxBufferedBytes int64         `name:"max-buffered-bytes" default:"67108864" help:"Output that may wait for one connection's client, in bytes; more closes the connection (its sessions go on)."`
 	MaxOutputStall   time.Duration `name:"max-output-stall" default:"60s" help:"How long a client may read none of its waiting output before its connection is closed."`
 	MaxBodyBytes     int64         `name:"max-body-bytes" default:"16777216" help:"Largest POST body or WebSocket frame, in bytes."`
+	HTTPIdleTimeout  time.Duration `name:"http-idle-timeout" default:"10m" help:"Close a Streamable HTTP connection whose client neither posts nor holds a stream for this long (it left without DELETE); its sessions go on."`
 }
 
 // exitUsage is the exit status of a refused launch line.
@@ -73,6 +74,7 @@ func (c *serveCmd) Run() error {
 		MaxBufferedBytes: c.MaxBufferedBytes,
 		MaxOutputStall:   c.MaxOutputStall,
 		MaxBodyBytes:     c.MaxBodyBytes,
+		IdleTimeout:      c.HTTPIdleTimeout,
 	})
 	lns, err := srv.Listen(addrs)
 	if err != nil {

@@ -61,6 +61,9 @@ type conn struct {
 	// ("" = none), to check the Acp-Session-Id of the client's response.
 	clientRoutes map[string]string
 	buffered     int64
+	// active is when the client last posted or let go of a stream
+	// (HTTP): with no stream held, IdleTimeout counts from it.
+	active time.Time
 	// initial receives the handler's first message (HTTP: the answer to
 	// initialize, which the POST returns as its body).
 	initial  chan []byte
@@ -85,6 +88,7 @@ func (s *Server) newConn(kind transport) *conn {
 		main: newMailbox(), sessions: map[string]*mailbox{},
 		pending: map[string]string{}, clientRoutes: map[string]string{},
 		initial: make(chan []byte, 1), initDone: kind != overHTTP,
+		active: time.Now(),
 	}
 	c.log = s.log.With("conn", c.id, "transport", kind.String())
 	if kind != overUnix {
@@ -170,7 +174,11 @@ func (c *conn) isClosed() bool {
 func (c *conn) deliver(msg []byte) error {
 	c.inMu.Lock()
 	defer c.inMu.Unlock()
-	if c.isClosed() {
+	c.mu.Lock()
+	closed := c.closed
+	c.active = time.Now()
+	c.mu.Unlock()
+	if closed {
 		return errClosed
 	}
 	line := make([]byte, 0, len(msg)+1)
@@ -350,6 +358,7 @@ func (c *conn) release(sid string, mb *mailbox) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	mb.leased = false
+	c.active = time.Now()
 	if sid != "" && len(mb.q) == 0 && c.sessions[sid] == mb {
 		delete(c.sessions, sid)
 	}
@@ -388,13 +397,11 @@ func (c *conn) next(ctx context.Context, mb *mailbox, keepAlive time.Duration) (
 }
 
 // watchStall closes the connection when a receiver holds a stream with
-// messages and takes none of them for MaxOutputStall.
+// messages and takes none of them for MaxOutputStall, or when an HTTP
+// client went away without DELETE (IdleTimeout).
 func (c *conn) watchStall() {
-	limit := c.srv.opts.MaxOutputStall
-	if limit <= 0 {
-		return
-	}
-	period := min(max(limit/4, 10*time.Millisecond), time.Second)
+	limit, idle := c.srv.opts.MaxOutputStall, c.srv.opts.IdleTimeout
+	period := min(max(min(limit, idle)/4, 10*time.Millisecond), time.Second)
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -406,8 +413,31 @@ func (c *conn) watchStall() {
 				c.close(fmt.Sprintf("client read none of its output for %s (--max-output-stall)", limit))
 				return
 			}
+			if c.idle(now, idle) {
+				c.close(fmt.Sprintf("client neither posted nor listened for %s (--http-idle-timeout)", idle))
+				return
+			}
 		}
 	}
+}
+
+// idle reports whether an HTTP client holds no stream and has posted
+// nothing for limit.
+func (c *conn) idle(now time.Time, limit time.Duration) bool {
+	if c.kind != overHTTP {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.main.leased {
+		return false
+	}
+	for _, m := range c.sessions {
+		if m.leased {
+			return false
+		}
+	}
+	return now.Sub(c.active) > limit
 }
 
 func (c *conn) stalled(now time.Time, limit time.Duration) bool {

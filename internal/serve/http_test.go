@@ -208,3 +208,22 @@ func TestHTTP2WithPriorKnowledgeIsServed(t *testing.T) {
 		t.Fatalf("h2c initialize: %s %d %q", resp.Proto, resp.StatusCode, resp.Header.Get("Acp-Connection-Id"))
 	}
 }
+
+func TestHTTPConnectionThatNobodyUsesIsClosedAfterTheIdleTimeout(t *testing.T) {
+	_, url, _ := startServer(t, newFakeAgent(), Options{IdleTimeout: 200 * time.Millisecond})
+	gone := connect(t, url)
+	held := connect(t, url)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, resp := sse(t, ctx, url, held, ""); resp.StatusCode != 200 {
+		t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	time.Sleep(600 * time.Millisecond)
+	echo := `{"jsonrpc":"2.0","id":9,"method":"echo"}`
+	if resp, _ := post(t, url, map[string]string{"Acp-Connection-Id": gone}, echo); resp.StatusCode != 404 {
+		t.Errorf("a connection idle past the timeout: %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := post(t, url, map[string]string{"Acp-Connection-Id": held}, echo); resp.StatusCode != 202 {
+		t.Errorf("a connection whose client holds a stream: %d, want 202", resp.StatusCode)
+	}
+}

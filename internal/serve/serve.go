@@ -38,6 +38,7 @@ const (
 	DefaultMaxBodyBytes     = 16 << 20         // DEFAULT_MAX_REQUEST_BODY_BYTES (node adapter)
 	DefaultMaxIDLength      = 1024             // DEFAULT_MAX_ID_LENGTH
 	keepAlive               = 15 * time.Second // SSE comment every 15 s, as the SDK
+	DefaultIdleTimeout      = 10 * time.Minute // corvid's own: the SDK keeps such connections
 )
 
 // Options configure a Server.
@@ -59,6 +60,10 @@ type Options struct {
 	// MaxBodyBytes bounds one POST body and one WebSocket frame.
 	MaxBodyBytes int64
 	MaxIDLength  int
+	// IdleTimeout closes a Streamable HTTP connection whose client has
+	// neither posted nor held a stream for that long: it went away
+	// without DELETE (its sessions go on). 0: DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // Server accepts connections and runs a Handler for each.
@@ -88,6 +93,9 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxIDLength == 0 {
 		opts.MaxIDLength = DefaultMaxIDLength
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	return &Server{opts: opts, log: opts.Logger, conns: map[string]*conn{}, ctx: context.Background()}
 }
@@ -224,6 +232,7 @@ func (s *Server) httpServer(l *Listener) *http.Server {
 		Handler:           mux,
 		Protocols:         &p,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute, // idle keep-alive sockets, not ACP connections
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
