@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -262,7 +263,7 @@ func (h *acpHandler) get(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	// A connection closed for a limit must not leave this response blocked
 	// in a write to a client that stopped reading.
-	stop := contextAfter(c.ctx, func() { _ = rc.SetWriteDeadline(time.Now()) })
+	stop := context.AfterFunc(c.ctx, func() { _ = rc.SetWriteDeadline(time.Now()) })
 	defer stop()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -69,11 +68,6 @@ func (m *message) isResponseShaped() bool {
 	_, hasResult := v["result"]
 	_, hasError := v["error"]
 	return hasResult || hasError
-}
-
-// contextAfter runs f once ctx ends, until the returned stop is called.
-func contextAfter(ctx context.Context, f func()) (stop func() bool) {
-	return context.AfterFunc(ctx, f)
 }
 
 func sprintf(format string, id []byte) string { return fmt.Sprintf(format, id) }
