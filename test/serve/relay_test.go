@@ -173,3 +173,25 @@ func TestRelayAutoStartsTheDaemonOnceAndReusesIt(t *testing.T) {
 		t.Fatalf("the second relay started another daemon:\n%s", second.Stderr())
 	}
 }
+
+func TestRelayToATokenDaemonSendsTheToken(t *testing.T) {
+	d, dir := tokenDaemon(t)
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n"
+	run := func(extra ...string) (string, error) {
+		cmd := exec.Command(testkit.BuildCorvid(t), append([]string{"acp", "--connect", d.url}, extra...)...)
+		cmd.Env = isolatedEnv(t.TempDir())
+		cmd.Stdin = strings.NewReader(in)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(); err == nil || !strings.Contains(out, "401") {
+		t.Fatalf("without the token: %v\n%s", err, out)
+	}
+	out, err := run("--connect-token-file", filepath.Join(dir, "token"))
+	if err != nil || !strings.Contains(out, `"protocolVersion":1`) {
+		t.Fatalf("with the token: %v\n%s", err, out)
+	}
+	if strings.Contains(out, token) {
+		t.Fatal("the relay printed the token")
+	}
+}
