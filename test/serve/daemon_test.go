@@ -57,12 +57,18 @@ var listening = regexp.MustCompile(`corvid serve: listening on (\S+)`)
 // it printed is up (want: how many).
 func startDaemon(t *testing.T, want int, args ...string) *daemon {
 	t.Helper()
-	bin := testkit.BuildCorvid(t)
 	home, err := os.MkdirTemp("", "cs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
+	return startDaemonIn(t, home, want, args...)
+}
+
+// startDaemonIn is startDaemon with the home (and so the store) given.
+func startDaemonIn(t *testing.T, home string, want int, args ...string) *daemon {
+	t.Helper()
+	bin := testkit.BuildCorvid(t)
 	d := &daemon{home: home, done: make(chan struct{})}
 	d.cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
 	d.cmd.Dir = home

@@ -127,3 +127,28 @@ func TestDefaultSocketIsPrivate(t *testing.T) {
 		t.Errorf("socket directory mode %v; want 0700", di.Mode().Perm())
 	}
 }
+
+// TestDaemonKilledAndRestartedServesItsSessions: kill -9 leaves the
+// socket file behind; a new daemon on the same path replaces it and
+// serves the session the first one stored.
+func TestDaemonKilledAndRestartedServesItsSessions(t *testing.T) {
+	dir := t.TempDir()
+	script := writeScript(t, dir, map[string]any{"responses": []any{
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "Stored before the kill."}}},
+	}})
+	sock := filepath.Join(dir, "s.sock")
+	first := startDaemon(t, 1, "-m", "script:"+script, "--yolo", "--listen", "unix:"+sock)
+	a := dial(t, sock)
+	initialize(a)
+	sid := newSession(a, dir)
+	a.call("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("hi")})
+	_ = first.cmd.Process.Kill()
+	<-first.done
+	if _, err := os.Stat(sock); err != nil {
+		t.Fatalf("kill -9 should leave the socket file: %v", err)
+	}
+	startDaemonIn(t, first.home, 1, "-m", "script:"+script, "--yolo", "--listen", "unix:"+sock)
+	if got := replayAfter(t, sock, sid, dir, "Stored before the kill.", 10*time.Second); !strings.Contains(got, "Stored before the kill.") {
+		t.Fatalf("after the restart: %q", got)
+	}
+}
