@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
@@ -121,6 +121,58 @@ test("the SDK's WebSocket client prompts; its HTTP client lists and loads the se
     // The replay arrives on the session's stream, the answer on the connection's.
     await waitFor(() => textOf(second.updates, sessionId).includes(ANSWER), "the replayed answer");
   });
+});
+
+test("a permission question reaches the SDK's clients over both transports, and their answers come back", async (t) => {
+  const home = tempDir(t);
+  const script = join(home, "script.json");
+  // Each session plays the script from its start: one write, then a text.
+  writeFileSync(script, JSON.stringify({ responses: [
+    { parts: [{ type: "tool_call", name: "write", input: { path: "notes.txt", content: "written" } }] },
+    { parts: [{ type: "text", text: "wrote" }] },
+  ] }));
+  // Without --yolo: writes ask.
+  const env = { ...process.env, HOME: home, CORVID_HOME: join(home, ".corvid"), CORVID_KEYRING: "off" };
+  const child = spawn(BIN, ["serve", "-m", `script:${script}`, "--listen", "127.0.0.1:0"], { cwd: home, env, stdio: ["ignore", "ignore", "pipe"] });
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  t.after(async () => {
+    process.off("exit", killOnExit);
+    if (child.exitCode === null) {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    }
+  });
+  const url = await new Promise((resolve, reject) => {
+    let err = "";
+    child.stderr.on("data", (b) => {
+      err += b;
+      const m = /listening on (http\S+)/.exec(err);
+      if (m) resolve(m[1]);
+    });
+    child.once("exit", () => reject(new Error(err)));
+  });
+  for (const [name, stream] of [
+    ["websocket", () => createWebSocketStream(url.replace(/^http/, "ws"), { WebSocket })],
+    ["http", () => createHttpStream(url)],
+  ]) {
+    rmSync(join(home, "notes.txt"), { force: true });
+    const asked = [];
+    const app = acp.client({ name: `perm-${name}` }).onRequest("session/request_permission", ({ params }) => {
+      asked.push(params.toolCall.title);
+      return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    });
+    await app.connectWith(stream(), async (agent) => {
+      await agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      const session = await agent.buildSession(home).start();
+      const answered = session.prompt("write");
+      await session.readText();
+      assert.equal((await answered).stopReason, "end_turn", name);
+      session.dispose();
+    });
+    assert.equal(asked.length, 1, `${name}: one permission question`);
+    assert.equal(readFileSync(join(home, "notes.txt"), "utf8"), "written", `${name}: the allowed write happened`);
+  }
 });
 
 // A trivial agent behind the SDK's reference server.
