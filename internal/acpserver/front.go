@@ -300,6 +300,9 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 // or a vanished client all mean reject once; nothing here ever allows by
 // itself.
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	if a := ss.holders.askerFor(ss); a != ss {
+		return a.RequestPermission(ctx, call) // another connection prompted (attach.go)
+	}
 	srv := ss.srv
 	if srv.cannotAnswer() || srv.keepsTurns() {
 		// A host that sent no clientCapabilities at all, or prompts with

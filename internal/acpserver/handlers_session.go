@@ -26,7 +26,7 @@ func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any,
 		return nil, err
 	}
 	id := agent.NewID("sess")
-	ss := &session{srv: s, id: id}
+	ss := &session{srv: s, id: id, holders: newHolders()}
 	servers := mcpServers(req.MCPServers)
 	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
 		fsys, terms := s.toolBackends(id)
@@ -174,6 +174,7 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ss.holders.prompting(ss) // its questions come here (attach.go)
 	select {
 	case <-s.conn.Gone():
 		// The client is gone (stdin closed): a prompt it queued before

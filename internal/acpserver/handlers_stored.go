@@ -38,7 +38,15 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 	if old != nil {
 		old.Close()
 	}
-	ss := &session{srv: s, id: req.SessionID}
+	// One that another connection of the daemon holds is attached to.
+	if s.opts.Hub != nil {
+		if live := s.opts.Hub.liveElsewhere(req.SessionID, s); live != nil {
+			if res, err := s.attach(ctx, req, live, replay); res != nil || err != nil {
+				return res, err
+			}
+		}
+	}
+	ss := &session{srv: s, id: req.SessionID, holders: newHolders()}
 	servers := mcpServers(req.MCPServers)
 	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
 		fsys, terms := s.toolBackends(req.SessionID)
@@ -150,7 +158,7 @@ func (s *Server) ForkSession(ctx context.Context, req *acp.LoadSessionRequest) (
 		}
 		return nil, rpcError(s, err)
 	}
-	ss := &session{srv: s, id: newID}
+	ss := &session{srv: s, id: newID, holders: newHolders()}
 	fsys, terms := s.toolBackends(newID)
 	as, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: newID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: mcpServers(req.MCPServers)})
 	if err != nil {

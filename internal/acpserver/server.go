@@ -115,6 +115,11 @@ type session struct {
 	// new/load response); events before that, such as an MCP server's
 	// list change during start, are not sent.
 	ready atomic.Bool
+	// holders is shared by every connection that holds this agent
+	// session (attach.go); detach stops this one's events (nil: the
+	// session's own front end).
+	holders *holders
+	detach  func()
 }
 
 // shutdownGrace bounds how long in-flight work may take to answer after the
@@ -191,7 +196,11 @@ func (s *Server) detachAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, ss := range all {
 		wg.Go(func() {
-			ss.WaitIdle(ctx)
+			if !ss.holders.shared() {
+				// No other connection holds it (attach.go) to
+				// follow the turn: let the turn end first.
+				ss.WaitIdle(ctx)
+			}
 			ss.Close()
 		})
 	}

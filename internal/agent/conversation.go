@@ -20,6 +20,12 @@ import (
 type conversation struct {
 	log   eventLog
 	front FrontEnd
+	// show orders recording and showing against Attach (attach.go): an
+	// event is recorded and handed to every front end under it, so an
+	// attaching front end gets each event exactly once, from the store
+	// or live. fans are the attached front ends besides front.
+	show sync.Mutex
+	fans []FrontEnd
 	// fresh: a prompt was recorded and nothing of its turn shown yet.
 	fresh atomic.Bool
 
@@ -42,6 +48,7 @@ func (c *conversation) emit(ev Event) {
 	// Any commit that fails from here on may be this event's: the front
 	// end then drops what reports it (Event.Stored).
 	mark := c.storeFailures()
+	c.show.Lock()
 	n := c.log.event(ev)
 	first := c.log.store != nil && c.fresh.Swap(false)
 	if first {
@@ -77,6 +84,10 @@ func (c *conversation) emit(ev Event) {
 		c.log.settleNow(n, 5*time.Second)
 	}
 	c.front.Emit(ev)
+	for _, f := range c.fans {
+		f.Emit(ev)
+	}
+	c.show.Unlock()
 	if first {
 		// And let the front end's writer, which asks Stored right before
 		// it writes the frame, run before the model's next events: on a

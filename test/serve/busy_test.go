@@ -43,7 +43,7 @@ func TestPromptToASessionRunningOnAnotherConnectionIsRefused(t *testing.T) {
 	e := b.callErr("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("again")})
 	out, _ := json.Marshal(e)
 	t.Logf("error: %s", out)
-	if e == nil || e["code"] != float64(-32602) || !strings.Contains(e["message"].(string), "connection") {
+	if e == nil || e["code"] != float64(-32602) || !strings.Contains(e["message"].(string), "already running") {
 		t.Fatalf("second prompt: %s; want -32602", out)
 	}
 	data, _ := e["data"].(map[string]any)
