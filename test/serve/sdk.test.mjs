@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { Readable, Writable } from "node:stream";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
@@ -173,6 +174,53 @@ test("a permission question reaches the SDK's clients over both transports, and 
     assert.equal(asked.length, 1, `${name}: one permission question`);
     assert.equal(readFileSync(join(home, "notes.txt"), "utf8"), "written", `${name}: the allowed write happened`);
   }
+});
+
+test("three SDK clients on one session: WebSocket prompts, HTTP and stdio through the relay attach mid-turn and get every word once", async (t) => {
+  const home = tempDir(t);
+  const script = join(home, "script.json");
+  const words = Array.from({ length: 40 }, (_, i) => `word-${String(i).padStart(2, "0")}`).join(" ") + " END";
+  writeFileSync(script, JSON.stringify({ chunkSize: 8, delayMs: 30, responses: [{ parts: [{ type: "text", text: words }] }] }));
+  const url = await startDaemon(t, home, script);
+
+  const a = recordingClient();
+  let sessionId;
+  let startedA;
+  const aStarted = new Promise((r) => (startedA = r));
+  const aDone = a.app.connectWith(createWebSocketStream(url.replace(/^http/, "ws"), { WebSocket }), async (agent) => {
+    await agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    const session = await agent.buildSession(home).start();
+    sessionId = session.sessionId;
+    const answered = session.prompt("go");
+    await waitFor(() => textOf(a.updates, sessionId).includes("word-02"), "the first words on A");
+    startedA();
+    assert.equal((await answered).stopReason, "end_turn");
+    await waitFor(() => textOf(a.updates, sessionId) === words, "A's whole answer");
+    session.dispose();
+  });
+  await aStarted;
+
+  // B: the HTTP client loads the running session.
+  const b = recordingClient();
+  const bDone = b.app.connectWith(createHttpStream(url), async (agent) => {
+    await agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    await agent.request("session/load", { sessionId, cwd: home, mcpServers: [] });
+    await waitFor(() => textOf(b.updates, sessionId) === words || textOf(b.updates, sessionId).length > words.length, "B's whole answer");
+    assert.equal(textOf(b.updates, sessionId), words, "B: the replay, then live, each word once");
+  });
+
+  // C: the SDK's stdio client through `corvid acp --connect`, the relay.
+  const c = recordingClient();
+  const relay = spawn(BIN, ["acp", "--connect", url], { stdio: ["pipe", "pipe", "inherit"] });
+  t.after(() => relay.kill());
+  const stdio = acp.ndJsonStream(Writable.toWeb(relay.stdin), Readable.toWeb(relay.stdout));
+  const cDone = c.app.connectWith(stdio, async (agent) => {
+    await agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    await agent.request("session/load", { sessionId, cwd: home, mcpServers: [] });
+    await waitFor(() => textOf(c.updates, sessionId) === words || textOf(c.updates, sessionId).length > words.length, "C's whole answer");
+    assert.equal(textOf(c.updates, sessionId), words, "C: the replay, then live, each word once");
+  });
+  await Promise.all([aDone, bDone, cDone]);
 });
 
 // A trivial agent behind the SDK's reference server.
