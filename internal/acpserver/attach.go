@@ -2,6 +2,7 @@ package acpserver
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/corvid-agent/corvid/internal/acp"
@@ -17,25 +18,25 @@ import (
 // last of them lets go (session/close, or its client went away and its
 // turn ended).
 
-// holders counts the connections that hold one agent session, and names
-// the one whose prompt runs now: its questions go there.
+// holders are the connections' session objects that hold one agent
+// session, and the one whose prompt runs now.
 type holders struct {
-	mu     sync.Mutex
-	n      int
-	closed bool
-	asker  *session
+	mu      sync.Mutex
+	members []*session
+	closed  bool
+	asker   *session
 }
 
-func newHolders() *holders { return &holders{n: 1} }
+func newHolders(first *session) *holders { return &holders{members: []*session{first}} }
 
 // join adds a holder; false once the session was closed.
-func (h *holders) join() bool {
+func (h *holders) join(ss *session) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return false
 	}
-	h.n++
+	h.members = append(h.members, ss)
 	return true
 }
 
@@ -46,8 +47,10 @@ func (h *holders) leave(ss *session) bool {
 	if h.asker == ss {
 		h.asker = nil
 	}
-	h.n--
-	if h.n > 0 {
+	if i := slices.Index(h.members, ss); i >= 0 {
+		h.members = slices.Delete(h.members, i, i+1)
+	}
+	if len(h.members) > 0 {
 		return false
 	}
 	h.closed = true
@@ -61,13 +64,36 @@ func (h *holders) shared() bool {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.n > 1
+	return len(h.members) > 1
 }
 
 func (h *holders) open() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return !h.closed
+}
+
+// present are the holders whose client is connected and can answer a
+// question.
+func (h *holders) present() []*session {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	members := slices.Clone(h.members)
+	h.mu.Unlock()
+	var out []*session
+	for _, ss := range members {
+		select {
+		case <-ss.srv.conn.Gone():
+			continue
+		default:
+		}
+		if !ss.srv.cannotAnswer() {
+			out = append(out, ss)
+		}
+	}
+	return out
 }
 
 // prompting records which holder's client sent the running prompt.
@@ -123,10 +149,10 @@ func (h *Hub) liveElsewhere(id string, self *Server) *session {
 // attach serves session/load (replay) or session/resume on a session
 // another connection holds live.
 func (s *Server) attach(ctx context.Context, req *acp.LoadSessionRequest, live *session, replay bool) (any, error) {
-	if !live.holders.join() {
+	ss := &session{srv: s, id: req.SessionID, Session: live.Session, holders: live.holders}
+	if !live.holders.join(ss) {
 		return nil, nil // closed meanwhile: the caller loads it from the store
 	}
-	ss := &session{srv: s, id: req.SessionID, Session: live.Session, holders: live.holders}
 	var run *acp.Run
 	var replayTo func(agent.Event)
 	if replay {
@@ -151,4 +177,30 @@ func (s *Server) attach(ctx context.Context, req *acp.LoadSessionRequest, live *
 		Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
 		After:  ss.started,
 	}, nil
+}
+
+// askFirst puts a permission question to every connection in targets at
+// once. The first answer wins; the questions still open are withdrawn
+// (cancelling their calls sends $/cancel_request). ok is false when no
+// client answered.
+func askFirst(ctx context.Context, targets []*session, call agent.ToolCall) (ans agent.Answer, ok bool) {
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		ans agent.Answer
+		err error
+	}
+	results := make(chan result, len(targets))
+	for _, t := range targets {
+		go func() {
+			a, err := t.askClient(qctx, call)
+			results <- result{a, err}
+		}()
+	}
+	for range targets {
+		if r := <-results; r.err == nil {
+			return r.ans, true
+		}
+	}
+	return agent.RejectOnce, false
 }

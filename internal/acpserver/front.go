@@ -298,8 +298,14 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 
 // RequestPermission asks the client. Cancelled, an unknown option, an error
 // or a vanished client all mean reject once; nothing here ever allows by
-// itself.
+// itself. Under serve, a session several connections hold asks all of
+// them, and the first answer wins (attach.go).
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	if targets := ss.holders.present(); len(targets) > 1 {
+		if ans, ok := askFirst(ctx, targets, call); ok || ctx.Err() != nil {
+			return ans, nil
+		}
+	}
 	if a := ss.holders.askerFor(ss); a != ss {
 		return a.RequestPermission(ctx, call) // another connection prompted (attach.go)
 	}
@@ -311,10 +317,7 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 		// is stored in the conversation and `corvid respond` answers it.
 		return ss.askOutOfBand(ctx, call)
 	}
-	u := toolCallUpdate(call)
-	u.Meta = withMeta(u.Meta, call.Meta) // a sub-agent's question names the sub-agent
-	var resp acp.RequestPermissionResponse
-	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp)
+	ans, err := ss.askClient(ctx, call)
 	if err != nil {
 		select {
 		case <-srv.conn.Gone():
@@ -330,6 +333,18 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 		default:
 		}
 		return agent.RejectOnce, nil
+	}
+	return ans, nil
+}
+
+// askClient sends session/request_permission to this connection's client
+// and reads its answer; an error means it gave none.
+func (ss *session) askClient(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	u := toolCallUpdate(call)
+	u.Meta = withMeta(u.Meta, call.Meta) // a sub-agent's question names the sub-agent
+	var resp acp.RequestPermissionResponse
+	if err := ss.srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp); err != nil {
+		return agent.RejectOnce, err
 	}
 	if resp.Outcome.Outcome != "selected" {
 		return agent.RejectOnce, nil

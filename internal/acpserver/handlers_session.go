@@ -26,7 +26,8 @@ func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any,
 		return nil, err
 	}
 	id := agent.NewID("sess")
-	ss := &session{srv: s, id: id, holders: newHolders()}
+	ss := &session{srv: s, id: id}
+	ss.holders = newHolders(ss)
 	servers := mcpServers(req.MCPServers)
 	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
 		fsys, terms := s.toolBackends(id)

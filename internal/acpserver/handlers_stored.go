@@ -46,7 +46,8 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			}
 		}
 	}
-	ss := &session{srv: s, id: req.SessionID, holders: newHolders()}
+	ss := &session{srv: s, id: req.SessionID}
+	ss.holders = newHolders(ss)
 	servers := mcpServers(req.MCPServers)
 	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
 		fsys, terms := s.toolBackends(req.SessionID)
@@ -158,7 +159,8 @@ func (s *Server) ForkSession(ctx context.Context, req *acp.LoadSessionRequest) (
 		}
 		return nil, rpcError(s, err)
 	}
-	ss := &session{srv: s, id: newID, holders: newHolders()}
+	ss := &session{srv: s, id: newID}
+	ss.holders = newHolders(ss)
 	fsys, terms := s.toolBackends(newID)
 	as, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: newID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: mcpServers(req.MCPServers)})
 	if err != nil {

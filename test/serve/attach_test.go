@@ -1,9 +1,13 @@
 package serve
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
 )
 
 // fullSlowAnswer is what slowScript's turn shows, whole.
@@ -73,4 +77,43 @@ func TestPromptFromAnAttachedClientReachesEveryAttachment(t *testing.T) {
 	}
 	waitExact(t, b, sid, "first answer.second answer.")
 	waitExact(t, a, sid, "first answer.second answer.")
+}
+
+// TestQuestionGoesToEveryAttachmentAndTheFirstAnswerWins: A and B hold
+// one session; A's turn asks permission; both are asked, B answers first,
+// A's question is withdrawn with $/cancel_request, and the write happens.
+func TestQuestionGoesToEveryAttachmentAndTheFirstAnswerWins(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := startDaemon(t, 1, "-m", "script:"+filepath.Join(root, "examples", "edit.json"), "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	a := dial(t, d.sock)
+	initialize(a)
+	sid := newSession(a, dir)
+	b := dial(t, d.sock)
+	initialize(b)
+	b.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	answer := make(chan map[string]any, 1)
+	go func() {
+		answer <- a.callErrOrResult("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("write the notes")})
+	}()
+	qa := a.waitRequest("session/request_permission")
+	qb := b.waitRequest("session/request_permission")
+	_ = b.enc.Encode(map[string]any{"jsonrpc": "2.0", "id": qb["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}})
+	if !a.waitNote("$/cancel_request", func(p map[string]any) bool { return p["requestId"] == qa["id"] }) {
+		t.Fatalf("A's question was not withdrawn; A got %v", a.note)
+	}
+	select {
+	case m := <-answer:
+		if stopReason(m) != "end_turn" {
+			t.Fatalf("A's prompt: %v", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the turn did not end after B's answer")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "written by corvid\n" {
+		t.Fatalf("notes.txt: %q %v", b, err)
+	}
 }

@@ -150,6 +150,7 @@ type client struct {
 	next int
 	wait map[int]chan map[string]any
 	note []map[string]any
+	reqs []map[string]any // the agent's requests, unanswered unless the test answers
 	gone chan struct{}
 }
 
@@ -177,6 +178,8 @@ func dial(t *testing.T, sock string) *client {
 				}
 			} else if m["id"] == nil {
 				c.note = append(c.note, m)
+			} else {
+				c.reqs = append(c.reqs, m)
 			}
 			c.mu.Unlock()
 		}
@@ -267,3 +270,39 @@ func newSession(c *client, cwd string) string {
 }
 
 func prompt(text string) []any { return []any{map[string]any{"type": "text", "text": text}} }
+
+// waitRequest waits for the agent's request of method and returns it.
+func (c *client) waitRequest(method string) map[string]any {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		c.mu.Lock()
+		for _, r := range c.reqs {
+			if r["method"] == method {
+				c.mu.Unlock()
+				return r
+			}
+		}
+		c.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.t.Fatalf("no %s request arrived", method)
+	return nil
+}
+
+// waitNote waits for a notification of method that satisfies ok.
+func (c *client) waitNote(method string, ok func(params map[string]any) bool) bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		c.mu.Lock()
+		for _, n := range c.note {
+			if p, _ := n["params"].(map[string]any); n["method"] == method && ok(p) {
+				c.mu.Unlock()
+				return true
+			}
+		}
+		c.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
