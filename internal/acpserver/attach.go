@@ -25,6 +25,15 @@ type holders struct {
 	members []*session
 	closed  bool
 	asker   *session
+	// pending are the permission questions open now; a connection that
+	// attaches meanwhile is asked too (offer).
+	pending map[*question]struct{}
+}
+
+// question is one permission question put to several connections.
+type question struct {
+	call agent.ToolCall
+	late chan *session // connections that attached while it was open
 }
 
 func newHolders(first *session) *holders { return &holders{members: []*session{first}} }
@@ -175,32 +184,69 @@ func (s *Server) attach(ctx context.Context, req *acp.LoadSessionRequest, live *
 	c := ss.Controls()
 	return acp.Then{
 		Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
-		After:  ss.started,
+		After: func() {
+			ss.started()
+			live.holders.offer(ss) // after the response: the client knows the session
+		},
 	}, nil
 }
 
 // askFirst puts a permission question to every connection in targets at
-// once. The first answer wins; the questions still open are withdrawn
-// (cancelling their calls sends $/cancel_request). ok is false when no
-// client answered.
-func askFirst(ctx context.Context, targets []*session, call agent.ToolCall) (ans agent.Answer, ok bool) {
+// once, and to any that attaches while it is open. The first answer wins;
+// the questions still open are withdrawn (cancelling their calls sends
+// $/cancel_request). ok is false when no client answered.
+func (h *holders) askFirst(ctx context.Context, targets []*session, call agent.ToolCall) (ans agent.Answer, ok bool) {
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	q := &question{call: call, late: make(chan *session, 4)}
+	h.mu.Lock()
+	if h.pending == nil {
+		h.pending = map[*question]struct{}{}
+	}
+	h.pending[q] = struct{}{}
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.pending, q)
+		h.mu.Unlock()
+	}()
 	type result struct {
 		ans agent.Answer
 		err error
 	}
-	results := make(chan result, len(targets))
-	for _, t := range targets {
+	results := make(chan result, 64)
+	ask := func(t *session) {
 		go func() {
 			a, err := t.askClient(qctx, call)
 			results <- result{a, err}
 		}()
 	}
-	for range targets {
-		if r := <-results; r.err == nil {
-			return r.ans, true
+	for _, t := range targets {
+		ask(t)
+	}
+	for open := len(targets); open > 0; {
+		select {
+		case t := <-q.late:
+			open++
+			ask(t)
+		case r := <-results:
+			if r.err == nil {
+				return r.ans, true
+			}
+			open--
 		}
 	}
 	return agent.RejectOnce, false
+}
+
+// offer puts the open permission questions to ss, which just attached.
+func (h *holders) offer(ss *session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for q := range h.pending {
+		select {
+		case q.late <- ss:
+		default: // a question with that many late attachers waits for them
+		}
+	}
 }

@@ -301,8 +301,10 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 // itself. Under serve, a session several connections hold asks all of
 // them, and the first answer wins (attach.go).
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
-	if targets := ss.holders.present(); len(targets) > 1 {
-		if ans, ok := askFirst(ctx, targets, call); ok || ctx.Err() != nil {
+	if targets := ss.holders.present(); len(targets) > 1 || (len(targets) == 1 && ss.srv.opts.Hub != nil) {
+		// Under serve even one client is asked this way, so one that
+		// attaches while the question is open is asked too.
+		if ans, ok := ss.holders.askFirst(ctx, targets, call); ok || ctx.Err() != nil {
 			return ans, nil
 		}
 	}

@@ -117,3 +117,32 @@ func TestQuestionGoesToEveryAttachmentAndTheFirstAnswerWins(t *testing.T) {
 		t.Fatalf("notes.txt: %q %v", b, err)
 	}
 }
+
+// TestClientThatAttachesWhileAQuestionIsOpenIsAskedToo: A's turn asks;
+// A does not answer; B loads the session, is asked after its load answer,
+// and its answer lets the write happen.
+func TestClientThatAttachesWhileAQuestionIsOpenIsAskedToo(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := startDaemon(t, 1, "-m", "script:"+filepath.Join(root, "examples", "edit.json"), "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	a := dial(t, d.sock)
+	initialize(a)
+	sid := newSession(a, dir)
+	a.send("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("write the notes")})
+	qa := a.waitRequest("session/request_permission")
+	b := dial(t, d.sock)
+	initialize(b)
+	b.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	qb := b.waitRequest("session/request_permission")
+	_ = b.enc.Encode(map[string]any{"jsonrpc": "2.0", "id": qb["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}})
+	if !a.waitNote("$/cancel_request", func(p map[string]any) bool { return p["requestId"] == qa["id"] }) {
+		t.Fatal("A's question was not withdrawn")
+	}
+	waitExact(t, b, sid, "I will create notes.txt.Done: notes.txt now exists.")
+	if got, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(got) != "written by corvid\n" {
+		t.Fatalf("notes.txt: %q %v", got, err)
+	}
+}
