@@ -73,6 +73,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/stackstart": {},
 		"internal/acpserver":  {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
 		"internal/print":      {"internal/agent", "internal/tool"},
+		"internal/serve":      {"internal/respond"},
 		"internal/profile":    {"internal/config"},
 	}
 	for name, ok := range allowed {

@@ -46,6 +46,10 @@ type acpCmd struct {
 	Compat                string       `name:"compat" placeholder:"DIALECT" enum:",codebuddy" default:"" help:"Speak a host's dialect beside ACP v1: codebuddy adds CodeBuddy's root-level capability flags and session_end updates (docs/codebuddy.md). corvid --acp implies it."`
 	Multitask             bool         `name:"multitask" help:"Refused with acp: multitask is a per-session option (the multitask config option or session/set_multitask); see docs/codebuddy.md."`
 	Profile               profileFlags `embed:""`
+	// The relay (relay.go): with --connect, acp carries stdio to a
+	// running `corvid serve` and starts no agent of its own.
+	Connect          string `name:"connect" placeholder:"unix:PATH|URL" help:"Relay stdin/stdout to a running corvid serve instead of running the agent here: unix:PATH (its socket) or ws://HOST:PORT/acp (http:// works too). The agent flags are the daemon's, not this process's."`
+	ConnectTokenFile string `name:"connect-token-file" placeholder:"FILE" help:"With --connect to a URL: send the bearer token in FILE."`
 
 	// kage is set by main when the command word was rpc, kage's launch
 	// line: kage never auto-approves and never asks for the client's fs or
@@ -71,6 +75,9 @@ func (c *acpCmd) Run() error {
 	c.kageDefaults()
 	if c.Login {
 		return c.login()
+	}
+	if c.Connect != "" {
+		return c.relay()
 	}
 	if c.Multitask || c.Profile.Agent == "multitask" {
 		// CodeBuddy's entry guard (C41): multitask is a session overlay.
@@ -105,6 +112,34 @@ func (c *acpCmd) Run() error {
 		logger.Log(context.Background(), level, "processes that detach from corvid's commands can answer its out-of-band questions", "err", err)
 	}
 
+	ag, opts := c.wire(logger)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupt := make(chan struct{}, 1)
+	stopSignals := watchSignals(logger, interrupt, func() {
+		// Ending the input ends Serve the same way an editor closing
+		// stdin does: turns are cancelled and answered, then we exit.
+		_ = os.Stdin.Close()
+		cancel()
+	})
+	defer stopSignals()
+
+	opts.Interrupt = interrupt
+	err = acpserver.Serve(ctx, os.Stdin, protoOut, opts)
+	if err := ag.Close(); err != nil {
+		logger.Error("close session store", "err", err)
+	}
+	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) {
+		logger.Warn("connection ended", "err", err)
+	}
+	return nil
+}
+
+// wire builds the agent and the protocol handler's options from the flags:
+// what `corvid acp` serves on stdio and `corvid serve` on every connection.
+// A bad flag or config exits 1, as before serving anything.
+func (c *acpCmd) wire(logger *slog.Logger) (*agent.Agent, acpserver.Options) {
 	// corvid reads its environment through a snapshot; the process
 	// environment, which every child inherits, loses the provider keys and
 	// CORVID_* settings (unless pass_env lists them).
@@ -161,19 +196,7 @@ func (c *acpCmd) Run() error {
 		// Each session's project config is found from its own cwd.
 		ForCwd: c.sessionConfig(env, logger),
 	})
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	interrupt := make(chan struct{}, 1)
-	stopSignals := watchSignals(logger, interrupt, func() {
-		// Ending the input ends Serve the same way an editor closing
-		// stdin does: turns are cancelled and answered, then we exit.
-		_ = os.Stdin.Close()
-		cancel()
-	})
-	defer stopSignals()
-
-	err = acpserver.Serve(ctx, os.Stdin, protoOut, acpserver.Options{
+	return ag, acpserver.Options{
 		Agent:              ag,
 		Version:            version,
 		LaunchDir:          cwd,
@@ -186,20 +209,12 @@ func (c *acpCmd) Run() error {
 		Auth:               c.auth(env, file),
 		MCPConfigured:      len(file.MCPServers) > 0,
 		InteractionTimeout: file.InteractionTimeout,
-		Interrupt:          interrupt,
 		Compat:             c.Compat,
 		UserInfo:           userInfo(file.Identity),
 		SetAgent:           c.switchProfile(env, file),
 		LaunchAgent:        c.launchAgent(),
 		NoBackgroundTasks:  config.BackgroundTasksDisabled(env),
-	})
-	if err := ag.Close(); err != nil {
-		logger.Error("close session store", "err", err)
 	}
-	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) {
-		logger.Warn("connection ended", "err", err)
-	}
-	return nil
 }
 
 // terminalNotice is the one line `corvid acp` writes when a person, not an

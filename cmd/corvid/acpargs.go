@@ -98,6 +98,10 @@ func (c *acpCmd) setFlag(name, value string) bool {
 		c.System = value
 	case "log-file":
 		c.LogFile = value
+	case "connect":
+		c.Connect = value
+	case "connect-token-file":
+		c.ConnectTokenFile = value
 	case "log-level":
 		c.LogLevel = value
 	case "mode":

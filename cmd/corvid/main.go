@@ -76,6 +76,7 @@ func formatVersion(version, commit, date string, settings []debug.BuildSetting) 
 // CLI is the command tree.
 type CLI struct {
 	ACP         acpCmd           `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
+	Serve       serveCmd         `cmd:"" help:"Run the daemon that owns sessions and serves ACP to many clients: unix socket (NDJSON), Streamable HTTP and WebSocket (docs/serve.md)."`
 	Agents      agentsCmd        `cmd:"" help:"List and show agent profiles (corvid TOML profiles and Leviath agent.leviath blueprints)."`
 	Run         runCmd           `cmd:"" help:"Print mode: answer one prompt on stdout and exit: corvid run -p PROMPT (also corvid -p PROMPT)."`
 	Auth        authCmd          `cmd:"" help:"Manage provider credentials (login, logout, status)."`
@@ -216,5 +217,5 @@ func printModeArgs(args []string) []string {
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
 	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
-	"import": true, "sandbox-exec": true,
+	"import": true, "sandbox-exec": true, "serve": true,
 }

@@ -365,28 +365,55 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 
 // RequestPermission asks the client. Cancelled, an unknown option, an error
 // or a vanished client all mean reject once; nothing here ever allows by
-// itself.
+// itself. Under serve, a session several connections hold asks all of
+// them, and the first answer wins (attach.go).
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	if targets := ss.holders.present(); len(targets) > 1 || (len(targets) == 1 && ss.srv.opts.Hub != nil) {
+		// Under serve even one client is asked this way, so one that
+		// attaches while the question is open is asked too.
+		if ans, ok := ss.holders.askFirst(ctx, targets, call); ok || ctx.Err() != nil {
+			return ans, nil
+		}
+	}
+	if a := ss.holders.askerFor(ss); a != ss {
+		return a.RequestPermission(ctx, call) // another connection prompted (attach.go)
+	}
 	srv := ss.srv
-	if srv.cannotAnswer() {
+	if srv.cannotAnswer() || srv.keepsTurns() {
 		// A host that sent no clientCapabilities at all, or prompts with
 		// messages, cannot answer requests (Gas City): ask out of band.
+		// So does a turn that outlived its client (serve): the question
+		// is stored in the conversation and `corvid respond` answers it.
 		return ss.askOutOfBand(ctx, call)
 	}
-	u := toolCallUpdate(call)
-	u.Meta = withMeta(u.Meta, call.Meta) // a sub-agent's question names the sub-agent
-	var resp acp.RequestPermissionResponse
-	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp)
+	ans, err := ss.askClient(ctx, call)
 	if err != nil {
 		select {
 		case <-srv.conn.Gone():
 			// The client left: the question stays open until the session
 			// closes (Close ends ctx), so a detached worker is stopped as
-			// interrupted rather than going on with a refusal.
+			// interrupted rather than going on with a refusal. Under
+			// serve's OnDisconnect "continue" the turn goes on, and the
+			// question goes out of band.
+			if srv.keepsTurns() {
+				return ss.askOutOfBand(ctx, call)
+			}
 			<-ctx.Done()
 		default:
 		}
 		return agent.RejectOnce, nil
+	}
+	return ans, nil
+}
+
+// askClient sends session/request_permission to this connection's client
+// and reads its answer; an error means it gave none.
+func (ss *session) askClient(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	u := toolCallUpdate(call)
+	u.Meta = withMeta(u.Meta, call.Meta) // a sub-agent's question names the sub-agent
+	var resp acp.RequestPermissionResponse
+	if err := ss.srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp); err != nil {
+		return agent.RejectOnce, err
 	}
 	if resp.Outcome.Outcome != "selected" {
 		return agent.RejectOnce, nil

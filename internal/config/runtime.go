@@ -35,3 +35,14 @@ func RuntimePlace(env Env) Runtime {
 	}
 	return Runtime{Dir: tmp, SharedTemp: true}
 }
+
+// ServeSocket is the default socket of `corvid serve` (and of `corvid acp
+// --connect auto`): serve.sock in the runtime directory when that is the
+// user's own, else in the data directory's run/ (never a fixed name in the
+// shared temporary directory, where another user could plant it first).
+func ServeSocket(env Env) string {
+	if rt := RuntimePlace(env); !rt.SharedTemp {
+		return filepath.Join(rt.Dir, "serve.sock")
+	}
+	return filepath.Join(DataDir(env), "run", "serve.sock")
+}

@@ -26,6 +26,7 @@ package respond
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -144,3 +145,9 @@ type response struct {
 	Settled map[string]string `json:"settled,omitempty"`
 	Error   string            `json:"error,omitempty"`
 }
+
+// PeerUID is the uid of the process at the other end of a unix socket
+// connection, as the kernel recorded it (SO_PEERCRED, LOCAL_PEERCRED); on
+// platforms that cannot tell it fails, so callers refuse the peer.
+// `corvid serve` checks its sockets' peers with it too.
+func PeerUID(conn *net.UnixConn) (int, error) { return peerUID(conn) }
