@@ -1,0 +1,423 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+)
+
+// model is the TUI's state: the session as the agent reported it, the
+// live region, the input, and whatever question or picker is open.
+type model struct {
+	opts   Options
+	th     *theme
+	ag     *agent
+	width  int
+	height int
+
+	sessionID string
+	ready     bool // a session is open
+	replaying bool // session/load is replaying the transcript
+	modes     *acp.SessionModeState
+	config    []acp.SessionConfigOption
+	commands  []acp.AvailableCommand
+	st        status
+
+	live     []block
+	tools    map[string]*toolCall
+	plan     []acp.PlanEntry
+	printQ   []string // lines for the scrollback, in order
+	printing int      // how many of printQ are being printed
+
+	in       input
+	running  bool
+	perm     *permissionMsg
+	permSel  int
+	permQ    []permissionMsg
+	picker   *picker
+	gap      bool // the turn has output: the next block starts after a blank line
+	quitArm  bool // Ctrl+C on an empty input once already
+	quitting bool
+	gone     bool
+}
+
+// picker is a list to choose one item from (/model, /mode, /sessions).
+type picker struct {
+	title string
+	items []pickItem
+	sel   int
+	pick  func(m *model, it pickItem) tea.Cmd
+}
+
+type pickItem struct{ label, value, note string }
+
+// Messages of the model's own commands.
+type (
+	printedMsg struct{}
+	sessionMsg struct {
+		id     string
+		modes  *acp.SessionModeState
+		config []acp.SessionConfigOption
+		loaded bool
+		err    error
+	}
+	promptDoneMsg struct {
+		stop string
+		err  error
+	}
+	configMsg struct {
+		config []acp.SessionConfigOption
+		err    error
+	}
+	modeSetMsg struct {
+		mode string
+		err  error
+	}
+	noteMsg struct{ text string }
+)
+
+func newModel(opts Options, th *theme) *model {
+	return &model{opts: opts, th: th, width: 80, height: 24, tools: map[string]*toolCall{},
+		st: status{model: opts.ModelLabel}}
+}
+
+func (m *model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.openSession(m.opts.Continue, m.opts.Resume)}
+	if m.opts.Theme == "" && m.th.color {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+// openSession initialises the connection (once) and opens a session: the
+// newest of this directory (cont), the given one (resume) or a new one.
+func (m *model) openSession(cont bool, resume string) tea.Cmd {
+	ag, cwd := m.ag, m.opts.Cwd
+	first := !m.ready && m.sessionID == ""
+	return func() tea.Msg {
+		ctx := context.Background()
+		if first {
+			var init acp.InitializeResponse
+			req := map[string]any{
+				"protocolVersion":    1,
+				"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false},
+				"clientInfo":         map[string]string{"name": "corvid-tui", "version": "1"},
+			}
+			if err := ag.call(ctx, "initialize", req, &init); err != nil {
+				return sessionMsg{err: fmt.Errorf("initialize: %s", rpcMessage(err))}
+			}
+		}
+		if cont {
+			var list acp.ListSessionsResponse
+			if err := ag.call(ctx, "session/list", acp.ListSessionsRequest{Cwd: cwd}, &list); err != nil {
+				return sessionMsg{err: fmt.Errorf("session/list: %s", rpcMessage(err))}
+			}
+			if len(list.Sessions) == 0 {
+				cont = false // nothing to continue: a new session
+			} else {
+				resume = newest(list.Sessions)
+			}
+		}
+		if resume != "" {
+			var resp acp.LoadSessionResponse
+			err := ag.call(ctx, "session/load", acp.LoadSessionRequest{SessionID: resume, Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp)
+			if err != nil {
+				return sessionMsg{err: fmt.Errorf("session/load %s: %s", resume, rpcMessage(err))}
+			}
+			return sessionMsg{id: resume, modes: resp.Modes, config: resp.ConfigOptions, loaded: true}
+		}
+		var resp acp.NewSessionResponse
+		if err := ag.call(ctx, "session/new", acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp); err != nil {
+			return sessionMsg{err: fmt.Errorf("session/new: %s", rpcMessage(err))}
+		}
+		return sessionMsg{id: resp.SessionID, modes: resp.Modes, config: resp.ConfigOptions}
+	}
+}
+
+func newest(ss []acp.SessionInfo) string {
+	best := ss[0]
+	for _, s := range ss[1:] {
+		if s.UpdatedAt > best.UpdatedAt {
+			best = s
+		}
+	}
+	return best.SessionID
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
+	case tea.BackgroundColorMsg:
+		m.th = newTheme(msg.IsDark(), m.th.color)
+	case printedMsg:
+		m.printQ = m.printQ[m.printing:]
+		m.printing = 0
+	case updateMsg:
+		if m.replaying || m.sessionID == "" || msg.sessionID == m.sessionID {
+			m.applyUpdate(msg.raw)
+		}
+	case permissionMsg:
+		if m.perm == nil {
+			m.perm, m.permSel = &msg, 0
+		} else {
+			m.permQ = append(m.permQ, msg)
+		}
+	case permissionDoneMsg:
+		m.withdraw(msg.req)
+	case sessionMsg:
+		cmd = m.sessionOpened(msg)
+	case promptDoneMsg:
+		m.running = false
+		m.settle()
+		switch {
+		case msg.err != nil:
+			m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
+		case msg.stop == acp.StopCancelled:
+			m.printLines(m.th.warn.Render("⊘ cancelled"))
+		case msg.stop != "" && msg.stop != acp.StopEndTurn:
+			m.printLines(m.th.warn.Render("⊘ stopped: " + strings.ReplaceAll(msg.stop, "_", " ")))
+		}
+		m.cancelQuestions()
+	case configMsg:
+		if msg.err != nil {
+			m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
+		} else if msg.config != nil {
+			m.config = msg.config
+			m.syncStatus()
+		}
+	case modeSetMsg:
+		if msg.err != nil {
+			m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
+		} else if m.modes != nil {
+			m.modes.CurrentModeID = msg.mode
+			m.syncStatus()
+		}
+	case noteMsg:
+		m.printLines(msg.text)
+	case agentGoneMsg:
+		return m, m.agentGone(msg)
+	case tea.PasteMsg:
+		if m.perm == nil && m.picker == nil {
+			m.in.pasteText(msg.Content)
+		}
+	case tea.KeyPressMsg:
+		cmd = m.key(msg)
+	}
+	if m.quitting && m.printing == 0 && len(m.printQ) == 0 {
+		return m, tea.Batch(cmd, tea.Quit)
+	}
+	return m, tea.Batch(cmd, m.printCmd())
+}
+
+// printCmd prints the queued lines above the live region, one batch at a
+// time so batches keep their order; the lines stay in the view until
+// printedMsg says they are in the scrollback.
+func (m *model) printCmd() tea.Cmd {
+	if m.printing > 0 || len(m.printQ) == 0 {
+		return nil
+	}
+	m.printing = len(m.printQ)
+	text := strings.Join(m.printQ, "\n")
+	if text == "" {
+		text = " " // an empty print prints nothing
+	}
+	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+}
+
+func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
+	m.settle()
+	m.replaying = false
+	if msg.err != nil {
+		m.printLines(m.th.fail.Render("✗ "+msg.err.Error()), m.th.dim.Render("  (Ctrl+D quits)"))
+		return nil
+	}
+	m.sessionID, m.ready = msg.id, true
+	m.modes, m.config = msg.modes, msg.config
+	m.st.title, m.st.used, m.st.size, m.st.cost = "", 0, 0, nil
+	m.syncStatus()
+	if msg.loaded {
+		m.printLines(m.th.dim.Render("── session " + msg.id + " loaded ──"))
+	}
+	return nil
+}
+
+// syncStatus puts the current model and mode on the status line.
+func (m *model) syncStatus() {
+	if o := m.modelOption(); o != nil {
+		m.st.model = valueName(o)
+	}
+	if m.modes != nil {
+		m.st.mode = m.modes.CurrentModeID
+		for _, md := range m.modes.AvailableModes {
+			if md.ID == m.modes.CurrentModeID && md.Name != "" {
+				m.st.mode = md.Name
+			}
+		}
+	}
+}
+
+func (m *model) modelOption() *acp.SessionConfigOption {
+	for i, o := range m.config {
+		if o.Type == "select" && (o.Category == "model" || o.ID == "model") {
+			return &m.config[i]
+		}
+	}
+	return nil
+}
+
+func valueName(o *acp.SessionConfigOption) string {
+	cur := fmt.Sprint(o.CurrentValue)
+	for _, v := range o.Options {
+		if v.Value == cur && v.Name != "" {
+			return v.Name
+		}
+	}
+	return cur
+}
+
+// prompt sends text as a turn.
+func (m *model) prompt(text string) tea.Cmd {
+	m.printLines("")
+	lines := strings.Split(text, "\n")
+	shown := lines
+	if len(lines) > pasteFoldLines {
+		shown = append(append([]string{}, lines[:3]...), fmt.Sprintf("… %d more lines", len(lines)-3))
+	}
+	for i, l := range shown {
+		mark := "  "
+		if i == 0 {
+			mark = m.th.accent.Render("› ")
+		}
+		m.printLines(wrapStyled(m.th.bold.Render(l), m.width, mark, "  ")...)
+	}
+	m.printLines("")
+	m.gap = false
+	m.running = true
+	ag, id := m.ag, m.sessionID
+	return func() tea.Msg {
+		var resp acp.PromptResponse
+		err := ag.call(context.Background(), "session/prompt",
+			acp.PromptRequest{SessionID: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}}, &resp)
+		return promptDoneMsg{stop: resp.StopReason, err: err}
+	}
+}
+
+// cancel asks the agent to end the running turn; open questions are
+// answered cancelled, as the protocol asks of a client.
+func (m *model) cancel() tea.Cmd {
+	m.cancelQuestions()
+	if !m.running {
+		return nil
+	}
+	m.st.note = "cancelling…"
+	ag, id := m.ag, m.sessionID
+	return func() tea.Msg {
+		_ = ag.conn.Notify("session/cancel", acp.SessionIDRequest{SessionID: id})
+		return nil
+	}
+}
+
+func (m *model) cancelQuestions() {
+	if m.perm != nil {
+		m.perm.reply <- ""
+		m.perm = nil
+	}
+	for _, q := range m.permQ {
+		q.reply <- ""
+	}
+	m.permQ = nil
+	if !m.running {
+		m.st.note = ""
+	}
+}
+
+// answer replies to the open permission question with option i.
+func (m *model) answer(i int) {
+	p := m.perm
+	if p == nil || i < 0 || i >= len(p.req.Options) {
+		return
+	}
+	o := p.req.Options[i]
+	p.reply <- o.OptionID
+	verdict := m.th.ok.Render(o.Name)
+	if strings.HasPrefix(o.Kind, "reject") {
+		verdict = m.th.fail.Render(o.Name)
+	}
+	m.printLines(m.th.dim.Render("? ") + oneLine(p.req.ToolCall.Title) + m.th.dim.Render(" → ") + verdict)
+	m.nextQuestion()
+}
+
+func (m *model) nextQuestion() {
+	m.perm, m.permSel = nil, 0
+	if len(m.permQ) > 0 {
+		q := m.permQ[0]
+		m.permQ = m.permQ[1:]
+		m.perm = &q
+	}
+}
+
+func (m *model) withdraw(req *acp.RequestPermissionRequest) {
+	if m.perm != nil && m.perm.req == req {
+		m.nextQuestion()
+		return
+	}
+	for i, q := range m.permQ {
+		if q.req == req {
+			m.permQ = append(m.permQ[:i], m.permQ[i+1:]...)
+			return
+		}
+	}
+}
+
+func (m *model) agentGone(msg agentGoneMsg) tea.Cmd {
+	if m.quitting {
+		return tea.Quit
+	}
+	m.gone = true
+	m.running = false
+	m.settle()
+	text := "the agent exited"
+	if msg.err != nil {
+		text += " (" + msg.err.Error() + ")"
+	}
+	m.printLines("", m.th.fail.Render("✗ "+text))
+	if msg.stderr != "" {
+		lines := splitLines(msg.stderr)
+		if len(lines) > 8 {
+			lines = lines[len(lines)-8:]
+		}
+		for _, l := range lines {
+			m.printLines(m.th.dim.Render("  " + l))
+		}
+	}
+	m.cancelQuestions()
+	m.quitting = true
+	return m.printCmd()
+}
+
+// setConfig sets a config option (the model) through the agent.
+func (m *model) setConfig(id, value string) tea.Cmd {
+	ag, sid := m.ag, m.sessionID
+	return func() tea.Msg {
+		v, _ := json.Marshal(value)
+		var resp acp.SetSessionConfigOptionResponse
+		err := ag.call(context.Background(), "session/set_config_option",
+			acp.SetSessionConfigOptionRequest{SessionID: sid, ConfigID: id, Value: v}, &resp)
+		return configMsg{config: resp.ConfigOptions, err: err}
+	}
+}
+
+func (m *model) setMode(id string) tea.Cmd {
+	ag, sid := m.ag, m.sessionID
+	return func() tea.Msg {
+		err := ag.call(context.Background(), "session/set_mode", acp.SetSessionModeRequest{SessionID: sid, ModeID: id}, nil)
+		return modeSetMsg{mode: id, err: err}
+	}
+}
