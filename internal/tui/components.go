@@ -238,13 +238,14 @@ type status struct {
 func renderStatus(th *theme, s status, width int) string {
 	var parts []string
 	if s.working {
-		parts = append(parts, th.warn.Render("● working")+th.dim.Render(" (Esc cancels)"))
+		hint := ""
+		if width >= 100 {
+			hint = th.dim.Render(" (Esc cancels)")
+		}
+		parts = append(parts, th.warn.Render("● working")+hint)
 	}
 	if s.note != "" {
 		parts = append(parts, th.warn.Render(s.note))
-	}
-	if s.title != "" {
-		parts = append(parts, th.bold.Render(s.title))
 	}
 	if s.model != "" {
 		parts = append(parts, s.model)
@@ -261,6 +262,9 @@ func renderStatus(th *theme, s status, width int) string {
 	if s.cost != nil {
 		parts = append(parts, fmt.Sprintf("%s%.4f", currency(s.cost.Currency), s.cost.Amount))
 	}
+	if s.title != "" {
+		parts = append(parts, th.bold.Render(s.title))
+	}
 	line := strings.Join(parts, th.dim.Render(" · "))
 	return ansi.Truncate(line, width, "…")
 }
@@ -268,9 +272,9 @@ func renderStatus(th *theme, s status, width int) string {
 func short(n int64) string {
 	switch {
 	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
 	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e3), ".0") + "k"
 	}
 	return fmt.Sprint(n)
 }

@@ -13,8 +13,8 @@ const maxDiffLines = 40
 
 // renderDiff shows the change from old to new as one unified hunk: the
 // common head and tail are trimmed (with up to 2 lines of context kept) and
-// what lies between is shown removed, then added. It is exact for the one
-// contiguous edit the edit tools make; scattered edits show as one hunk.
+// what lies between is diffed line by line. Scattered edits show as one
+// hunk, their unchanged lines between them as context.
 func renderDiff(th *theme, path string, oldText *string, newText string, width int) []string {
 	var a []string
 	if oldText != nil && *oldText != "" {
@@ -46,11 +46,8 @@ func renderDiff(th *theme, path string, oldText *string, newText string, width i
 	for i := start; i < pre; i++ {
 		body = append(body, diffLine(th, ' ', a[i], width))
 	}
-	for i := pre; i < len(a)-suf; i++ {
-		body = append(body, diffLine(th, '-', a[i], width))
-	}
-	for i := pre; i < len(b)-suf; i++ {
-		body = append(body, diffLine(th, '+', b[i], width))
+	for _, op := range lineOps(a[pre:len(a)-suf], b[pre:len(b)-suf]) {
+		body = append(body, diffLine(th, op.sign, op.text, width))
 	}
 	for i := len(b) - suf; i < endB; i++ {
 		body = append(body, diffLine(th, ' ', b[i], width))
@@ -88,4 +85,61 @@ func hunkRange(start, n int) string {
 		return fmt.Sprintf("%d,0", start)
 	}
 	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+type lineOp struct {
+	sign byte // ' ', '-' or '+'
+	text string
+}
+
+// maxLCSCells bounds the table of lineOps; a bigger change is shown as all
+// of a removed, then all of b added.
+const maxLCSCells = 1 << 20
+
+// lineOps is a shortest edit from a to b by longest common subsequence.
+func lineOps(a, b []string) []lineOp {
+	var ops []lineOp
+	if len(a)*len(b) > maxLCSCells || len(a) == 0 || len(b) == 0 {
+		for _, l := range a {
+			ops = append(ops, lineOp{'-', l})
+		}
+		for _, l := range b {
+			ops = append(ops, lineOp{'+', l})
+		}
+		return ops
+	}
+	// lcs[i][j] is the LCS length of a[i:] and b[j:].
+	w := len(b) + 1
+	lcs := make([]int32, (len(a)+1)*w)
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
+			} else {
+				lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			ops = append(ops, lineOp{' ', a[i]})
+			i++
+			j++
+		case lcs[(i+1)*w+j] >= lcs[i*w+j+1]:
+			ops = append(ops, lineOp{'-', a[i]})
+			i++
+		default:
+			ops = append(ops, lineOp{'+', b[j]})
+			j++
+		}
+	}
+	for ; i < len(a); i++ {
+		ops = append(ops, lineOp{'-', a[i]})
+	}
+	for ; j < len(b); j++ {
+		ops = append(ops, lineOp{'+', b[j]})
+	}
+	return ops
 }

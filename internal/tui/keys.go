@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -177,8 +178,13 @@ func (m *model) submit() tea.Cmd {
 	}
 	if strings.HasPrefix(text, "/") {
 		word, _, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
-		if c := m.completions(); len(c) == 1 && c[0].name != word {
+		c := m.completions()
+		switch {
+		case len(c) == 1:
 			word = c[0].name // an unambiguous prefix
+		case len(c) > 1 && !slices.ContainsFunc(c, func(x completion) bool { return x.name == word }):
+			m.st.note = "which one? Tab completes"
+			return nil
 		}
 		switch word {
 		case "quit", "exit":

@@ -174,7 +174,7 @@ func (m *markdown) inline(s string, base lipgloss.Style) string {
 					text := s[i+1 : i+close]
 					url := s[i+close+2 : i+close+end]
 					flushRun()
-					b.WriteString(base.Underline(true).Render(text))
+					b.WriteString(th.info.Render(text))
 					if url != text {
 						b.WriteString(th.dim.Render(" (" + url + ")"))
 					}
