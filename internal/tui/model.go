@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -33,6 +34,11 @@ type model struct {
 	plan     []acp.PlanEntry
 	printQ   []string // lines for the scrollback, in order
 	printing int      // how many of printQ are being printed
+	// holdPrints delays printing after a resize; printHeld says a retry
+	// is scheduled; termSize reads the terminal's size.
+	holdPrints time.Time
+	printHeld  bool
+	termSize   func() (int, int, error)
 
 	in       input
 	running  bool
@@ -56,10 +62,15 @@ type picker struct {
 
 type pickItem struct{ label, value, note string }
 
+// resizeSettle is how long printing waits after a resize, for bubbletea's
+// repaint at the new size.
+const resizeSettle = 100 * time.Millisecond
+
 // Messages of the model's own commands.
 type (
-	printedMsg struct{}
-	sessionMsg struct {
+	printedMsg    struct{ printed bool }
+	printRetryMsg struct{}
+	sessionMsg    struct {
 		id     string
 		modes  *acp.SessionModeState
 		config []acp.SessionConfigOption
@@ -87,6 +98,9 @@ func newModel(opts Options, th *theme) *model {
 }
 
 func (m *model) Init() tea.Cmd {
+	// A loaded session's transcript is replayed before session/load
+	// answers: it goes to the scrollback, the user's prompts included.
+	m.replaying = m.opts.Continue || m.opts.Resume != ""
 	cmds := []tea.Cmd{m.openSession(m.opts.Continue, m.opts.Resume)}
 	if m.opts.Theme == "" && m.th.color {
 		cmds = append(cmds, tea.RequestBackgroundColor)
@@ -153,12 +167,21 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
+		if m.width != msg.Width || m.height != msg.Height {
+			m.holdPrints = time.Now().Add(resizeSettle)
+		}
+		m.width, m.height = msg.Width, msg.Height
 	case tea.BackgroundColorMsg:
 		m.th = newTheme(msg.IsDark(), m.th.color)
 	case printedMsg:
-		m.printQ = m.printQ[m.printing:]
+		if msg.printed {
+			m.printQ = m.printQ[m.printing:]
+		} else {
+			m.holdPrints = time.Now().Add(resizeSettle)
+		}
 		m.printing = 0
+	case printRetryMsg:
+		m.printHeld = false
 	case updateMsg:
 		if m.replaying || m.sessionID == "" || msg.sessionID == m.sessionID {
 			m.applyUpdate(msg.raw)
@@ -219,16 +242,36 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // printCmd prints the queued lines above the live region, one batch at a
 // time so batches keep their order; the lines stay in the view until
 // printedMsg says they are in the scrollback.
+//
+// bubbletea inserts printed lines at positions computed from the size it
+// knows; a print between a terminal's resize and the program learning of
+// it lands in the wrong place and the repaint after the resize erases it.
+// So no print starts for a moment after a resize, and a print whose
+// terminal no longer has the size the program knows waits and retries.
 func (m *model) printCmd() tea.Cmd {
-	if m.printing > 0 || len(m.printQ) == 0 {
+	if m.printing > 0 || len(m.printQ) == 0 || m.printHeld {
 		return nil
+	}
+	if wait := time.Until(m.holdPrints); wait > 0 {
+		m.printHeld = true
+		return tea.Tick(wait, func(time.Time) tea.Msg { return printRetryMsg{} })
 	}
 	m.printing = len(m.printQ)
 	text := strings.Join(m.printQ, "\n")
 	if text == "" {
 		text = " " // an empty print prints nothing
 	}
-	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+	w, h, size := m.width, m.height, m.termSize
+	printed := true
+	return tea.Sequence(func() tea.Msg {
+		if size != nil {
+			if tw, th, err := size(); err == nil && (tw != w || th != h) {
+				printed = false
+				return nil
+			}
+		}
+		return tea.Println(text)()
+	}, func() tea.Msg { return printedMsg{printed: printed} })
 }
 
 func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {

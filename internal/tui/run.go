@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"golang.org/x/term"
 )
 
 // Options configure the TUI.
@@ -41,6 +43,10 @@ func Run(opts Options) error {
 	}
 	th := newTheme(opts.Theme != "light", !opts.NoColor)
 	m := newModel(opts, th)
+	if opts.Out == nil {
+		fd := int(os.Stdout.Fd())
+		m.termSize = func() (int, int, error) { return term.GetSize(fd) }
+	}
 	popts := []tea.ProgramOption{tea.WithFPS(60)}
 	if opts.In != nil {
 		popts = append(popts, tea.WithInput(opts.In))

@@ -17,7 +17,9 @@ func (m *model) View() tea.View {
 	}
 	w := m.width
 	var top []string
-	top = append(top, m.printQ...)
+	// Lines on their way to the scrollback are not drawn here: a terminal
+	// that shrinks pushes the top of the live region into its scrollback,
+	// where they would then be twice.
 	for _, bl := range m.live {
 		switch b := bl.(type) {
 		case *textBlock:
