@@ -107,16 +107,22 @@ func (tm *tmuxTerm) tmux(args ...string) string {
 }
 
 // keys sends tmux key names (Enter, Escape, C-d, BTab) or words.
-func (tm *tmuxTerm) keys(keys ...string) { tm.tmux(append([]string{"send-keys", "-t", "main"}, keys...)...) }
+func (tm *tmuxTerm) keys(keys ...string) {
+	tm.tmux(append([]string{"send-keys", "-t", "main"}, keys...)...)
+}
 
 // typeText sends s literally, as typed.
 func (tm *tmuxTerm) typeText(s string) { tm.tmux("send-keys", "-t", "main", "-l", s) }
 
 // screen is the visible pane; all is the scrollback and the screen;
 // colours keeps the escape sequences of colours and attributes.
-func (tm *tmuxTerm) screen() string  { return tm.tmux("capture-pane", "-p", "-t", "main") }
-func (tm *tmuxTerm) all() string     { return tm.tmux("capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", "main") }
-func (tm *tmuxTerm) colours() string { return tm.tmux("capture-pane", "-p", "-e", "-S", "-", "-t", "main") }
+func (tm *tmuxTerm) screen() string { return tm.tmux("capture-pane", "-p", "-t", "main") }
+func (tm *tmuxTerm) all() string {
+	return tm.tmux("capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", "main")
+}
+func (tm *tmuxTerm) colours() string {
+	return tm.tmux("capture-pane", "-p", "-e", "-S", "-", "-t", "main")
+}
 
 // waitFor polls the pane (scrollback included) until it contains want.
 func (tm *tmuxTerm) waitFor(want string) string {
