@@ -1,9 +1,12 @@
 package tui_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -28,4 +31,31 @@ func firstSessionID(t *testing.T, list string) string {
 		t.Fatalf("no session in:\n%s", list)
 	}
 	return id
+}
+
+// childrenOf lists the processes whose parent is pid (Linux /proc).
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces, so cut after ')'.
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -258,3 +258,49 @@ func TestModelPicker(t *testing.T) {
 		t.Errorf("setting the model failed:\n%s", out)
 	}
 }
+
+// When the agent dies, the TUI says so, restores the terminal and exits 0.
+func TestAgentKilled(t *testing.T) {
+	s := newSession(t)
+	tm := s.open(80, 24, nil, "tui", "-m", s.script("edit.json", editScript))
+	tm.ready()
+	var pane int
+	fmt.Sscan(tm.tmux("display-message", "-p", "-t", "main", "#{pane_pid}"), &pane)
+	// The pane runs sh, whose child is corvid-tui (corvid execs it), whose
+	// child is the agent, corvid acp.
+	var agent []int
+	for _, ui := range childrenOf(t, pane) {
+		agent = append(agent, childrenOf(t, ui)...)
+	}
+	if len(agent) != 1 {
+		t.Fatalf("found agent processes %v under the pane's shell %d", agent, pane)
+	}
+	p, err := os.FindProcess(agent[0])
+	must(t, err)
+	must(t, p.Kill())
+	out := tm.waitFor("EXIT=0")
+	if !strings.Contains(out, "the agent exited") {
+		t.Errorf("the agent's death is not told:\n%s", out)
+	}
+}
+
+// Shift+Tab moves to the next of the session's modes.
+func TestShiftTabCyclesModes(t *testing.T) {
+	s := newSession(t)
+	tm := s.open(80, 24, nil, "tui", "-m", s.script("edit.json", editScript))
+	tm.ready()
+	tm.waitFor("mode Default")
+	tm.keys("BTab")
+	tm.waitUntil("the mode to change", func(string) bool { return strings.Contains(tm.screen(), "mode Edit") })
+}
+
+// Typing / lists the TUI's commands and the agent's (available_commands_update).
+func TestSlashCompletesCommands(t *testing.T) {
+	s := newSession(t)
+	tm := s.open(80, 30, nil, "tui", "-m", s.script("edit.json", editScript))
+	tm.ready()
+	tm.typeText("/c")
+	tm.waitFor("/compact")
+	tm.keys("Tab")
+	tm.waitUntil("the completion", func(string) bool { return strings.Contains(tm.screen(), "› /compact") })
+}
