@@ -42,23 +42,30 @@ func run(c *cli) error {
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return errors.New("corvid-tui needs a terminal on stdin and stdout; for scripts use corvid run -p PROMPT")
 	}
-	corvid := c.Corvid
-	if corvid == "" {
-		var err error
-		if corvid, err = findCorvid(); err != nil {
-			return err
+	agent, label := c.Command, ""
+	if len(agent) > 0 {
+		label = filepath.Base(agent[0])
+	} else {
+		corvid := c.Corvid
+		if corvid == "" {
+			var err error
+			if corvid, err = findCorvid(); err != nil {
+				return err
+			}
 		}
+		agent, label = append([]string{corvid}, c.ACPArgs()...), c.Model
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
 	return tui.Run(tui.Options{
-		Agent:      append([]string{corvid}, c.ACPArgs()...),
+		Agent:      agent,
 		Cwd:        cwd,
 		Continue:   c.Continue,
 		Resume:     c.Resume,
-		ModelLabel: c.Model,
+		ModelLabel: label,
+		LoginHint:  loginHint(c),
 		Theme:      c.Theme,
 		NoColor:    os.Getenv("NO_COLOR") != "",
 	})
@@ -80,4 +87,13 @@ func findCorvid() (string, error) {
 		return "", errors.New("corvid is not installed beside corvid-tui or on PATH (or name it with --corvid PATH)")
 	}
 	return p, nil
+}
+
+// loginHint is what a user without a provider key is told: how to store
+// one, or how to talk to corvid's scripted model without any.
+func loginHint(c *cli) string {
+	if len(c.Command) > 0 {
+		return ""
+	}
+	return "corvid auth login stores a provider key. To try corvid without one: corvid -m script:examples/hello.json (a scripted model, from corvid's repository)."
 }

@@ -42,7 +42,7 @@ func (c *tuiCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	return execTUI(ui, append(c.Forward(), "--corvid", self))
+	return execTUI(ui, append([]string{"--corvid", self}, c.Forward()...))
 }
 
 // findTUI finds corvid-tui beside corvid, else on PATH.

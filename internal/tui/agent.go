@@ -27,6 +27,9 @@ type agent struct {
 	served  chan struct{} // closed when the connection ended
 	exited  chan struct{} // closed when the process was reaped
 	waitErr error
+	// authMethods are what initialize offered, for a login hint.
+	authMethods []acp.AuthMethod
+	initialized bool // initialize succeeded (set by the session command)
 }
 
 // startAgent runs argv as the agent with stdio pipes and serves the

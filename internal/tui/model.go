@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ type model struct {
 
 	sessionID string
 	ready     bool // a session is open
+	failed    bool // opening the session failed
 	replaying bool // session/load is replaying the transcript
 	modes     *acp.SessionModeState
 	config    []acp.SessionConfigOption
@@ -112,10 +114,9 @@ func (m *model) Init() tea.Cmd {
 // newest of this directory (cont), the given one (resume) or a new one.
 func (m *model) openSession(cont bool, resume string) tea.Cmd {
 	ag, cwd := m.ag, m.opts.Cwd
-	first := !m.ready && m.sessionID == ""
 	return func() tea.Msg {
 		ctx := context.Background()
-		if first {
+		if !ag.initialized {
 			var init acp.InitializeResponse
 			req := map[string]any{
 				"protocolVersion":    1,
@@ -125,6 +126,7 @@ func (m *model) openSession(cont bool, resume string) tea.Cmd {
 			if err := ag.call(ctx, "initialize", req, &init); err != nil {
 				return sessionMsg{err: fmt.Errorf("initialize: %s", rpcMessage(err))}
 			}
+			ag.authMethods, ag.initialized = init.AuthMethods, true
 		}
 		if cont {
 			var list acp.ListSessionsResponse
@@ -147,10 +149,32 @@ func (m *model) openSession(cont bool, resume string) tea.Cmd {
 		}
 		var resp acp.NewSessionResponse
 		if err := ag.call(ctx, "session/new", acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp); err != nil {
-			return sessionMsg{err: fmt.Errorf("session/new: %s", rpcMessage(err))}
+			return sessionMsg{err: sessionError(err, ag.authMethods)}
 		}
 		return sessionMsg{id: resp.SessionID, modes: resp.Modes, config: resp.ConfigOptions}
 	}
+}
+
+// sessionError says why no session opened; when the agent wants a login
+// first, it says how (the agent's auth methods).
+func sessionError(err error, methods []acp.AuthMethod) error {
+	var e *acp.Error
+	if !errors.As(err, &e) || e.Code != acp.CodeAuthRequired {
+		return fmt.Errorf("session/new: %s", rpcMessage(err))
+	}
+	hint := "log in first"
+	var names []string
+	for i, m := range methods {
+		if i == 4 {
+			names = append(names, fmt.Sprintf("and %d more", len(methods)-4))
+			break
+		}
+		names = append(names, m.Name)
+	}
+	if len(names) > 0 {
+		hint += ": " + strings.Join(names, "; ")
+	}
+	return fmt.Errorf("the agent needs a login (%s); %s", rpcMessage(err), hint)
 }
 
 func newest(ss []acp.SessionInfo) string {
@@ -278,10 +302,15 @@ func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
 	m.settle()
 	m.replaying = false
 	if msg.err != nil {
-		m.printLines(m.th.fail.Render("✗ "+msg.err.Error()), m.th.dim.Render("  (Ctrl+D quits)"))
+		m.printLines(wrapStyled(m.th.fail.Render(msg.err.Error()), m.width, m.th.fail.Render("✗ "), "  ")...)
+		if m.opts.LoginHint != "" {
+			m.printLines(wrapStyled(m.opts.LoginHint, m.width, "  ", "  ")...)
+		}
+		m.printLines(m.th.dim.Render("  (Ctrl+D quits)"))
+		m.failed = true
 		return nil
 	}
-	m.sessionID, m.ready = msg.id, true
+	m.sessionID, m.ready, m.failed = msg.id, true, false
 	m.modes, m.config = msg.modes, msg.config
 	m.st.title, m.st.used, m.st.size, m.st.cost = "", 0, 0, nil
 	m.syncStatus()

@@ -213,3 +213,13 @@ func TestStatusFromUpdates(t *testing.T) {
 		}
 	}
 }
+
+// An agent that wants a login says how, from its auth methods.
+func TestAuthRequiredBecomesALoginHint(t *testing.T) {
+	err := sessionError(acp.AuthRequired("Authentication required"),
+		[]acp.AuthMethod{{ID: "chatgpt", Name: "Log in with ChatGPT"}, {ID: "key", Name: "API key", Description: "set OPENAI_API_KEY"}})
+	want := "the agent needs a login (Authentication required); log in first: Log in with ChatGPT; API key"
+	if err.Error() != want {
+		t.Errorf("got %q\nwant %q", err, want)
+	}
+}

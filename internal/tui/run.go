@@ -26,6 +26,8 @@ type Options struct {
 	ModelLabel string
 	// Theme is "light", "dark" or "" (ask the terminal).
 	Theme string
+	// LoginHint is told when the agent wants a login before a session.
+	LoginHint string
 	// NoColor turns colour off (NO_COLOR).
 	NoColor bool
 

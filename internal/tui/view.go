@@ -58,6 +58,9 @@ func (m *model) View() tea.View {
 		placeholder := "Ask corvid… (/help for keys)"
 		if !m.ready {
 			placeholder = "starting…"
+			if m.failed {
+				placeholder = "no session (/new tries again, Ctrl+D quits)"
+			}
 		}
 		bottom = append(bottom, m.in.render(m.th, w, m.perm == nil && m.picker == nil, placeholder)...)
 	}

@@ -17,18 +17,27 @@ type Flags struct {
 	Continue bool     `name:"continue" short:"c" help:"Open the newest stored session of this directory, with its transcript."`
 	Resume   string   `name:"resume" short:"r" placeholder:"ID" help:"Open the stored session ID, with its transcript."`
 	Theme    string   `name:"theme" enum:",light,dark" default:"" placeholder:"light|dark" help:"Colours for a light or dark terminal. Default: ask the terminal."`
+	Command  []string `arg:"" optional:"" passthrough:"" placeholder:"-- CMD ARGS" help:"Drive this ACP agent on its stdio instead of corvid acp: corvid tui -- CMD ARGS…"`
 }
 
 // Help is what `corvid tui --help` says beyond the flags, including what
 // is not built.
 const Help = `Opens a chat in this terminal (bare corvid in a terminal does the same). The chat is the corvid-tui program, installed beside corvid: it runs "corvid acp" as a child process and speaks the Agent Client Protocol to it, as an editor does. Finished output goes to the terminal's own scrollback. Keys: docs/tui.md, or /help inside.
 
-Not built yet: --connect URL (joining a session of "corvid serve"), "corvid tui -- CMD" (driving another ACP agent), key rebinding under [tui.keys], and the @ file finder.`
+"corvid tui -- CMD ARGS…" drives any other ACP agent on stdio instead (the agent flags -m, --agent, --yolo, --allow and --sandbox are corvid's and do not apply to it).
+
+Not built yet: --connect URL (joining a session of "corvid serve"), key rebinding under [tui.keys], and the @ file finder.`
 
 // Validate refuses contradictory flags.
 func (f *Flags) Validate() error {
 	if f.Resume != "" && f.Continue {
 		return errors.New("--continue and --resume cannot be used together")
+	}
+	if len(f.Command) > 0 && f.Command[0] == "--" {
+		f.Command = f.Command[1:]
+	}
+	if len(f.Command) > 0 && (f.Model != "" || f.Agent != "" || f.Yolo || len(f.Allow) > 0 || f.Sandbox != "") {
+		return errors.New("-m, --agent, --yolo, --allow and --sandbox are corvid's: they do not apply to another agent (corvid tui -- CMD)")
 	}
 	return nil
 }
@@ -44,6 +53,9 @@ func (f *Flags) Forward() []string {
 	}
 	if f.Theme != "" {
 		args = append(args, "--theme", f.Theme)
+	}
+	if len(f.Command) > 0 {
+		args = append(append(args, "--"), f.Command...)
 	}
 	return args
 }

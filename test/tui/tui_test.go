@@ -304,3 +304,30 @@ func TestSlashCompletesCommands(t *testing.T) {
 	tm.keys("Tab")
 	tm.waitUntil("the completion", func(string) bool { return strings.Contains(tm.screen(), "› /compact") })
 }
+
+// corvid tui -- CMD drives another ACP agent on its stdio (here corvid
+// itself, started by hand, as any agent would be).
+func TestDrivesAnyAgentCommand(t *testing.T) {
+	s := newSession(t)
+	model := s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Answered over stdio."}]}]}`)
+	tm := s.open(80, 24, nil, "tui", "--", filepath.Join(s.bins, "corvid"), "acp", "-m", model)
+	tm.ready()
+	tm.typeText("hello")
+	tm.keys("Enter")
+	tm.waitFor("Answered over stdio.")
+}
+
+// A new user with no key is told how to log in, or to try the scripted
+// model.
+func TestNoKeyTellsHowToLogIn(t *testing.T) {
+	s := newSession(t)
+	tm := s.open(80, 30, nil) // bare corvid, no -m, no credentials
+	out := tm.waitFor("(Ctrl+D quits)")
+	for _, want := range []string{"needs a login", "corvid auth login", "script:examples/hello.json"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("the pane lacks %q:\n%s", want, out)
+		}
+	}
+	tm.keys("C-d")
+	tm.waitFor("EXIT=0")
+}
