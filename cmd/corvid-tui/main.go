@@ -95,5 +95,5 @@ func loginHint(c *cli) string {
 	if len(c.Command) > 0 {
 		return ""
 	}
-	return "corvid auth login stores a provider key. To try corvid without one: corvid -m script:examples/hello.json (a scripted model, from corvid's repository)."
+	return "corvid auth login stores a provider key. To try corvid without one: corvid tui -m script:examples/hello.json (a scripted model, from corvid's repository)."
 }
