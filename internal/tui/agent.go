@@ -30,6 +30,10 @@ type agent struct {
 	// authMethods are what initialize offered, for a login hint.
 	authMethods []acp.AuthMethod
 	initialized bool // initialize succeeded (set by the session command)
+
+	qmu   sync.Mutex
+	queue []updateMsg // session/updates not yet taken by the UI
+	woken bool        // an updatesMsg is on its way
 }
 
 // startAgent runs argv as the agent with stdio pipes and serves the
@@ -80,7 +84,28 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	if json.Unmarshal(params, &n) != nil {
 		return
 	}
-	a.send(updateMsg{sessionID: n.SessionID, raw: n.Update})
+	// Updates are queued and the UI woken once per batch: one message,
+	// one Update and one View per batch rather than per chunk, so that
+	// keystrokes are not queued behind a fast stream. The UI takes the
+	// queue at every message, so a response (or a question) sent after
+	// these updates is handled after them.
+	a.qmu.Lock()
+	a.queue = append(a.queue, updateMsg{sessionID: n.SessionID, raw: n.Update})
+	wake := !a.woken
+	a.woken = true
+	a.qmu.Unlock()
+	if wake {
+		a.send(updatesMsg{})
+	}
+}
+
+// takeUpdates returns the queued updates, in order, and empties the queue.
+func (a *agent) takeUpdates() []updateMsg {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	q := a.queue
+	a.queue, a.woken = nil, false
+	return q
 }
 
 // HandleRequest answers the agent's requests. The TUI advertises no file
@@ -129,6 +154,9 @@ func (a *agent) close(grace time.Duration) {
 		<-a.exited
 	}
 }
+
+// updatesMsg says session/updates are queued.
+type updatesMsg struct{}
 
 // updateMsg is one session/update notification.
 type updateMsg struct {

@@ -189,6 +189,11 @@ func newest(ss []acp.SessionInfo) string {
 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
+	if m.ag != nil {
+		for _, u := range m.ag.takeUpdates() {
+			m.update(u)
+		}
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		if m.width != msg.Width || m.height != msg.Height {
@@ -207,9 +212,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case printRetryMsg:
 		m.printHeld = false
 	case updateMsg:
-		if m.replaying || m.sessionID == "" || msg.sessionID == m.sessionID {
-			m.applyUpdate(msg.raw)
-		}
+		m.update(msg)
 	case permissionMsg:
 		if m.perm == nil {
 			m.perm, m.permSel = &msg, 0
@@ -261,6 +264,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmd, tea.Quit)
 	}
 	return m, tea.Batch(cmd, m.printCmd())
+}
+
+func (m *model) update(u updateMsg) {
+	if m.replaying || m.sessionID == "" || u.sessionID == m.sessionID {
+		m.applyUpdate(u.raw)
+	}
 }
 
 // printCmd prints the queued lines above the live region, one batch at a

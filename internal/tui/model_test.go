@@ -223,3 +223,23 @@ func TestAuthRequiredBecomesALoginHint(t *testing.T) {
 		t.Errorf("got %q\nwant %q", err, want)
 	}
 }
+
+// A line that never ends is broken once long, so the live region does not
+// redraw all of it at every frame; nothing of it is lost.
+func TestEndlessLineIsBroken(t *testing.T) {
+	m := testModel()
+	for i := 0; i < 3*maxTail; i++ {
+		m.feed(t, chunk("agent_message_chunk", "x"))
+	}
+	var b *textBlock
+	for _, bl := range m.live {
+		b = bl.(*textBlock)
+	}
+	if len(b.tail) > maxTail {
+		t.Errorf("the live tail holds %d bytes, over %d", len(b.tail), maxTail)
+	}
+	m.Update(promptDoneMsg{stop: acp.StopEndTurn})
+	if got := strings.Count(strings.Join(m.printed(), ""), "x"); got != 3*maxTail {
+		t.Errorf("printed %d x, want %d", got, 3*maxTail)
+	}
+}

@@ -3,9 +3,13 @@ package tui
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/corvid-agent/corvid/internal/acp"
 )
+
+// maxTail is the longest unfinished line kept live, in bytes.
+const maxTail = 4096
 
 // block is one item of the live region: a *textBlock or a *toolCall.
 type block any
@@ -45,6 +49,20 @@ func (m *model) addText(kind, text string) {
 		}
 		b.lines = append(b.lines, m.renderText(b, &b.md, b.tail[:i])...)
 		b.tail = b.tail[i+1:]
+	}
+	// A line that keeps growing is broken (after a space, if it has one)
+	// once it is long: the live region redraws the tail at every frame,
+	// and would redraw all of it.
+	for len(b.tail) > maxTail {
+		cut := strings.LastIndexByte(b.tail[:maxTail], ' ') + 1
+		if cut < maxTail/2 {
+			cut = maxTail
+			for cut > 0 && !utf8.RuneStart(b.tail[cut]) {
+				cut--
+			}
+		}
+		b.lines = append(b.lines, m.renderText(b, &b.md, b.tail[:cut])...)
+		b.tail = b.tail[cut:]
 	}
 	m.drain()
 }

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // binaries returns a directory holding corvid and corvid-tui side by side,
 // as a release installs them: `corvid` in a terminal finds corvid-tui
 // beside itself.
-func binaries(t *testing.T) string {
+func binaries(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, pkg := range map[string]string{"corvid": "./cmd/corvid", "corvid-tui": "./cmd/corvid-tui"} {
@@ -159,7 +159,7 @@ func (tm *tmuxTerm) idle() string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -169,13 +169,13 @@ func must(t *testing.T, err error) {
 // session is one corvid workspace: binaries, an isolated home, a project
 // directory with the scripts.
 type session struct {
-	t    *testing.T
+	t    testing.TB
 	bins string
 	env  []string
 	dir  string
 }
 
-func newSession(t *testing.T) *session {
+func newSession(t testing.TB) *session {
 	t.Helper()
 	env, _ := testkit.IsolatedEnv(t, "CORVID_KEYRING=off")
 	var keep []string
@@ -198,7 +198,8 @@ func (s *session) script(name, json string) string {
 
 // open runs `corvid ARGS` (bare corvid when args is empty) in a terminal.
 func (s *session) open(width, height int, extraEnv []string, args ...string) *tmuxTerm {
+	t := s.t.(*testing.T)
 	s.t.Helper()
 	env := append(append([]string{}, s.env...), extraEnv...)
-	return startTerm(s.t, width, height, s.dir, env, append([]string{filepath.Join(s.bins, "corvid")}, args...)...)
+	return startTerm(t, width, height, s.dir, env, append([]string{filepath.Join(s.bins, "corvid")}, args...)...)
 }
