@@ -1,11 +1,16 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/corvid-agent/corvid/internal/acp"
 )
 
 // ownCommands are the TUI's slash commands; the agent's come from
@@ -14,6 +19,7 @@ var ownCommands = []struct{ name, desc string }{
 	{"model", "pick the model"},
 	{"mode", "pick the session mode"},
 	{"new", "start a new session"},
+	{"sessions", "load one of this directory's sessions"},
 	{"help", "show the keys"},
 	{"quit", "leave"},
 }
@@ -80,6 +86,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "shift+tab":
 		return m.cycleMode()
+	case "ctrl+s":
+		return m.listSessions()
 	default:
 		if k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
 			m.in.insert(k.Text)
@@ -202,6 +210,9 @@ func (m *model) submit() tea.Cmd {
 			m.in.take()
 			m.openModePicker()
 			return nil
+		case "sessions":
+			m.in.take()
+			return m.listSessions()
 		case "new":
 			if m.running {
 				m.st.note = "a turn is running (Esc cancels it)"
@@ -223,6 +234,58 @@ func (m *model) submit() tea.Cmd {
 	}
 	m.st.note = ""
 	return m.prompt(m.in.take())
+}
+
+// listSessions asks the agent for this directory's sessions; the answer
+// opens a picker (sessionsMsg).
+func (m *model) listSessions() tea.Cmd {
+	if m.running {
+		m.st.note = "a turn is running (Esc cancels it)"
+		return nil
+	}
+	ag, cwd := m.ag, m.opts.Cwd
+	return func() tea.Msg {
+		var list acp.ListSessionsResponse
+		err := ag.call(context.Background(), "session/list", acp.ListSessionsRequest{Cwd: cwd}, &list)
+		return sessionsMsg{list: list.Sessions, err: err}
+	}
+}
+
+func (m *model) openSessionPicker(msg sessionsMsg) {
+	if msg.err != nil {
+		m.printLines(m.th.fail.Render("✗ session/list: " + rpcMessage(msg.err)))
+		return
+	}
+	if len(msg.list) == 0 {
+		m.printLines(m.th.warn.Render("no stored sessions in this directory"))
+		return
+	}
+	ss := append([]acp.SessionInfo(nil), msg.list...)
+	sort.SliceStable(ss, func(i, j int) bool { return ss[i].UpdatedAt > ss[j].UpdatedAt })
+	if len(ss) > 9 {
+		ss = ss[:9]
+	}
+	p := &picker{title: "Sessions (newest first)"}
+	for _, si := range ss {
+		label := si.Title
+		if label == "" {
+			label = si.SessionID
+		}
+		p.items = append(p.items, pickItem{label: label, value: si.SessionID, note: shortTime(si.UpdatedAt)})
+	}
+	p.pick = func(m *model, it pickItem) tea.Cmd {
+		m.printLines("", m.th.dim.Render("── loading "+it.label+" ──"))
+		m.ready, m.replaying = false, true
+		return m.openSession(false, it.value)
+	}
+	m.picker = p
+}
+
+func shortTime(rfc string) string {
+	if t, err := time.Parse(time.RFC3339Nano, rfc); err == nil {
+		return t.Local().Format("2006-01-02 15:04")
+	}
+	return rfc
 }
 
 func (m *model) openModelPicker() {
@@ -291,9 +354,10 @@ func helpLines(th *theme) []string {
 		{"Ctrl+C", "cancel the turn, or clear the input; twice on empty quits"},
 		{"Ctrl+D", "quit (on an empty input)"},
 		{"Shift+Tab", "next mode"},
+		{"Ctrl+S, /sessions", "load one of this directory's sessions"},
 		{"Tab", "complete a / command"},
 		{"y a n r, 1-9, ↑/↓ Enter", "answer a permission question"},
-		{"/model /mode /new /help /quit", "the TUI's commands; the agent's follow /"},
+		{"/model /mode /new /sessions /help /quit", "the TUI's commands; the agent's follow /"},
 	}
 	out := []string{th.bold.Render("Keys")}
 	for _, r := range rows {

@@ -91,7 +91,11 @@ type (
 		mode string
 		err  error
 	}
-	noteMsg struct{ text string }
+	noteMsg     struct{ text string }
+	sessionsMsg struct {
+		list []acp.SessionInfo
+		err  error
+	}
 )
 
 func newModel(opts Options, th *theme) *model {
@@ -251,6 +255,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case noteMsg:
 		m.printLines(msg.text)
+	case sessionsMsg:
+		m.openSessionPicker(msg)
 	case agentGoneMsg:
 		return m, m.agentGone(msg)
 	case tea.PasteMsg:

@@ -331,3 +331,36 @@ func TestNoKeyTellsHowToLogIn(t *testing.T) {
 	tm.keys("C-d")
 	tm.waitFor("EXIT=0")
 }
+
+// Ctrl+S lists this directory's sessions; picking one loads it with its
+// transcript.
+func TestSessionsPickerLoadsOne(t *testing.T) {
+	s := newSession(t)
+	model := s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Noted."}]}], "onExhausted": "repeat-last"}`)
+	tm := s.open(80, 30, nil, "tui", "-m", model)
+	tm.ready()
+	tm.typeText("the first session's prompt")
+	tm.keys("Enter")
+	tm.waitFor("Noted.")
+	tm.idle()
+	tm.typeText("/new")
+	tm.keys("Enter")
+	tm.waitFor("── new session ──")
+	tm.ready()
+	tm.keys("C-s")
+	p := tm.waitFor("Sessions (newest first)")
+	if !strings.Contains(p, "the first session's prompt") {
+		t.Fatalf("the picker does not list the first session:\n%s", p)
+	}
+	var pick string
+	for _, l := range strings.Split(p, "\n") {
+		if f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(l), "›")); len(f) > 1 && strings.Contains(l, "the first session's prompt") {
+			pick = f[0]
+		}
+	}
+	tm.keys(pick)
+	out := tm.waitFor("loaded ──")
+	if strings.Count(out, "› the first session's prompt") != 2 {
+		t.Errorf("the loaded transcript does not show the prompt again:\n%s", out)
+	}
+}
