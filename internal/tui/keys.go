@@ -35,6 +35,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.picker != nil {
 		return m.pickerKey(s)
 	}
+	if m.finderKey(s) {
+		return nil
+	}
 	switch s {
 	case "ctrl+c":
 		switch {

@@ -42,16 +42,21 @@ type model struct {
 	printHeld  bool
 	termSize   func() (int, int, error)
 
-	in       input
-	running  bool
-	perm     *permissionMsg
-	permSel  int
-	permQ    []permissionMsg
-	picker   *picker
-	gap      bool // the turn has output: the next block starts after a blank line
-	quitArm  bool // Ctrl+C on an empty input once already
-	quitting bool
-	gone     bool
+	in      input
+	running bool
+	perm    *permissionMsg
+	permSel int
+	permQ   []permissionMsg
+	picker  *picker
+	// The @ finder: the workspace's files (listed once, on the first @),
+	// the matches of the @word at the cursor and the selected one.
+	files      []string
+	filesAsked bool
+	finder     *finder
+	gap        bool // the turn has output: the next block starts after a blank line
+	quitArm    bool // Ctrl+C on an empty input once already
+	quitting   bool
+	gone       bool
 }
 
 // picker is a list to choose one item from (/model, /mode, /sessions).
@@ -92,6 +97,7 @@ type (
 		err  error
 	}
 	noteMsg     struct{ text string }
+	filesMsg    struct{ files []string }
 	sessionsMsg struct {
 		list []acp.SessionInfo
 		err  error
@@ -257,6 +263,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.printLines(msg.text)
 	case sessionsMsg:
 		m.openSessionPicker(msg)
+	case filesMsg:
+		m.files = msg.files
+		m.refreshFinder()
 	case agentGoneMsg:
 		return m, m.agentGone(msg)
 	case tea.PasteMsg:
@@ -265,6 +274,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tea.KeyPressMsg:
 		cmd = m.key(msg)
+		if c := m.refreshFinder(); c != nil {
+			cmd = tea.Batch(cmd, c)
+		}
 	}
 	if m.quitting && m.printing == 0 && len(m.printQ) == 0 {
 		return m, tea.Batch(cmd, tea.Quit)
@@ -388,10 +400,11 @@ func (m *model) prompt(text string) tea.Cmd {
 	m.gap = false
 	m.running = true
 	ag, id := m.ag, m.sessionID
+	blocks := append([]acp.ContentBlock{acp.TextBlock(text)}, fileLinks(text, m.opts.Cwd)...)
 	return func() tea.Msg {
 		var resp acp.PromptResponse
 		err := ag.call(context.Background(), "session/prompt",
-			acp.PromptRequest{SessionID: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}}, &resp)
+			acp.PromptRequest{SessionID: id, Prompt: blocks}, &resp)
 		return promptDoneMsg{stop: resp.StopReason, err: err}
 	}
 }

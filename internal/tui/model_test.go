@@ -243,3 +243,26 @@ func TestEndlessLineIsBroken(t *testing.T) {
 		t.Errorf("printed %d x, want %d", got, 3*maxTail)
 	}
 }
+
+func TestFuzzyRanksNameMatchesFirst(t *testing.T) {
+	files := []string{"docs/widgets/readme.md", "internal/wid/x.go", "cmd/widget.go", "a/b/w_i_d.go", "zzz.txt"}
+	got := fuzzy(files, "widg", 10)
+	if len(got) != 4 || got[0] != "cmd/widget.go" {
+		t.Errorf("fuzzy(widg) = %q, want cmd/widget.go first of 4 (not zzz.txt)", got)
+	}
+	if got := fuzzy(files, "wid", 1); len(got) != 1 {
+		t.Errorf("fuzzy(wid) with limit 1 = %q", got)
+	}
+}
+
+func TestAtWordAtTheCursor(t *testing.T) {
+	var in input
+	in.set("see @src/ma")
+	if w, start, ok := in.atWord(); !ok || w != "src/ma" || start != 4 {
+		t.Errorf("atWord = %q %d %v", w, start, ok)
+	}
+	in.set("mail me@host")
+	if _, _, ok := in.atWord(); ok {
+		t.Error("an @ inside a word opened the finder")
+	}
+}

@@ -41,6 +41,14 @@ func (m *model) View() tea.View {
 		bottom = append(bottom, renderPermission(m.th, m.perm.req, m.permSel, w)...)
 	case m.picker != nil:
 		bottom = append(bottom, renderPicker(m.th, m.picker, w)...)
+	case m.finder != nil && !m.finder.off && len(m.finder.matches) > 0:
+		for i, f := range m.finder.matches {
+			mark := "  "
+			if i == m.finder.sel {
+				mark = m.th.accent.Render("› ")
+			}
+			bottom = append(bottom, ansi.Truncate(mark+"@"+f, w, "…"))
+		}
 	default:
 		if c := m.completions(); len(c) > 0 {
 			for i, cm := range c {

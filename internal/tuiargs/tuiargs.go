@@ -26,7 +26,7 @@ const Help = `Opens a chat in this terminal (bare corvid in a terminal does the 
 
 "corvid tui -- CMD ARGS…" drives any other ACP agent on stdio instead (the agent flags -m, --agent, --yolo, --allow and --sandbox are corvid's and do not apply to it).
 
-Not built yet: --connect URL (joining a session of "corvid serve"), key rebinding under [tui.keys], and the @ file finder.`
+Not built yet: --connect URL (joining a session of "corvid serve") and key rebinding under [tui.keys].`
 
 // Validate refuses contradictory flags.
 func (f *Flags) Validate() error {

@@ -3,6 +3,7 @@ package tui_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -362,5 +363,41 @@ func TestSessionsPickerLoadsOne(t *testing.T) {
 	out := tm.waitFor("loaded ──")
 	if strings.Count(out, "› the first session's prompt") != 2 {
 		t.Errorf("the loaded transcript does not show the prompt again:\n%s", out)
+	}
+}
+
+// @ opens a fuzzy finder over the workspace's files without what
+// .gitignore ignores; the pick is sent as a resource link.
+func TestAtFinderSendsAResourceLink(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := newSession(t)
+	model := s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Seen."}]}]}`)
+	must(t, os.MkdirAll(filepath.Join(s.dir, "src", "deep"), 0o755))
+	must(t, os.WriteFile(filepath.Join(s.dir, "src", "deep", "widget.go"), []byte("package deep\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(s.dir, "widget_secret.go"), []byte("package x\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(s.dir, ".gitignore"), []byte("widget_secret.go\n"), 0o644))
+	git := exec.Command("git", "init", "-q")
+	git.Dir = s.dir
+	must(t, git.Run())
+	tm := s.open(80, 24, nil, "tui", "-m", model)
+	tm.ready()
+	tm.typeText("look at @widg")
+	tm.waitFor("@src/deep/widget.go")
+	if strings.Contains(tm.screen(), "widget_secret") {
+		t.Errorf("the finder offers an ignored file:\n%s", tm.screen())
+	}
+	tm.keys("Tab")
+	tm.waitUntil("the pick in the input", func(string) bool { return strings.Contains(tm.screen(), "› look at @src/deep/widget.go") })
+	tm.keys("Enter")
+	tm.waitFor("Seen.")
+	tm.idle()
+	tm.keys("C-d")
+	tm.waitFor("EXIT=0")
+	id := firstSessionID(t, runCorvid(t, s, "sessions", "list"))
+	stored := runCorvid(t, s, "sessions", "export", "--format", "jsonl", id)
+	if !strings.Contains(stored, "resource_link") || !strings.Contains(stored, "src/deep/widget.go") {
+		t.Errorf("the prompt was not stored with a resource link to the file:\n%s", stored)
 	}
 }
