@@ -61,6 +61,26 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.cancel()
 	case "enter":
 		return m.submit()
+	case "shift+tab":
+		return m.cycleMode()
+	case "ctrl+s":
+		return m.listSessions()
+	case "tab":
+		if c := m.completions(); len(c) > 0 {
+			m.in.set("/" + c[0].name + " ")
+		}
+	default:
+		m.editKey(k)
+	}
+	if m.st.note == "Ctrl+C again to quit" {
+		m.st.note = ""
+	}
+	return nil
+}
+
+// editKey applies a key that edits the input.
+func (m *model) editKey(k tea.KeyPressMsg) {
+	switch k.String() {
 	case "ctrl+j", "shift+enter", "alt+enter":
 		m.in.insert("\n")
 	case "backspace", "ctrl+h":
@@ -83,23 +103,11 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.in.killLine()
 	case "ctrl+w", "alt+backspace":
 		m.in.deleteWord()
-	case "tab":
-		if c := m.completions(); len(c) > 0 {
-			m.in.set("/" + c[0].name + " ")
-		}
-	case "shift+tab":
-		return m.cycleMode()
-	case "ctrl+s":
-		return m.listSessions()
 	default:
 		if k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
 			m.in.insert(k.Text)
 		}
 	}
-	if m.st.note == "Ctrl+C again to quit" {
-		m.st.note = ""
-	}
-	return nil
 }
 
 func (m *model) quit() tea.Cmd {

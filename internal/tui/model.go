@@ -205,6 +205,31 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	switch msg := msg.(type) {
+	case agentGoneMsg:
+		return m, m.agentGone(msg)
+	case tea.KeyPressMsg:
+		cmd = m.key(msg)
+		if c := m.refreshFinder(); c != nil {
+			cmd = tea.Batch(cmd, c)
+		}
+	case tea.PasteMsg:
+		if m.perm == nil && m.picker == nil {
+			m.in.pasteText(msg.Content)
+		}
+	default:
+		cmd = m.agentMsg(msg)
+	}
+	if m.quitting && m.printing == 0 && len(m.printQ) == 0 {
+		return m, tea.Batch(cmd, tea.Quit)
+	}
+	return m, tea.Batch(cmd, m.printCmd())
+}
+
+// agentMsg handles what is not a key: sizes, prints, and the agent's
+// messages and answers.
+func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		if m.width != msg.Width || m.height != msg.Height {
 			m.holdPrints = time.Now().Add(resizeSettle)
@@ -234,17 +259,37 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionMsg:
 		cmd = m.sessionOpened(msg)
 	case promptDoneMsg:
-		m.running = false
-		m.settle()
-		switch {
-		case msg.err != nil:
-			m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
-		case msg.stop == acp.StopCancelled:
-			m.printLines(m.th.warn.Render("⊘ cancelled"))
-		case msg.stop != "" && msg.stop != acp.StopEndTurn:
-			m.printLines(m.th.warn.Render("⊘ stopped: " + strings.ReplaceAll(msg.stop, "_", " ")))
-		}
-		m.cancelQuestions()
+		m.turnDone(msg)
+	case configMsg, modeSetMsg:
+		m.settingDone(msg)
+	case noteMsg:
+		m.printLines(msg.text)
+	case sessionsMsg:
+		m.openSessionPicker(msg)
+	case filesMsg:
+		m.files = msg.files
+		m.refreshFinder()
+	}
+	return cmd
+}
+
+func (m *model) turnDone(msg promptDoneMsg) {
+	m.running = false
+	m.settle()
+	switch {
+	case msg.err != nil:
+		m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
+	case msg.stop == acp.StopCancelled:
+		m.printLines(m.th.warn.Render("⊘ cancelled"))
+	case msg.stop != "" && msg.stop != acp.StopEndTurn:
+		m.printLines(m.th.warn.Render("⊘ stopped: " + strings.ReplaceAll(msg.stop, "_", " ")))
+	}
+	m.cancelQuestions()
+}
+
+// settingDone records the agent's answer to /model or a mode change.
+func (m *model) settingDone(msg tea.Msg) {
+	switch msg := msg.(type) {
 	case configMsg:
 		if msg.err != nil {
 			m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
@@ -259,29 +304,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.modes.CurrentModeID = msg.mode
 			m.syncStatus()
 		}
-	case noteMsg:
-		m.printLines(msg.text)
-	case sessionsMsg:
-		m.openSessionPicker(msg)
-	case filesMsg:
-		m.files = msg.files
-		m.refreshFinder()
-	case agentGoneMsg:
-		return m, m.agentGone(msg)
-	case tea.PasteMsg:
-		if m.perm == nil && m.picker == nil {
-			m.in.pasteText(msg.Content)
-		}
-	case tea.KeyPressMsg:
-		cmd = m.key(msg)
-		if c := m.refreshFinder(); c != nil {
-			cmd = tea.Batch(cmd, c)
-		}
 	}
-	if m.quitting && m.printing == 0 && len(m.printQ) == 0 {
-		return m, tea.Batch(cmd, tea.Quit)
-	}
-	return m, tea.Batch(cmd, m.printCmd())
 }
 
 func (m *model) update(u updateMsg) {

@@ -145,30 +145,7 @@ func (m *model) applyUpdate(raw json.RawMessage) {
 	}
 	switch head.SessionUpdate {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
-		var u acp.ContentChunk
-		if json.Unmarshal(raw, &u) != nil {
-			return
-		}
-		kind := map[string]string{"agent_message_chunk": "agent", "agent_thought_chunk": "thought", "user_message_chunk": "user"}[head.SessionUpdate]
-		if kind == "user" && !m.replaying {
-			return // the TUI echoed the prompt itself
-		}
-		text := u.Content.Text
-		switch u.Content.Type {
-		case "text":
-		case "resource_link":
-			text = "[" + u.Content.Name + "](" + u.Content.URI + ")"
-		default:
-			text = "[" + u.Content.Type + "]"
-		}
-		if kind == "user" {
-			if n := len(m.live); n == 0 || !isOpenText(m.live[n-1], "user") {
-				m.closeText()
-				m.drain()
-				m.printLines("")
-			}
-		}
-		m.addText(kind, text)
+		m.applyChunk(head.SessionUpdate, raw)
 	case "tool_call", "tool_call_update":
 		var u acp.ToolCallUpdate
 		if json.Unmarshal(raw, &u) != nil {
@@ -184,6 +161,72 @@ func (m *model) applyUpdate(raw json.RawMessage) {
 		}
 		c.apply(u)
 		m.drain()
+	default:
+		m.applySetting(head.SessionUpdate, raw)
+	}
+}
+
+// lastText tells whether the newest live block is text.
+func (m *model) lastText() bool {
+	if n := len(m.live); n > 0 {
+		_, ok := m.live[n-1].(*textBlock)
+		return ok
+	}
+	return false
+}
+
+// card renders a tool card, after a blank line when it follows text.
+// While a permission question about the call is open, the question shows
+// what it touches and the card only its head.
+func (m *model) card(c *toolCall) []string {
+	lines := renderToolCard(m.th, c, m.width)
+	if m.perm != nil && m.perm.req.ToolCall.ToolCallID == c.id && len(lines) > 1 {
+		lines = lines[:1]
+	}
+	if c.gap {
+		lines = append([]string{""}, lines...)
+	}
+	return lines
+}
+
+// applyChunk handles a message, thought or (replayed) user chunk.
+func (m *model) applyChunk(update string, raw json.RawMessage) {
+	var u acp.ContentChunk
+	if json.Unmarshal(raw, &u) != nil {
+		return
+	}
+	kind := "agent"
+	switch update {
+	case "agent_thought_chunk":
+		kind = "thought"
+	case "user_message_chunk":
+		kind = "user"
+	}
+	if kind == "user" && !m.replaying {
+		return // the TUI echoed the prompt itself
+	}
+	text := u.Content.Text
+	switch u.Content.Type {
+	case "text":
+	case "resource_link":
+		text = "[" + u.Content.Name + "](" + u.Content.URI + ")"
+	default:
+		text = "[" + u.Content.Type + "]"
+	}
+	if kind == "user" {
+		if n := len(m.live); n == 0 || !isOpenText(m.live[n-1], "user") {
+			m.closeText()
+			m.drain()
+			m.printLines("")
+		}
+	}
+	m.addText(kind, text)
+}
+
+// applySetting handles the updates that change the session's state: the
+// plan, usage, title, mode, config options and commands.
+func (m *model) applySetting(kind string, raw json.RawMessage) {
+	switch kind {
 	case "plan":
 		var u acp.PlanUpdate
 		if json.Unmarshal(raw, &u) == nil {
@@ -217,29 +260,6 @@ func (m *model) applyUpdate(raw json.RawMessage) {
 			m.commands = u.AvailableCommands
 		}
 	}
-}
-
-// lastText tells whether the newest live block is text.
-func (m *model) lastText() bool {
-	if n := len(m.live); n > 0 {
-		_, ok := m.live[n-1].(*textBlock)
-		return ok
-	}
-	return false
-}
-
-// card renders a tool card, after a blank line when it follows text.
-// While a permission question about the call is open, the question shows
-// what it touches and the card only its head.
-func (m *model) card(c *toolCall) []string {
-	lines := renderToolCard(m.th, c, m.width)
-	if m.perm != nil && m.perm.req.ToolCall.ToolCallID == c.id && len(lines) > 1 {
-		lines = lines[:1]
-	}
-	if c.gap {
-		lines = append([]string{""}, lines...)
-	}
-	return lines
 }
 
 func isOpenText(b block, kind string) bool {

@@ -35,6 +35,20 @@ func (m *model) View() tea.View {
 	if len(m.plan) > 0 {
 		top = append(top, renderPlan(m.th, m.plan, w)...)
 	}
+	bottom := m.bottom(w)
+	st := m.st
+	st.working = m.running
+	bottom = append(bottom, renderStatus(m.th, st, w))
+	room := max(m.height-1-len(bottom), 0)
+	if len(top) > room {
+		top = top[len(top)-room:]
+	}
+	return tea.NewView(strings.Join(append(top, bottom...), "\n"))
+}
+
+// bottom is the part of the live region under the blocks: a question, a
+// picker or a list of matches, and the input.
+func (m *model) bottom(w int) []string {
 	var bottom []string
 	switch {
 	case m.perm != nil:
@@ -72,14 +86,7 @@ func (m *model) View() tea.View {
 		}
 		bottom = append(bottom, m.in.render(m.th, w, m.perm == nil && m.picker == nil, placeholder)...)
 	}
-	st := m.st
-	st.working = m.running
-	bottom = append(bottom, renderStatus(m.th, st, w))
-	room := max(m.height-1-len(bottom), 0)
-	if len(top) > room {
-		top = top[len(top)-room:]
-	}
-	return tea.NewView(strings.Join(append(top, bottom...), "\n"))
+	return bottom
 }
 
 func renderPicker(th *theme, p *picker, width int) []string {
