@@ -88,7 +88,12 @@ func renderToolCard(th *theme, c *toolCall, width int) []string {
 }
 
 func tailLines(th *theme, text string, width int) []string {
-	lines := splitLines(strings.ReplaceAll(text, "\t", "    "))
+	var lines []string
+	for _, l := range splitLines(strings.ReplaceAll(text, "\t", "    ")) {
+		if !strings.HasPrefix(l, "```") { // a tool's fenced output: the card is the fence
+			lines = append(lines, l)
+		}
+	}
 	var out []string
 	if len(lines) > maxOutputLines {
 		out = append(out, th.dim.Render(fmt.Sprintf("  … %d lines above", len(lines)-maxOutputLines)))
