@@ -401,3 +401,24 @@ func TestAtFinderSendsAResourceLink(t *testing.T) {
 		t.Errorf("the prompt was not stored with a resource link to the file:\n%s", stored)
 	}
 }
+
+// Ctrl+J and Alt+Enter insert a new line; Enter sends both lines as one
+// prompt.
+func TestNewlineKeys(t *testing.T) {
+	s := newSession(t)
+	tm := s.open(80, 24, nil, "tui", "-m", s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Both lines."}]}]}`))
+	tm.ready()
+	tm.typeText("line one")
+	tm.keys("C-j")
+	tm.typeText("line two")
+	tm.keys("M-Enter")
+	tm.typeText("line three")
+	if scr := tm.screen(); strings.Contains(scr, "working") {
+		t.Fatalf("a newline key sent the prompt:\n%s", scr)
+	}
+	tm.keys("Enter")
+	out := tm.waitFor("Both lines.")
+	if !strings.Contains(out, "› line one\n  line two\n  line three") {
+		t.Errorf("the prompt was not sent as three lines:\n%s", out)
+	}
+}
