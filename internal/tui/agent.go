@@ -54,6 +54,7 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 	// The agent's logs would tear the screen: keep their tail to show if
 	// it dies.
 	cmd.Stderr = a.stderr
+	detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start agent %s: %w", argv[0], err)
 	}

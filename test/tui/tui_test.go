@@ -422,3 +422,16 @@ func TestNewlineKeys(t *testing.T) {
 		t.Errorf("the prompt was not sent as three lines:\n%s", out)
 	}
 }
+
+// The agent runs without the terminal: what it starts cannot open
+// /dev/tty and draw over the UI or read the user's keys.
+func TestAgentHasNoTerminal(t *testing.T) {
+	s := newSession(t)
+	model := s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "No terminal here."}]}]}`)
+	probe := `if (: </dev/tty) 2>/dev/null; then echo "the agent could open /dev/tty" >&2; exit 3; fi; exec "$0" acp -m "$1"`
+	tm := s.open(80, 24, nil, "tui", "--", "sh", "-c", probe, filepath.Join(s.bins, "corvid"), model)
+	tm.ready()
+	tm.typeText("hello")
+	tm.keys("Enter")
+	tm.waitFor("No terminal here.")
+}
