@@ -29,7 +29,8 @@ type agent struct {
 	waitErr error
 	// authMethods are what initialize offered, for a login hint.
 	authMethods []acp.AuthMethod
-	initialized bool // initialize succeeded (set by the session command)
+	initMu      sync.Mutex
+	initialized bool // initialize succeeded
 
 	qmu   sync.Mutex
 	queue []updateMsg // session/updates not yet taken by the UI

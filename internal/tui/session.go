@@ -18,17 +18,8 @@ func (m *model) openSession(cont bool, resume string) tea.Cmd {
 	ag, cwd := m.ag, m.opts.Cwd
 	return func() tea.Msg {
 		ctx := context.Background()
-		if !ag.initialized {
-			var init acp.InitializeResponse
-			req := map[string]any{
-				"protocolVersion":    1,
-				"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false},
-				"clientInfo":         map[string]string{"name": "corvid-tui", "version": "1"},
-			}
-			if err := ag.call(ctx, "initialize", req, &init); err != nil {
-				return sessionMsg{err: fmt.Errorf("initialize: %s", rpcMessage(err))}
-			}
-			ag.authMethods, ag.initialized = init.AuthMethods, true
+		if err := ag.initialize(ctx); err != nil {
+			return sessionMsg{err: err}
 		}
 		if cont {
 			var list acp.ListSessionsResponse
@@ -163,4 +154,25 @@ func (m *model) setMode(id string) tea.Cmd {
 		err := ag.call(context.Background(), "session/set_mode", acp.SetSessionModeRequest{SessionID: sid, ModeID: id}, nil)
 		return modeSetMsg{mode: id, err: err}
 	}
+}
+
+// initialize sends initialize once per connection; later calls return
+// at once (or the first one's error, which is retried).
+func (a *agent) initialize(ctx context.Context) error {
+	a.initMu.Lock()
+	defer a.initMu.Unlock()
+	if a.initialized {
+		return nil
+	}
+	var init acp.InitializeResponse
+	req := map[string]any{
+		"protocolVersion":    1,
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false},
+		"clientInfo":         map[string]string{"name": "corvid-tui", "version": "1"},
+	}
+	if err := a.call(ctx, "initialize", req, &init); err != nil {
+		return fmt.Errorf("initialize: %s", rpcMessage(err))
+	}
+	a.authMethods, a.initialized = init.AuthMethods, true
+	return nil
 }
