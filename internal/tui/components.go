@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -17,7 +18,8 @@ type toolCall struct {
 	locations               []acp.ToolCallLocation
 	content                 []acp.ToolCallContent
 	rawInput                json.RawMessage
-	gap                     bool // drawn after a blank line
+	gap                     bool   // drawn after a blank line
+	cwd                     string // the session's directory: paths under it are shown relative
 }
 
 func (c *toolCall) apply(u acp.ToolCallUpdate) {
@@ -64,7 +66,7 @@ func renderToolCard(th *theme, c *toolCall, width int) []string {
 	}
 	head := glyph + " " + th.accent.Render(kind) + " " + ansi.Truncate(oneLine(c.title), max(width-ansi.StringWidth(kind)-3, 4), "…")
 	out := []string{head}
-	if loc := locationsText(c.locations); loc != "" {
+	if loc := locationsText(c.locations, c.cwd); loc != "" {
 		out = append(out, th.dim.Render(ansi.Truncate("  "+loc, width, "…")))
 	}
 	if cmd := commandOf(c.rawInput); cmd != "" && c.kind == "execute" {
@@ -73,7 +75,7 @@ func renderToolCard(th *theme, c *toolCall, width int) []string {
 	for _, ct := range c.content {
 		switch ct.Type {
 		case "diff":
-			for _, l := range renderDiff(th, ct.Path, ct.OldText, ct.NewText, width-2) {
+			for _, l := range renderDiff(th, relPath(ct.Path, c.cwd), ct.OldText, ct.NewText, width-2) {
 				out = append(out, "  "+l)
 			}
 		case "content":
@@ -105,16 +107,27 @@ func tailLines(th *theme, text string, width int) []string {
 	return out
 }
 
-func locationsText(locs []acp.ToolCallLocation) string {
+func locationsText(locs []acp.ToolCallLocation, cwd string) string {
 	var parts []string
 	for _, l := range locs {
-		p := l.Path
+		p := relPath(l.Path, cwd)
 		if l.Line != nil {
 			p += fmt.Sprintf(":%d", *l.Line)
 		}
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// relPath shows a path under cwd relative to it.
+func relPath(p, cwd string) string {
+	if cwd == "" || !filepath.IsAbs(p) {
+		return p
+	}
+	if r, err := filepath.Rel(cwd, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return r
+	}
+	return p
 }
 
 func commandOf(raw json.RawMessage) string {
@@ -187,8 +200,8 @@ func optionKey(kind string) string {
 // renderPermission draws a permission question: the tool, what it touches
 // (a diff for an edit, the command for a shell), and every option with its
 // keys, the selected one marked.
-func renderPermission(th *theme, req *acp.RequestPermissionRequest, selected, width int) []string {
-	c := &toolCall{}
+func renderPermission(th *theme, req *acp.RequestPermissionRequest, selected, width int, cwd string) []string {
+	c := &toolCall{cwd: cwd}
 	c.apply(req.ToolCall)
 	kind := c.kind
 	if kind == "" {
@@ -196,7 +209,7 @@ func renderPermission(th *theme, req *acp.RequestPermissionRequest, selected, wi
 	}
 	out := []string{th.warn.Render("?") + " " + th.bold.Render("Allow ") + th.accent.Render(kind) + " " +
 		ansi.Truncate(oneLine(c.title), max(width-ansi.StringWidth(kind)-9, 4), "…")}
-	if loc := locationsText(c.locations); loc != "" {
+	if loc := locationsText(c.locations, c.cwd); loc != "" {
 		out = append(out, th.dim.Render(ansi.Truncate("  "+loc, width, "…")))
 	}
 	if cmd := commandOf(c.rawInput); cmd != "" {
@@ -206,7 +219,7 @@ func renderPermission(th *theme, req *acp.RequestPermissionRequest, selected, wi
 	}
 	for _, ct := range c.content {
 		if ct.Type == "diff" {
-			for _, l := range renderDiff(th, ct.Path, ct.OldText, ct.NewText, width-2) {
+			for _, l := range renderDiff(th, relPath(ct.Path, c.cwd), ct.OldText, ct.NewText, width-2) {
 				out = append(out, "  "+l)
 			}
 		}

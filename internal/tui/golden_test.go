@@ -49,7 +49,7 @@ func TestGoldenComponents(t *testing.T) {
 		"diff": func(th *theme, w int) []string {
 			return renderDiff(th, card.content[0].Path, card.content[0].OldText, card.content[0].NewText, w)
 		},
-		"permission": func(th *theme, w int) []string { return renderPermission(th, perm, 1, w) },
+		"permission": func(th *theme, w int) []string { return renderPermission(th, perm, 1, w, "") },
 		"plan":       func(th *theme, w int) []string { return renderPlan(th, plan, w) },
 		"status":     func(th *theme, w int) []string { return []string{renderStatus(th, st, w)} },
 		"markdown": func(th *theme, w int) []string {

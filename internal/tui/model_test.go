@@ -266,3 +266,16 @@ func TestAtWordAtTheCursor(t *testing.T) {
 		t.Error("an @ inside a word opened the finder")
 	}
 }
+
+func TestPathsUnderTheSessionAreRelative(t *testing.T) {
+	for _, c := range []struct{ p, cwd, want string }{
+		{"/w/proj/src/a.go", "/w/proj", "src/a.go"},
+		{"/w/other/a.go", "/w/proj", "/w/other/a.go"},
+		{"/w/project2/a.go", "/w/proj", "/w/project2/a.go"},
+		{"rel/a.go", "/w/proj", "rel/a.go"},
+	} {
+		if got := relPath(c.p, c.cwd); got != c.want {
+			t.Errorf("relPath(%q, %q) = %q, want %q", c.p, c.cwd, got, c.want)
+		}
+	}
+}

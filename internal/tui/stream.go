@@ -154,7 +154,7 @@ func (m *model) applyUpdate(raw json.RawMessage) {
 		c := m.tools[u.ToolCallID]
 		if c == nil {
 			m.closeText()
-			c = &toolCall{id: u.ToolCallID, gap: m.gap && m.lastText()}
+			c = &toolCall{id: u.ToolCallID, gap: m.gap && m.lastText(), cwd: m.opts.Cwd}
 			m.gap = true
 			m.tools[u.ToolCallID] = c
 			m.live = append(m.live, c)

@@ -52,7 +52,7 @@ func (m *model) bottom(w int) []string {
 	var bottom []string
 	switch {
 	case m.perm != nil:
-		bottom = append(bottom, renderPermission(m.th, m.perm.req, m.permSel, w)...)
+		bottom = append(bottom, renderPermission(m.th, m.perm.req, m.permSel, w, m.opts.Cwd)...)
 	case m.picker != nil:
 		bottom = append(bottom, renderPicker(m.th, m.picker, w)...)
 	case m.finder != nil && !m.finder.off && len(m.finder.matches) > 0:
