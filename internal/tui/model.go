@@ -251,8 +251,12 @@ func (m *model) printCmd() tea.Cmd {
 		m.printHeld = true
 		return tea.Tick(wait, func(time.Time) tea.Msg { return printRetryMsg{} })
 	}
-	m.printing = len(m.printQ)
-	text := strings.Join(m.printQ, "\n")
+	// bubbletea scrolls the screen by the lines it prints, then moves up
+	// over them and the live region to insert them: more lines than the
+	// screen has rows above the live region cannot be reached, and some
+	// would be lost. A long batch goes in pieces.
+	m.printing = min(len(m.printQ), max(m.height/2, 1))
+	text := strings.Join(m.printQ[:m.printing], "\n")
 	if text == "" {
 		text = " " // an empty print prints nothing
 	}
