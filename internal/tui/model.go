@@ -39,6 +39,8 @@ type model struct {
 	holdPrints time.Time
 	printHeld  bool
 	termSize   func() (int, int, error)
+	// printSkipped says the print in flight was dropped (filterPrint).
+	printSkipped bool
 
 	in      input
 	running bool
@@ -73,7 +75,7 @@ const resizeSettle = 100 * time.Millisecond
 
 // Messages of the model's own commands.
 type (
-	printedMsg    struct{ printed bool }
+	printedMsg    struct{}
 	printRetryMsg struct{}
 	sessionMsg    struct {
 		id     string
@@ -159,12 +161,12 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 	case tea.BackgroundColorMsg:
 		m.th = newTheme(msg.IsDark(), m.th.color)
 	case printedMsg:
-		if msg.printed {
-			m.printQ = m.printQ[m.printing:]
-		} else {
+		if m.printSkipped {
 			m.holdPrints = time.Now().Add(resizeSettle)
+		} else {
+			m.printQ = m.printQ[m.printing:]
 		}
-		m.printing = 0
+		m.printing, m.printSkipped = 0, false
 	case printRetryMsg:
 		m.printHeld = false
 	case updateMsg:
@@ -260,17 +262,35 @@ func (m *model) printCmd() tea.Cmd {
 	if text == "" {
 		text = " " // an empty print prints nothing
 	}
-	w, h, size := m.width, m.height, m.termSize
-	printed := true
-	return tea.Sequence(func() tea.Msg {
-		if size != nil {
-			if tw, th, err := size(); err == nil && (tw != w || th != h) {
-				printed = false
-				return nil
-			}
+	return tea.Sequence(func() tea.Msg { return printMsg{text: text} }, func() tea.Msg { return printedMsg{} })
+}
+
+// printMsg carries a print to the event loop, where filterPrint turns it
+// into bubbletea's own print message.
+type printMsg struct{ text string }
+
+// filterPrint runs in bubbletea's event loop just before it handles a
+// message (tea.WithFilter): a print whose terminal no longer has the size
+// the program knows is dropped there (printedMsg then keeps its lines for
+// a retry), as close to the insertion as anything can check.
+func (m *model) filterPrint(msg printMsg) tea.Msg {
+	if m.termSize != nil {
+		if tw, th, err := m.termSize(); err == nil && (tw != m.width || th != m.height) {
+			m.printSkipped = true
+			return nil
 		}
-		return tea.Println(text)()
-	}, func() tea.Msg { return printedMsg{printed: printed} })
+	}
+	return tea.Println(msg.text)()
+}
+
+// filter is the program's message filter.
+func filter(mod tea.Model, msg tea.Msg) tea.Msg {
+	if p, ok := msg.(printMsg); ok {
+		if m, ok := mod.(*model); ok {
+			return m.filterPrint(p)
+		}
+	}
+	return msg
 }
 
 // prompt sends text as a turn.

@@ -49,7 +49,7 @@ func Run(opts Options) error {
 		fd := int(os.Stdout.Fd())
 		m.termSize = func() (int, int, error) { return term.GetSize(fd) }
 	}
-	popts := []tea.ProgramOption{tea.WithFPS(60)}
+	popts := []tea.ProgramOption{tea.WithFPS(60), tea.WithFilter(filter)}
 	if opts.In != nil {
 		popts = append(popts, tea.WithInput(opts.In))
 	}

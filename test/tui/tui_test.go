@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -144,8 +145,7 @@ func colourCodes(s string) []string {
 	var out []string
 	for _, m := range sgr.FindAllStringSubmatch(s, -1) {
 		for _, p := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ';' || r == ':' }) {
-			var n int
-			fmt.Sscan(p, &n)
+			n, _ := strconv.Atoi(p)
 			if (n >= 30 && n <= 38) || (n >= 40 && n <= 48) || (n >= 90 && n <= 107) {
 				out = append(out, m[0])
 			}
