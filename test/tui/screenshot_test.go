@@ -26,7 +26,7 @@ func TestREADMEScreenshot(t *testing.T) {
 	             {"type": "text", "text": "I will write **hello.txt**."},
 	             {"type": "tool_call", "name": "write", "input": {"path": "hello.txt", "content": "Hello, corvid!\n"}}],
 	   "usage": {"inputTokens": 1200, "outputTokens": 40}},
-	  {"parts": [{"type": "text", "text": "Done: ` + "`hello.txt`" + ` now says hello."}],
+	  {"parts": [{"type": "text", "text": "Done: `+"`hello.txt`"+` now says hello."}],
 	   "usage": {"inputTokens": 1500, "outputTokens": 20}}]}`)
 	tm := s.open(80, 24, nil, "tui", "-m", "script:demo.json")
 	tm.ready()
