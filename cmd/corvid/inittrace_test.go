@@ -46,6 +46,8 @@ var neverInitialised = []string{
 	"golang.org/x/net/html",                      // fetch converts HTML with its own tokenizer
 	"github.com/modelcontextprotocol/go-sdk/mcp", // corvid's MCP client is its own (internal/mcp)
 	"github.com/google/jsonschema-go/jsonschema", // came with the MCP go-sdk
+	"charm.land/bubbletea/v2",                    // the terminal UI is corvid-tui, a program of its own (#36)
+	"charm.land/lipgloss/v2",
 }
 
 // initLine is one `init PKG @T ms, C ms clock, B bytes, A allocs` line.

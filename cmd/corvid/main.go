@@ -88,6 +88,7 @@ type CLI struct {
 	Conformance conformanceCmd   `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`
 	Doctor      doctorCmd        `cmd:"" help:"Check config, credentials (sources only), the session store, the keyring, and run the conformance kit against corvid."`
 	Completion  completionCmd    `cmd:"" help:"Print a shell completion script: corvid completion bash|zsh|fish."`
+	TUI         tuiCmd           `cmd:"" name:"tui" help:"Chat in this terminal (also bare corvid in a terminal): an ACP client running corvid acp. --connect (corvid serve) is not built yet."`
 	Version     versionCmd       `cmd:"" help:"Print corvid's version, commit and build date."`
 	VersionFlag kong.VersionFlag `name:"version" short:"v" help:"Print corvid's version, commit and build date."`
 	SandboxExec sandboxExecCmd   `cmd:"" name:"sandbox-exec" hidden:"" help:"Run a command confined by the shell sandbox (what the shell tool runs)."`
@@ -121,6 +122,11 @@ func (versionCmd) Run() error {
 func main() {
 	providers.Register(llm.Default)
 	args := os.Args[1:]
+	if len(args) == 0 && interactive() {
+		// Bare corvid in a terminal opens the chat; without one (a pipe,
+		// CI) it prints its usage, so scripts keep working.
+		args = []string{"tui"}
+	}
 	args = helpArgs(printModeArgs(acpFlagArgs(args)))
 	if c, ok := parseACPArgs(args); ok {
 		// How editors launch corvid, read without building kong's model
@@ -217,5 +223,5 @@ func printModeArgs(args []string) []string {
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
 	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
-	"import": true, "sandbox-exec": true, "serve": true,
+	"import": true, "sandbox-exec": true, "serve": true, "tui": true,
 }
