@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"unsafe"
 )
 
 // textBuf gathers a streamed block's text. A strings.Builder grows by
@@ -10,17 +13,32 @@ import (
 // answer leaves behind several times its size in garbage before the GC
 // catches up (a 40 MiB answer peaked at 10× its size, issue 29). textBuf
 // fills arrays of at most textBufBlock bytes instead and copies the text
-// once, into a string of the exact size, when it is asked for: the text
-// costs about twice its size at that moment and once afterwards.
+// once, into a string of the exact size, when it is taken.
+//
+// Past farFrom bytes, blocks are mapped outside the Go heap (where the
+// system allows; see textbuf_unix.go): the GC then paces the heap by what
+// the process holds besides the answer instead of letting garbage grow to
+// the answer's size between collections, and take unmaps each block once
+// it is copied, so the blocks and the copy never both hold the whole text.
+// With both, a long answer costs about its size while it streams and
+// while it is copied (issue 29: budget 2× in all).
 type textBuf struct {
 	full [][]byte // filled blocks, in order
 	cur  []byte   // the block being filled
 	n    int      // bytes written
+	far  *farRef  // the blocks outside the Go heap (nil: none yet)
 }
 
-// textBufBlock bounds one block; blocks start small (a short answer
-// allocates about its size) and double up to it.
+// textBufBlock bounds one block in the heap; blocks start small (a short
+// answer allocates about its size) and double up to it.
 const textBufBlock = 64 << 10
+
+// farFrom is the size from which blocks are mapped outside the Go heap,
+// farBlock bytes each (pages are resident only once written).
+const (
+	farFrom  = 1 << 20
+	farBlock = 1 << 20
+)
 
 func (t *textBuf) WriteString(s string) {
 	t.n += len(s)
@@ -29,7 +47,7 @@ func (t *textBuf) WriteString(s string) {
 			if t.cur != nil {
 				t.full = append(t.full, t.cur)
 			}
-			t.cur = make([]byte, 0, min(max(2*cap(t.cur), 256, len(s)), textBufBlock))
+			t.cur = t.newBlock(len(s))
 		}
 		k := copy(t.cur[len(t.cur):cap(t.cur)], s)
 		t.cur = t.cur[:len(t.cur)+k]
@@ -37,22 +55,49 @@ func (t *textBuf) WriteString(s string) {
 	}
 }
 
+// newBlock returns an empty block for a text that has want bytes more.
+func (t *textBuf) newBlock(want int) []byte {
+	if t.n >= farFrom {
+		if t.far == nil {
+			t.far = newFarRef()
+		}
+		if b := t.far.blocks.add(); b != nil {
+			return b
+		}
+	}
+	return make([]byte, 0, min(max(2*cap(t.cur), 256, want), textBufBlock))
+}
+
 // Len is how many bytes were written.
 func (t *textBuf) Len() int { return t.n }
 
-// String returns the text written so far.
-func (t *textBuf) String() string {
+// take returns the text written and empties the buffer, unmapping each
+// block outside the heap as soon as it is copied.
+func (t *textBuf) take() string {
+	defer t.reset()
 	if len(t.full) == 0 {
 		return string(t.cur)
 	}
-	makeRoomFor(t.n)
+	if t.far == nil {
+		makeRoomFor(t.n)
+	}
 	var b strings.Builder
 	b.Grow(t.n)
-	for _, blk := range t.full {
+	for i, blk := range t.full {
 		b.Write(blk)
+		t.full[i] = nil
+		t.far.dropFirst(blk)
 	}
 	b.Write(t.cur)
 	return b.String()
+}
+
+// reset empties the buffer and unmaps what is left of its blocks.
+func (t *textBuf) reset() {
+	if t.far != nil {
+		t.far.blocks.free()
+	}
+	*t = textBuf{}
 }
 
 // hugeText is the size from which a copy of a text first returns the
@@ -70,4 +115,60 @@ func makeRoomFor(n int) {
 	if n >= hugeText {
 		debug.FreeOSMemory()
 	}
+}
+
+// farRef holds a textBuf's blocks outside the heap; should a textBuf be
+// dropped without take or reset (a panic mid-stream), a cleanup unmaps its
+// blocks once the farRef is unreachable.
+type farRef struct{ blocks *farBlocks }
+
+func newFarRef() *farRef {
+	r := &farRef{blocks: &farBlocks{}}
+	runtime.AddCleanup(r, (*farBlocks).free, r.blocks)
+	return r
+}
+
+// dropFirst unmaps blk if it is the oldest block still mapped (blocks are
+// copied in the order they were mapped).
+func (r *farRef) dropFirst(blk []byte) {
+	if r == nil || cap(blk) == 0 {
+		return
+	}
+	f := r.blocks
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.maps) > 0 && unsafe.SliceData(f.maps[0]) == unsafe.SliceData(blk) {
+		unmapBlock(f.maps[0])
+		f.maps[0] = nil
+		f.maps = f.maps[1:]
+	}
+}
+
+// farBlocks are the mappings of a textBuf's blocks outside the heap,
+// oldest first, each whole.
+type farBlocks struct {
+	mu   sync.Mutex // the cleanup runs on a goroutine of its own
+	maps [][]byte
+}
+
+// add maps a new block and returns it empty; nil if it cannot.
+func (f *farBlocks) add() []byte {
+	b := mapBlock(farBlock)
+	if b == nil {
+		return nil
+	}
+	f.mu.Lock()
+	f.maps = append(f.maps, b)
+	f.mu.Unlock()
+	return b[:0]
+}
+
+// free unmaps every block left.
+func (f *farBlocks) free() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, b := range f.maps {
+		unmapBlock(b)
+	}
+	f.maps = nil
 }
