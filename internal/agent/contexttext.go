@@ -63,7 +63,7 @@ func (l *eventLog) contextTextLocked(m llm.Message) llm.Message {
 // the text. A collection per rowsPerGC bytes (a few ms for a heap that
 // holds mostly the text, which has no pointers to mark) bounds that
 // garbage to a few times rowsPerGC, and the next rows reuse its memory.
-const rowsPerGC = 4 << 20
+const rowsPerGC = 2 << 20
 
 // contextTextRecord is a context_text row's payload.
 type contextTextRecord struct {
