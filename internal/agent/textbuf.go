@@ -197,9 +197,9 @@ func (f *farBlocks) free() {
 // frames and rows, about 10 MiB, and at the default 100 the runtime lets
 // it reach twice that, more on a loaded machine where the collector lags.
 // At 25, a 40 MiB answer peaked at 1.71–1.80× its size above idle in 6
-// runs (1.74–2.04× at 100), for more CPU time (docs/status.md). (Lowering it while
-// the answer was in the heap made things worse: every collection then
-// marked the answer and the heap still grew in proportion to it.)
+// runs (1.74–2.04× at 100), for more CPU time (docs/status.md). Lowering
+// it while the answer was in the heap did not help: the heap's goal then
+// grew with the answer.
 var farGC struct {
 	mu   sync.Mutex
 	n    int // texts outside the heap not yet taken or reset
