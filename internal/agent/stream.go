@@ -193,5 +193,5 @@ func (b *block) part() (llm.Part, bool) {
 	if kind == "" {
 		kind = llm.PartThinking
 	}
-	return llm.Part{Type: kind, Text: b.text.String(), Signature: b.signature}, true
+	return llm.Part{Type: kind, Text: b.text.take(), Signature: b.signature}, true
 }
