@@ -34,7 +34,6 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // command line, with why.
 var skipped = map[string]string{
 	"README.md|go test ./...": "runs the whole test suite, which includes this test",
-	`README.md|git diff | corvid run -p "review this" -m script:examples/hello.json`:                                   "its --continue line needs a provider key, and its --agent coder line an installed profile",
 	"README.md|git clone https://github.com/corvid-agent/corvid && cd corvid && go build -o corvid ./cmd/corvid":       "needs the network (github.com)",
 	"docs/editors.md|git clone https://github.com/corvid-agent/corvid && cd corvid && go build -o corvid ./cmd/corvid": "needs the network (github.com)",
 	"docs/agents.md|corvid agent-client --agent coder --yolo":                                                          "needs the coder profile of the example above installed in the user's config",
@@ -45,7 +44,15 @@ var skipped = map[string]string{
 	"docs/kage.md|corvid acp -m zai:glm-4.6":                                                                           "needs a Z.AI and a Kimi key (a pinned -m without its key exits 1)",
 	"docs/models.md|corvid auth login openai            # asks for the key without echo":                               "asks for a key on a terminal",
 	`docs/print-mode.md|corvid run -p "explain this repository"        # also: corvid -p "…"`:                          "needs a provider key",
-	"docs/status.md|go build -race -o /tmp/corvid-race ./cmd/corvid":                                                   "the race-detector run of the e2e suites: many minutes of CPU",
+	"README.md|corvid serve": "starts the daemon, which runs until it is stopped (test/serve drives it)",
+	"README.md|go build -o corvid ./cmd/corvid && go build -o corvid-tui ./cmd/corvid-tui && ./corvid tui": "opens the terminal UI, which needs a terminal (test/tui drives it in tmux); its --continue line needs a provider key, and its --agent coder line an installed profile",
+	"docs/serve.md|corvid serve": "starts the daemon, which runs until it is stopped (test/serve drives it)",
+	"docs/serve.md|corvid acp --connect auto -m anthropic:claude-sonnet-4-6":        "needs an Anthropic key, and starts a daemon that outlives the block",
+	"docs/serve.md|head -c 32 /dev/urandom | base64 > ~/.config/corvid/serve.token": "starts the daemon, which runs until it is stopped",
+	"docs/serve.md|T=$(mktemp -d); CGO_ENABLED=0 go build -trimpath":                "benchmarks: run by hand (bench/)",
+	"docs/tui.md|corvid":                                             "opens the terminal UI, which needs a terminal (test/tui drives it in tmux)",
+	"docs/tui.md|go test ./internal/tui/":                            "runs other packages' tests, which `go test ./...` runs anyway",
+	"docs/status.md|go build -race -o /tmp/corvid-race ./cmd/corvid": "the race-detector run of the e2e suites: many minutes of CPU",
 }
 
 // block is one fenced code block of a Markdown file.
@@ -206,6 +213,9 @@ func (w *workspace) bash(script string, limit time.Duration) (string, error) {
 	args := append(append([]string(nil), w.prefix...), "bash", "-euo", "pipefail", "-c", script)
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir, cmd.Env = w.dir, w.env
+	// A block that leaves a process behind (a daemon) must not hold the
+	// test on the pipes that process inherited.
+	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
