@@ -72,7 +72,8 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/stackstart": {},
 		"internal/acpserver":  {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
 		"internal/print":      {"internal/agent", "internal/tool"},
-		"internal/serve":      {"internal/respond"},
+		"internal/serve":      {"internal/respond", "internal/dashboard"},
+		"internal/dashboard":  {},
 		"internal/profile":    {"internal/config"},
 	}
 	for name, ok := range allowed {
