@@ -177,3 +177,166 @@ test("the list shows every session, its state and cwd, and opens one", async (t)
   assert.deepEqual(page.seen.foreign, []);
   assert.deepEqual(page.seen.errors, []);
 });
+
+const SLOW = "Streaming slowly, chunk by chunk. ";
+const slowScript = (repeat) => ({
+  chunkSize: 6,
+  delayMs: 25,
+  responses: [reply({ type: "text", text: SLOW, repeat }, text("THE END."))],
+  onExhausted: "repeat-last",
+});
+
+test("a second tab opens a running session, follows it live, and a reload mid-turn gets it all back", async (t) => {
+  const d = await startDaemon(t, slowScript(30));
+  const full = SLOW.repeat(30) + "THE END.";
+  const a = await openPage(t);
+  await a.goto(d.base);
+  const sid = await newSession(a, d.project);
+  await prompt(a, "Tell me a long story");
+  await a.waitForFunction(() => document.querySelector("#transcripts .msg-agent"), { timeout: 10000 });
+
+  const b = await openPage(t);
+  await b.goto(d.base);
+  await connected(b);
+  // The list says it runs; opening it attaches while it runs.
+  const item = `#session-list .session-item[data-sid="${sid}"]`;
+  await b.waitForFunction((sel) => document.querySelector(sel)?.dataset.state === "running", { timeout: 10000 }, item);
+  await shot(b, "list");
+  await b.click(item);
+  await b.waitForFunction(() => document.querySelector("#transcripts .msg-agent")?.textContent.length > 0, { timeout: 10000 });
+  const early = (await agentText(b)).length;
+  assert.ok(early < full.length, "the turn had already ended when the second tab opened it");
+  await b.waitForFunction((n) => document.querySelector("#transcripts .msg-agent").textContent.length > n, { timeout: 10000 }, early);
+  await shot(b, "running");
+
+  // Reload mid-turn: the page comes back to the same session, replays and goes on live.
+  await b.reload();
+  await connected(b);
+  await b.waitForFunction(() => document.querySelector("#transcripts .msg-agent"), { timeout: 10000 });
+  assert.ok((await agentText(b)).length < full.length, "the turn ended before the reload: make the script slower");
+  await b.waitForFunction((want) => document.querySelector("#transcripts .msg-agent")?.textContent.includes(want), { timeout: 30000 }, "THE END.");
+  assert.equal(await agentText(b), full, "after the reload: the whole answer, once");
+  await a.waitForFunction(() => document.body.textContent.includes("turn ended: end_turn"), { timeout: 30000 });
+  assert.equal(await agentText(a), full);
+  assert.equal(await b.$eval("#transcripts .msg-user", (n) => n.textContent), "Tell me a long story");
+});
+
+test("Enter sends a prompt, Shift+Enter makes a new line, and Cancel stops the turn", async (t) => {
+  const d = await startDaemon(t, slowScript(200));
+  const page = await openPage(t);
+  await page.goto(d.base);
+  await newSession(page, d.project);
+  await page.focus("#prompt");
+  await page.keyboard.type("line one");
+  await page.keyboard.down("Shift");
+  await page.keyboard.press("Enter");
+  await page.keyboard.up("Shift");
+  await page.keyboard.type("line two");
+  assert.equal(await page.$eval("#prompt", (e) => e.value), "line one\nline two");
+  await page.keyboard.press("Enter");
+  assert.equal(await page.$eval("#prompt", (e) => e.value), "");
+  await page.waitForFunction(() => document.querySelector("#transcripts .msg-agent"), { timeout: 10000 });
+  assert.equal(await page.$eval("#cancel", (e) => e.disabled), false);
+  await page.click("#cancel");
+  await page.waitForFunction(() => document.body.textContent.includes("turn ended: cancelled"), { timeout: 15000 });
+  assert.ok(!(await agentText(page)).includes("THE END."));
+  assert.equal(await page.$eval("#cancel", (e) => e.disabled), true);
+  assert.equal(await page.$eval("#transcripts .msg-user", (n) => n.textContent), "line one\nline two");
+});
+
+test("a permission question shows its options as buttons, and the answer lets the tool run", async (t) => {
+  const d = await startDaemon(t, {
+    responses: [
+      reply(text("I will create notes.txt."), { type: "tool_call", name: "write", input: { path: "notes.txt", content: "written by corvid\n" } }),
+      reply(text("Done: notes.txt now exists.")),
+    ],
+  }, { yolo: false });
+  const page = await openPage(t);
+  await page.goto(d.base);
+  const sid = await newSession(page, d.project);
+  await prompt(page, "Create notes.txt");
+  await page.waitForSelector("#transcripts .question button.option", { timeout: 15000 });
+  const options = await page.$$eval("#transcripts .question button.option", (ns) => ns.map((n) => ({ text: n.textContent, kind: n.dataset.kind })));
+  assert.ok(options.length >= 2, JSON.stringify(options));
+  await page.waitForFunction((sid) => document.querySelector(`#session-list .session-item[data-sid="${sid}"]`)?.dataset.state === "waiting", { timeout: 10000 }, sid);
+  assert.equal(await page.$eval("#session-list .session-item", (n) => n.dataset.state), "waiting", "waiting sessions come first");
+  await shot(page, "question");
+  // Keyboard: the first option has the focus; pick allow_once by Tab and Enter.
+  const allow = options.findIndex((o) => o.kind === "allow_once");
+  assert.ok(allow >= 0, JSON.stringify(options));
+  await page.$$eval("#transcripts .question button.option", (ns, i) => ns[i].focus(), allow);
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.body.textContent.includes("turn ended: end_turn"), { timeout: 15000 });
+  assert.equal(readFileSync(join(d.project, "notes.txt"), "utf8"), "written by corvid\n");
+  assert.ok((await page.$eval("#transcripts .question .outcome", (n) => n.textContent)).startsWith("You answered:"));
+  assert.equal(await page.$$eval("#transcripts .question button.option:not(:disabled)", (ns) => ns.length), 0);
+  assert.ok((await agentText(page)).includes("Done: notes.txt now exists."));
+});
+
+test("HTML, scripts and javascript: links from a model, a tool title and a file name run nothing", async (t) => {
+  const payloads = [
+    `<img src=x onerror="window.__pwned='img'">`,
+    `<script>window.__pwned='script'</script>`,
+    `[click me](javascript:window.__pwned='link')`,
+    `<a href="javascript:window.__pwned='a'">a</a>`,
+    `<svg onload="window.__pwned='svg'"></svg>`,
+  ].join("\n\n");
+  const evilName = `<img src=x onerror=window.__pwned=1>.txt`;
+  const d = await startDaemon(t, {
+    responses: [
+      reply({ type: "thinking", text: payloads },
+        { type: "tool_call", name: "write", input: { path: evilName, content: payloads + "\n" } }),
+      reply(text(payloads + "\n\n**bold** [ok](https://example.com/)")),
+    ],
+  });
+  const page = await openPage(t);
+  await page.goto(d.base);
+  await newSession(page, d.project);
+  await prompt(page, payloads);
+  await page.waitForFunction(() => document.body.textContent.includes("turn ended: end_turn"), { timeout: 15000 });
+  await page.$$eval("#transcripts details", (ns) => ns.forEach((n) => (n.open = true)));
+  await new Promise((r) => setTimeout(r, 300));
+  // Try the links that are there.
+  for (const a of await page.$$("#transcripts a")) await a.click({ button: "middle" }).catch(() => {});
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(page.seen.dialogs, []);
+  const found = await page.evaluate(() => ({
+    tags: document.querySelectorAll("#transcripts img, #transcripts script, #transcripts svg, #transcripts iframe").length,
+    hrefs: [...document.querySelectorAll("#transcripts a")].map((a) => a.href),
+    text: document.getElementById("transcripts").textContent,
+    title: [...document.querySelectorAll("#transcripts .tool-title")].map((n) => n.textContent).join("|"),
+  }));
+  assert.equal(found.tags, 0);
+  assert.deepEqual(found.hrefs, ["https://example.com/"]);
+  assert.ok(found.text.includes(`<img src=x onerror="window.__pwned='img'">`), "the payload shows as text");
+  assert.ok(found.text.includes("<script>window.__pwned='script'</script>"));
+  assert.ok(found.title.includes(evilName), found.title);
+  assert.ok(existsSync(join(d.project, evilName)));
+  await shot(page, "xss");
+  assert.deepEqual(page.seen.foreign, []);
+});
+
+test("with a token, the one-time login link logs the browser in; the code then fails and never shows", async (t) => {
+  const token = "0123456789abcdef0123456789abcdef";
+  const d = await startDaemon(t, { responses: [reply(text("hi"))] }, { token });
+  const page = await openPage(t);
+  const denied = await page.goto(d.base);
+  assert.equal(denied.status(), 401);
+  await page.goto(d.login);
+  assert.equal(page.url(), d.base, "the login redirects to /, dropping the code");
+  await connected(page);
+  const cookies = await page.cookies();
+  assert.equal(cookies.length, 1);
+  assert.ok(cookies[0].httpOnly && cookies[0].sameSite === "Strict", JSON.stringify(cookies));
+  assert.equal(await page.evaluate(() => document.cookie), "");
+  const html = await page.content();
+  assert.ok(!html.includes(token) && !html.includes(new URL(d.login).searchParams.get("once")));
+  await newSession(page, d.project);
+  await prompt(page, "hello");
+  await page.waitForFunction(() => document.body.textContent.includes("turn ended: end_turn"), { timeout: 15000 });
+  const other = await browser.createBrowserContext();
+  t.after(() => other.close());
+  const p2 = await other.newPage();
+  const again = await p2.goto(d.login);
+  assert.equal(again.status(), 401, "a login link works once");
+});
