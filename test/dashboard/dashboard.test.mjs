@@ -340,3 +340,46 @@ test("with a token, the one-time login link logs the browser in; the code then f
   const again = await p2.goto(d.login);
   assert.equal(again.status(), 401, "a login link works once");
 });
+
+// Whether serve puts a question to every attached client is issue 30's to
+// build; until docs/serve.md stops listing it as not built, the race below
+// cannot happen and the test says so instead of failing.
+const fanOutBuilt = !readFileSync(new URL("../../docs/serve.md", import.meta.url), "utf8")
+  .includes("**Questions to every attached client.**");
+
+test("two tabs race to answer one question: exactly one wins and both show the outcome", { skip: fanOutBuilt ? false : "serve does not yet put a question to every attached client (docs/serve.md, Not built yet)" }, async (t) => {
+  const d = await startDaemon(t, {
+    responses: [
+      reply({ type: "tool_call", name: "write", input: { path: "race.txt", content: "raced\n" } }),
+      reply(text("Written.")),
+    ],
+  }, { yolo: false });
+  const a = await openPage(t);
+  await a.goto(d.base);
+  const sid = await newSession(a, d.project);
+  const b = await openPage(t);
+  await b.goto(d.base + "#/s/" + encodeURIComponent(sid));
+  await connected(b);
+  await b.waitForFunction(() => document.getElementById("session").hidden === false, { timeout: 10000 });
+  await prompt(a, "Write race.txt");
+  const q = "#transcripts .question button.option";
+  await a.waitForSelector(q, { timeout: 15000 });
+  await b.waitForSelector(q, { timeout: 15000 });
+  // Both click at once: one allows, the other rejects.
+  await Promise.all([
+    a.$$eval(q, (ns) => ns.find((n) => n.dataset.kind === "allow_once").click()),
+    b.$$eval(q, (ns) => ns.find((n) => n.dataset.kind === "reject_once").click()),
+  ]);
+  for (const p of [a, b]) {
+    await p.waitForFunction(() => document.querySelector("#transcripts .question .outcome")?.textContent !== "", { timeout: 15000 });
+  }
+  await a.waitForFunction(() => document.body.textContent.includes("turn ended:"), { timeout: 15000 });
+  const written = existsSync(join(d.project, "race.txt"));
+  const outA = await a.$eval("#transcripts .question .outcome", (n) => n.textContent);
+  const outB = await b.$eval("#transcripts .question .outcome", (n) => n.textContent);
+  // The tool ran exactly when the allow won; each tab says what it did.
+  assert.match(outA, /^You answered: Allow once$|^Answered/);
+  assert.match(outB, /^You answered: Reject$|^Answered/);
+  const status = await b.waitForFunction(() => document.querySelector("#transcripts .tool-status")?.textContent.match(/completed|failed/), { timeout: 15000 }).then((h) => h.jsonValue());
+  assert.equal(written, status[0] === "completed", `file written ${written}, tool ${status[0]}`);
+});
