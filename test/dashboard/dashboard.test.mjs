@@ -207,6 +207,9 @@ test("a second tab opens a running session, follows it live, and a reload mid-tu
   const early = (await agentText(b)).length;
   assert.ok(early < full.length, "the turn had already ended when the second tab opened it");
   await b.waitForFunction((n) => document.querySelector("#transcripts .msg-agent").textContent.length > n, { timeout: 10000 }, early);
+  // The turn runs on tab a's connection; tab b may cancel it, not prompt over it.
+  await b.waitForFunction(() => !document.getElementById("cancel").disabled && document.getElementById("send").disabled, { timeout: 10000 });
+  assert.equal(await b.$eval("#session-title", (n) => n.textContent), "Tell me a long story");
   await shot(b, "running");
 
   // Reload mid-turn: the page comes back to the same session, replays and goes on live.

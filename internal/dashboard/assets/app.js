@@ -87,6 +87,7 @@ async function refresh() {
     } while (cursor && all.length < 500);
     S.sessions = all;
     drawList();
+    drawHead();
   } catch (e) {
     $("conn").textContent = "session/list failed: " + e.message;
   }
@@ -128,7 +129,7 @@ function drawList() {
     if (info.sessionId === S.current) b.setAttribute("aria-current", "true");
     const title = el("span", "s-title");
     title.append(el("span", "state " + state, state));
-    title.append(document.createTextNode(info.title || "(untitled) " + info.sessionId));
+    title.append(document.createTextNode(titleOf(info.title, info.sessionId)));
     b.append(title);
     const bits = [info.cwd];
     if (m["corvid.dev/model"]) bits.push(str(m["corvid.dev/model"]));
@@ -147,6 +148,15 @@ function drawList() {
     if (again) again.focus();
   }
   if (!$("new-cwd").value && S.sessions.length) $("new-cwd").value = S.sessions[0].cwd || "";
+}
+
+// titleOf: the session's title, else its first prompt as this page saw
+// it, else its id.
+function titleOf(title, sid) {
+  if (title) return title;
+  const s = S.loaded.get(sid);
+  const first = s && s.t.firstUser && s.t.firstUser.textContent.trim();
+  return first ? first.split("\n")[0].slice(0, 120) : "(untitled) " + sid;
 }
 
 function cost(c) {
@@ -200,13 +210,16 @@ function scrollDown(force) {
 function drawHead() {
   const s = S.loaded.get(S.current);
   if (!s) return;
-  $("session-title").textContent = s.title || "(untitled) " + S.current;
+  const info = S.sessions.find((x) => x.sessionId === S.current);
+  $("session-title").textContent = titleOf(s.title || (info && info.title), S.current);
   $("session-cwd").textContent = s.cwd || "";
   const u = s.t.usage;
   $("usage").textContent = u ? `context ${u.used} / ${u.size} tokens${u.cost ? " · cost " + cost(u.cost) : ""}` : "";
-  $("cancel").disabled = !s.running;
-  $("send").disabled = s.running;
-  $("turn-state").textContent = s.running ? "running…" : "";
+  // A turn another client started counts too: session/cancel reaches it.
+  const busy = s.running || !!(info && info._meta && info._meta["corvid.dev/running"]);
+  $("cancel").disabled = !busy;
+  $("send").disabled = busy;
+  $("turn-state").textContent = s.running ? "running…" : busy ? "running (started elsewhere)…" : "";
   drawControls(s);
 }
 

@@ -39,6 +39,7 @@ export class Transcript {
       if (kind === "user") {
         li = el("li", "msg-user");
         node = li;
+        if (!this.firstUser) this.firstUser = li;
       } else if (kind === "thought") {
         li = el("li");
         const d = el("details", "thought");
