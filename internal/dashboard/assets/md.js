@@ -1,5 +1,5 @@
 // A small Markdown renderer that builds DOM nodes and sets only
-// textContent: model text never goes through innerHTML, and a link is a
+// textContent: model text is never parsed as HTML, and a link is a
 // link only when its URL is http: or https: (anything else stays text).
 // It covers what agents write: paragraphs, headings, fenced code, lists,
 // block quotes, inline code, bold, italic and links.
