@@ -161,6 +161,7 @@ test("the list shows every session, its state and cwd, and opens one", async (t)
   for (const it of items) {
     assert.equal(it.state, "idle", JSON.stringify(it));
     assert.ok(it.text.includes(d.project), it.text);
+    assert.ok(it.text.includes("script:") && it.text.includes("default"), "model and mode: " + it.text);
   }
   // The first session: its diff, its thought (collapsed), its Markdown.
   await page.click(`#session-list .session-item[data-sid="${a}"]`);
