@@ -18,6 +18,7 @@ const S = {
   loaded: new Map(), // sessionId -> {t: Transcript, config, modes, running, title}
   current: null,
   ready: false,
+  listSig: "", // what the list shows now
 };
 
 const conn = new Conn({ onRequest, onNotify, onState });
@@ -106,7 +107,7 @@ function stateOf(info) {
 function ago(iso) {
   if (!iso) return "";
   const s = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
-  if (s < 60) return `${Math.round(s)} s ago`;
+  if (s < 60) return "just now";
   if (s < 3600) return `${Math.round(s / 60)} min ago`;
   if (s < 86400) return `${Math.round(s / 3600)} h ago`;
   return new Date(iso).toLocaleDateString();
@@ -118,6 +119,11 @@ function drawList() {
   const ul = $("session-list");
   const items = S.sessions.map((info) => ({ info, state: stateOf(info) }));
   items.sort((a, b) => rank[a.state] - rank[b.state] || (b.info.updatedAt || "").localeCompare(a.info.updatedAt || ""));
+  // Rebuild only when something shown changed: a list redrawn every poll
+  // would steal a screen reader's place.
+  const sig = JSON.stringify([S.current, items.map(({ info, state }) => [info, state, ago(info.updatedAt), titleOf(info.title, info.sessionId)])]);
+  if (sig === S.listSig) return;
+  S.listSig = sig;
   const hadFocus = document.activeElement && document.activeElement.dataset.sid;
   ul.replaceChildren(...items.map(({ info, state }) => {
     const m = info._meta || {};
