@@ -188,8 +188,8 @@ const slowScript = (repeat) => ({
 });
 
 test("a second tab opens a running session, follows it live, and a reload mid-turn gets it all back", async (t) => {
-  const d = await startDaemon(t, slowScript(30));
-  const full = SLOW.repeat(30) + "THE END.";
+  const d = await startDaemon(t, slowScript(80));
+  const full = SLOW.repeat(80) + "THE END.";
   const a = await openPage(t);
   await a.goto(d.base);
   const sid = await newSession(a, d.project);
