@@ -38,7 +38,9 @@ func SetHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", CSP)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	// Not no-referrer: with it Chromium sends `Origin: null` on the login
+	// form's POST, which the Origin check refuses.
+	h.Set("Referrer-Policy", "same-origin")
 }
 
 // codeTTL is how long a printed login link stays good.
@@ -110,7 +112,16 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if !d.Authorized(r) {
+	// style.css holds no secret, and the login form needs it.
+	if r.URL.Path != "/style.css" && !d.Authorized(r) {
+		// The page itself answers with the login form (still 401).
+		if r.URL.Path == "/" {
+			b, _ := fs.ReadFile(assets, "assets/login.html")
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write(b)
+			return
+		}
 		http.Error(w, "Unauthorized: open the login link `corvid serve` printed", http.StatusUnauthorized)
 		return
 	}
@@ -134,29 +145,45 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// login trades a login code for the cookie, once, and redirects to / so
-// the code leaves the address bar.
+// login trades a login code (GET /login?once=CODE) or the token (POST
+// from the form GET /login shows) for the cookie, and redirects to / so
+// the code leaves the address bar. A code works once.
 func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if r.Method != http.MethodGet {
+	if d.token == "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther) // nothing to log in to
+		return
+	}
+	good := false
+	switch {
+	case r.Method == http.MethodPost:
+		r.Body = http.MaxBytesReader(w, r.Body, 4096)
+		got := r.PostFormValue("token")
+		good = subtle.ConstantTimeCompare([]byte(got), []byte(d.token)) == 1
+	case r.Method != http.MethodGet:
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 		return
+	case !r.URL.Query().Has("once"):
+		b, _ := fs.ReadFile(assets, "assets/login.html")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write(b)
+		return
+	default:
+		code := r.URL.Query().Get("once")
+		d.mu.Lock()
+		exp, ok := d.codes[code]
+		delete(d.codes, code)
+		d.mu.Unlock()
+		good = ok && code != "" && d.now().Before(exp)
 	}
-	code := r.URL.Query().Get("once")
-	d.mu.Lock()
-	exp, ok := d.codes[code]
-	delete(d.codes, code)
-	good := ok && code != "" && d.now().Before(exp)
-	secret := ""
-	if good {
-		secret = random()
-		d.secrets[secret] = struct{}{}
-	}
-	d.mu.Unlock()
 	if !good {
-		http.Error(w, "This login link is unknown, used or expired: restart `corvid serve` for a new one", http.StatusUnauthorized)
+		http.Error(w, "Unknown, used or expired login link, or a wrong token: restart `corvid serve` for a new link, or give the token at /login", http.StatusUnauthorized)
 		return
 	}
+	secret := random()
+	d.mu.Lock()
+	d.secrets[secret] = struct{}{}
+	d.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName(r), Value: secret, Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode,

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,36 @@ func TestNoTokenNeedsNoLoginAndServesThePage(t *testing.T) {
 		if w.Code != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", p, w.Code)
 		}
+	}
+}
+
+func TestTheTokenFormLogsInOnlyWithTheToken(t *testing.T) {
+	d := New("0123456789abcdef")
+	post := func(token string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		d.ServeHTTP(w, r)
+		return w
+	}
+	for _, bad := range []string{"", "0123456789abcdeX", "0123456789abcdef0"} {
+		if w := post(bad); w.Code != http.StatusUnauthorized || len(w.Result().Cookies()) != 0 {
+			t.Errorf("token %q: %d, want 401 and no cookie", bad, w.Code)
+		}
+	}
+	w := post("0123456789abcdef")
+	if w.Code != http.StatusSeeOther || len(w.Result().Cookies()) != 1 {
+		t.Fatalf("the right token: %d", w.Code)
+	}
+	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7777/", nil)
+	r.AddCookie(w.Result().Cookies()[0])
+	if !d.Authorized(r) {
+		t.Error("the form's cookie is refused")
+	}
+	// Without the cookie, / answers 401 with the form, never the app.
+	w = httptest.NewRecorder()
+	d.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7777/", nil))
+	if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), `name="token"`) || strings.Contains(w.Body.String(), "app.js") {
+		t.Errorf("GET / without a cookie: %d %q", w.Code, w.Body.String())
 	}
 }

@@ -143,7 +143,7 @@ func TestTokenDaemonNeedsTheLoginCookieAndTheCodeWorksOnce(t *testing.T) {
 	if !strings.Contains(link, "/login?once=") || strings.Contains(link, token) {
 		t.Fatalf("login link %q: want /login?once=CODE, never the token", link)
 	}
-	for _, path := range []string{"/", "/app.js"} {
+	for _, path := range []string{"/", "/app.js", "/view.js", "/md.js", "/rpc.js"} {
 		if resp := get(t, b+path, nil); resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("GET %s without cookie or token: %d, want 401", path, resp.StatusCode)
 		}

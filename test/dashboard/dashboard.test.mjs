@@ -343,6 +343,16 @@ test("with a token, the one-time login link logs the browser in; the code then f
   const p2 = await other.newPage();
   const again = await p2.goto(d.login);
   assert.equal(again.status(), 401, "a login link works once");
+  // Another browser logs in with the token through the form / shows.
+  await p2.goto(d.base);
+  await p2.type("#token", "wrong-token-0123456789");
+  await Promise.all([p2.waitForNavigation(), p2.click("form button")]);
+  assert.ok(await p2.evaluate(() => document.body.textContent.includes("wrong token")), await p2.content());
+  await p2.goto(d.base);
+  await p2.type("#token", token);
+  await Promise.all([p2.waitForNavigation(), p2.click("form button")]);
+  assert.equal(p2.url(), d.base);
+  await connected(p2);
 });
 
 // Whether serve puts a question to every attached client is issue 30's to
