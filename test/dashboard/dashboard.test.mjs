@@ -397,3 +397,20 @@ test("two tabs race to answer one question: exactly one wins and both show the o
   const status = await b.waitForFunction(() => document.querySelector("#transcripts .tool-status")?.textContent.match(/completed|failed/), { timeout: 15000 }).then((h) => h.jsonValue());
   assert.equal(written, status[0] === "completed", `file written ${written}, tool ${status[0]}`);
 });
+
+test("opening a stored session from its address keeps the session's cwd", async (t) => {
+  const d = await startDaemon(t, { responses: [reply(text("Stored answer."))] });
+  const a = await openPage(t);
+  await a.goto(d.base);
+  const sid = await newSession(a, d.project);
+  await prompt(a, "remember me");
+  await a.waitForFunction(() => document.body.textContent.includes("turn ended: end_turn"), { timeout: 15000 });
+  await a.close();
+  const b = await openPage(t);
+  await b.goto(d.base + "#/s/" + encodeURIComponent(sid));
+  await b.waitForFunction(() => document.querySelector("#transcripts .msg-agent")?.textContent.includes("Stored answer."), { timeout: 15000 });
+  assert.equal(await b.$eval("#session-cwd", (n) => n.textContent), d.project);
+  await b.reload();
+  await b.waitForFunction((sid, cwd) => document.querySelector(`#session-list .session-item[data-sid="${sid}"]`)?.textContent.includes(cwd), { timeout: 15000 }, sid, d.project);
+  assert.equal(await b.$eval("#session-cwd", (n) => n.textContent), d.project);
+});

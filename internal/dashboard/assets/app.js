@@ -28,9 +28,11 @@ function onState(open, why) {
   $("conn").textContent = open ? "connected" : `disconnected: ${why}; retrying`;
   $("conn").classList.toggle("bad", !open);
   if (open) {
-    refresh();
     const want = decodeURIComponent(location.hash.replace(/^#\/s\//, ""));
-    if (want && location.hash.startsWith("#/s/")) open_(want);
+    // The list first: session/load needs the session's own cwd.
+    refresh().then(() => {
+      if (want && location.hash.startsWith("#/s/")) open_(want);
+    });
   } else {
     S.loaded.clear();
     $("transcripts").replaceChildren();
@@ -181,10 +183,17 @@ async function open_(sid) {
     s = { t: new Transcript(() => changed(sid)), title: "", running: false };
     S.loaded.set(sid, s);
     const info = S.sessions.find((x) => x.sessionId === sid);
-    s.title = info ? info.title : "";
-    s.cwd = info ? info.cwd : "";
+    if (!info) {
+      // session/load would move it to whatever cwd it is given: never guess.
+      s.t.stop("This session is not in the daemon's list.", true);
+      S.loaded.delete(sid);
+      $("transcripts").replaceChildren(s.t.root);
+      return;
+    }
+    s.title = info.title;
+    s.cwd = info.cwd;
     try {
-      const r = await conn.call("session/load", { sessionId: sid, cwd: s.cwd || "/", mcpServers: [] });
+      const r = await conn.call("session/load", { sessionId: sid, cwd: s.cwd, mcpServers: [] });
       s.config = r.configOptions;
       s.modes = r.modes;
     } catch (e) {
