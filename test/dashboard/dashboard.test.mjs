@@ -345,6 +345,8 @@ test("with a token, the one-time login link logs the browser in; the code then f
   assert.equal(again.status(), 401, "a login link works once");
   // Another browser logs in with the token through the form / shows.
   await p2.goto(d.base);
+  await p2.setViewport({ width: 900, height: 420 });
+  await shot(p2, "login");
   await p2.type("#token", "wrong-token-0123456789");
   await Promise.all([p2.waitForNavigation(), p2.click("form button")]);
   assert.ok(await p2.evaluate(() => document.body.textContent.includes("wrong token")), await p2.content());

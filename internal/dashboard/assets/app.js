@@ -139,10 +139,11 @@ function drawList() {
     title.append(el("span", "state " + state, state));
     title.append(document.createTextNode(titleOf(info.title, info.sessionId)));
     b.append(title);
-    const bits = [info.cwd];
-    if (m["corvid.dev/model"]) bits.push(str(m["corvid.dev/model"]));
+    b.append(el("span", "s-meta", info.cwd));
+    const bits = [];
     if (m["corvid.dev/mode"]) bits.push(str(m["corvid.dev/mode"]));
-    b.append(el("span", "s-meta", bits.join(" · ")));
+    if (m["corvid.dev/model"]) bits.push(str(m["corvid.dev/model"]));
+    if (bits.length) b.append(el("span", "s-meta", bits.join(" · ")));
     const more = [ago(info.updatedAt)];
     if (m["corvid.dev/attached"] !== undefined) more.push(`${m["corvid.dev/attached"]} attached`);
     if (m["corvid.dev/cost"]) more.push(cost(m["corvid.dev/cost"]));
