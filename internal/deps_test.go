@@ -73,7 +73,8 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/stackstart": {},
 		"internal/acpserver":  {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
 		"internal/print":      {"internal/agent", "internal/tool"},
-		"internal/serve":      {"internal/respond"},
+		"internal/serve":      {"internal/respond", "internal/dashboard"},
+		"internal/dashboard":  {},
 		"internal/profile":    {"internal/config"},
 		// The TUI is an ACP client (DESIGN.md §9): the protocol only.
 		"internal/tui":     {"internal/acp"},

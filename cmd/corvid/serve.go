@@ -99,6 +99,15 @@ func (c *serveCmd) Run() error {
 		// a test) learns the port of HOST:0.
 		fmt.Fprintf(os.Stderr, "corvid serve: listening on %s\n", l.URL)
 		logger.Info("listening", "url", l.URL)
+		if page, ok := strings.CutSuffix(l.URL, "/acp"); ok {
+			// The dashboard (docs/dashboard.md). With a token, a single-use
+			// login code, never the token; only on stderr, never in the log.
+			page += "/"
+			if token != "" {
+				page += "login?once=" + srv.LoginCode()
+			}
+			fmt.Fprintf(os.Stderr, "corvid serve: dashboard at %s\n", page)
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)

@@ -25,6 +25,11 @@ func NewHub() *Hub { return &Hub{servers: map[*Server]struct{}{}} }
 const (
 	metaRunning  = "corvid.dev/running"
 	metaAttached = "corvid.dev/attached"
+	// Of a session some connection holds live (the dashboard's list):
+	// its model, mode and cost so far ({amount, currency}, when known).
+	metaModel = "corvid.dev/model"
+	metaMode  = "corvid.dev/mode"
+	metaCost  = "corvid.dev/cost"
 )
 
 func (h *Hub) join(s *Server) {
@@ -86,5 +91,12 @@ func (h *Hub) listMeta(id string) acp.Meta {
 			attached++
 		}
 	}
-	return acp.Meta{metaRunning: running, metaAttached: attached}
+	m := acp.Meta{metaRunning: running, metaAttached: attached}
+	if len(all) > 0 {
+		m[metaModel], m[metaMode] = all[0].ModelAndMode()
+		if st := all[0].Stats(); st.CostKnown {
+			m[metaCost] = acp.Cost{Amount: st.CostUSD, Currency: "USD"}
+		}
+	}
+	return m
 }

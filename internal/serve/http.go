@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/dashboard"
 )
 
 // Header names of the RFD.
@@ -64,15 +65,33 @@ func (h *acpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// authorized checks the bearer token in constant time; with no token
-// configured every request passes (a loopback or unix listener).
+// authorized checks the bearer token in constant time, or the dashboard's
+// login cookie (a browser cannot set Authorization on a WebSocket); with
+// no token configured every request passes (a loopback or unix listener).
 func (h *acpHandler) authorized(r *http.Request) bool {
-	want := h.srv.opts.Token
-	if want == "" {
-		return true
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+	return h.srv.dash.Authorized(r)
+}
+
+// page serves the dashboard (internal/dashboard) at / under the same
+// Origin rule as /acp; the dashboard checks the token or cookie itself,
+// as /login needs neither.
+func (h *acpHandler) page() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.originAllowed(r.Header.Get("Origin")) {
+			text(w, http.StatusForbidden, "Forbidden origin")
+			return
+		}
+		h.srv.dash.ServeHTTP(w, r)
+	})
+}
+
+// withHeaders puts the dashboard's security headers (CSP, no framing, no
+// sniffing) on every response of the listener, /acp's too.
+func withHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dashboard.SetHeaders(w.Header())
+		next.ServeHTTP(w, r)
+	})
 }
 
 // originAllowed admits requests without an Origin (not a browser), the

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/corvid-agent/corvid/internal/dashboard"
 )
 
 // Handler speaks ACP with one client: it reads NDJSON messages from r and
@@ -75,6 +77,8 @@ type Server struct {
 
 	mu    sync.Mutex
 	conns map[string]*conn
+
+	dash *dashboard.Dashboard // the page at / and the browser's login
 }
 
 // New returns a server; zero limits take the defaults.
@@ -97,8 +101,14 @@ func New(opts Options) *Server {
 	if opts.IdleTimeout == 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
-	return &Server{opts: opts, log: opts.Logger, conns: map[string]*conn{}, ctx: context.Background()}
+	return &Server{opts: opts, log: opts.Logger, conns: map[string]*conn{}, ctx: context.Background(),
+		dash: dashboard.New(opts.Token)}
 }
+
+// LoginCode returns a fresh single-use code: opening
+// http://HOST:PORT/login?once=CODE logs a browser in to the dashboard
+// (internal/dashboard). Only meaningful with a token.
+func (s *Server) LoginCode() string { return s.dash.NewLoginCode() }
 
 // Addr is one --listen address.
 type Addr struct {
@@ -224,12 +234,14 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 
 func (s *Server) httpServer(l *Listener) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle("/acp", &acpHandler{srv: s, self: "http://" + l.ln.Addr().String()})
+	acp := &acpHandler{srv: s, self: "http://" + l.ln.Addr().String()}
+	mux.Handle("/acp", acp)
+	mux.Handle("/", acp.page())
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true) // h2c with prior knowledge
 	return &http.Server{
-		Handler:           mux,
+		Handler:           withHeaders(mux),
 		Protocols:         &p,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute, // idle keep-alive sockets, not ACP connections
