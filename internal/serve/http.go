@@ -150,13 +150,8 @@ func (h *acpHandler) post(w http.ResponseWriter, r *http.Request) {
 		h.initialize(w, r, msg)
 		return
 	}
-	if connID == "" {
-		text(w, http.StatusBadRequest, "Missing Acp-Connection-Id")
-		return
-	}
-	c := h.srv.lookup(connID)
-	if c == nil || c.kind != overHTTP {
-		text(w, http.StatusNotFound, "Unknown Acp-Connection-Id")
+	c := h.connection(w, connID)
+	if c == nil {
 		return
 	}
 	if status, why := c.admit(msg, r.Header.Get(headerSessionID), h.srv.opts.MaxIDLength); status != 0 {
@@ -254,14 +249,8 @@ func (h *acpHandler) get(w http.ResponseWriter, r *http.Request) {
 		text(w, http.StatusNotAcceptable, "Not Acceptable")
 		return
 	}
-	connID := r.Header.Get(headerConnectionID)
-	if connID == "" {
-		text(w, http.StatusBadRequest, "Missing Acp-Connection-Id")
-		return
-	}
-	c := h.srv.lookup(connID)
-	if c == nil || c.kind != overHTTP {
-		text(w, http.StatusNotFound, "Unknown Acp-Connection-Id")
+	c := h.connection(w, r.Header.Get(headerConnectionID))
+	if c == nil {
 		return
 	}
 	sid := r.Header.Get(headerSessionID)
@@ -312,18 +301,27 @@ func (h *acpHandler) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *acpHandler) delete(w http.ResponseWriter, r *http.Request) {
-	connID := r.Header.Get(headerConnectionID)
-	if connID == "" {
-		text(w, http.StatusBadRequest, "Missing Acp-Connection-Id")
-		return
-	}
-	c := h.srv.lookup(connID)
-	if c == nil || c.kind != overHTTP {
-		text(w, http.StatusNotFound, "Unknown Acp-Connection-Id")
+	c := h.connection(w, r.Header.Get(headerConnectionID))
+	if c == nil {
 		return
 	}
 	c.close("client ended the connection (DELETE)")
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// connection is the HTTP connection connID names, or nil once w has the
+// reference server's answer: 400 without an id, 404 for an unknown one.
+func (h *acpHandler) connection(w http.ResponseWriter, connID string) *conn {
+	if connID == "" {
+		text(w, http.StatusBadRequest, "Missing Acp-Connection-Id")
+		return nil
+	}
+	c := h.srv.lookup(connID)
+	if c == nil || c.kind != overHTTP {
+		text(w, http.StatusNotFound, "Unknown Acp-Connection-Id")
+		return nil
+	}
+	return c
 }
 
 func text(w http.ResponseWriter, status int, body string) {
