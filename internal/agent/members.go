@@ -141,20 +141,59 @@ func (s *Session) CancelMember(id string) bool {
 
 // memberFilter keeps the updates of one member's session: those a
 // sub-agent tagged with the member's id, or with the id of a sub-agent it
-// (or one of those) started. It is used under the conversation's show
-// lock, or by one replay, never concurrently.
+// (or one of those) started. Before the member's first update it puts the
+// task's prompt, from the parent's task call, as the session's user
+// message. It is used under the conversation's show lock, or by one
+// replay, never concurrently.
 type memberFilter struct {
+	id      string
 	ids     map[string]bool
 	matched int
-	name    string // from the first update kept
+	name    string            // from the first update kept
+	prompts map[string]string // task calls' prompts by tool-call id, until the first update
 }
 
 func newMemberFilter(id string) *memberFilter {
-	return &memberFilter{ids: map[string]bool{id: true}}
+	return &memberFilter{id: id, ids: map[string]bool{id: true}, prompts: map[string]string{}}
 }
 
-func (f *memberFilter) keep(meta map[string]any) bool {
-	sub, _ := meta[SubagentMeta].(map[string]any)
+// take hands ev to out when it is the member's.
+func (f *memberFilter) take(ev Event, out func(Event)) {
+	sub, _ := ev.Meta[SubagentMeta].(map[string]any)
+	if !f.keep(sub) {
+		f.notePrompt(ev)
+		return
+	}
+	if f.prompts != nil && sub["id"] == f.id {
+		parent, _ := sub["parentToolCallId"].(string)
+		if p := f.prompts[parent]; p != "" {
+			meta := make(map[string]any, len(ev.Meta))
+			for k, v := range ev.Meta {
+				meta[k] = v
+			}
+			out(Event{Kind: EventUserChunk, MessageID: "user_" + f.id[strings.LastIndex(f.id, memberIDSep)+1:],
+				Content: &Block{Type: BlockText, Text: p}, Meta: meta})
+		}
+		f.prompts = nil
+	}
+	out(ev)
+}
+
+// notePrompt remembers a task call's prompt.
+func (f *memberFilter) notePrompt(ev Event) {
+	tc := ev.ToolCall
+	if f.prompts == nil || tc == nil || tc.Name != "task" || len(tc.RawInput) == 0 {
+		return
+	}
+	var in struct {
+		Prompt string `json:"prompt"`
+	}
+	if json.Unmarshal(tc.RawInput, &in) == nil && in.Prompt != "" {
+		f.prompts[tc.ID] = in.Prompt
+	}
+}
+
+func (f *memberFilter) keep(sub map[string]any) bool {
 	id, _ := sub["id"].(string)
 	if id == "" {
 		return false
@@ -184,11 +223,7 @@ type memberFan struct {
 	to FrontEnd
 }
 
-func (m memberFan) Emit(ev Event) {
-	if m.f.keep(ev.Meta) {
-		m.to.Emit(ev)
-	}
-}
+func (m memberFan) Emit(ev Event) { m.f.take(ev, m.to.Emit) }
 
 // RequestPermission is never called on an attached front end (questions
 // go to the session's own); it refuses.
@@ -215,11 +250,7 @@ func (s *Session) AttachMember(ctx context.Context, id string, front FrontEnd, r
 	if replay != nil || !known {
 		// Without a replay, an id the roster has forgotten (a run of an
 		// earlier process) is still looked for in the log.
-		rep = func(ev Event) {
-			if f.keep(ev.Meta) {
-				sink(ev)
-			}
-		}
+		rep = func(ev Event) { f.take(ev, sink) }
 	}
 	detach, err = s.Attach(ctx, memberFan{f: f, to: front}, rep, textMax)
 	if err != nil {
@@ -252,11 +283,11 @@ func (a *Agent) ReplayMember(ctx context.Context, id string, textMax int, replay
 		return MemberInfo{}, ErrSessionNotFound
 	}
 	f := newMemberFilter(id)
-	lg, err := FoldStream(ctx, st, rootID, textMax, func(ev Event) {
-		if f.keep(ev.Meta) && replay != nil {
-			replay(ev)
-		}
-	})
+	sink := func(Event) {}
+	if replay != nil {
+		sink = replay
+	}
+	lg, err := FoldStream(ctx, st, rootID, textMax, func(ev Event) { f.take(ev, sink) })
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return MemberInfo{}, ErrSessionNotFound

@@ -107,4 +107,7 @@ func TestWorkerSessionLoadsLiveOnStdioAndFromTheStoreAfterwards(t *testing.T) {
 	if got := testkit.TextOf(s2.Updates(mid), "agent_message_chunk"); got != workerText() {
 		t.Fatalf("replayed worker text %q\nwant %q", got, workerText())
 	}
+	if got := testkit.TextOf(s2.Updates(mid), "user_message_chunk"); got != "Write the words" {
+		t.Fatalf("the worker's session opens with user text %q, want its task's prompt", got)
+	}
 }

@@ -102,6 +102,24 @@ func (c *client) memberText(sid, name string) string {
 	return b.String()
 }
 
+// userText is the user message text of the session's updates so far.
+func (c *client) userText(sid string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for _, n := range c.note {
+		p, _ := n["params"].(map[string]any)
+		u, _ := p["update"].(map[string]any)
+		if p["sessionId"] != sid || u["sessionUpdate"] != "user_message_chunk" {
+			continue
+		}
+		ct, _ := u["content"].(map[string]any)
+		s, _ := ct["text"].(string)
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
 // loadErr sends session/load and returns its error object (nil: none).
 func (c *client) loadErr(sid, cwd string) map[string]any {
 	m := c.callErrOrResult("session/load", map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}})
@@ -151,6 +169,9 @@ func TestMemberSessionAttachesMidRunThenReloadsAfterTheTurnAndARestart(t *testin
 	}
 	// Replay, then live: every word once, in order, and nothing of the root.
 	waitExact(t, b, mid, memberWords(60))
+	if got := b.userText(mid); got != "write them" {
+		t.Fatalf("the member's session opens with user text %q, want its task's prompt", got)
+	}
 	if m := <-answer; stopReason(m) != "end_turn" {
 		t.Fatalf("A's prompt: %v", m)
 	}
@@ -182,6 +203,9 @@ func TestMemberSessionAttachesMidRunThenReloadsAfterTheTurnAndARestart(t *testin
 	initialize(e)
 	e.call("session/load", map[string]any{"sessionId": mid, "cwd": dir, "mcpServers": []any{}})
 	waitExact(t, e, mid, memberWords(60))
+	if got := e.userText(mid); got != "write them" {
+		t.Fatalf("after the restart the member's session opens with user text %q, want its task's prompt", got)
+	}
 
 	// Another home does not know it, nor a member its root never had.
 	other := startDaemon(t, 1, "-m", "script:"+parent, "--listen", "unix:"+filepath.Join(dir, "o.sock"))
