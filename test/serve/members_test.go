@@ -281,3 +281,35 @@ func TestCancelOfAMemberSessionStopsThatMemberOnly(t *testing.T) {
 		t.Fatal("the member streamed to its end after its cancel")
 	}
 }
+
+// TestResumeOfAMemberSessionFollowsItWithoutReplay: session/resume of a
+// running member's session attaches without the history: B gets the rest
+// of the member's text live, a suffix of it, with nothing before.
+func TestResumeOfAMemberSessionFollowsItWithoutReplay(t *testing.T) {
+	dir := t.TempDir()
+	parent := teamScripts(t, dir, 80, 25)
+	d := startDaemon(t, 1, "-m", "script:"+parent, "--yolo", "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	a := dial(t, d.sock)
+	initialize(a)
+	sid := newSession(a, dir)
+	answer := make(chan map[string]any, 1)
+	go func() {
+		answer <- a.callErrOrResult("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go")})
+	}()
+	mid := a.memberSession(sid, "writer")
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(a.memberText(sid, "writer"), "m-05") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	b := dial(t, d.sock)
+	initialize(b)
+	b.call("session/resume", map[string]any{"sessionId": mid, "cwd": dir, "mcpServers": []any{}})
+	if m := <-answer; stopReason(m) != "end_turn" {
+		t.Fatalf("A's prompt: %v", m)
+	}
+	b.waitText(mid, "DONE")
+	got, full := b.text(mid), memberWords(80)
+	if !strings.HasSuffix(full, got) || strings.Contains(got, "m-00") || b.userText(mid) != "" {
+		t.Fatalf("resumed member text %q (user %q): want a suffix of %q without the start or the prompt", got, b.userText(mid), full)
+	}
+}
