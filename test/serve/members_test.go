@@ -206,6 +206,9 @@ func TestMemberSessionAttachesMidRunThenReloadsAfterTheTurnAndARestart(t *testin
 	if got := e.userText(mid); got != "write them" {
 		t.Fatalf("after the restart the member's session opens with user text %q, want its task's prompt", got)
 	}
+	if !listsMember(e.call("session/list", map[string]any{"_meta": map[string]any{"corvid.dev/members": true}}), mid, sid) {
+		t.Fatal("after the restart, session/list with corvid.dev/members does not list the stored member")
+	}
 
 	// Another home does not know it, nor a member its root never had.
 	other := startDaemon(t, 1, "-m", "script:"+parent, "--listen", "unix:"+filepath.Join(dir, "o.sock"))
