@@ -15,7 +15,7 @@ import (
 // workerText is what the slow worker streams.
 func workerText() string {
 	var words []string
-	for i := range 50 {
+	for i := range 100 {
 		words = append(words, fmt.Sprintf("w-%02d", i))
 	}
 	return strings.Join(words, " ") + " END"

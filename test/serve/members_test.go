@@ -135,7 +135,7 @@ func (c *client) loadErr(sid, cwd string) map[string]any {
 // found in another daemon's home; a prompt to it is refused.
 func TestMemberSessionAttachesMidRunThenReloadsAfterTheTurnAndARestart(t *testing.T) {
 	dir := t.TempDir()
-	parent := teamScripts(t, dir, 60, 25)
+	parent := teamScripts(t, dir, 120, 25)
 	home, err := os.MkdirTemp("", "cs")
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestMemberSessionAttachesMidRunThenReloadsAfterTheTurnAndARestart(t *testin
 		t.Fatalf("load answer's corvid.dev/member = %v (want the running member writer of %s)", rm, sid)
 	}
 	// Replay, then live: every word once, in order, and nothing of the root.
-	waitExact(t, b, mid, memberWords(60))
+	waitExact(t, b, mid, memberWords(120))
 	if got := b.userText(mid); got != "write them" {
 		t.Fatalf("the member's session opens with user text %q, want its task's prompt", got)
 	}
@@ -186,7 +186,7 @@ func TestMemberSessionAttachesMidRunThenReloadsAfterTheTurnAndARestart(t *testin
 	c := dial(t, d.sock)
 	initialize(c)
 	c.call("session/load", map[string]any{"sessionId": mid, "cwd": dir, "mcpServers": []any{}})
-	waitExact(t, c, mid, memberWords(60))
+	waitExact(t, c, mid, memberWords(120))
 	list := c.call("session/list", map[string]any{"_meta": map[string]any{"corvid.dev/members": true}})
 	if !listsMember(list, mid, sid) {
 		t.Fatalf("session/list with corvid.dev/members does not list %s under %s: %v", mid, sid, list)
@@ -202,7 +202,7 @@ func TestMemberSessionAttachesMidRunThenReloadsAfterTheTurnAndARestart(t *testin
 	e := dial(t, d2.sock)
 	initialize(e)
 	e.call("session/load", map[string]any{"sessionId": mid, "cwd": dir, "mcpServers": []any{}})
-	waitExact(t, e, mid, memberWords(60))
+	waitExact(t, e, mid, memberWords(120))
 	if got := e.userText(mid); got != "write them" {
 		t.Fatalf("after the restart the member's session opens with user text %q, want its task's prompt", got)
 	}
