@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // Team members and workers as sessions (docs/serve.md, CodeBuddy's C40):
@@ -314,5 +317,78 @@ func TestResumeOfAMemberSessionFollowsItWithoutReplay(t *testing.T) {
 	got, full := b.text(mid), memberWords(80)
 	if !strings.HasSuffix(full, got) || strings.Contains(got, "m-00") || b.userText(mid) != "" {
 		t.Fatalf("resumed member text %q (user %q): want a suffix of %q without the start or the prompt", got, b.userText(mid), full)
+	}
+}
+
+// TestWebSocketClientFollowsAMemberSessionMidRun is C40's web host: a
+// WebSocket client loads a running member's session and gets exactly the
+// member's text (replay, then live), and no update of any other session.
+func TestWebSocketClientFollowsAMemberSessionMidRun(t *testing.T) {
+	dir := t.TempDir()
+	parent := teamScripts(t, dir, 120, 25)
+	d := startDaemon(t, 2, "-m", "script:"+parent, "--yolo", "--listen", "127.0.0.1:0", "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	a := dial(t, d.sock)
+	initialize(a)
+	sid := newSession(a, dir)
+	a.send("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go")})
+	mid := a.memberSession(sid, "writer")
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(a.memberText(sid, "writer"), "m-03") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(d.url, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(1 << 24)
+	for i, req := range []map[string]any{
+		{"method": "initialize", "params": map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}},
+		{"method": "session/load", "params": map[string]any{"sessionId": mid, "cwd": dir, "mcpServers": []any{}}},
+	} {
+		req["jsonrpc"], req["id"] = "2.0", i+1
+		b, _ := json.Marshal(req)
+		if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := memberWords(120)
+	var text strings.Builder
+	for text.String() != want {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("read: %v (text so far %q)", err, text.String())
+		}
+		var m struct {
+			ID     any            `json:"id"`
+			Method string         `json:"method"`
+			Error  map[string]any `json:"error"`
+			Params struct {
+				SessionID string `json:"sessionId"`
+				Update    struct {
+					SessionUpdate string `json:"sessionUpdate"`
+					Content       struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"update"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("frame %s: %v", b, err)
+		}
+		switch {
+		case m.Error != nil:
+			t.Fatalf("request %v: %v", m.ID, m.Error)
+		case m.Method == "session/update" && m.Params.SessionID != mid:
+			t.Fatalf("the member's client got an update of session %s: %s", m.Params.SessionID, b)
+		case m.Method == "session/update" && m.Params.Update.SessionUpdate == "agent_message_chunk":
+			text.WriteString(m.Params.Update.Content.Text)
+			if !strings.HasPrefix(want, text.String()) {
+				t.Fatalf("member text %q is not a prefix of %q (a gap or a duplicate)", text.String(), want)
+			}
+		}
 	}
 }
