@@ -247,21 +247,28 @@ func (s *Session) AttachMember(ctx context.Context, id string, front FrontEnd, r
 		sink = replay
 	}
 	var rep func(Event)
+	// What the replay found, read on this goroutine after Attach (live
+	// events change f under the show lock meanwhile).
+	var found int
+	var name string
 	if replay != nil || !known {
 		// Without a replay, an id the roster has forgotten (a run of an
 		// earlier process) is still looked for in the log.
-		rep = func(ev Event) { f.take(ev, sink) }
+		rep = func(ev Event) {
+			f.take(ev, sink)
+			found, name = f.matched, f.name
+		}
 	}
 	detach, err = s.Attach(ctx, memberFan{f: f, to: front}, rep, textMax)
 	if err != nil {
 		return nil, MemberInfo{}, err
 	}
 	if !known {
-		if f.matched == 0 {
+		if found == 0 {
 			detach()
 			return nil, MemberInfo{}, ErrSessionNotFound
 		}
-		info = MemberInfo{ID: id, RootID: s.ID, Name: f.name, Status: statusCompleted}
+		info = MemberInfo{ID: id, RootID: s.ID, Name: name, Status: statusCompleted}
 	}
 	return detach, info, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -390,5 +391,80 @@ func TestWebSocketClientFollowsAMemberSessionMidRun(t *testing.T) {
 				t.Fatalf("member text %q is not a prefix of %q (a gap or a duplicate)", text.String(), want)
 			}
 		}
+	}
+}
+
+// memberSessions are the distinct session ids the team updates on c gave
+// member name, in order.
+func (c *client) memberSessions(sid, name string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, n := range c.note {
+		p, _ := n["params"].(map[string]any)
+		u, _ := p["update"].(map[string]any)
+		m, _ := u["_meta"].(map[string]any)
+		tu, _ := m["codebuddy.ai/teamUpdate"].(map[string]any)
+		ms, _ := tu["members"].([]any)
+		for _, x := range ms {
+			mm, _ := x.(map[string]any)
+			if id, _ := mm["sessionId"].(string); p["sessionId"] == sid && mm["name"] == name && id != "" && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// TestEarlierRunOfAMemberLoadsAfterARestartWhileItsRootIsLive: member
+// writer runs two tasks, each a session; after a restart, with the root
+// loaded (live, its roster naming only the second run), the first run's
+// session still loads from the log, and an id of that root it never had
+// is not found.
+func TestEarlierRunOfAMemberLoadsAfterARestartWhileItsRootIsLive(t *testing.T) {
+	dir := t.TempDir()
+	task := func(id, text string) map[string]any {
+		child := filepath.Join(dir, id+".json")
+		writeJSON(t, child, map[string]any{"responses": []any{map[string]any{"parts": []any{map[string]any{"type": "text", "text": text}}}}})
+		return map[string]any{"parts": []any{map[string]any{"type": "tool_call", "id": id, "name": "task",
+			"input": map[string]any{"description": "run " + id, "prompt": "do " + id, "name": "writer", "model": "script:" + child}}}}
+	}
+	parent := filepath.Join(dir, "parent.json")
+	writeJSON(t, parent, map[string]any{"responses": []any{task("one", "first run."), task("two", "second run."),
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "both done."}}}}})
+	home, err := os.MkdirTemp("", "cs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	sock := filepath.Join(dir, "s.sock")
+	d := startDaemonIn(t, home, 1, "-m", "script:"+parent, "--yolo", "--listen", "unix:"+sock)
+	a := dial(t, d.sock)
+	initialize(a)
+	sid := newSession(a, dir)
+	if r := a.call("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go")}); r["stopReason"] != "end_turn" {
+		t.Fatalf("prompt: %v", r)
+	}
+	runs := a.memberSessions(sid, "writer")
+	if len(runs) != 2 {
+		t.Fatalf("writer's runs: %v, want two sessions", runs)
+	}
+	_ = d.cmd.Process.Signal(os.Interrupt)
+	<-d.done
+
+	d2 := startDaemonIn(t, home, 1, "-m", "script:"+parent, "--yolo", "--listen", "unix:"+sock)
+	b := dial(t, d2.sock)
+	initialize(b)
+	b.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	for i, want := range []string{"first run.", "second run."} {
+		c := dial(t, d2.sock)
+		initialize(c)
+		c.call("session/load", map[string]any{"sessionId": runs[i], "cwd": dir, "mcpServers": []any{}})
+		if got := c.text(runs[i]); got != want {
+			t.Fatalf("run %d (%s) replayed %q, want %q", i+1, runs[i], got, want)
+		}
+	}
+	if err := b.loadErr(sid+".sub_000000000000000000000000", dir); err == nil || err["code"] != float64(-32002) {
+		t.Fatalf("load of a member its live root never had: error %v, want -32002", err)
 	}
 }
