@@ -195,6 +195,14 @@ func TestMemberSessionAttachesMidRunThenReloadsAfterTheTurnAndARestart(t *testin
 	if !listsMember(list, mid, sid) {
 		t.Fatalf("session/list with corvid.dev/members does not list %s under %s: %v", mid, sid, list)
 	}
+	for _, x := range list["sessions"].([]any) {
+		if e, _ := x.(map[string]any); e["sessionId"] == mid {
+			m, _ := e["_meta"].(map[string]any)
+			if m["corvid.dev/attached"] != float64(2) || m["corvid.dev/running"] != false {
+				t.Fatalf("the member's list _meta %v: want 2 connections viewing it (B and C), not running", m)
+			}
+		}
+	}
 	if listsMember(c.call("session/list", map[string]any{}), mid, sid) {
 		t.Fatal("a plain session/list lists the member")
 	}
