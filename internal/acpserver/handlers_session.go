@@ -251,6 +251,10 @@ func (s *Server) promptBlocks(in []acp.ContentBlock) ([]agent.Block, error) {
 
 // Cancel cancels the session's running turn, if any.
 func (s *Server) Cancel(_ context.Context, req *acp.SessionIDRequest) {
+	if rootID, ok := agent.MemberRoot(req.SessionID); ok {
+		s.cancelMember(req.SessionID, rootID) // members.go
+		return
+	}
 	s.mu.Lock()
 	ss := s.sessions[req.SessionID]
 	s.mu.Unlock()
