@@ -12,12 +12,18 @@ import (
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
+var errNoControlDir = errors.New("no control socket directory configured")
+
 // broker opens the control socket on first use (ARCHITECTURE.md §3: hosts that
 // cannot answer permission requests).
 func (s *Server) broker() (*respond.Broker, error) {
+	if h := s.opts.Hub; h != nil {
+		// One for the daemon: its questions outlive their connections.
+		return h.broker(s.opts.RespondPlace, s.log)
+	}
 	s.brokerOnce.Do(func() {
 		if s.opts.RespondPlace.Dir == "" {
-			s.brokerErr = fmt.Errorf("no control socket directory configured")
+			s.brokerErr = errNoControlDir
 			return
 		}
 		s.brk, s.brokerErr = respond.Listen(s.opts.RespondPlace, s.log)
@@ -50,16 +56,7 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 		always = "Always allow"
 	}
 	say(fmt.Sprintf("\n\n[corvid] Permission needed (request %s): %s\nThis client cannot answer permission requests. Answer from a terminal on this machine:\n    corvid respond %s allow    (or: always, deny; always = %s)\nWaiting %s.\n\n", id, call.Title, id, always, wait))
-	detail := ""
-	if len(call.RawInput) > 0 {
-		var v any
-		if json.Unmarshal(call.RawInput, &v) == nil {
-			if b, err := json.Marshal(v); err == nil {
-				detail = string(b)
-			}
-		}
-	}
-	ans, err := b.Ask(ctx, respond.Question{ID: id, SessionID: ss.id, Title: call.Title, Detail: detail, Cwd: ss.Cwd()}, timeout)
+	ans, err := b.Ask(ctx, respond.Question{ID: id, SessionID: ss.id, Title: call.Title, Detail: permissionDetail(call), Cwd: ss.Cwd()}, timeout)
 	if err != nil && ctx.Err() == nil {
 		say(fmt.Sprintf("[corvid] Request %s was denied: %v\n", id, err))
 	}
@@ -72,6 +69,20 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 		return agent.AllowAlways, nil
 	}
 	return agent.RejectOnce, nil
+}
+
+// permissionDetail is a permission question's detail for corvid respond:
+// the call's input, compact.
+func permissionDetail(call agent.ToolCall) string {
+	if len(call.RawInput) > 0 {
+		var v any
+		if json.Unmarshal(call.RawInput, &v) == nil {
+			if b, err := json.Marshal(v); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return ""
 }
 
 // dontAnswer is the last choice of an out-of-band choice question: it

@@ -1,0 +1,212 @@
+package acpserver
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/respond"
+)
+
+// Questions in a shared session (`corvid serve`, docs/serve.md): every
+// question of a session under a Hub (a permission, an ask_user or exit_plan
+// choice, an elicitation) goes to every connection holding the session
+// whose client can answer it, to each one that attaches while it is open,
+// and, when it can be answered there, to `corvid respond` through the
+// daemon's control socket. The first valid answer wins: the others' calls
+// are cancelled, which withdraws them with $/cancel_request; the agent
+// session records who answered (agent.Session.Answered) on the call's next
+// update, which every attachment is shown. Nobody answering within the
+// interaction timeout is no answer: a denial.
+
+// question is one question open in a shared session.
+type question struct {
+	can  func(*session) bool // whether a connection's client can answer it
+	late chan *session       // connections that attached while it was open
+	// Named in session/list's corvid.dev/waiting.
+	waiting waitingQuestion
+}
+
+// waitingQuestion is one entry of session/list's corvid.dev/waiting.
+type waitingQuestion struct {
+	// RequestID is its id for `corvid respond` ("" when respond cannot
+	// answer it: a form).
+	RequestID  string `json:"requestId,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Title      string `json:"title"`
+}
+
+// routed says how to put one question to the answerers.
+type routed struct {
+	toolCallID, title string
+	can               func(*session) bool
+	// ask puts the question to one connection's client; valid says its
+	// answer counts.
+	ask func(ctx context.Context, t *session) (val any, valid bool)
+	// respond, when set, puts it to corvid respond too; fromRespond turns
+	// that answer into a val.
+	respond     *respond.Question
+	fromRespond func(respond.Answer) any
+}
+
+// reply is one answerer's answer.
+type reply struct {
+	val   any
+	by    agent.Answerer
+	valid bool
+}
+
+// respondAnswerer is the answeredBy of an answer given with corvid respond.
+func (s *Server) respondAnswerer() agent.Answerer {
+	return agent.Answerer{Name: "corvid-respond", Title: "corvid respond", Version: s.opts.Version}
+}
+
+// answerer is the answeredBy of this connection's client: its clientInfo,
+// or, when it sent none, the name "unknown" and an empty version.
+func (s *Server) answerer() agent.Answerer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ci := s.clientInfo; ci != nil {
+		return agent.Answerer{Name: ci.Name, Title: ci.Title, Version: ci.Version}
+	}
+	return agent.Answerer{Name: "unknown"}
+}
+
+// route puts a question as r says and waits for the first valid answer;
+// ok is false when none came before ctx ended or the interaction timeout
+// passed.
+func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
+	qctx, cancel := context.WithCancel(ctx)
+	if t := ss.srv.opts.InteractionTimeout; t > 0 {
+		qctx, cancel = context.WithTimeout(ctx, t)
+	}
+	defer cancel() // withdraws every question still open
+	q := &question{can: r.can, late: make(chan *session, 8), waiting: waitingQuestion{ToolCallID: r.toolCallID, Title: r.title}}
+	results := make(chan reply, 8)
+	send := func(rep reply) {
+		select {
+		case results <- rep:
+		case <-qctx.Done():
+		}
+	}
+	if r.respond != nil {
+		if b, err := ss.srv.broker(); err != nil {
+			ss.srv.log.Error("control socket", "err", err)
+		} else {
+			rq := *r.respond
+			rq.ID = b.NewID()
+			q.waiting.RequestID = rq.ID
+			go func() {
+				a, err := b.Ask(qctx, rq, 0)
+				send(reply{val: r.fromRespond(a), by: ss.srv.respondAnswerer(), valid: err == nil})
+			}()
+		}
+	}
+	h := ss.holders
+	h.openQuestion(q)
+	defer h.closeQuestion(q)
+	asked := map[*session]bool{}
+	start := func(t *session) {
+		if asked[t] || !r.can(t) {
+			return
+		}
+		asked[t] = true
+		go func() {
+			v, valid := r.ask(qctx, t)
+			send(reply{val: v, by: t.srv.answerer(), valid: valid})
+		}()
+	}
+	for _, t := range h.present() {
+		start(t)
+	}
+	for {
+		select {
+		case t := <-q.late:
+			start(t)
+		case rep := <-results:
+			if rep.valid {
+				ss.Session.Answered(r.toolCallID, rep.by)
+				return rep.val, true
+			}
+		case <-qctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// openQuestion and closeQuestion keep the questions open now, so that a
+// connection that attaches meanwhile is asked too (offer) and session/list
+// says the session waits.
+func (h *holders) openQuestion(q *question) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pending == nil {
+		h.pending = map[*question]struct{}{}
+	}
+	h.pending[q] = struct{}{}
+}
+
+func (h *holders) closeQuestion(q *question) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.pending, q)
+}
+
+// offer puts the open questions to ss, which just attached.
+func (h *holders) offer(ss *session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for q := range h.pending {
+		select {
+		case q.late <- ss:
+		default: // a question with that many late attachers waits for them
+		}
+	}
+}
+
+// waiting lists the questions open now, by request id.
+func (h *holders) waiting() []waitingQuestion {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]waitingQuestion, 0, len(h.pending))
+	for q := range h.pending {
+		out = append(out, q.waiting)
+	}
+	slices.SortFunc(out, func(a, b waitingQuestion) int {
+		return cmp.Or(cmp.Compare(a.RequestID, b.RequestID), cmp.Compare(a.ToolCallID, b.ToolCallID))
+	})
+	return out
+}
+
+// shared reports whether questions are routed (serve).
+func (ss *session) shared() bool { return ss.srv.opts.Hub != nil && ss.holders != nil }
+
+// anyHolder reports whether some connected holder's client satisfies ok.
+func (ss *session) anyHolder(ok func(*session) bool) bool {
+	return slices.ContainsFunc(ss.holders.present(), ok)
+}
+
+// elicitCaps are the elicitation modes this connection's client
+// advertised.
+func (s *Server) elicitCaps() (form, url bool) {
+	if s.cannotAnswer() {
+		return false, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clientCaps == nil || s.clientCaps.Elicitation == nil {
+		return false, false
+	}
+	el := s.clientCaps.Elicitation
+	return el.Form != nil, el.URL != nil
+}
+
+// answeredByMeta is the _meta key of a tool_call_update that says who
+// answered the call's question: the client's clientInfo.
+const metaAnsweredBy = "corvid.dev/answeredBy"
+
+func answeredBy(a *agent.Answerer) acp.Implementation {
+	return acp.Implementation{Name: a.Name, Title: a.Title, Version: a.Version}
+}
