@@ -23,8 +23,11 @@ import (
 
 // question is one question open in a shared session.
 type question struct {
-	can  func(*session) bool // whether a connection's client can answer it
-	late chan *session       // connections that attached while it was open
+	can func(*session) bool // whether a connection's client can answer it
+	// late are the connections that attached while it was open (guarded
+	// by the holders' mu); wake tells route there are some.
+	late []*session
+	wake chan struct{}
 	// Named in session/list's corvid.dev/waiting.
 	waiting waitingQuestion
 }
@@ -83,7 +86,7 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 		qctx, cancel = context.WithTimeout(ctx, t)
 	}
 	defer cancel() // withdraws every question still open
-	q := &question{can: r.can, late: make(chan *session, 8), waiting: waitingQuestion{ToolCallID: r.toolCallID, Title: r.title}}
+	q := &question{can: r.can, wake: make(chan struct{}, 1), waiting: waitingQuestion{ToolCallID: r.toolCallID, Title: r.title}}
 	results := make(chan reply, 8)
 	send := func(rep reply) {
 		select {
@@ -123,11 +126,15 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 	}
 	for {
 		select {
-		case t := <-q.late:
-			start(t)
+		case <-q.wake:
+			for _, t := range h.takeLate(q) {
+				start(t)
+			}
 		case rep := <-results:
 			if rep.valid {
-				ss.Session.Answered(r.toolCallID, rep.by)
+				if ss.Session != nil {
+					ss.Session.Answered(r.toolCallID, rep.by)
+				}
 				return rep.val, true
 			}
 		case <-qctx.Done():
@@ -159,11 +166,21 @@ func (h *holders) offer(ss *session) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for q := range h.pending {
+		q.late = append(q.late, ss)
 		select {
-		case q.late <- ss:
-		default: // a question with that many late attachers waits for them
+		case q.wake <- struct{}{}:
+		default: // route has yet to take the last wake
 		}
 	}
+}
+
+// takeLate returns the connections that attached since route last looked.
+func (h *holders) takeLate(q *question) []*session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	late := q.late
+	q.late = nil
+	return late
 }
 
 // waiting lists the questions open now, by request id.
