@@ -324,3 +324,39 @@ func TestQuestionWithNoClientIsDeniedAfterTheInteractionTimeout(t *testing.T) {
 		t.Fatalf("still pending after the timeout: %s", out)
 	}
 }
+
+// TestCancelFromAnotherClientWithdrawsTheOpenQuestion: A's turn asks A
+// and B; B sends session/cancel: the turn ends cancelled and the question
+// is withdrawn from both.
+func TestCancelFromAnotherClientWithdrawsTheOpenQuestion(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := startDaemon(t, 1, "-m", "script:"+filepath.Join(root, "examples", "edit.json"), "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	a, b := dial(t, d.sock), dial(t, d.sock)
+	initialize(a)
+	initialize(b)
+	sid := newSession(a, dir)
+	b.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	answer := make(chan map[string]any, 1)
+	go func() {
+		answer <- a.callErrOrResult("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("write the notes")})
+	}()
+	qa, qb := a.waitRequest("session/request_permission"), b.waitRequest("session/request_permission")
+	_ = b.enc.Encode(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
+	select {
+	case m := <-answer:
+		if stopReason(m) != "cancelled" {
+			t.Fatalf("A's prompt ended %v; want cancelled", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("B's session/cancel did not end A's turn")
+	}
+	a.withdrawn(qa)
+	b.withdrawn(qb)
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); !os.IsNotExist(err) {
+		t.Fatalf("notes.txt was written: %v", err)
+	}
+}
