@@ -3,6 +3,7 @@ package acpserver
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/corvid-agent/corvid/internal/acp"
@@ -83,17 +84,21 @@ func (s *Server) answerer() agent.Answerer {
 func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 	qctx, cancel := context.WithCancel(ctx)
 	if t := ss.srv.opts.InteractionTimeout; t > 0 {
-		qctx, cancel = context.WithTimeout(ctx, t)
+		qctx, cancel = context.WithTimeoutCause(ctx, t, fmt.Errorf("%w after %s", respond.ErrTimeout, t))
 	}
 	defer cancel() // withdraws every question still open
+	// corvid respond's wait, ended with the reason it is told.
+	rctx, withdraw := context.WithCancelCause(qctx)
+	defer withdraw(nil)
 	q := &question{can: r.can, wake: make(chan struct{}, 1), waiting: waitingQuestion{ToolCallID: r.toolCallID, Title: r.title}}
 	results := make(chan reply, 8)
-	send := func(rep reply) {
+	send := func(ctx context.Context, rep reply) {
 		select {
 		case results <- rep:
-		case <-qctx.Done():
+		case <-ctx.Done(): // route returned
 		}
 	}
+	var asking chan struct{} // closed once corvid respond's wait is settled
 	if r.respond != nil {
 		if b, err := ss.srv.broker(); err != nil {
 			ss.srv.log.Error("control socket", "err", err)
@@ -101,9 +106,11 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 			rq := *r.respond
 			rq.ID = b.NewID()
 			q.waiting.RequestID = rq.ID
+			asking = make(chan struct{})
 			go func() {
-				a, err := b.Ask(qctx, rq, 0)
-				send(reply{val: r.fromRespond(a), by: ss.srv.respondAnswerer(), valid: err == nil})
+				defer close(asking)
+				a, err := b.Ask(rctx, rq, 0)
+				send(rctx, reply{val: r.fromRespond(a), by: ss.srv.respondAnswerer(), valid: err == nil})
 			}()
 		}
 	}
@@ -118,7 +125,7 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 		asked[t] = true
 		go func() {
 			v, valid := r.ask(qctx, t)
-			send(reply{val: v, by: t.srv.answerer(), valid: valid})
+			send(qctx, reply{val: v, by: t.srv.answerer(), valid: valid})
 		}()
 	}
 	for _, t := range h.present() {
@@ -134,6 +141,10 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 			if rep.valid {
 				if ss.Session != nil {
 					ss.Session.Answered(r.toolCallID, rep.by)
+				}
+				withdraw(fmt.Errorf("%w, by %s", respond.ErrAnsweredElsewhere, rep.by.Name))
+				if asking != nil {
+					<-asking // corvid respond is told so from now on
 				}
 				return rep.val, true
 			}

@@ -136,8 +136,14 @@ func TestAskUserChoiceGoesToEveryAttachmentAndTheFirstAnswerWins(t *testing.T) {
 	// B prompts: the question goes to A too, and A answers it.
 	b.send("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go")})
 	qa, qb := a.waitRequest("session/request_permission"), b.waitRequest("session/request_permission")
+	id := pendingQuestion(t, d, sid) // corvid respond could answer it too
 	a.answer(qa, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "choice_2"}})
 	b.withdrawn(qb)
+	late := exec.Command(testkit.BuildCorvid(t), "respond", id, "1")
+	late.Env = isolatedEnv(d.home)
+	if out, err := late.CombinedOutput(); err == nil || !strings.Contains(string(out), "answered elsewhere, by client-a") {
+		t.Fatalf("corvid respond after A answered: %v\n%q", err, out)
+	}
 	for name, c := range map[string]*client{"A": a, "B": b} {
 		u := c.answeredUpdate(sid)
 		if got := answeredBy(u); !reflect.DeepEqual(got, info("client-a", "", "1.0")) || u["status"] != "completed" {
