@@ -75,6 +75,11 @@ func (h *holders) open() bool {
 // present are the holders whose client is connected and can answer a
 // question.
 func (h *holders) present() []*session {
+	return slices.DeleteFunc(h.connected(), func(ss *session) bool { return ss.srv.cannotAnswer() })
+}
+
+// connected are the holders whose client is connected.
+func (h *holders) connected() []*session {
 	if h == nil {
 		return nil
 	}
@@ -85,10 +90,7 @@ func (h *holders) present() []*session {
 	for _, ss := range members {
 		select {
 		case <-ss.srv.conn.Gone():
-			continue
 		default:
-		}
-		if !ss.srv.cannotAnswer() {
 			out = append(out, ss)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/respond"
@@ -35,10 +36,7 @@ func (s *Server) broker() (*respond.Broker, error) {
 // open, and waits for `corvid respond ID allow|always|deny`. No answer
 // within the interaction timeout is a denial, never consent.
 func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
-	say := func(text string) {
-		ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText, Text: text}})
-		ss.flushLines() // the whole question, while the turn waits for the answer
-	}
+	say := ss.say
 	b, err := ss.srv.broker()
 	if err != nil {
 		ss.srv.log.Error("control socket", "err", err)
@@ -47,15 +45,11 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 	}
 	timeout := ss.srv.opts.InteractionTimeout
 	id := b.NewID()
-	wait := "until answered"
-	if timeout > 0 {
-		wait = "for " + timeout.String() + "; then it is denied"
-	}
 	always := call.AlwaysLabel
 	if always == "" {
 		always = "Always allow"
 	}
-	say(fmt.Sprintf("\n\n[corvid] Permission needed (request %s): %s\nThis client cannot answer permission requests. Answer from a terminal on this machine:\n    corvid respond %s allow    (or: always, deny; always = %s)\nWaiting %s.\n\n", id, call.Title, id, always, wait))
+	say(permissionNotice(call, id, timeout))
 	ans, err := b.Ask(ctx, respond.Question{ID: id, SessionID: ss.id, Title: call.Title, Detail: permissionDetail(call), Cwd: ss.Cwd()}, timeout)
 	if err != nil && ctx.Err() == nil {
 		say(fmt.Sprintf("[corvid] Request %s was denied: %v\n", id, err))
@@ -69,6 +63,37 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 		return agent.AllowAlways, nil
 	}
 	return agent.RejectOnce, nil
+}
+
+// say writes text into this connection's view of the conversation (not
+// stored), whole, while the turn waits.
+func (ss *session) say(text string) {
+	ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText, Text: text}})
+	ss.flushLines()
+}
+
+// permissionNotice is the text that tells a client that cannot answer
+// requests how to answer permission question id.
+func permissionNotice(call agent.ToolCall, id string, timeout time.Duration) string {
+	wait := "until answered"
+	if timeout > 0 {
+		wait = "for " + timeout.String() + "; then it is denied"
+	}
+	always := call.AlwaysLabel
+	if always == "" {
+		always = "Always allow"
+	}
+	return fmt.Sprintf("\n\n[corvid] Permission needed (request %s): %s\nThis client cannot answer permission requests. Answer from a terminal on this machine:\n    corvid respond %s allow    (or: always, deny; always = %s)\nWaiting %s.\n\n", id, call.Title, id, always, wait)
+}
+
+// choiceNotice is the same for choice question rq.
+func choiceNotice(text string, rq respond.Question, timeout time.Duration) string {
+	wait := "until answered"
+	if timeout > 0 {
+		wait = "for " + timeout.String()
+	}
+	return fmt.Sprintf("\n\n[corvid] Question (request %s):\n%s\nChoices: %s\nThis client cannot show questions. Answer from a terminal on this machine:\n    corvid respond %s NUMBER\nWaiting %s.\n\n",
+		rq.ID, strings.TrimRight(text, "\n"), rq.ChoiceList(), rq.ID, wait)
 }
 
 // permissionDetail is a permission question's detail for corvid respond:
@@ -94,10 +119,7 @@ const dontAnswer = "Don't answer"
 // `corvid respond ID N` answers. No answer within the interaction timeout
 // is ErrNoAnswer; a cancelled turn is ctx's error.
 func (ss *session) chooseOutOfBand(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
-	say := func(text string) {
-		ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText, Text: text}})
-		ss.flushLines() // the whole question, while the turn waits for the answer
-	}
+	say := ss.say
 	b, err := ss.srv.broker()
 	if err != nil {
 		ss.srv.log.Error("control socket", "err", err)
@@ -114,12 +136,7 @@ func (ss *session) chooseOutOfBand(ctx context.Context, q tool.ChoiceQuestion) (
 	}
 	rq := respond.Question{ID: b.NewID(), SessionID: ss.id, Title: title, Detail: q.Text, Cwd: ss.Cwd(), Choices: labels}
 	timeout := ss.srv.opts.InteractionTimeout
-	wait := "until answered"
-	if timeout > 0 {
-		wait = "for " + timeout.String()
-	}
-	say(fmt.Sprintf("\n\n[corvid] Question (request %s):\n%s\nChoices: %s\nThis client cannot show questions. Answer from a terminal on this machine:\n    corvid respond %s NUMBER\nWaiting %s.\n\n",
-		rq.ID, strings.TrimRight(q.Text, "\n"), rq.ChoiceList(), rq.ID, wait))
+	say(choiceNotice(q.Text, rq, timeout))
 	ans, err := b.Ask(ctx, rq, timeout)
 	switch {
 	case ctx.Err() != nil:

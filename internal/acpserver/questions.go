@@ -53,6 +53,9 @@ type routed struct {
 	// that answer into a val.
 	respond     *respond.Question
 	fromRespond func(respond.Answer) any
+	// notice is what a connected client that cannot answer requests (Gas
+	// City) is shown instead: how to answer with corvid respond.
+	notice func(respond.Question) string
 }
 
 // reply is one answerer's answer.
@@ -99,6 +102,7 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 		}
 	}
 	var asking chan struct{} // closed once corvid respond's wait is settled
+	var notice string        // for clients that cannot answer requests
 	if r.respond != nil {
 		if b, err := ss.srv.broker(); err != nil {
 			ss.srv.log.Error("control socket", "err", err)
@@ -106,6 +110,9 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 			rq := *r.respond
 			rq.ID = b.NewID()
 			q.waiting.RequestID = rq.ID
+			if r.notice != nil {
+				notice = r.notice(rq)
+			}
 			asking = make(chan struct{})
 			go func() {
 				defer close(asking)
@@ -119,16 +126,25 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 	defer h.closeQuestion(q)
 	asked := map[*session]bool{}
 	start := func(t *session) {
-		if asked[t] || !r.can(t) {
+		if asked[t] {
 			return
 		}
 		asked[t] = true
+		if t.srv.cannotAnswer() {
+			if notice != "" {
+				t.say(notice) // Gas City: the way to answer, in the conversation
+			}
+			return
+		}
+		if !r.can(t) {
+			return
+		}
 		go func() {
 			v, valid := r.ask(qctx, t)
 			send(qctx, reply{val: v, by: t.srv.answerer(), valid: valid})
 		}()
 	}
-	for _, t := range h.present() {
+	for _, t := range h.connected() {
 		start(t)
 	}
 	for {

@@ -27,6 +27,7 @@ func (ss *session) routePermission(ctx context.Context, call agent.ToolCall) age
 			return a, err == nil
 		},
 		respond: &respond.Question{SessionID: ss.id, Title: call.Title, Detail: permissionDetail(call), Cwd: ss.Cwd()},
+		notice:  func(rq respond.Question) string { return permissionNotice(call, rq.ID, ss.srv.opts.InteractionTimeout) },
 		fromRespond: func(a respond.Answer) any {
 			switch a {
 			case respond.Allow:
@@ -69,6 +70,7 @@ func (ss *session) routeChoice(ctx context.Context, q tool.ChoiceQuestion) (stri
 			return picked, valid
 		},
 		respond: &respond.Question{SessionID: ss.id, Title: title, Detail: q.Text, Cwd: ss.Cwd(), Choices: labels},
+		notice:  func(rq respond.Question) string { return choiceNotice(q.Text, rq, ss.srv.opts.InteractionTimeout) },
 		fromRespond: func(a respond.Answer) any {
 			for _, c := range q.Choices {
 				if c.Label == string(a) {

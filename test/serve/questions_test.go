@@ -366,3 +366,43 @@ func TestCancelFromAnotherClientWithdrawsTheOpenQuestion(t *testing.T) {
 		t.Fatalf("notes.txt was written: %v", err)
 	}
 }
+
+// TestClientThatCannotAnswerIsToldHowToRespond: A sends no
+// clientCapabilities (as old Gas City), so it is never sent a request; it
+// is shown how to answer with corvid respond, while B is asked; the
+// respond answer wins and B's question is withdrawn.
+func TestClientThatCannotAnswerIsToldHowToRespond(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := startDaemon(t, 1, "-m", "script:"+filepath.Join(root, "examples", "edit.json"), "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	a, b := dial(t, d.sock), dial(t, d.sock)
+	a.call("initialize", map[string]any{"protocolVersion": 1})
+	initAs(b, info("client-b", "", "2"), map[string]any{})
+	sid := newSession(a, dir)
+	b.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	a.send("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("write the notes")})
+	qb := b.waitRequest("session/request_permission")
+	a.waitText(sid, "[corvid] Permission needed (request ")
+	id := pendingQuestion(t, d, sid)
+	if !strings.Contains(a.text(sid), "corvid respond "+id+" allow") {
+		t.Fatalf("A was not told how to answer %s: %q", id, a.text(sid))
+	}
+	respond := exec.Command(testkit.BuildCorvid(t), "respond", id, "allow")
+	respond.Env = isolatedEnv(d.home)
+	if out, err := respond.CombinedOutput(); err != nil {
+		t.Fatalf("corvid respond: %v\n%s", err, out)
+	}
+	b.withdrawn(qb)
+	if got := answeredBy(b.answeredUpdate(sid)); got["name"] != "corvid-respond" {
+		t.Fatalf("answeredBy %v; want corvid respond", got)
+	}
+	a.waitText(sid, "Done: notes.txt now exists.")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range a.reqs {
+		t.Fatalf("A, which cannot answer requests, was sent %v", r)
+	}
+}
