@@ -406,3 +406,34 @@ func TestClientThatCannotAnswerIsToldHowToRespond(t *testing.T) {
 		t.Fatalf("A, which cannot answer requests, was sent %v", r)
 	}
 }
+
+// TestQuestionLeftWithNoClientGoesToTheNextThatAttaches: A's turn asks,
+// A leaves without answering; B loads the session later, is asked, and
+// its answer lets the turn go on.
+func TestQuestionLeftWithNoClientGoesToTheNextThatAttaches(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := startDaemon(t, 1, "-m", "script:"+filepath.Join(root, "examples", "edit.json"), "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	a := dial(t, d.sock)
+	initialize(a)
+	sid := newSession(a, dir)
+	a.send("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("write the notes")})
+	a.waitRequest("session/request_permission")
+	a.conn.Close()
+	pendingQuestion(t, d, sid)
+	b := dial(t, d.sock)
+	initAs(b, info("client-b", "", "2"), map[string]any{})
+	b.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	qb := b.waitRequest("session/request_permission")
+	b.answer(qb, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}})
+	if got := answeredBy(b.answeredUpdate(sid)); !reflect.DeepEqual(got, info("client-b", "", "2")) {
+		t.Fatalf("answeredBy %v", got)
+	}
+	b.waitText(sid, "Done: notes.txt now exists.")
+	if got, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(got) != "written by corvid\n" {
+		t.Fatalf("notes.txt: %q %v", got, err)
+	}
+}
