@@ -437,3 +437,34 @@ func TestQuestionLeftWithNoClientGoesToTheNextThatAttaches(t *testing.T) {
 		t.Fatalf("notes.txt: %q %v", got, err)
 	}
 }
+
+// TestSecondPromptIsRefusedOnEveryConnection: while A's turn runs, a
+// prompt from A itself and one from B, which attached, get the same
+// -32602 with error.data.details; the running turn is not disturbed.
+func TestSecondPromptIsRefusedOnEveryConnection(t *testing.T) {
+	d, dir, sid, a, answer := runningOnA(t)
+	b := dial(t, d.sock)
+	initialize(b)
+	b.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	var msgs []string
+	for name, c := range map[string]*client{"A": a, "B": b} {
+		e := c.callErr("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("again")})
+		data, _ := e["data"].(map[string]any)
+		if e == nil || e["code"] != float64(-32602) || data["details"] == nil {
+			t.Fatalf("%s's second prompt: %v; want -32602 with error.data.details", name, e)
+		}
+		msgs = append(msgs, e["message"].(string))
+	}
+	if msgs[0] != msgs[1] {
+		t.Fatalf("the refusals differ: %q", msgs)
+	}
+	select {
+	case m := <-answer:
+		if stopReason(m) != "end_turn" {
+			t.Fatalf("A's turn ended %v", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("A's turn never ended")
+	}
+	waitExact(t, b, sid, fullSlowAnswer())
+}
