@@ -55,10 +55,14 @@ func (l *eventLog) last() uint64 {
 // and shown to every front end (`corvid serve`: who answered, among the
 // clients a question went to).
 func (s *Session) Answered(id string, by Answerer) {
+	s.conv.noteAnswer(id, by)
+}
+
+// noteAnswer keeps by until the update of tool call id that has a status.
+func (c *conversation) noteAnswer(id string, by Answerer) {
 	if id == "" {
 		return
 	}
-	c := s.conv
 	c.answeredMu.Lock()
 	defer c.answeredMu.Unlock()
 	if c.answered == nil || len(c.answered) >= maxAnswered {
