@@ -247,10 +247,11 @@ func (s *Server) elicitCaps() (form, url bool) {
 	return el.Form != nil, el.URL != nil
 }
 
-// answeredByMeta is the _meta key of a tool_call_update that says who
+// metaAnsweredBy is the _meta key of a tool_call_update that says who
 // answered the call's question: the client's clientInfo.
 const metaAnsweredBy = "corvid.dev/answeredBy"
 
+// answeredBy is its value: the answerer as ACP's Implementation.
 func answeredBy(a *agent.Answerer) acp.Implementation {
 	return acp.Implementation{Name: a.Name, Title: a.Title, Version: a.Version}
 }
