@@ -11,6 +11,7 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 	s.mu.Lock()
 	s.initialized = true
 	s.clientCaps = req.ClientCapabilities
+	s.clientInfo = req.ClientInfo
 	s.mu.Unlock()
 	if req.ClientInfo != nil {
 		s.log.Info("client connected", "client", req.ClientInfo.Name, "version", req.ClientInfo.Version)

@@ -175,7 +175,6 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss.holders.prompting(ss) // its questions come here (attach.go)
 	select {
 	case <-s.conn.Gone():
 		// The client is gone (stdin closed): a prompt it queued before

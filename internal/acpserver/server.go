@@ -88,6 +88,7 @@ type Server struct {
 	mu          sync.Mutex
 	initialized bool
 	clientCaps  *acp.ClientCapabilities // nil: the client sent none at all
+	clientInfo  *acp.Implementation     // nil: the client sent none
 	sessions    map[string]*session
 	members     map[string]*memberView // the member sessions it views (members.go)
 

@@ -103,6 +103,18 @@ type ToolCall struct {
 	// Meta is the _meta of the permission request about this call (a
 	// sub-agent's tags); never stored.
 	Meta map[string]any `json:"-"`
+	// AnsweredBy is the client whose answer to a question about this
+	// call (permission, ask_user, exit_plan, elicitation) counted, on the
+	// update that follows the answer (Session.Answered); stored.
+	AnsweredBy *Answerer `json:"answeredBy,omitempty"`
+}
+
+// Answerer names who answered a question: an ACP client's clientInfo
+// from its initialize, or corvid respond.
+type Answerer struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
 }
 
 // ToolStatus is a tool call's lifecycle state.
