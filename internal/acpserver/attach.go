@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/corvid-agent/corvid/internal/acp"
 	"github.com/corvid-agent/corvid/internal/agent"
@@ -21,6 +22,8 @@ import (
 // holders are the connections' session objects that hold one agent
 // session, and the one whose prompt runs now.
 type holders struct {
+	// waiting counts the questions of the session open now (watch.go).
+	waiting atomic.Int32
 	mu      sync.Mutex
 	members []*session
 	closed  bool
@@ -132,6 +135,7 @@ func (h *holders) askerFor(ss *session) *session {
 // Close lets go of the session: it detaches this connection and closes
 // the agent session only when no other connection holds it.
 func (ss *session) Close() {
+	defer ss.srv.opts.Hub.changed()
 	if ss.detach != nil {
 		ss.detach()
 	}

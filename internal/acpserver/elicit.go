@@ -37,6 +37,7 @@ func (ss *session) ElicitModes() (form, url bool) {
 // withdraws the question with $/cancel_request (acp.Conn.Call); no answer
 // within the interaction timeout withdraws it too and is ErrNoAnswer.
 func (ss *session) Elicit(ctx context.Context, e tool.Elicitation) (tool.ElicitResult, error) {
+	defer ss.asking()()
 	if a := ss.holders.askerFor(ss); a != ss {
 		return a.Elicit(ctx, e) // another connection prompted (attach.go)
 	}
@@ -78,6 +79,7 @@ const dismissOption = "_corvid_dismiss"
 // leave it unanswered; a host that cannot answer requests gets it out of
 // band (corvid respond).
 func (ss *session) Choose(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
+	defer ss.asking()()
 	if a := ss.holders.askerFor(ss); a != ss {
 		return a.Choose(ctx, q) // another connection prompted (attach.go)
 	}

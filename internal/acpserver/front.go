@@ -39,6 +39,9 @@ func (ss *session) Emit(ev agent.Event) {
 		}
 	}
 	ss.emit(ev, turn)
+	if ev.Kind == agent.EventInfo || ev.Kind == agent.EventUsage {
+		ss.srv.opts.Hub.changed() // a title, the cost
+	}
 	if ev.Kind == agent.EventInfo && ev.Meta[agent.SessionEndMeta] != nil {
 		ss.drainEnded(ev.Meta, turn)
 	}
@@ -368,6 +371,7 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 // itself. Under serve, a session several connections hold asks all of
 // them, and the first answer wins (attach.go).
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	defer ss.asking()()
 	if targets := ss.holders.present(); len(targets) > 1 || (len(targets) == 1 && ss.srv.opts.Hub != nil) {
 		// Under serve even one client is asked this way, so one that
 		// attaches while the question is open is asked too.

@@ -176,6 +176,7 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		return nil, err
 	}
 	ss.holders.prompting(ss) // its questions come here (attach.go)
+	s.opts.Hub.changed()     // it runs
 	select {
 	case <-s.conn.Gone():
 		// The client is gone (stdin closed): a prompt it queued before
@@ -196,7 +197,8 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		})
 		defer stop()
 		reason, err := turn.Run()
-		ss.flushLines() // the turn's last line, before its answer (gascitylines.go)
+		defer s.opts.Hub.changed() // it ran
+		ss.flushLines()            // the turn's last line, before its answer (gascitylines.go)
 		ss.sessionEnd(string(reason), turnMeta)
 		if err != nil {
 			turn.Answered() // a worker's answer may wait (worker.go)

@@ -2,8 +2,10 @@ package acpserver
 
 import (
 	"sync"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/agent"
 )
 
 // Hub is what the connections of one daemon (`corvid serve`) know of each
@@ -16,6 +18,7 @@ import (
 type Hub struct {
 	mu      sync.Mutex
 	servers map[*Server]struct{}
+	settle  *time.Timer // a sessions_changed notification due (watch.go)
 }
 
 // NewHub returns the hub for the connections of one process.
@@ -42,6 +45,7 @@ func (h *Hub) leave(s *Server) {
 	h.mu.Lock()
 	delete(h.servers, s)
 	h.mu.Unlock()
+	h.changed() // its sessions have one client fewer
 }
 
 // holders are the live session objects of id on every connection, with
@@ -80,18 +84,26 @@ func (h *Hub) cancel(id string) {
 	}
 }
 
-// listMeta says whether session id runs a turn, and how many connected
-// clients hold it live.
-func (h *Hub) listMeta(id string) acp.Meta {
-	all, present := h.holders(id)
-	running, attached := false, 0
+// listMeta says whether the stored session si runs a turn, waits for an
+// answer, how many connected clients hold it live, and its model and mode
+// (live: the session's own; else what the store recorded).
+func (h *Hub) listMeta(si agent.SessionInfo) acp.Meta {
+	all, present := h.holders(si.ID)
+	running, waiting, attached := false, false, 0
 	for i, ss := range all {
 		running = running || ss.Running()
+		waiting = waiting || (ss.holders != nil && ss.holders.waiting.Load() > 0)
 		if present[i] {
 			attached++
 		}
 	}
-	m := acp.Meta{metaRunning: running, metaAttached: attached}
+	m := acp.Meta{metaRunning: running, metaWaiting: waiting, metaAttached: attached}
+	if si.Model != "" {
+		m[metaModel] = si.Model
+	}
+	if si.Mode != "" {
+		m[metaMode] = si.Mode
+	}
 	if len(all) > 0 {
 		m[metaModel], m[metaMode] = all[0].ModelAndMode()
 		if st := all[0].Stats(); st.CostKnown {
