@@ -94,7 +94,7 @@ test("a second tab opens a running session, follows it live, and a reload mid-tu
   assert.ok((await agentText(b)).length < full.length, "the turn ended before the reload: make the script slower");
   await b.waitForFunction((want) => document.querySelector("#transcripts .msg-agent")?.textContent.includes(want), { timeout: 30000 }, "THE END.");
   assert.equal(await agentText(b), full, "after the reload: the whole answer, once");
-  await a.waitForFunction(() => document.body.textContent.includes("turn ended: end_turn"), { timeout: 30000 });
+  await a.waitForFunction(() => document.body.textContent.includes("turn ended: end_turn"), { timeout: 30000, polling: 100 }); // a is in the background
   assert.equal(await agentText(a), full);
   assert.equal(await b.$eval("#transcripts .msg-user", (n) => n.textContent), "Tell me a long story");
 });
@@ -263,7 +263,9 @@ test("two tabs race to answer one question: exactly one wins and both show the o
   for (const p of [a, b]) {
     await p.waitForFunction(() => document.querySelector("#transcripts .question .outcome")?.textContent !== "", { timeout: 15000 });
   }
-  await a.waitForFunction(() => document.body.textContent.includes("turn ended:"), { timeout: 15000 });
+  // Tab a is in the background (b opened after it), where Chromium runs no
+  // animation frames: poll on a timer, not the default requestAnimationFrame.
+  await a.waitForFunction(() => document.body.textContent.includes("turn ended:"), { timeout: 15000, polling: 100 });
   const written = existsSync(join(d.project, "race.txt"));
   const outA = await a.$eval("#transcripts .question .outcome", (n) => n.textContent);
   const outB = await b.$eval("#transcripts .question .outcome", (n) => n.textContent);

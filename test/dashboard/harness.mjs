@@ -40,7 +40,7 @@ export function tempDir(t) {
 // startDaemon runs `corvid serve` on a loopback port with script and
 // resolves with {base, login, project}: the page's URL, the login link
 // (with a token) and a project directory to open sessions in.
-export async function startDaemon(t, script, { yolo = true, token = "" } = {}) {
+export async function startDaemon(t, script, { yolo = true, token = "", extra = [] } = {}) {
   const home = tempDir(t);
   const project = join(home, "project");
   mkdirSync(project);
@@ -52,6 +52,7 @@ export async function startDaemon(t, script, { yolo = true, token = "" } = {}) {
   }
   const args = ["serve", "-m", `script:${file}`, "--listen", "127.0.0.1:0"];
   if (yolo) args.push("--yolo");
+  args.push(...extra);
   if (token) {
     writeFileSync(join(home, "token"), token + "\n", { mode: 0o600 });
     args.push("--token-file", join(home, "token"));

@@ -152,6 +152,7 @@ test("sub-agents' timelines show each under its member, names as text", async (t
   await page.waitForFunction(() => document.body.textContent.includes("turn ended: end_turn"), { timeout: 20000 });
   const members = await page.$$eval("#transcripts li.member", (ns) => ns.map((n) => ({
     name: n.querySelector(".member-name").textContent,
+    status: n.querySelector(".member-status").textContent,
     kind: n.querySelector(".tool-kind").textContent,
     text: [...n.querySelectorAll(".msg-agent")].map((m) => m.textContent).join(""),
     thought: n.querySelector("details.thought") !== null,
@@ -163,6 +164,7 @@ test("sub-agents' timelines show each under its member, names as text", async (t
   assert.equal(w.text, "the writer's answer");
   assert.equal(e.text, "the other answer");
   assert.ok(w.thought && w.kind === "sub-agent");
+  assert.equal(w.status, "completed", "the team update's status of the member");
   assert.ok(w.after.includes("writer"), "the member follows its task call: " + w.after);
   // The root's own text stays outside the members.
   const rootText = await page.$$eval("#transcripts > ol > li.msg-agent", (ns) => ns.map((n) => n.textContent).join("|"));
