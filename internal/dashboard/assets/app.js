@@ -159,6 +159,10 @@ function drawList() {
   const ul = $("session-list");
   const items = S.sessions.map((info) => ({ info, state: stateOf(info) }));
   items.sort((a, b) => rank[a.state] - rank[b.state] || (b.info.updatedAt || "").localeCompare(a.info.updatedAt || ""));
+  // The tab's title counts the sessions waiting for an answer, so a tab in
+  // the background still says when someone is needed.
+  const waiting = items.filter((x) => x.state === "waiting").length;
+  document.title = waiting ? `(${waiting} waiting) corvid` : "corvid";
   // Rebuild only when something shown changed: a list redrawn every poll
   // would steal a screen reader's place.
   const sig = JSON.stringify([S.current, items.map(({ info, state }) => [info, state, ago(info.updatedAt), titleOf(info.title, info.sessionId)])]);
