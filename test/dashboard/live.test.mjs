@@ -263,7 +263,7 @@ test("an elicitation of every field type: defaults, numbers, booleans, enums; th
   assert.deepEqual(page.seen.dialogs, []);
 });
 
-test("the page is keyboard operable with real controls, and asks nothing of another host", async (t) => {
+test("the page is keyboard operable with real controls, follows prefers-color-scheme, and asks nothing of another host", async (t) => {
   const d = await startDaemon(t, { responses: [reply(text("hi"))] });
   const page = await openPage(t);
   await page.goto(d.base);
@@ -278,6 +278,16 @@ test("the page is keyboard operable with real controls, and asks nothing of anot
   assert.ok(has("textbox", "Prompt"));
   assert.ok(has("button", "Send") && has("button", "Cancel") && has("button", "New"));
   assert.ok(has("button", "idle"), "each session is a button named by its state and title");
+  // prefers-color-scheme: the colours follow it.
+  const colours = async (scheme) => {
+    await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: scheme }]);
+    return page.evaluate(() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]);
+  };
+  const light = await colours("light");
+  const dark = await colours("dark");
+  assert.notDeepEqual(light, dark);
+  assert.equal(dark[0], "rgb(22, 24, 28)", "the dark background");
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
   // Tab from the top reaches a session button; Enter opens it.
   await page.goto("about:blank");
   await page.goto(d.base);
