@@ -100,6 +100,7 @@ func (h *holders) connected() []*session {
 // Close lets go of the session: it detaches this connection and closes
 // the agent session only when no other connection holds it.
 func (ss *session) Close() {
+	defer ss.srv.opts.Hub.changed()
 	if ss.detach != nil {
 		ss.detach()
 	}

@@ -160,6 +160,7 @@ func (ss *session) notify(update any) {
 // handshake: nobody will show a menu).
 func (ss *session) started() {
 	ss.ready.Store(true)
+	ss.srv.opts.Hub.changed() // created, loaded or attached: the list says so
 	select {
 	case <-ss.srv.conn.Gone():
 		return

@@ -40,6 +40,9 @@ func (ss *session) Emit(ev agent.Event) {
 		}
 	}
 	ss.emit(ev, turn)
+	if ev.Kind == agent.EventInfo || ev.Kind == agent.EventUsage {
+		ss.srv.opts.Hub.changed() // a title, the cost
+	}
 	if ev.Kind == agent.EventInfo && ev.Meta[agent.SessionEndMeta] != nil {
 		ss.drainEnded(ev.Meta, turn)
 	}

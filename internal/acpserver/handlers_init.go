@@ -37,6 +37,13 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 		caps.SessionCapabilities.Fork = &acp.Present{}
 	}
 	s.dialectCapabilities(&caps)
+	if s.opts.Hub != nil && watchesList(req.ClientCapabilities) {
+		// It will get _corvid/sessions_changed (watch.go): it need not poll.
+		if caps.Meta == nil {
+			caps.Meta = acp.Meta{}
+		}
+		caps.Meta[capSessionsChanged] = true
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion:   acp.ProtocolVersion,
 		AgentCapabilities: caps,

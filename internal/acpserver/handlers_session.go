@@ -175,6 +175,7 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.opts.Hub.changed() // it runs
 	select {
 	case <-s.conn.Gone():
 		// The client is gone (stdin closed): a prompt it queued before
@@ -195,7 +196,8 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		})
 		defer stop()
 		reason, err := turn.Run()
-		ss.flushLines() // the turn's last line, before its answer (gascitylines.go)
+		defer s.opts.Hub.changed() // it ran
+		ss.flushLines()            // the turn's last line, before its answer (gascitylines.go)
 		ss.sessionEnd(string(reason), turnMeta)
 		if err != nil {
 			turn.Answered() // a worker's answer may wait (worker.go)

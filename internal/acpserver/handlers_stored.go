@@ -114,7 +114,7 @@ func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest)
 			info.UpdatedAt = si.UpdatedAt.UTC().Format(time.RFC3339Nano)
 		}
 		if s.opts.Hub != nil {
-			info.Meta = s.opts.Hub.listMeta(si.ID)
+			info.Meta = s.opts.Hub.listMeta(si)
 		}
 		resp.Sessions = append(resp.Sessions, info)
 		if req.Meta[metaListMembers] == true {
@@ -152,6 +152,7 @@ func (s *Server) DeleteSession(ctx context.Context, req *acp.SessionIDRequest) (
 	if err := s.opts.Agent.DeleteSession(ctx, req.SessionID); err != nil {
 		return struct{}{}, rpcError(s, err)
 	}
+	s.opts.Hub.changed()
 	return struct{}{}, nil
 }
 

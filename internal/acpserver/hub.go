@@ -3,8 +3,10 @@ package acpserver
 import (
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/respond"
 )
 
@@ -24,6 +26,7 @@ type Hub struct {
 	brokerOnce sync.Once
 	brk        *respond.Broker
 	brokerErr  error
+	settle     *time.Timer // a sessions_changed notification due (watch.go)
 }
 
 // NewHub returns the hub for the connections of one process.
@@ -53,6 +56,7 @@ func (h *Hub) leave(s *Server) {
 	h.mu.Lock()
 	delete(h.servers, s)
 	h.mu.Unlock()
+	h.changed() // its sessions have one client fewer
 }
 
 // holders are the live session objects of id on every connection, with
@@ -91,10 +95,11 @@ func (h *Hub) cancel(id string) {
 	}
 }
 
-// listMeta says whether session id runs a turn, and how many connected
-// clients hold it live.
-func (h *Hub) listMeta(id string) acp.Meta {
-	all, present := h.holders(id)
+// listMeta says whether the stored session si runs a turn, waits for an
+// answer, how many connected clients hold it live, and its model and mode
+// (live: the session's own; else what the store recorded).
+func (h *Hub) listMeta(si agent.SessionInfo) acp.Meta {
+	all, present := h.holders(si.ID)
 	running, attached := false, 0
 	for i, ss := range all {
 		running = running || ss.Running()
@@ -103,6 +108,12 @@ func (h *Hub) listMeta(id string) acp.Meta {
 		}
 	}
 	m := acp.Meta{metaRunning: running, metaAttached: attached}
+	if si.Model != "" {
+		m[metaModel] = si.Model
+	}
+	if si.Mode != "" {
+		m[metaMode] = si.Mode
+	}
 	if len(all) > 0 {
 		if w := all[0].holders.waiting(); len(w) > 0 {
 			m[metaWaiting] = w

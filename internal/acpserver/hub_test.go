@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/agent"
 )
 
 // The hub's question routing (questions.go) with connections that are
@@ -129,7 +130,7 @@ func TestHubQuestionReachesConnectionsThatAttachWhileItIsOpen(t *testing.T) {
 			s.mu.Unlock()
 			joined[i] = ss
 			ss.holders.offer(ss)
-			_ = hub.listMeta("sess_hub")
+			_ = hub.listMeta(agent.SessionInfo{ID: "sess_hub"})
 		})
 	}
 	wg.Go(func() { all[1].holders.leave(all[1]) })

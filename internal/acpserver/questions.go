@@ -123,7 +123,11 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 	}
 	h := ss.holders
 	h.openQuestion(q)
-	defer h.closeQuestion(q)
+	ss.srv.opts.Hub.changed() // session/list: it waits (watch.go)
+	defer func() {
+		h.closeQuestion(q)
+		ss.srv.opts.Hub.changed()
+	}()
 	asked := map[*session]bool{}
 	start := func(t *session) {
 		if asked[t] {

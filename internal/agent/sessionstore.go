@@ -111,6 +111,7 @@ type SessionInfo struct {
 	Cwd            string
 	AdditionalDirs []string
 	Title          string
+	Model, Mode    string // as last recorded (a live session may differ)
 	UpdatedAt      time.Time
 }
 
@@ -129,7 +130,7 @@ func (a *Agent) ListSessions(ctx context.Context, cwd, cursor string) ([]Session
 	}
 	out := make([]SessionInfo, 0, len(list))
 	for _, ss := range list {
-		out = append(out, SessionInfo{ID: ss.ID, Cwd: ss.Cwd, AdditionalDirs: ss.AdditionalDirs, Title: ss.Title, UpdatedAt: ss.UpdatedAt})
+		out = append(out, SessionInfo{ID: ss.ID, Cwd: ss.Cwd, AdditionalDirs: ss.AdditionalDirs, Title: ss.Title, Model: ss.Model, Mode: ss.Mode, UpdatedAt: ss.UpdatedAt})
 	}
 	return out, next, nil
 }

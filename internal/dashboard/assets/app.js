@@ -1,9 +1,14 @@
 // The dashboard: an ACP client of the daemon (rpc.js) that lists its
-// sessions (session/list, polled: the daemon sends no list-change
-// notification), attaches to one with session/load (replay, then live),
-// answers its permission questions and prompts it.
+// sessions (session/list, again on each _corvid/sessions_changed; polled
+// slowly only when the daemon does not offer that notification), attaches
+// to one with session/load (replay, then live), answers its permission
+// questions and elicitation forms, and prompts it.
 import { Conn } from "./rpc.js";
-import { Transcript } from "./view.js";
+import { Transcript, answeredBy } from "./view.js";
+
+// POLL is how often the list is fetched when the daemon sends no
+// _corvid/sessions_changed.
+const POLL = 10000;
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
@@ -28,6 +33,10 @@ function onState(open, why) {
   $("conn").textContent = open ? "connected" : `disconnected: ${why}; retrying`;
   $("conn").classList.toggle("bad", !open);
   if (open) {
+    const live = !!(conn.init && conn.init.agentCapabilities && conn.init.agentCapabilities._meta &&
+      conn.init.agentCapabilities._meta["corvid.dev/sessionsChanged"] === true);
+    S.live = live;
+    $("list-hint").textContent = live ? "Updated live." : `Refreshed every ${POLL / 1000} s.`;
     const want = decodeURIComponent(location.hash.replace(/^#\/s\//, ""));
     // The list first: session/load needs the session's own cwd.
     refresh().then(() => {
@@ -51,6 +60,13 @@ function onRequest(method, params, id) {
     drawList();
     return;
   }
+  if (method === "elicitation/create" && params.mode === "form") {
+    const s = S.loaded.get(params.sessionId);
+    if (!s) return conn.fail(id, -32603, "session not open in this dashboard");
+    s.t.elicit(id, params, (result) => conn.respond(id, result));
+    drawList();
+    return;
+  }
   conn.fail(id, -32601, "Method not found: " + method);
 }
 
@@ -66,12 +82,16 @@ function onNotify(method, params) {
     if (params.sessionId === S.current) drawHead();
     return;
   }
+  if (method === "_corvid/sessions_changed") {
+    refresh();
+    return;
+  }
   if (method === "$/cancel_request") {
     // The agent withdrew a question: another client answered it first,
     // or the turn ended.
     const by = params._meta && params._meta["corvid.dev/answeredBy"];
     for (const s of S.loaded.values()) {
-      s.t.settle(params.requestId, by ? `Answered by ${str(by)}` : "Answered elsewhere or withdrawn");
+      s.t.settle(params.requestId, by ? answeredBy(by) : "Answered elsewhere or withdrawn");
     }
     drawList();
   }
@@ -79,8 +99,26 @@ function onNotify(method, params) {
 
 const str = (v) => (typeof v === "string" ? v : JSON.stringify(v));
 
+// refresh lists the sessions again; calls while one runs make one more.
 async function refresh() {
   if (!S.ready) return;
+  if (S.listing) {
+    S.again = true;
+    return S.listing;
+  }
+  S.listing = list_();
+  try {
+    await S.listing;
+  } finally {
+    S.listing = null;
+  }
+  if (S.again) {
+    S.again = false;
+    return refresh();
+  }
+}
+
+async function list_() {
   try {
     let all = [], cursor;
     do {
@@ -121,6 +159,10 @@ function drawList() {
   const ul = $("session-list");
   const items = S.sessions.map((info) => ({ info, state: stateOf(info) }));
   items.sort((a, b) => rank[a.state] - rank[b.state] || (b.info.updatedAt || "").localeCompare(a.info.updatedAt || ""));
+  // The tab's title counts the sessions waiting for an answer, so a tab in
+  // the background still says when someone is needed.
+  const waiting = items.filter((x) => x.state === "waiting").length;
+  document.title = waiting ? `(${waiting} waiting) corvid` : "corvid";
   // Rebuild only when something shown changed: a list redrawn every poll
   // would steal a screen reader's place.
   const sig = JSON.stringify([S.current, items.map(({ info, state }) => [info, state, ago(info.updatedAt), titleOf(info.title, info.sessionId)])]);
@@ -349,5 +391,10 @@ addEventListener("DOMContentLoaded", () => {
     newSession($("new-cwd").value.trim());
   });
   conn.open();
-  setInterval(refresh, 2000);
+  // Fallback: a daemon without _corvid/sessions_changed is polled. The
+  // "n min ago" texts are redrawn from what the page holds.
+  setInterval(() => {
+    if (!S.live) refresh();
+  }, POLL);
+  setInterval(drawList, 30000); // redraws only when a text changed
 });

@@ -16,7 +16,13 @@ export class Conn {
       try {
         this.init = await this.call("initialize", {
           protocolVersion: 1,
-          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          clientCapabilities: {
+            fs: { readTextFile: false, writeTextFile: false },
+            terminal: false,
+            elicitation: { form: {} },
+            // _corvid/sessions_changed instead of polling session/list (docs/serve.md).
+            _meta: { "corvid.dev/sessionsChanged": true },
+          },
           clientInfo: { name: "corvid-dashboard", title: "corvid dashboard", version: "1" },
         });
         this.h.onState(true, "");

@@ -2,6 +2,7 @@
 // nodes. Every text from the agent, a model, a tool or a file name is set
 // with textContent (or through md.js, which does the same).
 import { render } from "./md.js";
+import { formFields } from "./form.js";
 
 const el = (tag, cls, text) => {
   const n = document.createElement(tag);
@@ -13,10 +14,11 @@ const el = (tag, cls, text) => {
 const str = (v) => (typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v, null, 2));
 
 export class Transcript {
-  constructor(onChange) {
-    this.root = el("ol", "transcript");
+  constructor(onChange, root) {
+    this.root = root || el("ol", "transcript");
     this.tools = new Map(); // toolCallId -> {li, ...}
     this.questions = new Map(); // request id -> {li, ...}
+    this.members = new Map(); // member key -> {t: Transcript, status, li}
     this.cur = null; // {kind, text, node}
     this.usage = null;
     this.onChange = onChange || (() => {});
@@ -70,6 +72,11 @@ export class Transcript {
   }
 
   update(u) {
+    const m = memberOf(u._meta);
+    if (m && !this.member) return this.memberFor(m).t.update(u);
+    if (u.sessionUpdate === "session_info_update" && u._meta && u._meta["codebuddy.ai/teamUpdate"]) {
+      return this.team(u._meta["codebuddy.ai/teamUpdate"]);
+    }
     switch (u.sessionUpdate) {
       case "user_message_chunk":
         return this.chunk("user", u.content);
@@ -130,7 +137,15 @@ export class Transcript {
       body.push(el("div", "muted", "Output"));
       body.push(el("pre", "raw-output", str(d.rawOutput)));
     }
+    const by = u._meta && u._meta["corvid.dev/answeredBy"];
+    if (by) t.answeredBy = answeredBy(by);
+    if (t.answeredBy) body.unshift(el("p", "answered-by", t.answeredBy));
     t.body.replaceChildren(...body);
+    if (by) {
+      for (const q of this.questions.values()) {
+        if (q.toolCallId === u.toolCallId) this.settle(q.id, t.answeredBy, true);
+      }
+    }
     this.onChange();
   }
 
@@ -161,6 +176,8 @@ export class Transcript {
 
   // question shows a permission request; answer(optionId) replies.
   question(id, params, answer) {
+    const m = memberOf(params.toolCall && params.toolCall._meta);
+    if (m && !this.member) return this.memberFor(m).t.question(id, params, answer);
     this.cur = null;
     const li = el("li", "question");
     li.setAttribute("role", "group");
@@ -184,25 +201,127 @@ export class Transcript {
     const out = el("p", "outcome");
     out.setAttribute("role", "status");
     li.append(out);
-    this.questions.set(String(id), { li, opts, out });
+    this.questions.set(String(id), { id: String(id), li, opts, out, toolCallId: tc.toolCallId });
     this.add(li);
     const first = opts.querySelector("button");
+    if (first) first.focus({ preventScroll: true });
+  }
+
+  // elicit shows an elicitation/create form request; reply(result)
+  // answers it ({action, content?}).
+  elicit(id, params, reply) {
+    this.cur = null;
+    const li = el("li", "question elicitation");
+    const form = el("form", "elicit-form");
+    form.noValidate = false;
+    const box = el("fieldset");
+    box.append(el("legend", "", params.message || "The agent asks"));
+    const fields = formFields(params.requestedSchema || {}, String(id));
+    for (const f of fields) box.append(f.node);
+    const opts = el("div", "options");
+    const submit = el("button", "option", "Submit");
+    submit.type = "submit";
+    submit.dataset.kind = "accept";
+    const decline = el("button", "option", "Decline");
+    decline.type = "button";
+    decline.dataset.kind = "decline";
+    const cancel = el("button", "option", "Cancel");
+    cancel.type = "button";
+    cancel.dataset.kind = "cancel";
+    opts.append(submit, decline, cancel);
+    box.append(opts);
+    form.append(box);
+    const out = el("p", "outcome");
+    out.setAttribute("role", "status");
+    li.append(form, out);
+    const q = { id: String(id), li, opts: form, out, toolCallId: params.toolCallId };
+    this.questions.set(String(id), q);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      if (q.done) return;
+      const content = {};
+      for (const f of fields) {
+        const v = f.value();
+        if (v !== undefined) content[f.name] = v;
+      }
+      this.settle(id, "You submitted the form.");
+      reply({ action: "accept", content });
+    });
+    decline.addEventListener("click", () => {
+      this.settle(id, "You declined.");
+      reply({ action: "decline" });
+    });
+    cancel.addEventListener("click", () => {
+      this.settle(id, "You cancelled.");
+      reply({ action: "cancel" });
+    });
+    this.add(li);
+    const first = form.querySelector("input, select, textarea, button");
     if (first) first.focus({ preventScroll: true });
   }
 
   pendingQuestions() {
     let n = 0;
     for (const q of this.questions.values()) if (!q.done) n++;
+    for (const m of this.members.values()) n += m.t.pendingQuestions();
     return n;
   }
 
-  // settle closes a question with the text saying how it ended.
-  settle(id, text) {
+  // settle closes a question with the text saying how it ended; again
+  // replaces the text of one already closed (who answered, learnt later).
+  settle(id, text, again) {
+    for (const m of this.members.values()) m.t.settle(id, text, again);
     const q = this.questions.get(String(id));
-    if (!q || q.done) return;
+    if (!q || (q.done && !again)) return;
+    if (q.done && again && q.mine) return; // this page answered: it says so
+    if (!q.done && text.startsWith("You ")) q.mine = true;
     q.done = true;
-    for (const b of q.opts.querySelectorAll("button")) b.disabled = true;
+    for (const b of q.opts.querySelectorAll("button, input, select, textarea")) b.disabled = true;
     q.out.textContent = text;
+    this.onChange();
+  }
+
+  // memberFor is the timeline of a sub-agent, team member or worker,
+  // made the first time one of its updates comes.
+  memberFor(m) {
+    let g = this.members.get(m.key);
+    if (g) return g;
+    const li = el("li", "member");
+    li.dataset.member = m.name;
+    const d = el("details", "member-box");
+    d.open = true;
+    const sum = el("summary");
+    const name = el("span", "member-name", m.name);
+    const kind = el("span", "tool-kind", m.kind);
+    const status = el("span", "member-status");
+    sum.append(kind, name, status);
+    const ol = el("ol", "transcript member-log");
+    d.append(sum, ol);
+    li.append(d);
+    const t = new Transcript(this.onChange, ol);
+    t.member = m;
+    g = { t, li, status };
+    this.members.set(m.key, g);
+    // Under the tool call that started it, when that call is shown.
+    const parent = m.parentToolCallId && this.tools.get(m.parentToolCallId);
+    if (parent) parent.li.after(li), this.onChange();
+    else this.add(li);
+    if (this.memberStatus && this.memberStatus.has(m.name)) status.textContent = this.memberStatus.get(m.name);
+    return g;
+  }
+
+  // team reads a team update (codebuddy.ai/teamUpdate): each member's status.
+  team(p) {
+    if (!p || typeof p !== "object") return;
+    this.memberStatus = this.memberStatus || new Map();
+    const list = Array.isArray(p.members) ? p.members : p.member ? [p.member] : [];
+    for (const m of list) {
+      if (!m || typeof m.name !== "string") continue;
+      this.memberStatus.set(m.name, String(m.status || ""));
+      for (const g of this.members.values()) {
+        if (g.t.member.name === m.name) g.status.textContent = String(m.status || "");
+      }
+    }
     this.onChange();
   }
 
@@ -241,4 +360,26 @@ function lineDiff(a, b) {
   while (i < n) out.push(["-", a[i++]]);
   while (j < m) out.push(["+", b[j++]]);
   return out;
+}
+
+// memberOf names the member an update comes from: corvid's sub-agent tag
+// ({id, name, parentToolCallId, background}) or CodeBuddy's member name.
+function memberOf(meta) {
+  if (!meta) return null;
+  const sub = meta["corvid.dev/subagent"];
+  if (sub && typeof sub === "object") {
+    const name = String(sub.name || sub.id || "sub-agent");
+    return { key: "sub:" + String(sub.id || name), name, kind: sub.background ? "worker" : "sub-agent", parentToolCallId: sub.parentToolCallId };
+  }
+  const team = meta["codebuddy.ai/memberEvent"];
+  if (typeof team === "string" && team) return { key: "team:" + team, name: team, kind: "member" };
+  return null;
+}
+
+// answeredBy says who answered, from the answering client's ACP clientInfo.
+export function answeredBy(by) {
+  if (typeof by === "string") return "Answered by " + by;
+  if (!by || typeof by !== "object") return "Answered elsewhere";
+  const who = String(by.title || by.name || "another client");
+  return "Answered by " + who + (by.version ? " " + String(by.version) : "");
 }
