@@ -146,6 +146,7 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 		"github.com/openai/openai-go":              "internal/llm/openai",
 		"github.com/modelcontextprotocol/go-sdk":   "(tests only)",
 		"modernc.org/sqlite":                       "internal/store",
+		"github.com/jackc/pgx":                     "internal/store",
 		"go.starlark.net":                          "internal/codemode",
 		"github.com/coder/acp-go-sdk":              "(tests only)",
 		"github.com/santhosh-tekuri/jsonschema/v6": "(tests only)",
