@@ -44,6 +44,7 @@ type acpCmd struct {
 	Compat                string       `name:"compat" placeholder:"DIALECT" enum:",codebuddy" default:"" help:"Speak a host's dialect beside ACP v1: codebuddy adds CodeBuddy's root-level capability flags and session_end updates (docs/codebuddy.md). corvid --acp implies it."`
 	Multitask             bool         `name:"multitask" help:"Refused with acp: multitask is a per-session option (the multitask config option or session/set_multitask); see docs/codebuddy.md."`
 	Profile               profileFlags `embed:""`
+	StoreFlag             storeFlag    `embed:""`
 
 	// kage is set by main when the command word was rpc, kage's launch
 	// line: kage never auto-approves and never asks for the client's fs or
@@ -134,6 +135,13 @@ func (c *acpCmd) Run() error {
 	if why := sandboxUnavailable(sb); why != "" {
 		logger.Warn(why)
 	}
+	storeTarget, err := c.StoreFlag.target(env, file)
+	if err == nil {
+		err = checkStore(storeTarget)
+	}
+	if err != nil {
+		exitStoreError(err)
+	}
 	ag := agent.New(agent.Config{
 		Model:                 model,
 		Tools:                 tool.Builtins,
@@ -142,7 +150,7 @@ func (c *acpCmd) Run() error {
 		NoProjectInstructions: c.NoProjectInstructions,
 		CommandPoll:           2 * time.Second,
 		Permissions:           perms,
-		StorePath:             filepath.Join(config.DataDir(env), "sessions.db"),
+		StorePath:             storeTarget,
 		MCPServers:            mcp.FromConfig(file.MCPServers),
 		Version:               version,
 		Models:                c.modelChoices(env, file),

@@ -86,8 +86,13 @@ func build(pkg string) (string, error) {
 // Main runs the tests of a package that builds binaries and removes them afterwards:
 //
 //	func TestMain(m *testing.M) { testkit.Main(m) }
-func Main(m *testing.M) {
+//
+// after, if any, run once the tests have (to stop a server they shared).
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	builds.mu.Lock()
 	if builds.dir != "" {
 		os.RemoveAll(builds.dir)
