@@ -86,3 +86,33 @@ func TestKill9MidTurnLosesNothingShown(t *testing.T) {
 	}
 	t.Logf("A showed %d bytes, B loaded %d", len(shown), len(got))
 }
+
+// A prompt on machine B while machine A runs a turn of the session is
+// refused as two processes on one SQLite file refuse it: -32602, saying
+// another corvid process holds the session.
+func TestPromptWhileAnotherMachineRunsATurnIsRefused(t *testing.T) {
+	url := database(t)
+	workspace := t.TempDir()
+	script := testkit.WriteScript(t, map[string]any{
+		"onExhausted": "repeat-last",
+		"responses": []any{map[string]any{"chunkSize": 1, "delayMs": 2,
+			"parts": []any{map[string]any{"type": "text", "text": "0123456789", "repeat": 100}}}},
+	})
+	a := start(t, script, workspace, []string{"--store", url})
+	b := start(t, script, workspace, nil, "CORVID_STORE="+url)
+	sid := a.NewSession(a.ctx, workspace)
+	a.MustCall(a.ctx, "session/prompt", testkit.TextPrompt(sid, "warm up"), nil)
+	b.load(t, sid, workspace)
+	p := a.CallAsync("session/prompt", testkit.TextPrompt(sid, "long turn"))
+	deadline := time.Now().Add(30 * time.Second)
+	for len(text(a.Updates(sid))) < 1100 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, rerr := b.Call(b.ctx, "session/prompt", testkit.TextPrompt(sid, "meanwhile on B"))
+	if rerr == nil || rerr.Code != -32602 || !strings.Contains(rerr.Message+string(rerr.Data), "another corvid process") {
+		t.Fatalf("B's prompt during A's turn = %v, want -32602 naming another corvid process", rerr)
+	}
+	if _, rerr := p.Wait(a.ctx); rerr != nil {
+		t.Fatalf("A's turn: %v", rerr)
+	}
+}
