@@ -116,3 +116,45 @@ func TestPromptWhileAnotherMachineRunsATurnIsRefused(t *testing.T) {
 		t.Fatalf("A's turn: %v", rerr)
 	}
 }
+
+// corvid store migrate copies a SQLite store's sessions into PostgreSQL,
+// verifies them, copies nothing the second time, and the session then
+// loads from the PostgreSQL store on another home.
+func TestStoreMigrateFromSQLite(t *testing.T) {
+	url := database(t)
+	workspace := t.TempDir()
+	script := testkit.WriteScript(t, map[string]any{
+		"responses": []any{map[string]any{"chunkSize": 4,
+			"parts": []any{map[string]any{"type": "text", "text": "kept on sqlite ", "repeat": 30}}}},
+	})
+	home := t.TempDir()
+	bin := testkit.BuildCorvid(t)
+	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp", "-m", "script:" + script}, Dir: workspace, Env: []string{"CORVID_HOME=" + home}})
+	ctx := t.Context()
+	if _, rerr := e.Initialize(ctx, testkit.Minimal()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := e.NewSession(ctx, workspace)
+	e.MustCall(ctx, "session/prompt", testkit.TextPrompt(sid, "on the file"), nil)
+	shown := text(e.Updates(sid))
+	e.Close()
+
+	migrate := func() string {
+		cmd := exec.Command(bin, "store", "migrate", "--from", "sqlite:"+home+"/sessions.db", "--to", url)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("corvid store migrate: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if out := migrate(); !strings.Contains(out, "created 1 of 1 sessions") || !strings.Contains(out, "content hashes match") {
+		t.Fatalf("first migrate said:\n%s", out)
+	}
+	if out := migrate(); !strings.Contains(out, "Copied 0 events, created 0 of 1") || !strings.Contains(out, "content hashes match") {
+		t.Fatalf("second migrate said:\n%s", out)
+	}
+	b := start(t, script, workspace, nil, "CORVID_STORE="+url)
+	if got := text(b.load(t, sid, workspace)); got != shown {
+		t.Fatalf("loaded from PostgreSQL after migrate: %q, want %q", got, shown)
+	}
+}
