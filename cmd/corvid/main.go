@@ -208,5 +208,5 @@ func printModeArgs(args []string) []string {
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
 	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
-	"import": true, "sandbox-exec": true,
+	"import": true, "sandbox-exec": true, "store": true,
 }
