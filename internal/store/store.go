@@ -1,5 +1,7 @@
 // Package store keeps corvid's sessions on disk, in one SQLite database
-// (modernc.org/sqlite, pure Go) shared by every corvid process of a user.
+// (modernc.org/sqlite, pure Go) shared by every corvid process of a user,
+// or in a PostgreSQL database shared by several machines (postgres.go:
+// the same Store and code through pgx, a fenced lease; docs/store.md).
 //
 // Start with [Open] and [Store.Append]. A session is a row of metadata
 // ([Session]) plus an ordered log of opaque events (a kind string and a
