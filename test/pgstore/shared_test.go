@@ -32,6 +32,15 @@ func TestTwoHomesShareOneHistoryThroughPostgres(t *testing.T) {
 	}
 
 	b := start(t, script, workspace, nil, "CORVID_STORE="+url)
+	var list struct {
+		Sessions []struct {
+			SessionID string `json:"sessionId"`
+		} `json:"sessions"`
+	}
+	b.MustCall(b.ctx, "session/list", map[string]any{"cwd": workspace}, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionID != sid {
+		t.Fatalf("session/list on B (another home, same store) = %+v, want A's session %s", list.Sessions, sid)
+	}
 	replay := b.load(t, sid, workspace)
 	var prompts []string
 	for _, u := range replay {
