@@ -726,7 +726,15 @@ func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, fn func(
 			// (which WAL readers should not meet) is returned instead.
 			return nil
 		}
-		tx, err := s.readDB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		opts := &sql.TxOptions{ReadOnly: true}
+		if s.pg {
+			// One snapshot for the kinds and the rows, as SQLite's
+			// read transaction is (READ COMMITTED, PostgreSQL's default,
+			// takes one per statement: a kind committed between the two
+			// would be missing).
+			opts.Isolation = sql.LevelRepeatableRead
+		}
+		tx, err := s.readDB.BeginTx(ctx, opts)
 		if err != nil {
 			return err
 		}
