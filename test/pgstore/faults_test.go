@@ -87,3 +87,48 @@ func TestDatabaseRestartDuringATurn(t *testing.T) {
 		t.Errorf("the next prompt showed %d bytes, want the whole answer", len(got))
 	}
 }
+
+// The server stopped for 10 s: a prompt meanwhile fails at once with an
+// error that names the session store, and once the server is back the
+// same process's next prompt works.
+func TestServerStoppedForTenSeconds(t *testing.T) {
+	srv := server(t)
+	url := database(t)
+	workspace := t.TempDir()
+	script := testkit.WriteScript(t, map[string]any{
+		"onExhausted": "repeat-last",
+		"responses": []any{map[string]any{"parts": []any{map[string]any{"type": "text", "text": "answer"}}}},
+	})
+	a := start(t, script, workspace, []string{"--store", url})
+	sid := a.NewSession(a.ctx, workspace)
+	a.MustCall(a.ctx, "session/prompt", testkit.TextPrompt(sid, "before"), nil)
+	if err := srv.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	restarted := false
+	defer func() {
+		if !restarted {
+			srv.Restart()
+		}
+	}()
+	_, rerr := a.Call(a.ctx, "session/prompt", testkit.TextPrompt(sid, "while stopped"))
+	if rerr == nil || !strings.Contains(strings.ToLower(rerr.Message+string(rerr.Data)), "session store") {
+		t.Fatalf("prompt while the server is stopped = %v, want an error naming the session store", rerr)
+	}
+	if took := time.Since(stopped); took > 5*time.Second {
+		t.Errorf("the refusal took %v", took)
+	}
+	time.Sleep(10*time.Second - time.Since(stopped))
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	before := len(a.Updates(sid))
+	if _, rerr := a.Call(a.ctx, "session/prompt", testkit.TextPrompt(sid, "after")); rerr != nil {
+		t.Fatalf("prompt after the server came back: %v\n%s", rerr, a.Stderr())
+	}
+	if got := text(a.Updates(sid)[before:]); got != "answer" {
+		t.Errorf("prompt after the server came back showed %q", got)
+	}
+}
