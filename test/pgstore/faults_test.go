@@ -97,7 +97,7 @@ func TestServerStoppedForTenSeconds(t *testing.T) {
 	workspace := t.TempDir()
 	script := testkit.WriteScript(t, map[string]any{
 		"onExhausted": "repeat-last",
-		"responses": []any{map[string]any{"parts": []any{map[string]any{"type": "text", "text": "answer"}}}},
+		"responses":   []any{map[string]any{"parts": []any{map[string]any{"type": "text", "text": "answer"}}}},
 	})
 	a := start(t, script, workspace, []string{"--store", url})
 	sid := a.NewSession(a.ctx, workspace)
