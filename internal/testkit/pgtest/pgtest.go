@@ -103,7 +103,22 @@ func Start() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	s.watch()
 	return s, nil
+}
+
+// watch starts a watchdog that stops the server and removes its
+// directory once this process is gone without calling Stop (a test
+// binary killed by its timeout): the server is a daemon of its own.
+func (s *Server) watch() {
+	script := fmt.Sprintf(`while kill -0 %d 2>/dev/null; do sleep 1; done
+pid=$(head -n1 %q/postmaster.pid 2>/dev/null) && kill -QUIT "$pid" 2>/dev/null
+sleep 1; rm -rf %q`, os.Getpid(), s.data, s.Dir)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.Start() == nil {
+		go cmd.Wait()
+	}
 }
 
 // Restart starts the server (again, after StopServer).
