@@ -64,6 +64,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/prompt":        {"internal/commands", "internal/config"},
 		"internal/mcp":           {"internal/config", "internal/tool", "internal/llm", "internal/llm/sse", "internal/usererr"},
 		"internal/respond":       {"internal/config"},
+		"internal/reaper":        {},
 		"internal/jsonschema":    {},
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
@@ -72,7 +73,12 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/stackstart": {},
 		"internal/acpserver":  {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
 		"internal/print":      {"internal/agent", "internal/tool"},
+		"internal/serve":      {"internal/respond", "internal/dashboard"},
+		"internal/dashboard":  {},
 		"internal/profile":    {"internal/config"},
+		// The TUI is an ACP client (DESIGN.md §9): the protocol only.
+		"internal/tui":     {"internal/acp"},
+		"internal/tuiargs": {},
 	}
 	for name, ok := range allowed {
 		p, found := pkgs[name]
@@ -84,6 +90,42 @@ func TestImportsPointDown(t *testing.T) {
 			if dep, ours := strings.CutPrefix(imp, mod); ours && !slices.Contains(ok, dep) {
 				t.Errorf("%s imports %s, against ARCHITECTURE.md §1", name, dep)
 			}
+		}
+	}
+}
+
+// The TUI reaches the agent only through ACP, as an editor does: none of
+// its dependencies, direct or not, is a package of corvid's core.
+func TestTUIIsAnACPClient(t *testing.T) {
+	p, ok := listPackages(t)["internal/tui"]
+	if !ok {
+		t.Fatal("package internal/tui does not exist any more; update this test")
+	}
+	for _, d := range p.Deps {
+		if dep, ours := strings.CutPrefix(d, mod); ours && dep != "internal/acp" {
+			t.Errorf("internal/tui depends on %s; it may reach the agent only through internal/acp", dep)
+		}
+	}
+}
+
+// The corvid binary, which editors start for every session, does not link
+// the terminal UI (#36): its library's package init and pages would cost
+// every `corvid acp` start (ARCHITECTURE.md §6). corvid-tui links it.
+func TestCorvidLinksNoTUI(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", mod+"cmd/corvid", mod+"cmd/corvid-tui").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	if !strings.Contains(string(out), "charm.land/bubbletea/v2") {
+		t.Fatal("corvid-tui does not link bubbletea; this test checks nothing")
+	}
+	out, err = exec.Command("go", "list", "-deps", mod+"cmd/corvid").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if strings.HasPrefix(d, "charm.land/") || strings.HasPrefix(d, "github.com/charmbracelet/") || d == mod+"internal/tui" {
+			t.Errorf("cmd/corvid links %s", d)
 		}
 	}
 }
@@ -138,7 +180,7 @@ func TestBinaryLinksNoMCPSDK(t *testing.T) {
 
 // Provider SDKs are imported by their own llm/<provider> package alone, the
 // MCP SDK by tests only, SQLite by internal/store, and only acpserver (and
-// the conformance kit, an ACP client) imports the wire package.
+// the ACP clients: the conformance kit and the TUI) imports the wire package.
 func TestSDKsStayInTheirPackages(t *testing.T) {
 	pkgs := listPackages(t)
 	owners := map[string]string{
@@ -161,8 +203,8 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 					t.Errorf("%s imports %s; only %s may", name, imp, owner)
 				}
 			}
-			if imp == mod+"internal/acp" && name != "internal/acpserver" && name != "internal/conformance" {
-				t.Errorf("%s imports internal/acp; only acpserver may", name)
+			if imp == mod+"internal/acp" && name != "internal/acpserver" && name != "internal/conformance" && name != "internal/tui" {
+				t.Errorf("%s imports internal/acp; only acpserver, conformance and tui may", name)
 			}
 		}
 	}

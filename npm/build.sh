@@ -80,6 +80,11 @@ for spec in "${binaries[@]}"; do
 	[ "$os" = win32 ] && exe=corvid.exe
 	cp "$bin" "$dir/bin/$exe"
 	chmod 0755 "$dir/bin/$exe"
+	# The terminal UI ships beside corvid, which finds it there (corvid tui).
+	if [ -f "$(dirname "$bin")/corvid-tui${exe#corvid}" ]; then
+		cp "$(dirname "$bin")/corvid-tui${exe#corvid}" "$dir/bin/"
+		chmod 0755 "$dir/bin/corvid-tui${exe#corvid}"
+	fi
 	cp "$root/LICENSE" "$dir/"
 	node -e '
 		const fs = require("fs");

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/llm/providers"
 	"github.com/corvid-agent/corvid/internal/mcp"
 	"github.com/corvid-agent/corvid/internal/permission"
+	"github.com/corvid-agent/corvid/internal/reaper"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -45,6 +47,10 @@ type acpCmd struct {
 	Multitask             bool         `name:"multitask" help:"Refused with acp: multitask is a per-session option (the multitask config option or session/set_multitask); see docs/codebuddy.md."`
 	Profile               profileFlags `embed:""`
 	StoreFlag             storeFlag    `embed:""`
+	// The relay (relay.go): with --connect, acp carries stdio to a
+	// running `corvid serve` and starts no agent of its own.
+	Connect          string `name:"connect" placeholder:"unix:PATH|URL" help:"Relay stdin/stdout to a running corvid serve instead of running the agent here: unix:PATH (its socket) or ws://HOST:PORT/acp (http:// works too). The agent flags are the daemon's, not this process's."`
+	ConnectTokenFile string `name:"connect-token-file" placeholder:"FILE" help:"With --connect to a URL: send the bearer token in FILE."`
 
 	// kage is set by main when the command word was rpc, kage's launch
 	// line: kage never auto-approves and never asks for the client's fs or
@@ -71,6 +77,9 @@ func (c *acpCmd) Run() error {
 	if c.Login {
 		return c.login()
 	}
+	if c.Connect != "" {
+		return c.relay()
+	}
 	if c.Multitask || c.Profile.Agent == "multitask" {
 		// CodeBuddy's entry guard (C41): multitask is a session overlay.
 		return errors.New("--multitask and --agent multitask cannot be used with acp: multitask is set per session, with the multitask config option (session/set_config_option), session/set_multitask or /multitask; see docs/codebuddy.md")
@@ -94,7 +103,44 @@ func (c *acpCmd) Run() error {
 	}
 	defer closeLog()
 	slog.SetDefault(logger)
+	// Before any child starts: what corvid starts stays below it even when
+	// it detaches, so the control socket can refuse it (issue 35).
+	if err := reaper.Adopt(logger); err != nil {
+		level := slog.LevelWarn
+		if runtime.GOOS != "linux" {
+			level = slog.LevelDebug // expected there: docs/security.md
+		}
+		logger.Log(context.Background(), level, "processes that detach from corvid's commands can answer its out-of-band questions", "err", err)
+	}
 
+	ag, opts := c.wire(logger)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupt := make(chan struct{}, 1)
+	stopSignals := watchSignals(logger, interrupt, func() {
+		// Ending the input ends Serve the same way an editor closing
+		// stdin does: turns are cancelled and answered, then we exit.
+		_ = os.Stdin.Close()
+		cancel()
+	})
+	defer stopSignals()
+
+	opts.Interrupt = interrupt
+	err = acpserver.Serve(ctx, os.Stdin, protoOut, opts)
+	if err := ag.Close(); err != nil {
+		logger.Error("close session store", "err", err)
+	}
+	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) {
+		logger.Warn("connection ended", "err", err)
+	}
+	return nil
+}
+
+// wire builds the agent and the protocol handler's options from the flags:
+// what `corvid acp` serves on stdio and `corvid serve` on every connection.
+// A bad flag or config exits 1, as before serving anything.
+func (c *acpCmd) wire(logger *slog.Logger) (*agent.Agent, acpserver.Options) {
 	// corvid reads its environment through a snapshot; the process
 	// environment, which every child inherits, loses the provider keys and
 	// CORVID_* settings (unless pass_env lists them).
@@ -105,9 +151,6 @@ func (c *acpCmd) Run() error {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
-	for _, ign := range file.Ignored {
-		logger.Warn("project config setting ignored", "ignored", ign)
-	}
 	providers.RegisterModels(file) // [providers.NAME.models] join the catalog
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
@@ -115,26 +158,15 @@ func (c *acpCmd) Run() error {
 		os.Exit(1)
 	}
 	secrets := withholdSecrets(env, file, logger)
-	model, noModel, err := c.openModel(env, file)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corvid:", err)
+	pf := c.preflight(env, file)
+	if len(pf.problems) > 0 {
+		fmt.Fprintln(os.Stderr, "corvid:", pf.problems[0].text)
 		os.Exit(1)
 	}
-	perms, err := c.permissions(file)
-	var sb tool.Sandbox
-	if err == nil {
-		sb, err = c.sandbox(file)
+	for _, w := range pf.warnings {
+		logger.Warn(w.text)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corvid:", err)
-		os.Exit(1)
-	}
-	for _, w := range unknownToolRules(perms) {
-		logger.Warn("permission rule names no known tool; it will never match", "rule", w)
-	}
-	if why := sandboxUnavailable(sb); why != "" {
-		logger.Warn(why)
-	}
+	model, noModel, perms := pf.model, pf.noModel, pf.perms
 	storeTarget, err := c.StoreFlag.target(env, file)
 	if err == nil {
 		err = checkStore(storeTarget)
@@ -172,45 +204,25 @@ func (c *acpCmd) Run() error {
 		// Each session's project config is found from its own cwd.
 		ForCwd: c.sessionConfig(env, logger),
 	})
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	interrupt := make(chan struct{}, 1)
-	stopSignals := watchSignals(logger, interrupt, func() {
-		// Ending the input ends Serve the same way an editor closing
-		// stdin does: turns are cancelled and answered, then we exit.
-		_ = os.Stdin.Close()
-		cancel()
-	})
-	defer stopSignals()
-
-	err = acpserver.Serve(ctx, os.Stdin, protoOut, acpserver.Options{
+	return ag, acpserver.Options{
 		Agent:              ag,
 		Version:            version,
 		LaunchDir:          cwd,
-		NoModelMessage:     noModel,
+		NoModelMessage:     noModel.acpMessage(),
 		Logger:             logger,
 		MaxLineBytes:       c.MaxLineBytes,
 		ClientTools:        c.ClientTools,
 		Stored:             true,
-		RespondDir:         config.RuntimeDir(env),
+		RespondPlace:       respondPlace(env),
 		Auth:               c.auth(env, file),
 		MCPConfigured:      len(file.MCPServers) > 0,
 		InteractionTimeout: file.InteractionTimeout,
-		Interrupt:          interrupt,
 		Compat:             c.Compat,
 		UserInfo:           userInfo(file.Identity),
 		SetAgent:           c.switchProfile(env, file),
 		LaunchAgent:        c.launchAgent(),
 		NoBackgroundTasks:  config.BackgroundTasksDisabled(env),
-	})
-	if err := ag.Close(); err != nil {
-		logger.Error("close session store", "err", err)
 	}
-	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, context.Canceled) {
-		logger.Warn("connection ended", "err", err)
-	}
-	return nil
 }
 
 // terminalNotice is the one line `corvid acp` writes when a person, not an
@@ -268,35 +280,66 @@ func expandHome(path string) string {
 }
 
 // openModel resolves the model. A -m naming a provider without credentials
-// is fatal (the caller exits 1 before serving). Without -m and without any
-// credentials it returns a nil model and the message session/new will send.
-func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, string, error) {
+// is fatal (the caller exits 1 before serving: kage's pinned model). A model
+// from CORVID_MODEL or config.toml whose provider has no key, or no model and
+// no credentials at all, gives a nil model and what is missing: acp serves
+// and session/new answers auth_required with it (noCredentials.acpMessage).
+func (c *acpCmd) openModel(env config.Env, file *config.File) (llm.Model, *noCredentials, error) {
 	provider, modelID, err := config.ResolveModel(env, file, c.Model)
 	if errors.Is(err, config.ErrNoModel) && c.Model == "" {
-		return nil, noCredentialsMessage, nil
+		return nil, &noCredentials{}, nil
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if provider == config.ScriptProvider { // -m, CORVID_MODEL or config alike
 		model, err := llm.Open(llm.ProviderConfig{Provider: provider, Model: modelID})
-		return model, "", err
-	}
-	if e := catalog.Lookup(provider, modelID); !e.Known && len(catalog.List(provider)) > 0 {
-		slog.Warn(fmt.Sprintf("model %s:%s is not in corvid's catalog; if the first prompt fails, `corvid models` lists the known ones", provider, modelID))
+		return model, nil, err
 	}
 	pc, err := providers.Config(env, file, provider, modelID)
+	if errors.Is(err, providers.ErrNoCredentials) && c.Model == "" {
+		p, _ := file.Provider(provider)
+		return nil, &noCredentials{provider: p, model: provider + ":" + modelID}, nil
+	}
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	model, err := llm.Open(pc)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return llm.WithRetry(llm.WithLog(model, slog.Default()), retryPolicy(env)), "", nil
+	return llm.WithRetry(llm.WithLog(model, slog.Default()), retryPolicy(env)), nil, nil
 }
 
-const noCredentialsMessage = "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the editor's environment for corvid, or run `corvid auth login`, then restart the agent; or launch with -m script:FILE for the offline scripted model."
+// noCredentials is what keeps corvid from opening a model: the configured
+// model's provider has no key (provider set), or there is no model
+// configured and no key for any provider (the zero value).
+type noCredentials struct {
+	provider config.Provider
+	model    string // provider:model
+}
+
+// acpMessage is the -32000 message of session/new: the editor shows it with
+// its login methods (authMethods).
+func (n *noCredentials) acpMessage() string {
+	if n == nil {
+		return "" // a model is open
+	}
+	if n.model != "" {
+		return fmt.Sprintf("Authentication required: the configured model %s needs a %s key. Set %s in the environment the editor starts corvid with, or run `corvid auth login %s` in a terminal, then authenticate (or restart the agent).",
+			n.model, n.provider.DisplayName(), strings.Join(n.provider.KeyVars, " or "), n.provider.Name)
+	}
+	return "Authentication required: corvid has no model credentials. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) in the environment the editor starts corvid with, or run `corvid auth login` in a terminal, then authenticate (or restart the agent); or launch with -m script:FILE for the offline scripted model."
+}
+
+// printMessage is what `corvid run -p` says on stderr before it exits.
+func (n *noCredentials) printMessage() string {
+	if n.model != "" {
+		return fmt.Sprintf("the configured model %s needs a %s key: set %s, or run `corvid auth login %s`, then run the command again.",
+			n.model, n.provider.DisplayName(), strings.Join(n.provider.KeyVars, " or "), n.provider.Name)
+	}
+	return "no model credentials: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY, …) or run `corvid auth login`, then run the command again; or pass -m script:FILE for the offline scripted model."
+}
 
 // modelChoices lists, on first use, the catalog models of every provider
 // that has credentials (the session's model option). A scripted model
@@ -390,7 +433,7 @@ func (c *acpCmd) sessionConfig(env config.Env, logger *slog.Logger) func(dir str
 		for _, ign := range f.Ignored {
 			logger.Warn("project config setting ignored", "cwd", dir, "ignored", ign)
 		}
-		sb, err := c.sandbox(f)
+		sb, err := c.sandbox(env, f)
 		if err != nil {
 			return agent.SessionConfig{}, err
 		}
@@ -400,7 +443,7 @@ func (c *acpCmd) sessionConfig(env config.Env, logger *slog.Logger) func(dir str
 
 // sandbox is the shell sandbox of a session: the --sandbox flag over the
 // config's sandbox; network only when a flag or the config allows it.
-func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
+func (c *acpCmd) sandbox(env config.Env, file *config.File) (tool.Sandbox, error) {
 	mode := file.Sandbox
 	if c.Sandbox != "" {
 		mode = c.Sandbox
@@ -411,7 +454,7 @@ func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
 	if !slices.Contains(tool.SandboxModes, mode) {
 		return tool.Sandbox{}, fmt.Errorf("unknown sandbox %q (want one of %v)", mode, tool.SandboxModes)
 	}
-	sb := tool.Sandbox{Mode: mode, Network: c.SandboxNetwork || file.SandboxNetwork}
+	sb := tool.Sandbox{Mode: mode, Network: c.SandboxNetwork || file.SandboxNetwork, UnixFilter: config.SandboxUnixFilter(env)}
 	if sb.On() {
 		exe, err := os.Executable()
 		if err != nil {
@@ -420,39 +463,6 @@ func (c *acpCmd) sandbox(file *config.File) (tool.Sandbox, error) {
 		sb.Exe = exe
 	}
 	return sb, nil
-}
-
-// unknownToolRules lists the configured and --allow rules whose tool name
-// matches no built-in tool (and cannot be an MCP tool): typos that would
-// otherwise be silently ignored.
-func unknownToolRules(p agent.Permissions) []string {
-	known := []string{"task", "team"} // the agent's own (sub-agents)
-	for _, t := range tool.Builtins() {
-		known = append(known, tool.PermissionName(t))
-	}
-	var out []string
-	check := func(list string, r permission.Rule) {
-		if r.UnknownTool(known) {
-			out = append(out, list+" "+r.String())
-		}
-	}
-	if p.Rules != nil {
-		for _, r := range p.Rules.Allow {
-			check("allow", r)
-		}
-		for _, r := range p.Rules.Ask {
-			check("ask", r)
-		}
-		for _, r := range p.Rules.Deny {
-			check("deny", r)
-		}
-	}
-	for _, a := range p.Allow {
-		if r, err := permission.ParseRule(a); err == nil {
-			check("--allow", r)
-		}
-	}
-	return out
 }
 
 // auth is what initialize offers for credentials, and what authenticate

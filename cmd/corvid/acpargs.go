@@ -100,6 +100,10 @@ func (c *acpCmd) setFlag(name, value string) bool {
 		c.LogFile = value
 	case "store":
 		c.StoreFlag.Store = value
+	case "connect":
+		c.Connect = value
+	case "connect-token-file":
+		c.ConnectTokenFile = value
 	case "log-level":
 		c.LogLevel = value
 	case "mode":

@@ -110,60 +110,64 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 	}
 	var launch *profile.Profile
 	if f.Agent != "" {
-		p, err := profile.Resolve(env, file, f.Agent)
+		p, err := f.applyLaunchProfile(env, file, model, system, logger, cfg)
 		if err != nil {
 			return err
 		}
 		launch = p
-		if *model == "" {
-			id, warning := profileModel(env, file, p)
-			*model = id
-			if warning != "" {
-				p.Warnings = append(p.Warnings, warning)
-			}
-		}
-		if !p.Trusted && len(p.Allow) > 0 {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("its allow rules %q are not applied: %s", p.Allow, p.Untrusted))
-		}
-		for _, w := range p.Warnings {
-			logger.Warn("agent profile", "agent", p.Name, "path", p.Path, "warning", w)
-		}
-		if *system == "" && p.System != "" {
-			*system = p.System
-		}
-		f.launch = p
-		f.fold(file, "")
-		if p.MaxTurnRequests > 0 {
-			cfg.MaxTurnRequests = p.MaxTurnRequests
-		}
-		cfg.Profile = f.profileInfo(p)
-		logger.Info("agent profile", "agent", p.Name, "from", p.Path, "max_depth", cfg.Profile.MaxDepth)
 	}
 	cfg.MaxDepth = f.MaxDepth
 	cfg.AgentProfile = subProfiles(env, file)
-	noSeed := f.NoSeedCommands
-	cfg.SessionContext = func(ss agent.SessionStart) (string, []string) {
-		cwd := ss.Cwd
+	cfg.SessionContext = sessionContext(env, launch, f.NoSeedCommands, logger)
+	return nil
+}
+
+// applyLaunchProfile resolves the --agent profile and folds it into the
+// launch: model and system prompt (unless given on the command line),
+// tool rules and limits.
+func (f *profileFlags) applyLaunchProfile(env config.Env, file *config.File, model, system *string, logger *slog.Logger, cfg *agent.Config) (*profile.Profile, error) {
+	p, err := profile.Resolve(env, file, f.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if *model == "" {
+		id, warning := profileModel(env, file, p)
+		*model = id
+		if warning != "" {
+			p.Warnings = append(p.Warnings, warning)
+		}
+	}
+	if !p.Trusted && len(p.Allow) > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("its allow rules %q are not applied: %s", p.Allow, p.Untrusted))
+	}
+	for _, w := range p.Warnings {
+		logger.Warn("agent profile", "agent", p.Name, "path", p.Path, "warning", w)
+	}
+	if *system == "" && p.System != "" {
+		*system = p.System
+	}
+	f.launch = p
+	f.fold(file, "")
+	if p.MaxTurnRequests > 0 {
+		cfg.MaxTurnRequests = p.MaxTurnRequests
+	}
+	cfg.Profile = f.profileInfo(p)
+	logger.Info("agent profile", "agent", p.Name, "from", p.Path, "max_depth", cfg.Profile.MaxDepth)
+	return p, nil
+}
+
+// sessionContext is the agent's SessionContext hook: the launch profile's
+// context, or else that of a session cwd's own agent.leviath.
+func sessionContext(env config.Env, launch *profile.Profile, noSeed bool, logger *slog.Logger) func(agent.SessionStart) (string, []string) {
+	return func(ss agent.SessionStart) (string, []string) {
 		p := launch
 		var notices []string
 		if p == nil {
-			found, err := profile.InDir(env, cwd)
-			if err != nil {
-				logger.Warn("agent.leviath", "cwd", cwd, "err", err)
-				return "", []string{"the agent.leviath in this directory could not be read: " + err.Error()}
+			found, ns, err := cwdProfile(env, ss.Cwd, logger)
+			if err != nil || found == nil {
+				return "", ns
 			}
-			if found == nil {
-				return "", nil
-			}
-			p = found
-			for _, w := range p.Warnings {
-				logger.Warn("agent.leviath", "path", p.Path, "warning", w)
-			}
-			if len(p.Allow) > 0 || p.Model != "" || p.MaxTurnRequests > 0 || p.InteractionTimeout != 0 {
-				msg := "the allow rules, model and limits of a session's own agent.leviath are not applied (its ask and deny rules are); launch with --agent " + p.Path + " to apply them"
-				logger.Warn("agent.leviath", "path", p.Path, "warning", msg)
-				notices = append(notices, msg)
-			}
+			p, notices = found, ns
 		}
 		for _, w := range p.Warnings {
 			notices = append(notices, fmt.Sprintf("agent %s: %s", p.Name, w))
@@ -179,7 +183,29 @@ func (f *profileFlags) applyProfile(env config.Env, file *config.File, model, sy
 		}
 		return text, notices
 	}
-	return nil
+}
+
+// cwdProfile finds a session cwd's own agent.leviath (nil when there is
+// none), with the notices its unapplied fields call for.
+func cwdProfile(env config.Env, cwd string, logger *slog.Logger) (*profile.Profile, []string, error) {
+	p, err := profile.InDir(env, cwd)
+	if err != nil {
+		logger.Warn("agent.leviath", "cwd", cwd, "err", err)
+		return nil, []string{"the agent.leviath in this directory could not be read: " + err.Error()}, err
+	}
+	if p == nil {
+		return nil, nil, nil
+	}
+	for _, w := range p.Warnings {
+		logger.Warn("agent.leviath", "path", p.Path, "warning", w)
+	}
+	var notices []string
+	if len(p.Allow) > 0 || p.Model != "" || p.MaxTurnRequests > 0 || p.InteractionTimeout != 0 {
+		msg := "the allow rules, model and limits of a session's own agent.leviath are not applied (its ask and deny rules are); launch with --agent " + p.Path + " to apply them"
+		logger.Warn("agent.leviath", "path", p.Path, "warning", msg)
+		notices = append(notices, msg)
+	}
+	return p, notices, nil
 }
 
 // spawn is the profile.Spawn of a starting session.

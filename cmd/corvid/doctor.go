@@ -17,7 +17,7 @@ import (
 
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/conformance"
-	"github.com/corvid-agent/corvid/internal/llm/catalog"
+	"github.com/corvid-agent/corvid/internal/respond"
 	"github.com/corvid-agent/corvid/internal/store"
 )
 
@@ -75,7 +75,7 @@ func (d *doctor) run(ctx context.Context) bool {
 
 	d.credentials(file)
 	if err == nil {
-		d.model(file)
+		d.launch(file)
 		d.mcpCommands(file)
 	}
 	d.sessionStore()
@@ -121,26 +121,48 @@ func (d *doctor) configFiles() {
 	d.item("ok", "config", "read %s", strings.Join(read, " and "))
 }
 
-// model checks that the configured model (CORVID_MODEL or the config's
-// model) names a provider and model corvid can open, as `corvid acp` would.
-func (d *doctor) model(file *config.File) {
-	provider, model, err := config.ResolveModel(d.env, file, "")
-	switch {
-	case errors.Is(err, config.ErrNoModel):
-		d.item("warn", "model", "none configured and no provider key to pick one; editors will be asked to authenticate")
-	case err != nil:
-		d.item("FAIL", "model", "%v", err)
-	case provider == config.ScriptProvider:
-		if _, err := os.Stat(model); err != nil {
-			d.item("FAIL", "model", "script:%s: %v", model, err)
-			return
+// launch runs the checks `corvid acp` makes before it serves (preflight,
+// with acp's default flags): each problem that would stop acp is a FAIL,
+// each warning acp would log a warn; an area with neither is ok.
+func (d *doctor) launch(file *config.File) {
+	pf := (&acpCmd{}).preflight(d.env, file)
+	for _, area := range []string{"model", "permissions", "sandbox"} {
+		found := false
+		for _, p := range pf.problems {
+			if p.area == area {
+				d.item("FAIL", area, "%s", p.text)
+				found = true
+			}
 		}
-		d.item("ok", "model", "script:%s (the offline scripted model)", model)
-	case !catalog.Lookup(provider, model).Known && len(catalog.List(provider)) > 0:
-		d.item("warn", "model", "%s:%s is not in corvid's catalog; `corvid models` lists the known ones", provider, model)
-	default:
-		d.item("ok", "model", "%s:%s", provider, model)
+		for _, w := range pf.warnings {
+			if w.area == area {
+				d.item("warn", area, "%s", w.text)
+				found = true
+			}
+		}
+		if !found {
+			d.item("ok", area, "%s", launchSummary(d.env, file, pf, area))
+		}
 	}
+}
+
+// launchSummary is the ok line of a launch area: what acp will use.
+func launchSummary(env config.Env, file *config.File, pf *preflight, area string) string {
+	switch area {
+	case "model":
+		provider, model, _ := config.ResolveModel(env, file, "")
+		if provider == config.ScriptProvider {
+			return "script:" + model + " (the offline scripted model)"
+		}
+		return provider + ":" + model
+	case "permissions":
+		mode := string(pf.perms.Mode)
+		if mode == "" {
+			mode = "default"
+		}
+		return fmt.Sprintf("sessions start in mode %s; every rule names a known tool", mode)
+	}
+	return "shell sandbox " + pf.sandbox.Mode
 }
 
 // mcpCommands checks that every configured stdio MCP server's command can
@@ -235,21 +257,18 @@ func oneLineErr(err error) string {
 	return s
 }
 
-// runtimeDir checks the control socket directory of `corvid respond`: it must
-// be creatable, a directory, private, and writable.
+// runtimeDir checks the control socket directory of `corvid respond`: it
+// must be creatable, a real directory (never a link), ours, private and
+// writable (respond.PrepareDir).
 func (d *doctor) runtimeDir() {
-	dir := config.RuntimeDir(d.env)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	p := respondPlace(d.env)
+	if p.SharedTemp {
+		d.item("ok", "control dir", "a fresh private directory per corvid process in %s (set XDG_RUNTIME_DIR or CORVID_HOME for a fixed one)", p.Dir)
+		return
+	}
+	dir := p.Dir
+	if err := respond.PrepareDir(dir); err != nil {
 		d.item("FAIL", "control dir", "%v", err)
-		return
-	}
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		d.item("FAIL", "control dir", "%s is not a directory", dir)
-		return
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		d.item("FAIL", "control dir", "%s is writable by others (mode %v); want 0700", dir, fi.Mode().Perm())
 		return
 	}
 	f, err := os.CreateTemp(dir, "doctor-*")

@@ -32,21 +32,30 @@ var (
 
 // versionLine is what `corvid version` and `corvid --version` print.
 func versionLine() string {
-	c, d, dirty := commit, date, false
+	var settings []debug.BuildSetting
 	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				if c == "" {
-					c = s.Value
-				}
-			case "vcs.time":
-				if d == "" {
-					d = s.Value
-				}
-			case "vcs.modified":
-				dirty = s.Value == "true" && commit == ""
+		settings = info.Settings
+	}
+	return formatVersion(version, commit, date, settings)
+}
+
+// formatVersion names each time for what it is: a release build stamps the
+// time it was built ("built …"); a plain `go build` has only the time of
+// the commit it was built from, which the toolchain recorded ("committed …").
+func formatVersion(version, commit, date string, settings []debug.BuildSetting) string {
+	c, when, dirty := commit, "built "+date, false
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			if c == "" {
+				c = s.Value
 			}
+		case "vcs.time":
+			if date == "" {
+				when = "committed " + s.Value
+			}
+		case "vcs.modified":
+			dirty = s.Value == "true" && commit == ""
 		}
 	}
 	if len(c) > 12 {
@@ -58,15 +67,16 @@ func versionLine() string {
 	if dirty {
 		c += "-dirty"
 	}
-	if d == "" {
-		d = "unknown"
+	if when == "built " {
+		when = "built at an unknown time"
 	}
-	return fmt.Sprintf("corvid %s (commit %s, built %s)", version, c, d)
+	return fmt.Sprintf("corvid %s (commit %s, %s)", version, c, when)
 }
 
 // CLI is the command tree.
 type CLI struct {
 	ACP         acpCmd           `cmd:"" aliases:"rpc,agent-client" help:"Serve the Agent Client Protocol on stdin/stdout (what editors run). Aliases: rpc, agent-client; also corvid --acp."`
+	Serve       serveCmd         `cmd:"" help:"Run the daemon that owns sessions and serves ACP to many clients: unix socket (NDJSON), Streamable HTTP and WebSocket (docs/serve.md)."`
 	Agents      agentsCmd        `cmd:"" help:"List and show agent profiles (corvid TOML profiles and Leviath agent.leviath blueprints)."`
 	Run         runCmd           `cmd:"" help:"Print mode: answer one prompt on stdout and exit: corvid run -p PROMPT (also corvid -p PROMPT)."`
 	Auth        authCmd          `cmd:"" help:"Manage provider credentials (login, logout, status)."`
@@ -79,6 +89,7 @@ type CLI struct {
 	Conformance conformanceCmd   `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`
 	Doctor      doctorCmd        `cmd:"" help:"Check config, credentials (sources only), the session store, the keyring, and run the conformance kit against corvid."`
 	Completion  completionCmd    `cmd:"" help:"Print a shell completion script: corvid completion bash|zsh|fish."`
+	TUI         tuiCmd           `cmd:"" name:"tui" help:"Chat in this terminal (also bare corvid in a terminal): an ACP client running corvid acp. --connect (corvid serve) is not built yet."`
 	Version     versionCmd       `cmd:"" help:"Print corvid's version, commit and build date."`
 	VersionFlag kong.VersionFlag `name:"version" short:"v" help:"Print corvid's version, commit and build date."`
 	SandboxExec sandboxExecCmd   `cmd:"" name:"sandbox-exec" hidden:"" help:"Run a command confined by the shell sandbox (what the shell tool runs)."`
@@ -112,6 +123,11 @@ func (versionCmd) Run() error {
 func main() {
 	providers.Register(llm.Default)
 	args := os.Args[1:]
+	if len(args) == 0 && interactive() {
+		// Bare corvid in a terminal opens the chat; without one (a pipe,
+		// CI) it prints its usage, so scripts keep working.
+		args = []string{"tui"}
+	}
 	args = helpArgs(printModeArgs(acpFlagArgs(args)))
 	if c, ok := parseACPArgs(args); ok {
 		// How editors launch corvid, read without building kong's model
@@ -208,5 +224,5 @@ func printModeArgs(args []string) []string {
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
 	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
-	"import": true, "sandbox-exec": true, "store": true,
+	"import": true, "sandbox-exec": true, "store": true, "serve": true, "tui": true,
 }

@@ -28,7 +28,7 @@ func (c *respondCmd) Run() error {
 }
 
 func runRespond(env config.Env, c respondCmd, now time.Time, stdout, stderr io.Writer) error {
-	dir := config.RuntimeDir(env)
+	dir := respondPlace(env)
 	if c.Answer != "" {
 		return answerQuestion(dir, c, stdout)
 	}
@@ -64,7 +64,7 @@ func runRespond(env config.Env, c respondCmd, now time.Time, stdout, stderr io.W
 
 // answerQuestion replies and says what it did. The question is looked up
 // first only to name it in the message; Reply decides.
-func answerQuestion(dir string, c respondCmd, stdout io.Writer) error {
+func answerQuestion(dir respond.Place, c respondCmd, stdout io.Writer) error {
 	if c.ID == "" {
 		return errors.New("give the question's id before the answer")
 	}
@@ -118,6 +118,12 @@ func showQuestion(qs []respond.Question, c respondCmd, now time.Time, stdout io.
 		return nil
 	}
 	return fmt.Errorf("%w %q (corvid respond lists the pending ones)", respond.ErrUnknownQuestion, c.ID)
+}
+
+// respondPlace is where the control sockets live (config.RuntimePlace).
+func respondPlace(env config.Env) respond.Place {
+	r := config.RuntimePlace(env)
+	return respond.Place{Dir: r.Dir, SharedTemp: r.SharedTemp}
 }
 
 func questionAge(now, asked time.Time) string {

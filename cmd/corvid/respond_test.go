@@ -17,7 +17,7 @@ import (
 
 func TestRespondListsShowsAndAnswersAPendingQuestion(t *testing.T) {
 	env := config.MapEnv{"CORVID_HOME": t.TempDir()}
-	b, err := respond.Listen(config.RuntimeDir(env), nil)
+	b, err := respond.Listen(respondPlace(env), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,8 +77,11 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	if w := catalogWarning(env, file, launch.Model); w != "" {
+		logger.Warn(w)
+	}
 	if model == nil {
-		fmt.Fprintln(os.Stderr, "corvid:", noModel)
+		fmt.Fprintln(os.Stderr, "corvid:", noModel.printMessage())
 		os.Exit(print.ExitError)
 	}
 	perms, err := launch.permissions(file)

@@ -15,10 +15,13 @@ import (
 // The restriction is inherited across exec and by every child, cannot be
 // lifted, and leaves the corvid process that started it unrestricted.
 type sandboxExecCmd struct {
-	Mode    string   `name:"mode" required:"" enum:"workspace-write,read-only" help:"workspace-write: writes only under --write dirs; read-only: no writes."`
-	Net     bool     `name:"net" help:"Allow TCP connect and bind (off by default)."`
-	Write   []string `name:"write" placeholder:"DIR" help:"A directory the command may write under (repeatable; workspace-write only)."`
-	Command []string `arg:"" passthrough:"" help:"The command and its arguments, after --."`
+	Mode  string   `name:"mode" required:"" enum:"workspace-write,read-only" help:"workspace-write: writes only under --write dirs; read-only: no writes."`
+	Net   bool     `name:"net" help:"Allow TCP connect and bind (off by default)."`
+	Write []string `name:"write" placeholder:"DIR" help:"A directory the command may write under (repeatable; workspace-write only)."`
+	// UnixFilter "seccomp" forces the seccomp fallback that keeps the
+	// command off corvid's control socket (CORVID_SANDBOX_UNIX_FILTER).
+	UnixFilter string   `name:"unix-filter" hidden:"" enum:",seccomp" default:"" help:"seccomp: refuse AF_UNIX sockets even where Landlock can scope abstract ones."`
+	Command    []string `arg:"" passthrough:"" help:"The command and its arguments, after --."`
 }
 
 // Exit status when the sandbox cannot be set up: the command did not run.
@@ -40,7 +43,7 @@ func (c *sandboxExecCmd) Run() error {
 	// from that same thread hands it to the new program (and its children):
 	// so the goroutine keeps its thread from here to the exec.
 	runtime.LockOSThread()
-	if err := restrictSelf(c.Mode, c.Write, c.Net); err != nil {
+	if err := restrictSelf(c.Mode, c.Write, c.Net, c.UnixFilter); err != nil {
 		fmt.Fprintf(os.Stderr, "corvid: the command was not run: the shell sandbox (%s) cannot be set up: %v.\n"+
 			"It needs Landlock: Linux 6.2 or later (ABI 3) with the network allowed, 6.7 or later (ABI 4) with it off, and landlock in the kernel's lsm= list.\n"+
 			"Run corvid with --sandbox off (or sandbox = \"off\" in config) to run shell commands unconfined.\n", c.Mode, err)
@@ -61,8 +64,12 @@ func sandboxUnavailable(sb tool.Sandbox) string {
 	if sb.Network {
 		need = 3
 	}
-	if abi := landlockABI(); abi < need {
+	abi := landlockABI()
+	if abi < need {
 		return fmt.Sprintf("the shell sandbox (%s) needs Landlock ABI %d; this kernel offers %d, so shell commands will fail until corvid runs with --sandbox off", sb.Mode, need, abi)
+	}
+	if abi < 6 && !unixFilterBuilt() {
+		return fmt.Sprintf("the shell sandbox (%s) needs Landlock ABI 6 on %s (this kernel offers %d) to keep commands off corvid's control socket, so shell commands will fail until corvid runs with --sandbox off", sb.Mode, runtime.GOARCH, abi)
 	}
 	return ""
 }

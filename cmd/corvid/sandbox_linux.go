@@ -33,20 +33,33 @@ const (
 // linker in a cgo build and made the idle process 22 MiB larger (file-backed
 // pages, measured with the IdleRSS benchmark); one thread that then execs
 // needs none of that.
-func restrictSelf(mode string, write []string, net bool) error {
+//
+// The command is also kept off corvid's control socket, which is an
+// abstract unix socket (internal/respond): with Landlock ABI 6 (Linux
+// 6.12) by scoping abstract sockets to the sandbox, so it reaches none made
+// outside it; on older kernels, or when unixFilter is "seccomp", by a
+// seccomp filter that refuses every AF_UNIX socket (denyUnixSockets).
+func restrictSelf(mode string, write []string, net bool, unixFilter string) error {
 	need := 4
 	if net {
 		need = 3
 	}
-	if abi := landlockABI(); abi < need {
+	abi := landlockABI()
+	if abi < need {
 		return fmt.Errorf("this kernel offers Landlock ABI %d, and %d is needed", abi, need)
 	}
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: fsHandled}
 	if !net {
 		attr.Handled_access_net = netHandled // no rule grants them: none allowed
 	}
-	// Only the first two fields: older kernels know no more of the struct.
+	// Only the first two fields unless the scope is used: older kernels
+	// know no more of the struct.
 	size := unsafe.Offsetof(attr.Scoped)
+	scoped := abi >= 6 && unixFilter != "seccomp"
+	if scoped {
+		attr.Scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+		size = unsafe.Sizeof(attr)
+	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
 		return fmt.Errorf("landlock_create_ruleset: %w", errno)
@@ -73,6 +86,11 @@ func restrictSelf(mode string, write []string, net bool) error {
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
+	}
+	if !scoped {
+		if err := denyUnixSockets(); err != nil {
+			return fmt.Errorf("keep the command off corvid's control socket (Landlock ABI %d has no abstract-socket scope): %w", abi, err)
+		}
 	}
 	return nil
 }

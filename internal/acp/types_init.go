@@ -47,6 +47,11 @@ type ClientSessionCaps struct {
 	ConfigOptions *struct {
 		Boolean *struct{} `json:"boolean,omitempty"`
 	} `json:"configOptions,omitempty"`
+	// Notices ({}) lets the agent send `notice` updates.
+	Notices *Present `json:"notices,omitempty"`
+	// Compaction ({}) lets the agent send `compaction_update` and
+	// `compaction_summary_chunk` updates.
+	Compaction *Present `json:"compaction,omitempty"`
 }
 
 // ElicitationCaps are the elicitation modes the client supports.
@@ -94,6 +99,12 @@ func (c *ClientCapabilities) UnmarshalJSON(b []byte) error {
 				c.Session.ConfigOptions.Boolean = &struct{}{}
 			}
 		}
+		if _, ok := objectFields(session["notices"]); ok {
+			c.Session.Notices = &Present{}
+		}
+		if _, ok := objectFields(session["compaction"]); ok {
+			c.Session.Compaction = &Present{}
+		}
 	}
 	if el, ok := objectFields(raw["elicitation"]); ok {
 		c.Elicitation = &ElicitationCaps{}
@@ -120,6 +131,17 @@ func objectFields(v json.RawMessage) (map[string]json.RawMessage, bool) {
 // BooleanConfigOptions reports session.configOptions.boolean.
 func (c *ClientCapabilities) BooleanConfigOptions() bool {
 	return c != nil && c.Session != nil && c.Session.ConfigOptions != nil && c.Session.ConfigOptions.Boolean != nil
+}
+
+// Notices reports session.notices: the client presents `notice` updates.
+func (c *ClientCapabilities) Notices() bool {
+	return c != nil && c.Session != nil && c.Session.Notices != nil
+}
+
+// Compaction reports session.compaction: the client follows compactions
+// through `compaction_update` and `compaction_summary_chunk`.
+func (c *ClientCapabilities) Compaction() bool {
+	return c != nil && c.Session != nil && c.Session.Compaction != nil
 }
 
 // InitializeResponse is the result of initialize.

@@ -81,6 +81,7 @@ type SessionInfo struct {
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
 	Title                 string   `json:"title,omitempty"`
 	UpdatedAt             string   `json:"updatedAt,omitempty"`
+	Meta                  Meta     `json:"_meta,omitempty"`
 }
 
 // SessionIDRequest is the params of session/cancel, session/close,

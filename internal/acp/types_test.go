@@ -112,6 +112,14 @@ func TestSessionUpdatesValidateAgainstSchema(t *testing.T) {
 			{Name: "test", Description: "Run tests", Input: &CommandInput{Hint: "package pattern"}},
 		}},
 		AvailableCommandsUpdate{SessionUpdate: "available_commands_update"},
+		ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "t4", Name: "read", Title: "Read a.go"},
+		ToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallID: "t4", Name: "read"},
+		NoticeUpdate{SessionUpdate: "notice", Severity: "warning", Title: "Model request failed; retrying"},
+		NoticeUpdate{SessionUpdate: "notice", Severity: "info", Title: "MCP server fs restarted", Description: "it had exited", Meta: Meta{"x.dev/k": 1}},
+		CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: "cmp-1", Status: "in_progress"},
+		CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: "cmp-1", Status: "completed", Summary: []ContentBlock{TextBlock("We fixed it.")}},
+		CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: "cmp-1", Status: "failed", Error: "model unavailable"},
+		CompactionSummaryChunk{SessionUpdate: "compaction_summary_chunk", CompactionID: "cmp-1", Content: TextBlock("We ")},
 	)
 	for _, u := range updates {
 		n := SessionNotification{SessionID: "sess-1", Update: u}
@@ -317,6 +325,25 @@ func TestClientCapabilitiesDecodeLeniently(t *testing.T) {
 			ClientCapabilities{Terminal: true}, false},
 		{"malformed elicitation mode is absent", `{"elicitation":{"form":"yes","url":{}}}`,
 			ClientCapabilities{Elicitation: &ElicitationCaps{URL: &struct{}{}}}, false},
+	}
+	notices := func(in string) (bool, bool) {
+		var got ClientCapabilities
+		if err := json.Unmarshal([]byte(in), &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Notices(), got.Compaction()
+	}
+	for in, want := range map[string][2]bool{
+		`{"session":{"notices":{},"compaction":{}}}`:     {true, true},
+		`{"session":{"notices":{}}}`:                     {true, false},
+		`{"session":{"compaction":{"x":1}}}`:             {false, true},
+		`{"session":{"notices":true,"compaction":null}}`: {false, false},
+		`{"session":{"configOptions":{"boolean":{}}}}`:   {false, false},
+		`{"terminal":true}`:                              {false, false},
+	} {
+		if n, c := notices(in); n != want[0] || c != want[1] {
+			t.Errorf("%s: Notices() %v, Compaction() %v; want %v", in, n, c, want)
+		}
 	}
 	for _, c := range cases {
 		var got ClientCapabilities

@@ -21,6 +21,7 @@ type ContentChunk struct {
 type ToolCallUpdate struct {
 	SessionUpdate string             `json:"sessionUpdate,omitempty"`
 	ToolCallID    string             `json:"toolCallId"`
+	Name          string             `json:"name,omitempty"` // the tool's programmatic name
 	Title         string             `json:"title,omitempty"`
 	Kind          string             `json:"kind,omitempty"`
 	Status        string             `json:"status,omitempty"`
@@ -41,6 +42,37 @@ func (u ToolCallUpdate) MarshalJSON() ([]byte, error) {
 		}{plain(u), u.Title})
 	}
 	return json.Marshal(plain(u))
+}
+
+// NoticeUpdate is notice: live information for the user, sent only to
+// clients that advertise session.notices (ClientCapabilities.Notices).
+type NoticeUpdate struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	Severity      string `json:"severity"` // info, warning, error
+	Title         string `json:"title"`    // non-empty
+	Description   string `json:"description,omitempty"`
+	Meta          Meta   `json:"_meta,omitempty"`
+}
+
+// CompactionUpdate is compaction_update, sent only to clients that
+// advertise session.compaction (ClientCapabilities.Compaction). Summary and
+// Error are patches: omitted leaves what the client holds.
+type CompactionUpdate struct {
+	SessionUpdate string         `json:"sessionUpdate"`
+	CompactionID  string         `json:"compactionId"`
+	Status        string         `json:"status"` // in_progress, completed, failed, cancelled
+	Summary       []ContentBlock `json:"summary,omitempty"`
+	Error         string         `json:"error,omitempty"`
+	Meta          Meta           `json:"_meta,omitempty"`
+}
+
+// CompactionSummaryChunk is compaction_summary_chunk: one block appended to
+// a compaction's summary.
+type CompactionSummaryChunk struct {
+	SessionUpdate string       `json:"sessionUpdate"`
+	CompactionID  string       `json:"compactionId"`
+	Content       ContentBlock `json:"content"`
+	Meta          Meta         `json:"_meta,omitempty"`
 }
 
 // PlanUpdate is the plan update.

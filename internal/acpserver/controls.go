@@ -167,7 +167,11 @@ func (ss *session) started() {
 	}
 	ss.notify(commandsUpdate(ss.Commands()))
 	for _, n := range ss.TakeNotices() {
-		ss.Notify("[corvid] " + n)
+		if title, detail, _ := strings.Cut(strings.TrimSpace(n), "\n"); ss.ShowsNotices() && title != "" {
+			ss.notify(acp.NoticeUpdate{SessionUpdate: "notice", Severity: "warning", Title: title, Description: strings.TrimSpace(detail)})
+		} else {
+			ss.Notify("[corvid] " + n)
+		}
 	}
 }
 

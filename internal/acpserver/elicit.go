@@ -16,6 +16,9 @@ var _ tool.Asker = (*session)(nil)
 // ElicitModes reports the elicitation modes the client advertised; a
 // client that cannot answer requests at all (Gas City) shows none.
 func (ss *session) ElicitModes() (form, url bool) {
+	if a := ss.holders.askerFor(ss); a != ss {
+		return a.ElicitModes() // another connection prompted (attach.go)
+	}
 	s := ss.srv
 	if s.cannotAnswer() {
 		return false, false
@@ -34,6 +37,9 @@ func (ss *session) ElicitModes() (form, url bool) {
 // withdraws the question with $/cancel_request (acp.Conn.Call); no answer
 // within the interaction timeout withdraws it too and is ErrNoAnswer.
 func (ss *session) Elicit(ctx context.Context, e tool.Elicitation) (tool.ElicitResult, error) {
+	if a := ss.holders.askerFor(ss); a != ss {
+		return a.Elicit(ctx, e) // another connection prompted (attach.go)
+	}
 	form, url := ss.ElicitModes()
 	req := acp.CreateElicitationRequest{SessionID: ss.id, ToolCallID: e.ToolCallID, Mode: e.Mode, Message: e.Message}
 	switch {
@@ -56,6 +62,10 @@ func (ss *session) Elicit(ctx context.Context, e tool.Elicitation) (tool.ElicitR
 
 // CompleteElicitation sends elicitation/complete for a url-mode question.
 func (ss *session) CompleteElicitation(id string) {
+	if a := ss.holders.askerFor(ss); a != ss {
+		a.CompleteElicitation(id)
+		return
+	}
 	_ = ss.srv.conn.Notify("elicitation/complete", acp.CompleteElicitationNotification{ElicitationID: id})
 }
 
@@ -68,7 +78,11 @@ const dismissOption = "_corvid_dismiss"
 // leave it unanswered; a host that cannot answer requests gets it out of
 // band (corvid respond).
 func (ss *session) Choose(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
-	if ss.srv.cannotAnswer() {
+	if a := ss.holders.askerFor(ss); a != ss {
+		return a.Choose(ctx, q) // another connection prompted (attach.go)
+	}
+	if ss.srv.cannotAnswer() || ss.srv.keepsTurns() {
+		// keepsTurns: a turn that outlived its client (serve).
 		return ss.chooseOutOfBand(ctx, q)
 	}
 	text := acp.TextBlock(truncateText(q.Text))
@@ -80,6 +94,9 @@ func (ss *session) Choose(ctx context.Context, q tool.ChoiceQuestion) (string, e
 	req.Options = append(req.Options, acp.PermissionOption{OptionID: dismissOption, Name: "Don't answer", Kind: "reject_once"})
 	var resp acp.RequestPermissionResponse
 	if err := ss.call(ctx, "session/request_permission", req, &resp); err != nil {
+		if ctx.Err() == nil && ss.srv.keepsTurns() {
+			return ss.chooseOutOfBand(ctx, q) // the client left while asked
+		}
 		return "", err
 	}
 	if resp.Outcome.Outcome != "selected" {

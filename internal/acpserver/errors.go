@@ -34,7 +34,7 @@ func rpcError(p Protocol, err error) error {
 	case errors.Is(err, agent.ErrBusy):
 		return acp.InvalidParams("A prompt turn is already running in this session", "send session/cancel first or wait for the running prompt to finish")
 	case errors.Is(err, agent.ErrBusyElsewhere):
-		return acp.InvalidParams("This session is running a turn in another corvid process", "wait for that turn to end, or cancel it in that process")
+		return acp.InvalidParams("This session is running a turn in another corvid process or connection", "wait for that turn to end, or cancel it (under corvid serve, session/cancel from any connection that loaded the session does)")
 	case errors.Is(err, agent.ErrDeletedElsewhere) && isUser:
 		return acp.ResourceNotFound(u.Message, u.Details)
 	case errors.Is(err, agent.ErrInvalidValue) && isUser:

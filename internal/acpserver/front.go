@@ -20,6 +20,10 @@ func (ss *session) Emit(ev agent.Event) {
 	if !ready && ev.Kind == agent.EventCommands {
 		return // pushed with the response anyway
 	}
+	if (ev.Kind == agent.EventNotice && !ss.ShowsNotices()) ||
+		((ev.Kind == agent.EventCompaction || ev.Kind == agent.EventCompactionChunk) && !ss.ShowsCompaction()) {
+		return // the agent asks first (agent.LiveFrontEnd); never past a client that did not advertise them
+	}
 	if ev.Kind == agent.EventConfig {
 		// A slash command changed an option: the whole set, as after a write.
 		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())})
@@ -155,6 +159,8 @@ func updatesFor(ev agent.Event) []any {
 		return []any{acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ev.ModeID}}
 	case agent.EventCommands:
 		return []any{commandsUpdate(ev.Commands)}
+	case agent.EventNotice, agent.EventCompaction, agent.EventCompactionChunk:
+		return liveUpdates(ev)
 	}
 	return nil
 }
@@ -176,6 +182,34 @@ func labelFinalOutput(ev agent.Event) agent.Block {
 	b.Text = "\n\n--- final output (" + format + ") ---\n" + b.Text
 	return b
 }
+
+// liveUpdates converts a live event (never stored): a notice, a
+// compaction's state or a piece of its summary.
+func liveUpdates(ev agent.Event) []any {
+	switch {
+	case ev.Kind == agent.EventNotice && ev.Notice != nil && ev.Notice.Title != "":
+		n := ev.Notice
+		return []any{acp.NoticeUpdate{SessionUpdate: "notice", Severity: string(n.Severity), Title: n.Title, Description: n.Description, Meta: ev.Meta}}
+	case ev.Kind == agent.EventCompaction && ev.Compaction != nil:
+		c := ev.Compaction
+		return []any{acp.CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: c.ID, Status: string(c.Status), Error: c.Error, Meta: ev.Meta}}
+	case ev.Kind == agent.EventCompactionChunk && ev.Compaction != nil && ev.Content != nil:
+		var out []any
+		for _, b := range contentBlocks(*ev.Content) {
+			out = append(out, acp.CompactionSummaryChunk{SessionUpdate: "compaction_summary_chunk", CompactionID: ev.Compaction.ID, Content: b, Meta: ev.Meta})
+		}
+		return out
+	}
+	return nil
+}
+
+// ShowsNotices makes the session an agent.LiveFrontEnd: `notice` updates
+// go only to a client that advertised session.notices.
+func (ss *session) ShowsNotices() bool { return ss.srv.clientCaps.Notices() }
+
+// ShowsCompaction: compaction updates go only to a client that advertised
+// session.compaction.
+func (ss *session) ShowsCompaction() bool { return ss.srv.clientCaps.Compaction() }
 
 // withMeta is base with over's keys added (over wins on a clash). When one
 // is empty the other is returned as it is, shared, not copied: nobody
@@ -282,7 +316,7 @@ func truncateText(s string) string {
 
 func toolCallUpdate(tc agent.ToolCall) acp.ToolCallUpdate {
 	u := acp.ToolCallUpdate{
-		ToolCallID: tc.ID, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
+		ToolCallID: tc.ID, Name: tc.Name, Title: tc.Title, Kind: string(tc.Kind), Status: string(tc.Status),
 		RawInput: tc.RawInput, RawOutput: tc.RawOutput,
 	}
 	if tc.ParentID != "" {
@@ -331,28 +365,55 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 
 // RequestPermission asks the client. Cancelled, an unknown option, an error
 // or a vanished client all mean reject once; nothing here ever allows by
-// itself.
+// itself. Under serve, a session several connections hold asks all of
+// them, and the first answer wins (attach.go).
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	if targets := ss.holders.present(); len(targets) > 1 || (len(targets) == 1 && ss.srv.opts.Hub != nil) {
+		// Under serve even one client is asked this way, so one that
+		// attaches while the question is open is asked too.
+		if ans, ok := ss.holders.askFirst(ctx, targets, call); ok || ctx.Err() != nil {
+			return ans, nil
+		}
+	}
+	if a := ss.holders.askerFor(ss); a != ss {
+		return a.RequestPermission(ctx, call) // another connection prompted (attach.go)
+	}
 	srv := ss.srv
-	if srv.cannotAnswer() {
+	if srv.cannotAnswer() || srv.keepsTurns() {
 		// A host that sent no clientCapabilities at all, or prompts with
 		// messages, cannot answer requests (Gas City): ask out of band.
+		// So does a turn that outlived its client (serve): the question
+		// is stored in the conversation and `corvid respond` answers it.
 		return ss.askOutOfBand(ctx, call)
 	}
-	u := toolCallUpdate(call)
-	u.Meta = withMeta(u.Meta, call.Meta) // a sub-agent's question names the sub-agent
-	var resp acp.RequestPermissionResponse
-	err := srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp)
+	ans, err := ss.askClient(ctx, call)
 	if err != nil {
 		select {
 		case <-srv.conn.Gone():
 			// The client left: the question stays open until the session
 			// closes (Close ends ctx), so a detached worker is stopped as
-			// interrupted rather than going on with a refusal.
+			// interrupted rather than going on with a refusal. Under
+			// serve's OnDisconnect "continue" the turn goes on, and the
+			// question goes out of band.
+			if srv.keepsTurns() {
+				return ss.askOutOfBand(ctx, call)
+			}
 			<-ctx.Done()
 		default:
 		}
 		return agent.RejectOnce, nil
+	}
+	return ans, nil
+}
+
+// askClient sends session/request_permission to this connection's client
+// and reads its answer; an error means it gave none.
+func (ss *session) askClient(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	u := toolCallUpdate(call)
+	u.Meta = withMeta(u.Meta, call.Meta) // a sub-agent's question names the sub-agent
+	var resp acp.RequestPermissionResponse
+	if err := ss.srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp); err != nil {
+		return agent.RejectOnce, err
 	}
 	if resp.Outcome.Outcome != "selected" {
 		return agent.RejectOnce, nil

@@ -27,6 +27,7 @@ func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any,
 	}
 	id := agent.NewID("sess")
 	ss := &session{srv: s, id: id}
+	ss.holders = newHolders(ss)
 	servers := mcpServers(req.MCPServers)
 	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
 		fsys, terms := s.toolBackends(id)
@@ -174,16 +175,25 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ss.holders.prompting(ss) // its questions come here (attach.go)
 	select {
 	case <-s.conn.Gone():
 		// The client is gone (stdin closed): a prompt it queued before
-		// leaving ends at once as cancelled, like a running one.
-		ss.Cancel()
+		// leaving ends at once as cancelled, like a running one, unless
+		// turns outlive their client (serve).
+		if !s.keepsTurns() {
+			ss.Cancel()
+		}
 	default:
 	}
 	return acp.Deferred(func() (any, error) {
-		// $/cancel_request on the prompt cancels the turn.
-		stop := context.AfterFunc(ctx, ss.Cancel)
+		// $/cancel_request on the prompt cancels the turn; its client
+		// going away does too, unless turns outlive their client.
+		stop := context.AfterFunc(ctx, func() {
+			if !s.keepsTurns() {
+				ss.Cancel()
+			}
+		})
 		defer stop()
 		reason, err := turn.Run()
 		ss.flushLines() // the turn's last line, before its answer (gascitylines.go)
@@ -246,5 +256,9 @@ func (s *Server) Cancel(_ context.Context, req *acp.SessionIDRequest) {
 	s.mu.Unlock()
 	if ss != nil {
 		ss.Cancel()
+		if s.opts.Hub != nil {
+			// The turn may run on another connection (serve).
+			s.opts.Hub.cancel(req.SessionID)
+		}
 	}
 }

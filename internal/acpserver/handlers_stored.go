@@ -38,7 +38,16 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 	if old != nil {
 		old.Close()
 	}
+	// One that another connection of the daemon holds is attached to.
+	if s.opts.Hub != nil {
+		if live := s.opts.Hub.liveElsewhere(req.SessionID, s); live != nil {
+			if res, err := s.attach(ctx, req, live, replay); res != nil || err != nil {
+				return res, err
+			}
+		}
+	}
 	ss := &session{srv: s, id: req.SessionID}
+	ss.holders = newHolders(ss)
 	servers := mcpServers(req.MCPServers)
 	return s.maybeDefer(len(servers) > 0 || s.opts.MCPConfigured, func() (any, error) {
 		fsys, terms := s.toolBackends(req.SessionID)
@@ -101,6 +110,9 @@ func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest)
 		if !si.UpdatedAt.IsZero() {
 			info.UpdatedAt = si.UpdatedAt.UTC().Format(time.RFC3339Nano)
 		}
+		if s.opts.Hub != nil {
+			info.Meta = s.opts.Hub.listMeta(si.ID)
+		}
 		resp.Sessions = append(resp.Sessions, info)
 	}
 	return resp, nil
@@ -148,6 +160,7 @@ func (s *Server) ForkSession(ctx context.Context, req *acp.LoadSessionRequest) (
 		return nil, rpcError(s, err)
 	}
 	ss := &session{srv: s, id: newID}
+	ss.holders = newHolders(ss)
 	fsys, terms := s.toolBackends(newID)
 	as, err := s.opts.Agent.LoadSession(ctx, agent.SessionOptions{ID: newID, Cwd: cwd, Roots: dirs, Front: ss, FS: fsys, Terminals: terms, MCP: mcpServers(req.MCPServers)})
 	if err != nil {

@@ -16,11 +16,11 @@ import (
 // cannot answer permission requests).
 func (s *Server) broker() (*respond.Broker, error) {
 	s.brokerOnce.Do(func() {
-		if s.opts.RespondDir == "" {
+		if s.opts.RespondPlace.Dir == "" {
 			s.brokerErr = fmt.Errorf("no control socket directory configured")
 			return
 		}
-		s.brk, s.brokerErr = respond.Listen(s.opts.RespondDir, s.log)
+		s.brk, s.brokerErr = respond.Listen(s.opts.RespondPlace, s.log)
 	})
 	return s.brk, s.brokerErr
 }

@@ -73,47 +73,61 @@ func (r *rawSpan) UnmarshalJSON(b []byte) error {
 // valid JSON (json.Unmarshal checked it).
 func countElements(data []byte) int {
 	i := 0
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+	for i < len(data) && isJSONSpace(data[i]) {
 		i++
 	}
 	if i == len(data) || data[i] != '[' {
 		return 0
 	}
-	depth, commas, some := 0, 0, false
-	inString, escaped := false, false
+	var sc elementScan
 	for _, c := range data[i:] {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-		case c == ']' || c == '}':
-			depth--
-			if depth == 0 {
-				continue
-			}
-		case c == ',' && depth == 1:
-			commas++
-			continue
-		}
-		if depth >= 1 && !(depth == 1 && c == '[') {
-			some = true
-		}
+		sc.step(c)
 	}
-	if !some {
+	if !sc.some {
 		return 0
 	}
-	return commas + 1
+	return sc.commas + 1
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// elementScan follows a JSON array byte by byte: the commas at its top
+// level, and whether it holds anything at all.
+type elementScan struct {
+	depth, commas     int
+	some              bool
+	inString, escaped bool
+}
+
+func (sc *elementScan) step(c byte) {
+	if sc.inString {
+		switch {
+		case sc.escaped:
+			sc.escaped = false
+		case c == '\\':
+			sc.escaped = true
+		case c == '"':
+			sc.inString = false
+		}
+		return
+	}
+	switch {
+	case isJSONSpace(c):
+		return
+	case c == '"':
+		sc.inString = true
+	case c == '[' || c == '{':
+		sc.depth++
+	case c == ']' || c == '}':
+		sc.depth--
+		if sc.depth == 0 {
+			return
+		}
+	case c == ',' && sc.depth == 1:
+		sc.commas++
+		return
+	}
+	if sc.depth >= 1 && !(sc.depth == 1 && c == '[') {
+		sc.some = true
+	}
 }

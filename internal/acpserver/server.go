@@ -41,9 +41,9 @@ type Options struct {
 	// Stored says sessions persist (the agent has a store): load, resume,
 	// list, close, delete and fork are served and advertised.
 	Stored bool
-	// RespondDir holds the control socket for hosts that cannot answer
+	// RespondPlace holds the control socket for hosts that cannot answer
 	// permission requests; InteractionTimeout bounds the wait (0: forever).
-	RespondDir         string
+	RespondPlace       respond.Place
 	InteractionTimeout time.Duration
 	// Auth offers ways to provide credentials; nil offers none.
 	Auth *Auth
@@ -61,7 +61,23 @@ type Options struct {
 	SetAgent          func(name, cwd string) (agent.ProfileSwitch, error)
 	LaunchAgent       string // the --agent profile's name ("": none)
 	NoBackgroundTasks bool
+	// OnDisconnect is what a client that goes away does to the turns it
+	// started: "cancel" ("", stdio's rule: they end at once, cancelled) or
+	// "continue" (`corvid serve`: they run to their end, stored, and the
+	// sessions close after them; Serve returns then, or when ctx ends,
+	// which cancels them).
+	OnDisconnect string
+	// Hub, when set, is shared by every connection of the process (serve):
+	// a session/cancel reaches the turn any connection runs, and
+	// session/list tells which sessions run (hub.go). nil on stdio.
+	Hub *Hub
 }
+
+// OnDisconnect policies.
+const (
+	DisconnectCancel   = "cancel"
+	DisconnectContinue = "continue"
+)
 
 // Server is one ACP connection's state.
 type Server struct {
@@ -102,6 +118,11 @@ type session struct {
 	// lines buffers the text mirrored for a host that prompts with
 	// messages (gascitylines.go).
 	lines lineMirror
+	// holders is shared by every connection that holds this agent
+	// session (attach.go); detach stops this one's events (nil: the
+	// session's own front end).
+	holders *holders
+	detach  func()
 }
 
 // shutdownGrace bounds how long in-flight work may take to answer after the
@@ -115,9 +136,13 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	}
 	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*session{}, connID: agent.NewID("conn")}
 	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes, BeforeWrite: opts.Agent.Sync})
+	if opts.Hub != nil {
+		opts.Hub.join(s)
+		defer opts.Hub.leave(s)
+	}
 	go func() {
 		<-s.conn.Gone()
-		s.closeAll()
+		s.detachAll(ctx)
 	}()
 	if opts.Interrupt != nil {
 		go func() {
@@ -135,12 +160,54 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 		}()
 	}
 	err := s.conn.Serve(ctx, shutdownGrace)
-	s.closeAll()
+	s.detachAll(ctx)
 	s.brokerOnce.Do(func() {}) // none opens after this
 	if s.brk != nil {
 		_ = s.brk.Close()
 	}
 	return err
+}
+
+// keepsTurns says a turn goes on after its client left (OnDisconnect
+// "continue") and the client has left.
+func (s *Server) keepsTurns() bool {
+	if s.opts.OnDisconnect != DisconnectContinue {
+		return false
+	}
+	select {
+	case <-s.conn.Gone():
+		return true
+	default:
+		return false
+	}
+}
+
+// detachAll closes the connection's sessions once its client is gone:
+// at once (their turns cancelled), or under OnDisconnect "continue" each
+// after its running turn ends, or when ctx ends.
+func (s *Server) detachAll(ctx context.Context) {
+	if s.opts.OnDisconnect != DisconnectContinue {
+		s.closeAll()
+		return
+	}
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, ss := range all {
+		wg.Go(func() {
+			if !ss.holders.shared() {
+				// No other connection holds it (attach.go) to
+				// follow the turn: let the turn end first.
+				ss.WaitIdle(ctx)
+			}
+			ss.Close()
+		})
+	}
+	wg.Wait()
 }
 
 func (s *Server) closeAll() {

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/corvid-agent/corvid/internal/llm"
+	"github.com/corvid-agent/corvid/internal/usererr"
 )
 
 // compactAt is the share of the context window that triggers compaction.
@@ -39,22 +41,27 @@ func (t *Turn) compact(focus string, manual bool) error {
 		Messages:  append(older, llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text(instruction)}}),
 		MaxTokens: s.agent.cfg.MaxTokens,
 	}
+	progress := t.compactionProgress()
 	var summary strings.Builder
 	var usage llm.Usage
-	for ev, err := range model.Stream(t.ctx, req) {
+	for ev, err := range model.Stream(t.modelContext(), req) {
 		if err != nil {
+			progress.end(err)
 			return err
 		}
 		switch ev.Type {
 		case llm.EventTextDelta:
 			summary.WriteString(ev.Text)
+			progress.chunk(ev.Text)
 		case llm.EventUsage:
 			usage = ev.Usage
 		}
 	}
 	text := strings.TrimSpace(summary.String())
 	if text == "" {
-		return fmt.Errorf("compaction produced an empty summary")
+		err := usererr.New("Compaction produced an empty summary; the conversation was left as it was.", "")
+		progress.end(err)
+		return err
 	}
 	fresh := []llm.Message{
 		{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("Summary of our conversation so far (older messages were compacted):\n\n" + text)}},
@@ -62,6 +69,7 @@ func (t *Turn) compact(focus string, manual bool) error {
 	}
 	fresh = append(fresh, recent...)
 	s.conv.resetHistory(func([]llm.Message) []llm.Message { return fresh })
+	progress.end(nil)
 	how := "Compacted the conversation"
 	if !manual {
 		how = "The context was nearly full, so I compacted the conversation"
@@ -75,6 +83,58 @@ func (t *Turn) compact(focus string, manual bool) error {
 	s.conv.setUsed(used)
 	s.conv.emit(Event{Kind: EventUsage, Usage: &Usage{Used: used, Size: window}})
 	return nil
+}
+
+// compactionProgress tells a front end that shows compactions
+// (LiveFrontEnd) that one started; its chunk and end tell the rest. For
+// other front ends it does nothing: they get the message compact says.
+func (t *Turn) compactionProgress() *compactionProgress {
+	s := t.s
+	if !s.showsCompaction() {
+		return &compactionProgress{}
+	}
+	p := &compactionProgress{front: s.front, id: NewID("cmp"), ctx: t.ctx}
+	p.emit(EventCompaction, CompactionInProgress, "", nil)
+	return p
+}
+
+// compactionProgress is one compaction's live updates; the zero value
+// sends nothing.
+type compactionProgress struct {
+	front FrontEnd
+	id    string
+	ctx   context.Context
+}
+
+func (p *compactionProgress) emit(kind EventKind, status CompactionStatus, why string, content *Block) {
+	if p.front == nil {
+		return
+	}
+	p.front.Emit(Event{Kind: kind, Compaction: &Compaction{ID: p.id, Status: status, Error: why}, Content: content})
+}
+
+// chunk appends text to the summary the user sees.
+func (p *compactionProgress) chunk(text string) {
+	if text != "" {
+		p.emit(EventCompactionChunk, "", "", &Block{Type: BlockText, Text: text})
+	}
+}
+
+// end says how the compaction ended: completed (nil), cancelled (the
+// turn's context ended) or failed, with what the user may read of err.
+func (p *compactionProgress) end(err error) {
+	switch {
+	case err == nil:
+		p.emit(EventCompaction, CompactionCompleted, "", nil)
+	case p.ctx != nil && p.ctx.Err() != nil:
+		p.emit(EventCompaction, CompactionCancelled, "", nil)
+	default:
+		why := "The model request for the summary failed."
+		if ue, ok := usererr.Of(err); ok {
+			why = ue.Message
+		}
+		p.emit(EventCompaction, CompactionFailed, why, nil)
+	}
 }
 
 // compactionCut is the index of the first message kept verbatim: the start

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"unicode/utf8"
 
@@ -30,6 +31,7 @@ func (l *eventLog) contextTextLocked(m llm.Message) llm.Message {
 	}
 	// The streamed text the message was joined from is garbage now.
 	makeRoomFor(long)
+	sinceGC := 0
 	for i, p := range m.Parts {
 		if len(p.Text) <= maxContextText {
 			continue
@@ -41,6 +43,10 @@ func (l *eventLog) contextTextLocked(m llm.Message) llm.Message {
 			piece := cutText(rest, maxContextText)
 			l.appendLocked(recordContextText, contextTextRecord{Part: i, Text: piece})
 			rest = rest[len(piece):]
+			if sinceGC += len(piece); long >= hugeText && sinceGC >= rowsPerGC {
+				runtime.GC()
+				sinceGC = 0
+			}
 		}
 		parts[i].Text = ""
 	}
@@ -49,6 +55,15 @@ func (l *eventLog) contextTextLocked(m llm.Message) llm.Message {
 	}
 	return m
 }
+
+// rowsPerGC is how many bytes of a huge text's rows are written between
+// two collections. The text itself is live, so the GC would let the
+// rows' garbage (each row's payload, once committed) grow to its size
+// before collecting: its memory would peak at twice the text on top of
+// the text. A collection per rowsPerGC bytes (a few ms for a heap that
+// holds mostly the text, which has no pointers to mark) bounds that
+// garbage to a few times rowsPerGC, and the next rows reuse its memory.
+const rowsPerGC = 2 << 20
 
 // contextTextRecord is a context_text row's payload.
 type contextTextRecord struct {

@@ -20,6 +20,12 @@ import (
 type conversation struct {
 	log   eventLog
 	front FrontEnd
+	// show orders recording and showing against Attach (attach.go): an
+	// event is recorded and handed to every front end under it, so an
+	// attaching front end gets each event exactly once, from the store
+	// or live. fans are the attached front ends besides front.
+	show sync.Mutex
+	fans []FrontEnd
 	// fresh: a prompt was recorded and nothing of its turn shown yet.
 	fresh atomic.Bool
 	// stale: a commit failed during a turn, so the model context may hold
@@ -43,6 +49,17 @@ func newConversation(id string, st *store.Store, logger *slog.Logger, front Fron
 
 // emit records ev, then delivers it to the front end.
 func (c *conversation) emit(ev Event) {
+	if ev.Transient {
+		// Not logged, so nothing to wait for; shown to every attachment.
+		c.show.Lock()
+		c.front.Emit(ev)
+		for _, f := range c.fans {
+			f.Emit(ev)
+		}
+		c.show.Unlock()
+		return
+	}
+	c.show.Lock()
 	n := c.log.event(ev)
 	first := c.log.store != nil && c.fresh.Swap(false)
 	if first {
@@ -81,6 +98,10 @@ func (c *conversation) emit(ev Event) {
 		c.log.settleNow(n, 5*time.Second)
 	}
 	c.front.Emit(ev)
+	for _, f := range c.fans {
+		f.Emit(ev)
+	}
+	c.show.Unlock()
 	if first {
 		// And let the front end's writer, which asks Stored right before
 		// it writes the frame, run before the model's next events: on a

@@ -24,6 +24,11 @@ const (
 	EventMode          EventKind = "current_mode_update"
 	EventConfig        EventKind = "config_option_update"
 	EventCommands      EventKind = "available_commands_update"
+	// Live events: shown to a front end that takes them (LiveFrontEnd),
+	// never stored, never replayed.
+	EventNotice          EventKind = "notice"
+	EventCompaction      EventKind = "compaction_update"
+	EventCompactionChunk EventKind = "compaction_summary_chunk" // Content: a piece of the summary
 )
 
 // BlockType discriminates Block.
@@ -132,6 +137,10 @@ type Event struct {
 	UpdatedAt string           `json:"updatedAt,omitempty"`
 	ModeID    string           `json:"modeId,omitempty"`
 	Commands  []CommandInfo    `json:"commands,omitempty"`
+	// Notice is what an EventNotice tells; Compaction is the compaction an
+	// EventCompaction or EventCompactionChunk is about. Both are live only.
+	Notice     *Notice     `json:"-"`
+	Compaction *Compaction `json:"-"`
 	// Meta is extra data a front end passes on (ACP _meta), e.g. the
 	// FinalOutputMeta of a final output's chunk.
 	Meta map[string]any `json:"meta,omitempty"`
@@ -141,6 +150,11 @@ type Event struct {
 	// end asks it just before what reports the event leaves, so a client
 	// never sees what a reload cannot show (nil: nothing to check).
 	Stored func() bool `json:"-"`
+	// Transient marks an event that is shown and never stored (a running
+	// command's output so far, tool.Call.Live): a replay shows what
+	// replaced it. It is the one exception to durable before visible; a
+	// reload after a crash shows less of it than the client saw.
+	Transient bool `json:"-"`
 }
 
 func textContent(s string) tool.Content { return tool.Content{Type: tool.ContentText, Text: s} }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -104,6 +105,20 @@ func (s *Session) Close() {
 // Controls returns the session's current settings.
 func (s *Session) Controls() Controls { return s.settings.controls() }
 
+// ModelAndMode are the session's model (provider:model) and permission
+// mode; unlike Controls it looks up no credentials (serve lists it often).
+func (s *Session) ModelAndMode() (model, mode string) {
+	v := s.settings.view()
+	mode = string(v.mode)
+	if mode == "" {
+		mode = string(permission.ModeDefault)
+	}
+	return v.model.Info().ID, mode
+}
+
+// Stats is the session's usage so far: turns, tokens, cost.
+func (s *Session) Stats() Stats { return s.conv.stats() }
+
 // SetMode changes the permission mode.
 func (s *Session) SetMode(id string) error { return s.settings.setMode(id) }
 
@@ -149,9 +164,9 @@ func (s *Session) Notify(text string) {
 
 // notice tells the user about the session's life (an MCP server's crash,
 // restart or late start): with the start notices until the editor took
-// them, in the conversation after.
+// them, after that as a live notice or in the conversation (tell).
 func (s *Session) notice(text string) {
 	if !s.notices.add(text) {
-		s.Notify("[corvid] " + text)
+		s.tell(Notice{Severity: SeverityWarning, Title: text})
 	}
 }

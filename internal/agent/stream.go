@@ -20,7 +20,7 @@ func (t *Turn) stream(model llm.Model, r llm.Request, window int64) (response, e
 	s := t.s
 	a := assembler{msgID: NewID("msg"), thoughtID: NewID("thought"), partAt: map[int]int{}, toolSig: map[int]string{}, inTool: map[int]bool{}}
 	var streamErr error
-	for ev, err := range model.Stream(t.ctx, r) {
+	for ev, err := range model.Stream(t.modelContext(), r) {
 		if err == nil && t.ctx.Err() != nil {
 			err = t.ctx.Err()
 		}
@@ -193,5 +193,5 @@ func (b *block) part() (llm.Part, bool) {
 	if kind == "" {
 		kind = llm.PartThinking
 	}
-	return llm.Part{Type: kind, Text: b.text.String(), Signature: b.signature}, true
+	return llm.Part{Type: kind, Text: b.text.take(), Signature: b.signature}, true
 }

@@ -92,6 +92,8 @@ func (t *Turn) runToolIn(c llm.Part, parent string) llm.Part {
 	s.conv.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Status: ToolInProgress}})
 	res, err := tl.Run(t.ctx, &s.env, tool.Call{ID: id, Input: c.Input, Preview: &pv, Progress: func(content []tool.Content) {
 		s.conv.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Content: s.agent.redact.content(content)}})
+	}, Live: func(content []tool.Content) {
+		s.conv.emit(Event{Kind: EventToolCallState, ToolCall: &ToolCall{ID: id, Content: s.agent.redact.content(content)}, Transient: true})
 	}})
 	if err != nil {
 		if t.ctx.Err() != nil {

@@ -9,25 +9,24 @@
 // Limits, each a *LimitError naming the limit: wall time (a context
 // deadline, which also stops a tool call in progress), Starlark execution
 // steps (counted by the interpreter), memory and output size. Memory is
-// approximate: Starlark does not account allocations, so a watchdog samples
-// the Go heap every few milliseconds and stops the script once the heap has
-// grown past the limit since it started (other work of the process counts
-// too, and one allocation may overshoot before it is seen; Starlark itself
-// refuses any single value over 1 GiB).
+// measured on the Go heap, since Starlark accounts no allocations
+// (budget.go): every operator and builtin that may allocate in proportion
+// to its operands checks its estimated allocation against what is left
+// before it runs (the syntax tree is rewritten to call guards, rewrite.go
+// and guard.go), and a watchdog samples the heap every few milliseconds
+// for growth in small steps. Other work of the process counts too.
 package codemode
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkjson"
 	"go.starlark.net/syntax"
 )
 
@@ -60,12 +59,17 @@ func (l Limits) withDefaults() Limits {
 
 // LimitError says which limit stopped a script.
 type LimitError struct {
-	Limit string // "time", "steps", "memory", "output"
-	Value string // the limit, in words
+	Limit  string // "time", "steps", "memory", "output"
+	Value  string // the limit, in words
+	Detail string // what reached it, when known
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("script stopped: %s limit reached (%s)", e.Limit, e.Value)
+	msg := fmt.Sprintf("script stopped: %s limit reached (%s)", e.Limit, e.Value)
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
 }
 
 // Cause reports the limit that ended ctx, a context Run passed to a
@@ -133,12 +137,18 @@ func Run(ctx context.Context, src string, funcs []Func, lim Limits) (Result, err
 	}
 	afterStop := context.AfterFunc(ctx, ended)
 	defer afterStop()
-	watchDone := watchMemory(lim.MaxMemory, func() {
-		stop(&LimitError{Limit: "memory", Value: fmt.Sprintf("%d MiB of heap growth, approximate", lim.MaxMemory>>20)})
+	memoryLimit := func(detail string) *LimitError {
+		return &LimitError{Limit: "memory", Value: fmt.Sprintf("%d MiB of heap growth", lim.MaxMemory>>20), Detail: detail}
+	}
+	mem := newBudget(lim.MaxMemory, func(detail string) error {
+		le := memoryLimit(detail + " at " + thread.CallFrame(1).Pos.String())
+		stop(le)
+		return le
 	})
+	watchDone := mem.watch(func() { stop(memoryLimit("")) })
 	defer watchDone()
 
-	globals, err := run(ctx, thread, src, funcs)
+	globals, err := run(ctx, thread, src, funcs, &guard{b: mem})
 	res := Result{Steps: thread.ExecutionSteps()}
 	if err == nil {
 		if v, ok := globals[resultName]; ok && v != starlark.None {
@@ -168,7 +178,7 @@ func Run(ctx context.Context, src string, funcs []Func, lim Limits) (Result, err
 // fileOptions: Python-like enough that models write it without surprises.
 var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 
-func run(ctx context.Context, thread *starlark.Thread, src string, funcs []Func) (starlark.StringDict, error) {
+func run(ctx context.Context, thread *starlark.Thread, src string, funcs []Func, g *guard) (starlark.StringDict, error) {
 	f, err := fileOptions.Parse("script.star", src, 0)
 	if err != nil {
 		return nil, err
@@ -180,7 +190,11 @@ func run(ctx context.Context, thread *starlark.Thread, src string, funcs []Func)
 			f.Stmts[n-1] = &syntax.AssignStmt{OpPos: start, Op: syntax.EQ, LHS: &syntax.Ident{NamePos: start, Name: resultName}, RHS: es.X}
 		}
 	}
-	predeclared := predeclare(ctx, funcs)
+	guardSyntax(f)
+	predeclared := g.predeclared()
+	for name, v := range predeclare(ctx, funcs) {
+		predeclared[name] = v
+	}
 	prog, err := starlark.FileProgram(f, predeclared.Has)
 	if err != nil {
 		return nil, err
@@ -191,7 +205,7 @@ func run(ctx context.Context, thread *starlark.Thread, src string, funcs []Func)
 // predeclare makes the functions, call(name, ...) (which returns
 // {"ok": bool, "output": text} instead of failing) and the json module.
 func predeclare(ctx context.Context, funcs []Func) starlark.StringDict {
-	d := starlark.StringDict{"json": starlarkjson.Module}
+	d := starlark.StringDict{}
 	byName := map[string]Func{}
 	for _, fn := range funcs {
 		byName[fn.Name] = fn
@@ -289,36 +303,4 @@ func (o *output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.b.String()
-}
-
-// watchMemory calls over once the Go heap has grown by more than limit
-// bytes since it started; the returned func stops it.
-func watchMemory(limit int64, over func()) func() {
-	// runtime.ReadMemStats, not runtime/metrics: that package's init builds
-	// its tables in every corvid start (0.6 ms), for a reading only scripts
-	// need. Its brief stop-the-world every 5 ms costs a running script
-	// microseconds.
-	heap := func() int64 {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return int64(ms.HeapAlloc)
-	}
-	base := heap()
-	done := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				if heap()-base > limit {
-					over()
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
 }

@@ -175,6 +175,9 @@ func parseFile(b []byte, path string) (*File, error) {
 		keys := make([]string, len(und))
 		for i, k := range und {
 			keys[i] = k.String()
+			if near := nearestKey(k); near != "" {
+				keys[i] += " (did you mean " + near + "?)"
+			}
 		}
 		return nil, fmt.Errorf("parse %s: unknown keys %s", path, strings.Join(keys, ", "))
 	}

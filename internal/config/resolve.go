@@ -100,40 +100,13 @@ func ParseModel(file *File, id string) (provider, model string, err error) {
 // FILE. It needs no credentials and is not in Providers.
 const ScriptProvider = "script"
 
-// nearestProvider is the provider name closest to a mistyped one (at most
-// two edits away, or differing only in case), or "".
+// nearestProvider is the provider name closest to a mistyped one, or "".
 func nearestProvider(file *File, name string) string {
-	best, bestDist := "", 3
+	var names []string
 	for _, p := range file.AllProviders() {
-		if strings.EqualFold(p.Name, name) {
-			return p.Name
-		}
-		if d := editDistance(strings.ToLower(name), p.Name); d < bestDist {
-			best, bestDist = p.Name, d
-		}
+		names = append(names, p.Name)
 	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return Nearest(name, names)
 }
 
 // inferProvider guesses the provider of a bare model id from its family

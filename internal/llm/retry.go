@@ -53,6 +53,24 @@ func (e *retryAfterError) Error() string             { return e.err.Error() }
 func (e *retryAfterError) Unwrap() error             { return e.err }
 func (e *retryAfterError) RetryAfter() time.Duration { return e.after }
 
+// Retry describes one retry of a request, before its wait.
+type Retry struct {
+	Attempt     int // the attempt that failed (1-based)
+	MaxAttempts int
+	Delay       time.Duration
+	Err         error
+}
+
+type retryObserverKey struct{}
+
+// WithRetryObserver returns ctx carrying observe, which WithRetry calls
+// before each retry of a request made with it. RetryPolicy.OnRetry is the
+// model's, shared by every caller; this one is the caller's own (a
+// session tells its user).
+func WithRetryObserver(ctx context.Context, observe func(Retry)) context.Context {
+	return context.WithValue(ctx, retryObserverKey{}, observe)
+}
+
 // WithRetry wraps m so that an attempt failing with a retryable *Error
 // before it yielded any event is tried again, after an exponential backoff
 // with jitter or the server's retry-after hint when it gave one. Once an
@@ -128,6 +146,9 @@ func (r *retryModel) Stream(ctx context.Context, req Request) iter.Seq2[Event, e
 			}
 			if p.OnRetry != nil {
 				p.OnRetry(attempt, delay, failure)
+			}
+			if observe, ok := ctx.Value(retryObserverKey{}).(func(Retry)); ok {
+				observe(Retry{Attempt: attempt, MaxAttempts: p.MaxAttempts, Delay: delay, Err: failure})
 			}
 			if err := p.Sleep(ctx, delay); err != nil {
 				yield(Event{}, err)

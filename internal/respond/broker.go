@@ -51,6 +51,7 @@ type Broker struct {
 	pending map[string]*waiter
 	settled []settledQuestion // oldest first, at most keepSettled
 	closed  bool
+	ownDir  string // the directory made for this broker alone; removed on Close
 
 	conns sync.WaitGroup
 	done  chan struct{} // closed when the accept loop returns
@@ -70,23 +71,27 @@ type settledQuestion struct {
 	id, what string
 }
 
-// Listen creates dir (mode 0700) if needed and serves a control socket,
-// corvid-<pid>.sock, in it. dir is normally config.RuntimeDir. A nil
-// logger discards.
-func Listen(dir string, logger *slog.Logger) (*Broker, error) {
-	return listenAs(dir, logger, os.Getuid())
+// Listen serves a control socket for the questions of this process, in
+// the directory p names (made private, mode 0700, if needed; see Place).
+// A nil logger discards.
+func Listen(p Place, logger *slog.Logger) (*Broker, error) {
+	return listenAs(p, logger, os.Getuid())
 }
 
 // listenAs is Listen admitting peers of uid: tests pose as another user.
-func listenAs(dir string, logger *slog.Logger, uid int) (*Broker, error) {
+func listenAs(p Place, logger *slog.Logger, uid int) (*Broker, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := prepareDir(dir); err != nil {
+	dir, ownDir, err := p.brokerDir()
+	if err != nil {
 		return nil, err
 	}
 	ln, path, err := listenFree(dir)
 	if err != nil {
+		if ownDir {
+			_ = os.Remove(dir)
+		}
 		return nil, err
 	}
 	b := &Broker{
@@ -98,44 +103,25 @@ func listenAs(dir string, logger *slog.Logger, uid int) (*Broker, error) {
 		pending: map[string]*waiter{},
 		done:    make(chan struct{}),
 	}
+	if ownDir {
+		b.ownDir = dir
+	}
 	go b.acceptLoop()
 	return b, nil
 }
 
-// prepareDir makes dir exist, belong to us and admit nobody else.
-func prepareDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create control socket directory: %w", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("control socket directory: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("control socket directory %s is not a directory", dir)
-	}
-	if owner, ok := fileOwner(fi); ok && owner != os.Getuid() {
-		return fmt.Errorf("control socket directory %s belongs to uid %d, not to us (uid %d)", dir, owner, os.Getuid())
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("restrict control socket directory: %w", err)
-		}
-	}
-	return nil
-}
-
-// listenFree binds corvid-<pid>.sock, or corvid-<pid>-N.sock when this
-// process already serves one there (several brokers, as in tests) or a live
-// process of another pid namespace holds the name.
+// listenFree serves corvid-<pid>, or corvid-<pid>-N when this process
+// already serves one there (several brokers, as in tests) or a live
+// process of another pid namespace holds the name. The entry (entrySuffix)
+// is the socket itself, or on Linux a file naming an abstract socket.
 func listenFree(dir string) (*net.UnixListener, string, error) {
 	heldMu.Lock()
 	defer heldMu.Unlock()
 	pid := os.Getpid()
 	for n := 1; n <= 100; n++ {
-		name := fmt.Sprintf("corvid-%d.sock", pid)
+		name := fmt.Sprintf("corvid-%d%s", pid, entrySuffix)
 		if n > 1 {
-			name = fmt.Sprintf("corvid-%d-%d.sock", pid, n)
+			name = fmt.Sprintf("corvid-%d-%d%s", pid, n, entrySuffix)
 		}
 		path := filepath.Join(dir, name)
 		if held[path] {
@@ -150,17 +136,9 @@ func listenFree(dir string) (*net.UnixListener, string, error) {
 				return nil, "", fmt.Errorf("remove stale control socket: %w", err)
 			}
 		}
-		if len(path) > maxSocketPath {
-			return nil, "", fmt.Errorf("control socket path %s is longer than %d bytes; set XDG_RUNTIME_DIR or CORVID_HOME to a shorter directory", path, maxSocketPath)
-		}
-		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		ln, err := bindEntry(path)
 		if err != nil {
-			return nil, "", fmt.Errorf("listen on control socket: %w", err)
-		}
-		// The directory is 0700 already; the mode is a second fence.
-		if err := os.Chmod(path, 0o600); err != nil {
-			ln.Close()
-			return nil, "", fmt.Errorf("restrict control socket: %w", err)
+			return nil, "", err
 		}
 		held[path] = true
 		return ln, path, nil
@@ -170,7 +148,7 @@ func listenFree(dir string) (*net.UnixListener, string, error) {
 
 // answers reports whether something accepts connections at path.
 func answers(path string) bool {
-	c, err := net.DialTimeout("unix", path, time.Second)
+	c, err := dialEntry(path, time.Second)
 	if err != nil {
 		return false
 	}
@@ -178,7 +156,8 @@ func answers(path string) bool {
 	return true
 }
 
-// Path is the control socket's file.
+// Path is the control socket's entry in its directory: the socket file, or
+// on Linux the file that names the abstract socket.
 func (b *Broker) Path() string { return b.path }
 
 // Ask registers q and waits until it is answered through the control
@@ -325,6 +304,9 @@ func (b *Broker) Close() error {
 	heldMu.Lock()
 	delete(held, b.path)
 	heldMu.Unlock()
+	if b.ownDir != "" {
+		_ = os.Remove(b.ownDir)
+	}
 
 	b.mu.Lock()
 	for _, w := range b.pending {
@@ -360,6 +342,14 @@ func (b *Broker) serveConn(conn *net.UnixConn) {
 	if err != nil || uid != b.uid {
 		b.logger.Warn("control socket: refused a peer", "peer_uid", uid, "err", err)
 		writeResponse(conn, response{Error: "permission denied: not the user running corvid"})
+		return
+	}
+	// Only a person answers: a process corvid started (an allowed command,
+	// an MCP server, anything they left behind) could otherwise approve
+	// corvid's next actions itself (issue 35).
+	if err := refuseDescendant(conn); err != nil {
+		b.logger.Warn("control socket: refused a peer", "err", err)
+		writeResponse(conn, response{Error: "permission denied: " + err.Error()})
 		return
 	}
 	var req request

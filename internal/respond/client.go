@@ -19,12 +19,12 @@ import (
 const dialTimeout = 2 * time.Second
 
 // List returns the pending questions of every live corvid process with a
-// socket in dir, oldest first. Sockets whose process is gone are removed on
+// socket in p, oldest first. Sockets whose process is gone are removed on
 // the way. A missing dir means no questions. When some live process could
 // not be asked, the questions of the others are still returned, with an
 // error saying which failed.
-func List(dir string) ([]Question, error) {
-	snaps, err := survey(dir)
+func List(p Place) ([]Question, error) {
+	snaps, err := survey(p)
 	var qs []Question
 	for _, s := range snaps {
 		qs = append(qs, s.resp.Questions...)
@@ -38,12 +38,12 @@ func List(dir string) ([]Question, error) {
 // for a choice question, not one of its choices: Question.ParseReply), when
 // no process holds id (wrapping ErrUnknownQuestion, or saying what became
 // of it when it was settled recently), or when two processes hold it.
-func Reply(dir, id string, a Answer) error {
+func Reply(p Place, id string, a Answer) error {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return errors.New("no question id given")
 	}
-	snaps, surveyErr := survey(dir)
+	snaps, surveyErr := survey(p)
 	var holders []string
 	var held Question
 	var became string
@@ -86,12 +86,18 @@ type snapshot struct {
 	resp response
 }
 
-// survey asks every socket in dir for its pending questions, concurrently.
-// Stale sockets are removed; live ones that fail are reported in the error.
-func survey(dir string) ([]snapshot, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "corvid-*.sock"))
-	if err != nil {
-		return nil, fmt.Errorf("look for corvid processes: %w", err)
+// survey asks every broker in p for its pending questions, concurrently.
+// Stale entries are removed; live ones that fail are reported in the error.
+func survey(p Place) ([]snapshot, error) {
+	var paths []string
+	for _, dir := range p.clientDirs() {
+		for _, suffix := range []string{".sock", ".addr"} {
+			m, err := filepath.Glob(filepath.Join(dir, "corvid-*"+suffix))
+			if err != nil {
+				return nil, fmt.Errorf("look for corvid processes: %w", err)
+			}
+			paths = append(paths, m...)
+		}
 	}
 	snaps := make([]snapshot, len(paths))
 	errs := make([]error, len(paths))
@@ -124,6 +130,45 @@ func survey(dir string) ([]snapshot, error) {
 	return live, errors.Join(errs...)
 }
 
+// dialEntry connects to the broker of a directory entry: a socket file,
+// or a .addr file holding the name of an abstract socket (Linux).
+func dialEntry(path string, timeout time.Duration) (*net.UnixConn, error) {
+	addr := path
+	if strings.HasSuffix(path, ".addr") {
+		name, err := readEntry(path)
+		if err != nil {
+			return nil, err
+		}
+		addr = name
+	}
+	c, err := net.DialTimeout("unix", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UnixConn), nil
+}
+
+// readEntry reads the abstract socket name in a .addr file: a regular
+// file, not a link, holding "@corvid-…".
+func readEntry(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 256 {
+		return "", fmt.Errorf("%s is not a control socket entry", path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimSpace(string(b))
+	if !strings.HasPrefix(name, "@corvid-") {
+		return "", fmt.Errorf("%s does not name a corvid socket", path)
+	}
+	return name, nil
+}
+
 // stale reports whether a socket that refuses connections was left by a
 // process that no longer runs. A refusing socket of a live process is kept:
 // it may be between bind and listen.
@@ -140,7 +185,8 @@ func stale(path string) bool {
 	return !processAlive(pid)
 }
 
-// socketPID reads the pid from corvid-<pid>.sock or corvid-<pid>-<n>.sock.
+// socketPID reads the pid from corvid-<pid>.sock or corvid-<pid>-<n>.sock
+// (or .addr).
 func socketPID(name string) (int, bool) {
 	s, ok := strings.CutPrefix(name, "corvid-")
 	if !ok {
@@ -148,7 +194,9 @@ func socketPID(name string) (int, bool) {
 	}
 	s, ok = strings.CutSuffix(s, ".sock")
 	if !ok {
-		return 0, false
+		if s, ok = strings.CutSuffix(name[len("corvid-"):], ".addr"); !ok {
+			return 0, false
+		}
 	}
 	s, _, _ = strings.Cut(s, "-")
 	pid, err := strconv.Atoi(s)
@@ -159,11 +207,10 @@ func socketPID(name string) (int, bool) {
 // process runs as our user: an answer must never go to someone else's
 // socket.
 func call(path string, req request) (response, error) {
-	c, err := net.DialTimeout("unix", path, dialTimeout)
+	conn, err := dialEntry(path, dialTimeout)
 	if err != nil {
 		return response{}, err
 	}
-	conn := c.(*net.UnixConn)
 	defer conn.Close()
 	uid, err := peerUID(conn)
 	if err != nil {

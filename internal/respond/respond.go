@@ -6,10 +6,17 @@
 // process through its control socket (List, Reply) and answers it.
 //
 // Start with Listen and Broker.Ask on the server side, List and Reply on
-// the client side. Each corvid process listens on one unix socket,
-// corvid-<pid>.sock, in a directory of mode 0700 (normally
-// config.RuntimeDir); the socket is mode 0600 and every connection's peer
-// uid is checked, so only the user who runs corvid can answer it.
+// the client side. Each corvid process listens on one unix socket, found
+// through its entry in a directory of mode 0700 (Place, from
+// config.RuntimePlace): on Linux an abstract socket named in
+// corvid-<pid>.addr, so that the shell sandbox can shut sandboxed commands
+// out of it, elsewhere the socket file corvid-<pid>.sock (mode 0600).
+//
+// Only a person answers: every connection's peer uid is checked, and on
+// Linux a peer that descends from this corvid process (a command it ran, an
+// MCP server, anything they left behind, detached or not: internal/reaper
+// keeps those below corvid) is refused (refuseDescendant). See
+// docs/security.md, "Who can answer a question".
 //
 // Invariants: a question is settled exactly once; anything but an explicit
 // answer through the socket — a timeout, a cancelled context, shutdown —
@@ -19,6 +26,7 @@ package respond
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -137,3 +145,9 @@ type response struct {
 	Settled map[string]string `json:"settled,omitempty"`
 	Error   string            `json:"error,omitempty"`
 }
+
+// PeerUID is the uid of the process at the other end of a unix socket
+// connection, as the kernel recorded it (SO_PEERCRED, LOCAL_PEERCRED); on
+// platforms that cannot tell it fails, so callers refuse the peer.
+// `corvid serve` checks its sockets' peers with it too.
+func PeerUID(conn *net.UnixConn) (int, error) { return peerUID(conn) }

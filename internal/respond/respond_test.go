@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +22,7 @@ type asked struct {
 
 func listen(t *testing.T, dir string) *Broker {
 	t.Helper()
-	b, err := Listen(dir, nil)
+	b, err := Listen(Place{Dir: dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestAskReturnsTheAnswerGivenThroughReply(t *testing.T) {
 			if len(q.ID) != 4 || q.ID[0] != 'q' {
 				t.Errorf("id %q is not short and human-typable", q.ID)
 			}
-			if err := Reply(dir, q.ID, Answer(strings.ToUpper(string(a)))); err != nil {
+			if err := Reply(Place{Dir: dir}, q.ID, Answer(strings.ToUpper(string(a)))); err != nil {
 				t.Fatal(err)
 			}
 			if r := receive(t, res); r.answer != a || r.err != nil {
@@ -101,7 +102,7 @@ func TestAskDeniesWhenNobodyAnswersInTime(t *testing.T) {
 	if r.answer != Deny || !errors.Is(r.err, ErrTimeout) {
 		t.Fatalf("Ask = %q, %v; want deny with ErrTimeout", r.answer, r.err)
 	}
-	err := Reply(dir, "q222", Allow)
+	err := Reply(Place{Dir: dir}, "q222", Allow)
 	if err == nil || !strings.Contains(err.Error(), "no longer pending") {
 		t.Fatalf("late Reply = %v, want it to say the question is no longer pending", err)
 	}
@@ -133,14 +134,14 @@ func TestListSeesQuestionsOfEveryBrokerInTheDir(t *testing.T) {
 	askAsync(b2, Question{ID: "q222", Title: "second", Asked: time.Unix(200, 0)}, 0)
 	waitPending(t, b1, 1)
 	waitPending(t, b2, 1)
-	qs, err := List(dir)
+	qs, err := List(Place{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(qs) != 2 || qs[0].ID != "q111" || qs[1].ID != "q222" || qs[1].Title != "second" {
 		t.Fatalf("List = %+v, want q111 then q222", qs)
 	}
-	if err := Reply(dir, "q222", Allow); err != nil {
+	if err := Reply(Place{Dir: dir}, "q222", Allow); err != nil {
 		t.Fatal(err)
 	}
 	if len(b1.Pending()) != 1 {
@@ -162,6 +163,19 @@ func staleSocket(t *testing.T, path string) {
 	ln.Close()
 }
 
+// staleEntry leaves an entry of the kind this platform's brokers make
+// (entrySuffix) that nobody answers at.
+func staleEntry(t *testing.T, path string) {
+	t.Helper()
+	if !strings.HasSuffix(path, ".addr") {
+		staleSocket(t, path)
+		return
+	}
+	if err := os.WriteFile(path, []byte("@corvid-0-0-nobody-listens-here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func deadPID(t *testing.T) int {
 	t.Helper()
 	cmd := exec.Command("true")
@@ -178,6 +192,7 @@ func TestListRemovesSocketsOfProcessesThatAreGone(t *testing.T) {
 	waitPending(t, b, 1)
 
 	deadPeer := filepath.Join(dir, fmt.Sprintf("corvid-%d.sock", deadPID(t)))
+	deadAbstract := filepath.Join(dir, fmt.Sprintf("corvid-%d.addr", deadPID(t)))
 	ownLeftover := filepath.Join(dir, fmt.Sprintf("corvid-%d-77.sock", os.Getpid()))
 	// pid 1 always runs: a refusing socket of a live process may be
 	// between bind and listen, so it stays.
@@ -185,15 +200,16 @@ func TestListRemovesSocketsOfProcessesThatAreGone(t *testing.T) {
 	for _, p := range []string{deadPeer, ownLeftover, liveButRefusing} {
 		staleSocket(t, p)
 	}
+	staleEntry(t, deadAbstract)
 
-	qs, err := List(dir)
+	qs, err := List(Place{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(qs) != 1 || qs[0].ID != "q333" {
 		t.Fatalf("List = %+v, want only q333", qs)
 	}
-	for _, p := range []string{deadPeer, ownLeftover} {
+	for _, p := range []string{deadPeer, ownLeftover, deadAbstract} {
 		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("stale socket %s was not removed (%v)", filepath.Base(p), err)
 		}
@@ -208,8 +224,8 @@ func TestListRemovesSocketsOfProcessesThatAreGone(t *testing.T) {
 
 func TestListenReplacesItsOwnPidsLeftoverSocket(t *testing.T) {
 	dir := t.TempDir()
-	leftover := filepath.Join(dir, fmt.Sprintf("corvid-%d.sock", os.Getpid()))
-	staleSocket(t, leftover)
+	leftover := filepath.Join(dir, fmt.Sprintf("corvid-%d%s", os.Getpid(), entrySuffix))
+	staleEntry(t, leftover)
 	b := listen(t, dir)
 	if b.Path() != leftover {
 		t.Errorf("Listen chose %s, want to reuse %s", b.Path(), leftover)
@@ -227,8 +243,10 @@ func TestSocketAndDirectoryAdmitOnlyTheOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
-		t.Errorf("socket mode %v, want a socket with 0600", fi.Mode())
+	// On Linux the entry is a file naming an abstract socket, elsewhere
+	// the socket itself: private either way.
+	if kind := fi.Mode().Type(); (kind != os.ModeSocket && kind != 0) || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket entry mode %v, want 0600", fi.Mode())
 	}
 	if want := fmt.Sprintf("corvid-%d", os.Getpid()); !strings.HasPrefix(filepath.Base(b.Path()), want) {
 		t.Errorf("socket %s is not named after the pid", b.Path())
@@ -262,19 +280,19 @@ func TestReplyRefusesUnknownIDsAndBadAnswers(t *testing.T) {
 	res := askAsync(b, Question{ID: "q444", Title: "pending"}, 0)
 	waitPending(t, b, 1)
 
-	if err := Reply(dir, "qzzz", Allow); !errors.Is(err, ErrUnknownQuestion) {
+	if err := Reply(Place{Dir: dir}, "qzzz", Allow); !errors.Is(err, ErrUnknownQuestion) {
 		t.Errorf("Reply(unknown id) = %v, want ErrUnknownQuestion", err)
 	}
-	if err := Reply(dir, "q444", "yes"); !errors.Is(err, ErrBadAnswer) {
+	if err := Reply(Place{Dir: dir}, "q444", "yes"); !errors.Is(err, ErrBadAnswer) {
 		t.Errorf("Reply(bad answer) = %v, want ErrBadAnswer", err)
 	}
-	if err := Reply(dir, "", Allow); err == nil {
+	if err := Reply(Place{Dir: dir}, "", Allow); err == nil {
 		t.Error("Reply with an empty id succeeded")
 	}
-	if err := Reply(t.TempDir(), "q444", Allow); !errors.Is(err, ErrUnknownQuestion) {
+	if err := Reply(Place{Dir: t.TempDir()}, "q444", Allow); !errors.Is(err, ErrUnknownQuestion) {
 		t.Errorf("Reply in an empty dir = %v, want ErrUnknownQuestion", err)
 	}
-	if err := Reply(filepath.Join(t.TempDir(), "missing"), "q444", Allow); !errors.Is(err, ErrUnknownQuestion) {
+	if err := Reply(Place{Dir: filepath.Join(t.TempDir(), "missing")}, "q444", Allow); !errors.Is(err, ErrUnknownQuestion) {
 		t.Errorf("Reply in a missing dir = %v, want ErrUnknownQuestion", err)
 	}
 	select {
@@ -295,7 +313,7 @@ func TestReplyRefusesAnIDPendingInTwoProcesses(t *testing.T) {
 	r2 := askAsync(b2, Question{ID: "q555"}, 0)
 	waitPending(t, b1, 1)
 	waitPending(t, b2, 1)
-	if err := Reply(dir, "q555", Allow); err == nil || !strings.Contains(err.Error(), "2 corvid processes") {
+	if err := Reply(Place{Dir: dir}, "q555", Allow); err == nil || !strings.Contains(err.Error(), "2 corvid processes") {
 		t.Fatalf("Reply(ambiguous id) = %v, want an error naming both", err)
 	}
 	b1.Close()
@@ -328,7 +346,7 @@ func TestConcurrentAsksAreAnsweredIndependently(t *testing.T) {
 		var i int
 		fmt.Sscan(q.Title, &i)
 		wg.Go(func() {
-			if err := Reply(dir, q.ID, answers[i%3]); err != nil {
+			if err := Reply(Place{Dir: dir}, q.ID, answers[i%3]); err != nil {
 				t.Error(err)
 			}
 		})
@@ -372,15 +390,18 @@ func TestCloseDeniesPendingQuestionsAndRemovesTheSocket(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Errorf("second Close = %v", err)
 	}
-	if qs, err := List(dir); err != nil || len(qs) != 0 {
+	if qs, err := List(Place{Dir: dir}); err != nil || len(qs) != 0 {
 		t.Errorf("List after Close = %v, %v; want nothing", qs, err)
 	}
 }
 
 func TestListenRefusesAPathTooLongForASocket(t *testing.T) {
 	t.Parallel()
+	if entrySuffix == ".addr" {
+		t.Skip("the socket is abstract here: its name does not depend on the directory")
+	}
 	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
-	if _, err := Listen(dir, nil); err == nil || !strings.Contains(err.Error(), "longer than") {
+	if _, err := Listen(Place{Dir: dir}, nil); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("Listen in a deep dir = %v, want a clear path-length error", err)
 	}
 }
@@ -401,14 +422,14 @@ func TestParseAnswer(t *testing.T) {
 func TestBrokerRefusesPeersOfAnotherUser(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b, err := listenAs(dir, nil, os.Getuid()+1)
+	b, err := listenAs(Place{Dir: dir}, nil, os.Getuid()+1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
 	res := askAsync(b, Question{ID: "q777"}, 0)
 	waitPending(t, b, 1)
-	qs, err := List(dir)
+	qs, err := List(Place{Dir: dir})
 	if err == nil || !strings.Contains(err.Error(), "permission denied") || len(qs) != 0 {
 		t.Errorf("List as a stranger = %v, %v; want permission denied", qs, err)
 	}
@@ -433,11 +454,11 @@ func TestChoiceQuestionsTakeAChoice(t *testing.T) {
 		res := askAsync(b, Question{ID: "q666", Title: "Which database?", Choices: []string{"Postgres", "SQLite"}}, 0)
 		waitPending(t, b, 1)
 		for _, bad := range []string{"allow", "3", "0", "MySQL"} {
-			if err := Reply(dir, "q666", Answer(bad)); !errors.Is(err, ErrBadChoice) {
+			if err := Reply(Place{Dir: dir}, "q666", Answer(bad)); !errors.Is(err, ErrBadChoice) {
 				t.Errorf("Reply(%q) = %v, want ErrBadChoice", bad, err)
 			}
 		}
-		if err := Reply(dir, "q666", Answer(tc.reply)); err != nil {
+		if err := Reply(Place{Dir: dir}, "q666", Answer(tc.reply)); err != nil {
 			t.Fatalf("Reply(%q) = %v", tc.reply, err)
 		}
 		if got := <-res; got.answer != Answer(tc.want) || got.err != nil {
@@ -451,5 +472,125 @@ func TestChoiceLabelsWinOverNumbers(t *testing.T) {
 	q := Question{Choices: []string{"2", "1"}}
 	if a, err := q.ParseReply("1"); a != "1" || err != nil {
 		t.Errorf("ParseReply(1) = %q %v, want the label 1", a, err)
+	}
+}
+
+// A process this one started (a child, as a shell command is corvid's) is
+// refused; the same request from this process itself is answered.
+func TestBrokerRefusesAProcessItStarted(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the ancestry check is Linux only")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	b := listen(t, dir)
+	res := askAsync(b, Question{ID: "q888"}, 0)
+	waitPending(t, b, 1)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperReplyAllow$")
+	cmd.Env = append(os.Environ(), "RESPOND_HELPER_DIR="+dir)
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "started by this corvid") {
+		t.Errorf("the child's reply was not refused as a descendant's:\n%s", out)
+	}
+	select {
+	case r := <-res:
+		t.Fatalf("a child settled the question: %+v", r)
+	default:
+	}
+	if qs, err := List(Place{Dir: dir}); err != nil || len(qs) != 1 {
+		t.Errorf("List from the broker's own process = %v, %v", qs, err)
+	}
+}
+
+// TestHelperReplyAllow is the child of TestBrokerRefusesAProcessItStarted.
+func TestHelperReplyAllow(t *testing.T) {
+	dir := os.Getenv("RESPOND_HELPER_DIR")
+	if dir == "" {
+		t.Skip("helper process only")
+	}
+	fmt.Println(Reply(Place{Dir: dir}, "q888", Allow))
+}
+
+func TestListenNeverFollowsALinkAtTheDirectory(t *testing.T) {
+	t.Parallel()
+	target := t.TempDir()
+	if err := os.Chmod(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "run")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Listen(Place{Dir: link}, nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Listen through a link = %v, want a refusal naming the link", err)
+	}
+	if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the link's target is now %v (%v), want 0755 untouched", fi.Mode().Perm(), err)
+	}
+}
+
+// In a shared temporary directory each broker makes a fresh private
+// directory; what others planted there is neither used nor listed.
+func TestSharedTempGetsAFreshPrivateDirectoryPerBroker(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	planted := t.TempDir()
+	if err := os.Chmod(planted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{fmt.Sprintf("corvid-%d", os.Getuid()), sharedPrefix() + "1-planted"} {
+		if err := os.Symlink(planted, filepath.Join(tmp, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := Place{Dir: tmp, SharedTemp: true}
+	b, err := Listen(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(b.Path())
+	if filepath.Dir(dir) != tmp || !strings.HasPrefix(filepath.Base(dir), sharedPrefix()) {
+		t.Fatalf("broker serves from %s, want a fresh %s* directory in %s", dir, sharedPrefix(), tmp)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("broker directory %v (%v), want a real 0700 directory", fi.Mode(), err)
+	}
+	askAsync(b, Question{ID: "q999"}, 0)
+	waitPending(t, b, 1)
+	if qs, err := List(p); err != nil || len(qs) != 1 || qs[0].ID != "q999" {
+		t.Fatalf("List = %v, %v; want q999", qs, err)
+	}
+	if err := Reply(p, "q999", Deny); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the broker's directory survives Close: %v", err)
+	}
+	if fi, err := os.Stat(planted); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the planted link's target is now %v (%v), want 0755", fi.Mode().Perm(), err)
+	}
+}
+
+func TestListenRefusesADirectoryOfAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("making a directory another user owns needs root")
+	}
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Listen(Place{Dir: dir}, nil); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+		t.Errorf("Listen in another user's directory = %v, want a refusal", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o777 {
+		t.Errorf("the other user's directory is now %v (%v)", fi.Mode().Perm(), err)
 	}
 }

@@ -255,6 +255,21 @@ func (e *Editor) Stderr() string {
 	return e.stderr.String()
 }
 
+// WaitStderr waits until the agent's stderr holds substr, or ctx ends
+// (false): a log line may reach the pipe after the frame that follows it.
+func (e *Editor) WaitStderr(ctx context.Context, substr string) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(e.Stderr(), substr) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
 func (e *Editor) readStderr(r *os.File) {
 	defer close(e.stderrDone)
 	defer r.Close()

@@ -19,6 +19,8 @@ type clientCaps struct {
 	terminal   bool
 	elicitForm bool
 	elicitURL  bool
+	notices    bool // session.notices
+	compaction bool // session.compaction
 }
 
 func parseClientCaps(params json.RawMessage) clientCaps {
@@ -33,6 +35,10 @@ func parseClientCaps(params json.RawMessage) clientCaps {
 				Form json.RawMessage `json:"form"`
 				URL  json.RawMessage `json:"url"`
 			} `json:"elicitation"`
+			Session *struct {
+				Notices    json.RawMessage `json:"notices"`
+				Compaction json.RawMessage `json:"compaction"`
+			} `json:"session"`
 		} `json:"clientCapabilities"`
 	}
 	_ = json.Unmarshal(params, &p)
@@ -48,7 +54,26 @@ func parseClientCaps(params json.RawMessage) clientCaps {
 		c.elicitForm = len(el.Form) > 0 && string(el.Form) != "null"
 		c.elicitURL = len(el.URL) > 0 && string(el.URL) != "null"
 	}
+	if s := p.Caps.Session; s != nil {
+		c.notices = isObject(s.Notices)
+		c.compaction = isObject(s.Compaction)
+	}
 	return c
+}
+
+func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// gateUpdate returns why the agent may not send a session/update of kind,
+// or "" when it may: notices and compaction updates only to a client that
+// advertised them.
+func (c clientCaps) gateUpdate(kind string) string {
+	switch {
+	case kind == "notice" && !c.notices:
+		return "but the client did not advertise session.notices"
+	case (kind == "compaction_update" || kind == "compaction_summary_chunk") && !c.compaction:
+		return "but the client did not advertise session.compaction"
+	}
+	return ""
 }
 
 // gate returns why the agent may not call method, or "" when it may.

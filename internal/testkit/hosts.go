@@ -95,6 +95,18 @@ func BooleanOptions() Host {
 	}}
 }
 
+// LiveUpdates is a client that advertises the schema's live updates
+// (`session.notices`, `session.compaction`), as the TypeScript SDK 2.4.0 lets a
+// client do, and nothing else optional.
+func LiveUpdates() Host {
+	return Host{Name: "live-updates", Params: map[string]any{
+		"protocolVersion": 1,
+		"clientCapabilities": map[string]any{
+			"session": map[string]any{"notices": map[string]any{}, "compaction": map[string]any{}},
+		},
+	}}
+}
+
 // Implementation is ACP's clientInfo/agentInfo.
 type Implementation struct {
 	Name    string  `json:"name"`

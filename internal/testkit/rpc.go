@@ -98,6 +98,9 @@ func (e *Editor) handleNotification(m Message) {
 	e.notifications = append(e.notifications, m)
 	if method == "session/update" {
 		if u, ok := parseUpdate(m); ok {
+			if why := e.caps.gateUpdate(u.SessionUpdate); why != "" {
+				e.t.Errorf("testkit: agent sent a %s update %s:\n%s", u.SessionUpdate, why, shorten(string(m.Raw)))
+			}
 			e.updates = append(e.updates, u)
 		}
 	}

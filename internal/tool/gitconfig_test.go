@@ -1,11 +1,8 @@
 package tool
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,112 +30,6 @@ func gitEnvOnly(t *testing.T) string {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	return home
-}
-
-// gitListConfig is `git config --file f --includes --list -z`: every
-// variable as "name\x00" (no value) or "name\nvalue\x00", or ok false when
-// git refuses the file.
-func gitListConfig(t *testing.T, file string) (entries []gitConfigEntry, ok bool) {
-	t.Helper()
-	out, err := exec.Command("git", "config", "--file", file, "--includes", "--list", "-z").Output()
-	if err != nil {
-		if _, exit := err.(*exec.ExitError); exit {
-			return nil, false
-		}
-		t.Fatal(err)
-	}
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		if len(rec) == 0 {
-			continue
-		}
-		name, value, has := bytes.Cut(rec, []byte{'\n'})
-		entries = append(entries, gitConfigEntry{name: string(name), value: string(value), hasValue: has})
-	}
-	return entries, true
-}
-
-// Pieces of config files: headers of every form (some refused by git),
-// keys in mixed case (some refused), separators, and value pieces with
-// quotes, escapes (some refused), comments, blanks and continuations.
-var (
-	gcHeaders = []string{"[core]", "[Core]", "[CORE]", "[core \"x\"]", "[core \"Sub\\\"q\"]", "[core.sub]",
-		"[core.]", "[core  \"\"]", "[include]", "[a-b.c-d]", "\t[core] ",
-		"[ core]", "[core", "[]", "[co re]", "[core \"a\" ]"}
-	gcKeys = []string{"excludesFile", "excludesfile", "EXCLUDESFILE", "ExcludesFile", "path",
-		"other-key", "k2", "9k", "ex_cl"}
-	gcSeps   = []string{" = ", "=", "\t=\t", " =", "= ", "", " ", " ; c", " #c"}
-	gcValues = []string{"plain", "two  words", "tab\tin", "\"quoted ; not # comment\"", "a\"b\"c", "\\t",
-		"\\n", "\\\"", "\\\\", "~/ignore", "~", "~user/x", "%(prefix)/x", "rel/path", "/abs/path",
-		"é.txt", " ;comment", " # comment", "\\\n", "\\\r\n", "\r", "\v", "\f", "\"\"", "  ", "x ",
-		"\" a \"", "\\x", "\"open"}
-)
-
-// gcFile makes a random config file of a few lines, most of them valid.
-func gcFile(rng *rand.Rand) string {
-	pick := func(list []string, valid int) string {
-		if rng.IntN(10) == 0 {
-			return list[rng.IntN(len(list))]
-		}
-		return list[rng.IntN(valid)]
-	}
-	var b strings.Builder
-	for range 1 + rng.IntN(6) {
-		switch rng.IntN(8) {
-		case 0:
-			b.WriteString("# a comment line")
-		case 1:
-			b.WriteString(pick(gcHeaders, 11))
-		case 2:
-			b.WriteString("")
-		default:
-			if rng.IntN(3) == 0 {
-				b.WriteString(" \t")
-			}
-			b.WriteString(pick(gcKeys, 7))
-			b.WriteString(pick(gcSeps, 5))
-			for range rng.IntN(4) {
-				b.WriteString(pick(gcValues, len(gcValues)-2))
-			}
-		}
-		if rng.IntN(6) == 0 {
-			b.WriteString("\r\n")
-		} else if rng.IntN(15) > 0 {
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
-
-func TestGitConfigParserMatchesGit(t *testing.T) {
-	gitEnvOnly(t)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "config")
-	seen := map[bool]int{}
-	for seed := range uint64(250) {
-		rng := rand.New(rand.NewPCG(seed, 17))
-		text := "[core]\n" + gcFile(rng)
-		if seed%3 == 0 {
-			text = gcFile(rng)
-		}
-		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		want, ok := gitListConfig(t, file)
-		seen[ok]++
-		var got []gitConfigEntry
-		err := parseGitConfig([]byte(text), func(e gitConfigEntry) { got = append(got, e) })
-		if (err == nil) != ok {
-			t.Errorf("seed %d: parse error %v, git accepts the file: %v\n%q", seed, err, ok, text)
-			continue
-		}
-		if ok && !slices.Equal(got, want) {
-			t.Errorf("seed %d: parsed %q\ngit lists %q\nfile %q", seed, fmt.Sprintf("%#v", got), fmt.Sprintf("%#v", want), text)
-		}
-	}
-	// The generator must exercise both sides.
-	if seen[true] < 100 || seen[false] < 25 {
-		t.Fatalf("files git accepted/refused: %d/%d; the generator no longer covers both", seen[true], seen[false])
-	}
 }
 
 // gitIgnoreSetup is one arrangement of git's ignore sources; files are
@@ -197,6 +88,18 @@ func TestGlobalExcludesFileMatchesGit(t *testing.T) {
 		{name: "GIT_CONFIG_GLOBAL", env: map[string]string{"GIT_CONFIG_GLOBAL": "~/other.conf"},
 			files: map[string]string{"~/other.conf": "[core]\nexcludesfile=~/g\n", "~/g": "*.log\n",
 				"~/.gitconfig": "[core]\nexcludesfile=~/h\n", "~/h": "*.tmp\n"}},
+		{name: "includeIf gitdir", files: map[string]string{
+			"~/.gitconfig":     "[includeIf \"gitdir:~/repo/\"]\n\tpath = ~/repo.conf\n",
+			"~/repo.conf":      "[core]\n\texcludesFile = ~/repo-list\n",
+			"~/repo-list":      "*.log\n",
+			"~/xdg/git/ignore": "*.tmp\n",
+		}},
+		{name: "per-worktree config", files: map[string]string{
+			"repo/.git/config+":         "[extensions]\n\tworktreeConfig = true\n",
+			"repo/.git/config.worktree": "[core]\n\texcludesFile = ~/wt-list\n",
+			"~/wt-list":                 "*.log\n",
+			"~/xdg/git/ignore":          "*.tmp\n",
+		}},
 		{name: "subsection is another key", none: true, files: map[string]string{
 			"~/.gitconfig": "[core \"x\"]\nexcludesfile = ~/g\n[core.y]\nexcludesfile = ~/g\n",
 			"~/g":          "*.log\n",
@@ -268,5 +171,30 @@ func TestGlobalExcludesFileMatchesGit(t *testing.T) {
 				t.Errorf("git lists %d of the %d files written; the setup expects it to ignore some: %v", len(want), written, !s.none)
 			}
 		})
+	}
+}
+
+// Without git on PATH a walk still works, with git's default global ignore
+// file.
+func TestWalkWithoutGitUsesTheDefaultExcludesFile(t *testing.T) {
+	home := gitEnvOnly(t)
+	top := filepath.Join(home, "repo")
+	if out, err := exec.Command("git", "init", "-q", top).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	writeFile(t, filepath.Join(home, "xdg", "git", "ignore"), "*.log\n")
+	writeFile(t, filepath.Join(top, "a.log"), "x")
+	writeFile(t, filepath.Join(top, "a.txt"), "x")
+	t.Setenv("PATH", t.TempDir())
+	var got []string
+	err := walkTree(context.Background(), top, walkOptions{ignore: true, maxDepth: 1}, func(_, rel string, d fs.DirEntry) bool {
+		got = append(got, rel)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"a.txt"}) {
+		t.Errorf("walk lists %q, want [a.txt]: a.log is in the default ignore file", got)
 	}
 }

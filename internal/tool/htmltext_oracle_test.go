@@ -178,7 +178,7 @@ func oracleAttr(n *html.Node, key string) string {
 // realHTMLPages are HTML documents found on this machine: the Go
 // distribution's own docs and the x/net/html test pages in the module
 // cache.
-func realHTMLPages(t *testing.T) []string {
+func realHTMLPages(t testing.TB) []string {
 	var pages []string
 	for _, pat := range []string{
 		filepath.Join(runtime.GOROOT(), "doc", "*.html"),
@@ -230,5 +230,39 @@ y := 2</code></pre></body></html>`,
 			}
 			t.Errorf("%s: differs from the tree parser at line %d:\n got %q\nwant %q", name, i+1, strings.Join(gl[i:min(i+3, len(gl))], "\n"), strings.Join(wl[i:min(i+3, len(wl))], "\n"))
 		}
+	}
+}
+
+// BenchmarkHTMLToMarkdown converts the real pages with corvid's streaming
+// converter and with the x/net/html tree converter above (ARCHITECTURE.md
+// §6 has the figures).
+func BenchmarkHTMLToMarkdown(b *testing.B) {
+	base, _ := url.Parse("https://example.com/docs/page.html")
+	var docs []string
+	var total int64
+	for _, p := range realHTMLPages(b) {
+		d, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, string(d))
+		total += int64(len(d))
+	}
+	for _, c := range []struct {
+		name    string
+		convert func(doc string)
+	}{
+		{"stream", func(doc string) { htmlToMarkdown(doc, base) }},
+		{"x-net-html", func(doc string) { oracleHTMLToMarkdown(strings.NewReader(doc), base) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(total)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, d := range docs {
+					c.convert(d)
+				}
+			}
+		})
 	}
 }

@@ -21,11 +21,17 @@ var SandboxModes = []string{SandboxOff, SandboxWorkspaceWrite, SandboxReadOnly}
 // restriction holds for the command and everything it starts, and corvid
 // itself stays unrestricted. Reads are not limited; writes are limited to
 // the session roots and the temp dir (none in read-only mode); TCP is off
-// unless Network.
+// unless Network; corvid's control socket is out of reach (abstract unix
+// sockets made outside the sandbox, or where the kernel cannot scope
+// those, every AF_UNIX socket).
 type Sandbox struct {
 	Mode    string // "" or SandboxOff: commands run unconfined
 	Network bool   // allow TCP connect and bind
 	Exe     string // the binary that implements sandbox-exec
+	// UnixFilter "seccomp" makes sandbox-exec keep commands off corvid's
+	// control socket with its seccomp filter even where Landlock's
+	// abstract-socket scope exists ("": sandbox-exec chooses).
+	UnixFilter string
 }
 
 // On reports whether commands are confined.
@@ -59,6 +65,9 @@ func (env *Env) shellArgv(cmdline string) (string, []string) {
 	args := []string{"sandbox-exec", "--mode", sb.Mode}
 	if sb.Network {
 		args = append(args, "--net")
+	}
+	if sb.UnixFilter != "" {
+		args = append(args, "--unix-filter", sb.UnixFilter)
 	}
 	if sb.Mode == SandboxWorkspaceWrite {
 		for _, r := range env.Roots {

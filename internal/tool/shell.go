@@ -102,9 +102,15 @@ func (Shell) Run(ctx context.Context, env *Env, call Call) (Result, error) {
 		return Result{Output: msg, Content: shown}, nil
 	}
 
+	// A client that cannot show the terminal sees its output as it comes.
+	stopLive := func() {}
+	if shown == nil && call.Live != nil {
+		stopLive = streamOutput(ctx, terms, id, call.Live)
+	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	status, werr := terms.WaitForExit(wctx, id)
 	cancel()
+	stopLive()
 	timedOut := false
 	if werr != nil {
 		// Cancelled or timed out: kill the whole tree before anything else.

@@ -120,6 +120,10 @@ type Call struct {
 	Input json.RawMessage
 	// Progress, if set, shows intermediate content (e.g. an embedded terminal).
 	Progress func([]Content)
+	// Live, if set, shows intermediate content that is never stored (a
+	// running command's output so far): a replay shows the call's final
+	// content only. Calls to it stop before Run returns.
+	Live func([]Content)
 	// Preview is the description the permission gate decided on (nil when
 	// the call was not described first); file tools write only to its
 	// Targets.

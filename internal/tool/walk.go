@@ -34,7 +34,7 @@ func walkTree(ctx context.Context, root string, opt walkOptions, visit walkVisit
 	w.cond = sync.NewCond(&w.mu)
 	first := dirJob{path: root}
 	if opt.ignore {
-		first.gitRel, first.patterns = ancestorPatterns(root)
+		first.gitRel, first.patterns = ancestorPatterns(ctx, root)
 	}
 	w.stack = []dirJob{first}
 	workers := runtime.GOMAXPROCS(0) + 2
@@ -189,7 +189,7 @@ func (w *walker) readDir(job dirJob) {
 // from the repository top down to root's parent. It returns root's path
 // relative to that top ("" when root is the top). Without a repository root
 // itself is the top and only ignore files below it count.
-func ancestorPatterns(root string) (string, []ignoreRule) {
+func ancestorPatterns(ctx context.Context, root string) (string, []ignoreRule) {
 	top := ""
 	for d := root; ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
@@ -209,7 +209,7 @@ func ancestorPatterns(root string) (string, []ignoreRule) {
 	// then each .gitignore from the top down (lastMatch: the last match wins).
 	common := gitCommonDir(top)
 	var ps []ignoreRule
-	if f := excludesFile(common, top); f != "" {
+	if f := excludesFile(ctx, top); f != "" {
 		ps = appendIgnoreFile(ps, f, "")
 	}
 	ps = appendIgnoreFile(ps, filepath.Join(common, "info", "exclude"), "")

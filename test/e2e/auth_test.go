@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +75,58 @@ func TestAuthenticateAfterLoginThenLogout(t *testing.T) {
 	}
 	if strings.Contains(e.Stderr(), "sk-ant-test-key") {
 		t.Error("the key appears in corvid's log")
+	}
+}
+
+// A model named in config.toml whose provider has no key does not stop
+// `corvid acp`: it answers initialize with its authMethods, session/new
+// answers -32000 naming the model and the key, and a key stored with `corvid
+// auth login` then `authenticate` opens it. A model pinned with -m (kage's
+// launch line) still exits 1 before serving.
+func TestConfiguredModelWithoutKeyServesAndAsksForAuthentication(t *testing.T) {
+	bin := testkit.BuildCorvid(t)
+	corvidHome := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(corvidHome, "config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(corvidHome, "config", "config.toml"), []byte("model = \"anthropic:claude-sonnet-4-5\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"CORVID_KEYRING=off", "CORVID_HOME=" + corvidHome}
+	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp"}, Env: env})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, rerr := e.Initialize(ctx, testkit.Zed())
+	if rerr != nil {
+		t.Fatalf("initialize: %v (stderr %s)", rerr, e.Stderr())
+	}
+	if !strings.Contains(string(res.AuthMethods), `"env:ANTHROPIC_API_KEY"`) {
+		t.Errorf("authMethods %s, want the Anthropic key among them", res.AuthMethods)
+	}
+	newSession := func() *testkit.RPCError {
+		_, rerr := e.Call(ctx, "session/new", map[string]any{"cwd": e.Dir(), "mcpServers": []any{}})
+		return rerr
+	}
+	if rerr := newSession(); rerr == nil || rerr.Code != -32000 || !strings.Contains(rerr.Message, "anthropic:claude-sonnet-4-5") || !strings.Contains(rerr.Message, "ANTHROPIC_API_KEY") {
+		t.Fatalf("session/new = %+v, want -32000 naming the configured model and its key", rerr)
+	}
+	login := exec.Command(bin, "auth", "login", "anthropic", "--stdin")
+	login.Env = e.Env()
+	login.Stdin = strings.NewReader("sk-ant-test-key\n")
+	if out, err := login.CombinedOutput(); err != nil {
+		t.Fatalf("corvid auth login: %v\n%s", err, out)
+	}
+	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr != nil {
+		t.Fatalf("authenticate after login: %+v", rerr)
+	}
+	if rerr := newSession(); rerr != nil {
+		t.Fatalf("session/new after authenticate: %+v", rerr)
+	}
+
+	pinned := exec.Command(bin, "acp", "-m", "anthropic:claude-sonnet-4-5")
+	pinned.Env = append(os.Environ(), "CORVID_KEYRING=off", "CORVID_HOME="+t.TempDir(), "ANTHROPIC_API_KEY=")
+	out, err := pinned.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "no credentials for Anthropic") {
+		t.Errorf("corvid acp -m anthropic:… without a key: %v, %q; want exit 1 naming the missing credentials", err, out)
 	}
 }

@@ -48,7 +48,7 @@ func TestBareHelpAndVersionAnswerAsAUserExpects(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "Usage: corvid sessions <command>") {
 		t.Errorf("corvid help sessions: exit %d, %q", code, firstLine(out))
 	}
-	versionRE := regexp.MustCompile(`^corvid \S+ \(commit \S+, built \S+\)\n$`)
+	versionRE := regexp.MustCompile(`^corvid \S+ \(commit \S+, (built \S+|committed \S+|built at an unknown time)\)\n$`)
 	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
 		out, errOut, code, _ := runCLI(t, nil, args...)
 		if code != 0 || !versionRE.MatchString(out) || errOut != "" {
@@ -172,5 +172,48 @@ func TestModelsNamesLocalServersThatAreNotRunning(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "Local servers not running: ") || !strings.Contains(string(out), "ollama (no server at "+dead+")") {
 		t.Errorf("corvid models:\n%s", out)
+	}
+}
+
+// What stops `corvid acp` fails `corvid doctor` too, with the same words, and
+// a mistyped config key gets a suggestion in plain text from both.
+func TestDoctorFailsWhereACPRefusesToStart(t *testing.T) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	for cfg, want := range map[string]string{
+		`default_mode = "yoloo"`: `unknown mode "yoloo"`,
+		`defualt_mode = "ask"`:   `unknown keys defualt_mode (did you mean default_mode?)`,
+	} {
+		env, home := testkit.IsolatedEnv(t)
+		dir := filepath.Join(home, ".corvid", "config")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		run := func(args ...string) (string, int) {
+			cmd := exec.Command(testkit.BuildCorvid(t), args...)
+			cmd.Env, cmd.Dir, cmd.Stdin = env, home, devnull
+			out, err := cmd.CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			return string(out), code
+		}
+		out, code := run("acp")
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("%s: corvid acp exit %d, %q; want 1 and %q", cfg, code, out, want)
+		}
+		out, code = run("doctor", "--timeout", "5s")
+		if code == 0 || !strings.Contains(out, "[FAIL]") || !strings.Contains(out, want) {
+			t.Errorf("%s: corvid doctor exit %d; want a failure saying %q:\n%s", cfg, code, want, out)
+		}
 	}
 }

@@ -299,6 +299,45 @@ func TestPrintModeExitCodes(t *testing.T) {
 	}
 }
 
+// Print mode's no-key message is written for a terminal: no editor, no
+// agent to restart; it says how to go on from where the user is. A model
+// named in config.toml is named in it.
+func TestPrintModeNoKeyMessageSpeaksToTheTerminal(t *testing.T) {
+	p := newPrintEnv(t, text("x", 1))
+	p.env = append(p.env, "CORVID_KEYRING=off")
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"} {
+		p.env = append(p.env, k+"=")
+	}
+	check := func(what, errOut string, code int, want ...string) {
+		t.Helper()
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1; %s", what, code, errOut)
+		}
+		for _, bad := range []string{"editor", "restart the agent", "authenticate"} {
+			if strings.Contains(errOut, bad) {
+				t.Errorf("%s: the message speaks of %q, which print mode has not: %s", what, bad, errOut)
+			}
+		}
+		for _, w := range append(want, "corvid auth login", "run the command again") {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%s: the message does not say %q: %s", what, w, errOut)
+			}
+		}
+	}
+	_, errOut, code := p.run("", "run", "-p", "x")
+	check("no model and no key", errOut, code, "ANTHROPIC_API_KEY")
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config", "config.toml"), []byte("model = \"openai:gpt-5\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.env = append(p.env, "CORVID_HOME="+home)
+	_, errOut, code = p.run("", "run", "-p", "x")
+	check("a configured model without its key", errOut, code, "openai:gpt-5", "OPENAI_API_KEY")
+}
+
 func TestPrintModeSIGINTExits130(t *testing.T) {
 	p := newPrintEnv(t, scriptFile(t, "print-sigint"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -31,10 +31,15 @@ func vmHWMMiB(t *testing.T, pid int) float64 {
 }
 
 // Issue 29, item 4: a 40 MiB answer streamed to a client that reads every
-// frame cost 10× its size (427 MiB peak). This guards against the copies
-// coming back with a loose bound, 4× the answer above the idle process;
-// the budget itself (2×) and the measured ratio are
-// BenchmarkLargeAnswerMemory's (test/bench).
+// frame cost 10× its size (427 MiB peak), then 2.7× once its text was no
+// longer copied to grow. The budget is 2× the answer above the idle
+// process (BenchmarkLargeAnswerMemory in test/bench measures it for
+// larger answers too). The bound here adds answerAllowance for what is
+// bounded apart from the answer's size: the frames queued for the
+// writer (at most 4 MiB) and the store's queued payloads (at most 4 MiB)
+// can both be full at the peak.
+const answerAllowance = 8 // MiB
+
 func TestLargeAnswerPeaksNearItsSize(t *testing.T) {
 	const mib = 40
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -75,7 +80,9 @@ func TestLargeAnswerPeaksNearItsSize(t *testing.T) {
 		t.Fatalf("%d bytes of the answer arrived, want %d", got, mib<<20)
 	}
 	peak := vmHWMMiB(t, a.cmd.Process.Pid)
-	if ratio := (peak - idle) / mib; ratio > 4 {
-		t.Errorf("peak RSS %.0f MiB, idle %.0f MiB: %.1f× the %d MiB answer, want ≤ 4×", peak, idle, ratio, mib)
+	t.Logf("peak RSS %.1f MiB, idle %.1f MiB: %.2f× the answer", peak, idle, (peak-idle)/mib)
+	if peak-idle > 2*mib+answerAllowance {
+		t.Errorf("peak RSS %.1f MiB, idle %.1f MiB: %.2f× the %d MiB answer, want ≤ 2× + %d MiB",
+			peak, idle, (peak-idle)/mib, mib, answerAllowance)
 	}
 }

@@ -32,7 +32,9 @@ func TestPromptHoldingAConfiguredKeyWarnsTheUser(t *testing.T) {
 	if frames := c.TranscriptString(); !strings.Contains(frames, "Your prompt contains a configured API key") {
 		t.Errorf("the user was not told that the prompt holds a key")
 	}
-	if !strings.Contains(c.Stderr(), "a prompt contains a configured key") {
+	wait, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	if !c.WaitStderr(wait, "a prompt contains a configured key") {
 		t.Errorf("the log does not say that a prompt holds a key:\n%s", c.Stderr())
 	}
 	if strings.Contains(c.Stderr(), attackKey) {

@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,11 +38,15 @@ func Register(r *llm.Registry) {
 	script.Register(r)
 }
 
+// ErrNoCredentials is the cause of Config's error when the provider needs a
+// key and none is set or stored.
+var ErrNoCredentials = errors.New("no credentials")
+
 // Config is what llm.Open needs for provider:model, resolved from config
 // (credentials, base URL, custom providers) and the catalog (context
 // window, output limit, images, reasoning). Custom providers of file are
 // registered with llm.Default on the way. It fails with a how-to when the
-// provider needs a key and has none.
+// provider needs a key and has none (ErrNoCredentials).
 func Config(env config.Env, file *config.File, provider, model string) (llm.ProviderConfig, error) {
 	p, ok := file.Provider(provider)
 	if !ok {
@@ -55,7 +60,10 @@ func Config(env config.Env, file *config.File, provider, model string) (llm.Prov
 	RegisterModels(file)
 	key, _ := config.Credential(env, p)
 	if p.NeedsKey && key == "" {
-		return llm.ProviderConfig{}, usererr.New(fmt.Sprintf("no credentials for %s: set %s or run `corvid auth login %s`", p.DisplayName(), strings.Join(p.KeyVars, " or "), p.Name), "")
+		return llm.ProviderConfig{}, &usererr.Error{
+			Message: fmt.Sprintf("no credentials for %s: set %s or run `corvid auth login %s`", p.DisplayName(), strings.Join(p.KeyVars, " or "), p.Name),
+			Err:     ErrNoCredentials,
+		}
 	}
 	return llm.ProviderConfig{
 		Provider: p.Name,

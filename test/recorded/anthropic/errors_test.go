@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"encoding/json"
 	"net"
 	"strings"
 	"testing"
@@ -98,5 +99,37 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 	}
 	if got := testkit.TextOf(r.Updates(sid), "agent_message_chunk"); !strings.HasPrefix(got, "Hello! I") {
 		t.Errorf("text %q", got)
+	}
+}
+
+// The same retry, for a client that advertises session.notices: it is told
+// of the retry as a warning notice before the answer streams. (A client that
+// does not advertise notices gets none: TestRateLimitHonoursRetryAfter; the
+// testkit fails on any notice it was not asked for.)
+func TestRetryIsANoticeForAClientThatShowsNotices(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)
+	s := replay.New(t, replay.JSONError(429, body, "retry-after: 1"), chunks(t, "anthropic-text.chunks.txt"))
+	r := replay.StartArgs(t, s, "ANTHROPIC_BASE_URL", []string{"acp", "-m", "anthropic:claude-sonnet-4-5"})
+	if _, rerr := r.Initialize(r.Ctx, testkit.LiveUpdates()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	r.SID = r.NewSession(r.Ctx, r.Workspace)
+	r.MustPrompt(t, r.SID, "Hello", "end_turn")
+	ups := r.Updates(r.SID)
+	notices := testkit.OfKind(ups, "notice")
+	if len(notices) != 1 {
+		t.Fatalf("%d notices, want one for the one retry", len(notices))
+	}
+	var n struct{ Severity, Title, Description string }
+	if err := json.Unmarshal(notices[0].Raw, &n); err != nil {
+		t.Fatal(err)
+	}
+	if n.Severity != "warning" || !strings.Contains(n.Title, "retrying in 1s (attempt 2 of 4)") || !strings.Contains(n.Description, "rate limit") {
+		t.Errorf("notice %+v, want a warning naming the wait, the attempt and the cause", n)
+	}
+	text := testkit.OfKind(ups, "agent_message_chunk")
+	if len(text) == 0 || notices[0].Seq > text[0].Seq {
+		t.Error("the retry notice did not come before the answer")
 	}
 }

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"runtime"
+
+	"context"
+	"fmt"
+	"github.com/corvid-agent/corvid/internal/reaper"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/acpserver"
+	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/serve"
+)
+
+// serveCmd is `corvid serve`: one long-running process that owns sessions
+// and serves ACP to any number of clients (docs/serve.md). It takes every
+// flag of `acp` (model, permissions, sandbox, profile, logs) and wires the
+// agent the same way; each connection runs the same protocol handler.
+type serveCmd struct {
+	acpCmd           `embed:""`
+	Listen           []string      `name:"listen" placeholder:"ADDR" help:"Where to listen (repeatable): HOST:PORT serves ACP over Streamable HTTP and WebSocket at /acp; unix:PATH serves NDJSON ACP as on stdio. Default: unix:$CORVID_HOME/run/serve.sock."`
+	TokenFile        string        `name:"token-file" placeholder:"FILE" help:"Require Authorization: Bearer with the token in FILE on every HTTP request; needed for a non-loopback --listen."`
+	AllowOrigin      []string      `name:"allow-origin" placeholder:"ORIGIN" help:"A browser Origin accepted besides the listener's own http://HOST:PORT (repeatable), e.g. https://agent.example.com behind a TLS proxy."`
+	OnDisconnect     string        `name:"on-disconnect" default:"continue" enum:"continue,cancel" help:"What a client that goes away does to the turns it started: continue (they run to their end, stored) or cancel."`
+	MaxBufferedBytes int64         `name:"max-buffered-bytes" default:"67108864" help:"Output that may wait for one connection's client, in bytes; more closes the connection (its sessions go on)."`
+	MaxOutputStall   time.Duration `name:"max-output-stall" default:"60s" help:"How long a client may read none of its waiting output before its connection is closed."`
+	MaxBodyBytes     int64         `name:"max-body-bytes" default:"16777216" help:"Largest POST body or WebSocket frame, in bytes."`
+	HTTPIdleTimeout  time.Duration `name:"http-idle-timeout" default:"10m" help:"Close a Streamable HTTP connection whose client neither posts nor holds a stream for this long (it left without DELETE); its sessions go on."`
+}
+
+// exitUsage is the exit status of a refused launch line.
+const exitUsage = 2
+
+func (c *serveCmd) Run() error {
+	if c.Login {
+		return c.login()
+	}
+	if c.Connect != "" {
+		fmt.Fprintln(os.Stderr, "corvid serve: --connect belongs to corvid acp (the relay to a daemon), not to serve")
+		os.Exit(exitUsage)
+	}
+	if c.Multitask || c.Profile.Agent == "multitask" {
+		return fmt.Errorf("--multitask and --agent multitask cannot be used with serve: multitask is set per session")
+	}
+	env := config.OSEnv{}
+	addrs, token, err := c.listenAddrs(env)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid serve:", err)
+		os.Exit(exitUsage)
+	}
+	survivePipes()
+	logger, closeLog, err := newLogger(c.LogFile, c.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	slog.SetDefault(logger)
+	c.kageDefaults() // serve's tools default to auto, as acp's do
+	// Before any child starts, as in acp: detached children stay below
+	// the daemon, so the control socket can refuse them (issue 35).
+	if err := reaper.Adopt(logger); err != nil {
+		level := slog.LevelWarn
+		if runtime.GOOS != "linux" {
+			level = slog.LevelDebug
+		}
+		logger.Log(context.Background(), level, "processes that detach from corvid's commands can answer its out-of-band questions", "err", err)
+	}
+
+	ag, opts := c.wire(logger)
+	opts.OnDisconnect = c.OnDisconnect
+	opts.Hub = acpserver.NewHub()
+	srv := serve.New(serve.Options{
+		Handler: func(ctx context.Context, r io.Reader, w io.Writer) error {
+			return acpserver.Serve(ctx, r, w, opts)
+		},
+		Logger:           logger,
+		Token:            token,
+		AllowOrigins:     lower(c.AllowOrigin),
+		MaxBufferedBytes: c.MaxBufferedBytes,
+		MaxOutputStall:   c.MaxOutputStall,
+		MaxBodyBytes:     c.MaxBodyBytes,
+		IdleTimeout:      c.HTTPIdleTimeout,
+	})
+	lns, err := srv.Listen(addrs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid serve:", err)
+		_ = ag.Close()
+		os.Exit(1)
+	}
+	for _, l := range lns {
+		// Always on stderr, whatever --log-file says: how a launcher (or
+		// a test) learns the port of HOST:0.
+		fmt.Fprintf(os.Stderr, "corvid serve: listening on %s\n", l.URL)
+		logger.Info("listening", "url", l.URL)
+		if page, ok := strings.CutSuffix(l.URL, "/acp"); ok {
+			// The dashboard (docs/dashboard.md). With a token, a single-use
+			// login code, never the token; only on stderr, never in the log.
+			page += "/"
+			if token != "" {
+				page += "login?once=" + srv.LoginCode()
+			}
+			fmt.Fprintf(os.Stderr, "corvid serve: dashboard at %s\n", page)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err = srv.Serve(ctx, lns)
+	for _, l := range lns {
+		if l.Addr.Network == "unix" {
+			_ = os.Remove(l.Addr.Address)
+		}
+	}
+	if cerr := ag.Close(); cerr != nil {
+		logger.Error("close session store", "err", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// listenAddrs parses --listen (default: the per-user socket) and reads the
+// token. A listener other machines could reach needs a token.
+func (c *serveCmd) listenAddrs(env config.Env) ([]serve.Addr, string, error) {
+	list := c.Listen
+	if len(list) == 0 {
+		list = []string{"unix:" + config.ServeSocket(env)}
+	}
+	var addrs []serve.Addr
+	for _, l := range list {
+		a, err := serve.ParseAddr(l)
+		if err != nil {
+			return nil, "", err
+		}
+		if !a.Loopback() && c.TokenFile == "" {
+			return nil, "", fmt.Errorf("--listen %s is reachable from other machines; give --token-file FILE (a bearer token every request must carry), or listen on a loopback address or a unix: socket", l)
+		}
+		addrs = append(addrs, a)
+	}
+	if c.TokenFile == "" {
+		return addrs, "", nil
+	}
+	b, err := os.ReadFile(expandHome(c.TokenFile))
+	if err != nil {
+		return nil, "", fmt.Errorf("--token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if len(token) < 16 || strings.ContainsAny(token, " \t\r\n") {
+		return nil, "", fmt.Errorf("--token-file %s: want one line of at least 16 characters without spaces", c.TokenFile)
+	}
+	return addrs, token, nil
+}
+
+func lower(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = strings.TrimSuffix(strings.ToLower(s), "/")
+	}
+	return out
+}

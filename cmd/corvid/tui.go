@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	"golang.org/x/term"
+
+	"github.com/corvid-agent/corvid/internal/tuiargs"
+)
+
+// tuiCmd is `corvid tui`, and bare `corvid` in a terminal. The chat is a
+// program of its own, corvid-tui, installed beside corvid: the terminal UI
+// library it links would otherwise initialise, and its pages load, on
+// every start of `corvid acp` (ARCHITECTURE.md §6). This command only
+// finds it and hands it the terminal.
+type tuiCmd struct {
+	tuiargs.Flags `embed:""`
+}
+
+func (c *tuiCmd) Help() string { return tuiargs.Help }
+
+func (c *tuiCmd) Run() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if !interactive() {
+		return errors.New("corvid tui needs a terminal on stdin and stdout; for scripts use corvid run -p PROMPT")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find corvid's own executable: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(self); err == nil {
+		self = r
+	}
+	ui, err := findTUI(self)
+	if err != nil {
+		return err
+	}
+	return execTUI(ui, append([]string{"--corvid", self}, c.Forward()...))
+}
+
+// findTUI finds corvid-tui beside corvid, else on PATH.
+func findTUI(self string) (string, error) {
+	name := "corvid-tui"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	beside := filepath.Join(filepath.Dir(self), name)
+	if st, err := os.Stat(beside); err == nil && !st.IsDir() {
+		return beside, nil
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("the terminal UI, corvid-tui, is not installed beside %s or on PATH: install it from the same release archive, or with go install github.com/corvid-agent/corvid/cmd/corvid-tui@latest", self)
+}
+
+// interactive reports whether stdin and stdout are both terminals.
+func interactive() bool {
+	return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+}

@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+)
+
+// Attach makes front a further front end of the live session (`corvid
+// serve`: a second client loads a session another connection holds). It
+// replays the stored history through replay (as LoadSession's Replay does;
+// nil: none, session/resume), then hands front every event shown after it.
+// Recording and showing an event happen under the conversation's show
+// lock, and so does this: every event recorded before reaches front from
+// the store (held text appended, its rows committed first), every later
+// one live, none twice and none lost. Only the conversation's events fan
+// out; questions and mode, command and config notices still go to the
+// session's own front end. It returns detach, which stops the events.
+func (s *Session) Attach(ctx context.Context, front FrontEnd, replay func(Event), textMax int) (detach func(), err error) {
+	c := s.conv
+	c.show.Lock()
+	defer c.show.Unlock()
+	if st := c.log.store; st != nil && replay != nil {
+		if n := c.log.last(); n > 0 && !c.log.settle(n, 5*time.Second) {
+			return nil, storeFailure("store the session's events before the replay", errNotSettled)
+		}
+		if _, err := FoldStream(ctx, st, s.ID, textMax, replay); err != nil {
+			return nil, storeFailure("read the events", err)
+		}
+	}
+	c.fans = append(c.fans, front)
+	return func() {
+		c.show.Lock()
+		defer c.show.Unlock()
+		if i := slices.Index(c.fans, front); i >= 0 {
+			c.fans = slices.Delete(c.fans, i, i+1)
+		}
+	}, nil
+}
+
+// errNotSettled: the session's last events could not be committed in time.
+var errNotSettled = errors.New("its last events were not committed within 5 s")
+
+// last is the number of display events recorded so far.
+func (l *eventLog) last() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.recorded
+}

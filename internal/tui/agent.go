@@ -1,0 +1,221 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+)
+
+// agent is the ACP connection to the agent process, seen from the client
+// side: the TUI calls it as an editor would, and it turns the agent's
+// notifications and requests into messages for the UI (send).
+type agent struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	conn    *acp.Conn
+	send    func(any)
+	stderr  *tailBuffer
+	served  chan struct{} // closed when the connection ended
+	exited  chan struct{} // closed when the process was reaped
+	waitErr error
+	// authMethods are what initialize offered, for a login hint.
+	authMethods []acp.AuthMethod
+	initMu      sync.Mutex
+	initialized bool // initialize succeeded
+
+	qmu   sync.Mutex
+	queue []updateMsg // session/updates not yet taken by the UI
+	woken bool        // an updatesMsg is on its way
+}
+
+// startAgent runs argv as the agent with stdio pipes and serves the
+// connection. send receives updateMsg, permissionMsg and agentGoneMsg.
+func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	a := &agent{cmd: cmd, stdin: stdin, send: send, stderr: &tailBuffer{max: 16 << 10},
+		served: make(chan struct{}), exited: make(chan struct{})}
+	// The agent's logs would tear the screen: keep their tail to show if
+	// it dies.
+	cmd.Stderr = a.stderr
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start agent %s: %w", argv[0], err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a.conn = acp.NewConn(stdout, stdin, a, acp.Options{Logger: quiet})
+	go func() {
+		_ = a.conn.Serve(context.Background(), time.Second)
+		close(a.served)
+	}()
+	go func() {
+		a.waitErr = cmd.Wait()
+		close(a.exited)
+		<-a.served
+		send(agentGoneMsg{err: a.waitErr, stderr: a.stderr.String()})
+	}()
+	return a, nil
+}
+
+// HandleNotification turns session/update into an updateMsg, in order.
+func (a *agent) HandleNotification(_ context.Context, method string, params json.RawMessage) {
+	if method != "session/update" {
+		return
+	}
+	var n struct {
+		SessionID string          `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+	}
+	if json.Unmarshal(params, &n) != nil {
+		return
+	}
+	// Updates are queued and the UI woken once per batch: one message,
+	// one Update and one View per batch rather than per chunk, so that
+	// keystrokes are not queued behind a fast stream. The UI takes the
+	// queue at every message, so a response (or a question) sent after
+	// these updates is handled after them.
+	a.qmu.Lock()
+	a.queue = append(a.queue, updateMsg{sessionID: n.SessionID, raw: n.Update})
+	wake := !a.woken
+	a.woken = true
+	a.qmu.Unlock()
+	if wake {
+		a.send(updatesMsg{})
+	}
+}
+
+// takeUpdates returns the queued updates, in order, and empties the queue.
+func (a *agent) takeUpdates() []updateMsg {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	q := a.queue
+	a.queue, a.woken = nil, false
+	return q
+}
+
+// HandleRequest answers the agent's requests. The TUI advertises no file
+// system, terminal or elicitation capability, so the only request it gets
+// is session/request_permission, which waits for the user's answer.
+func (a *agent) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method != "session/request_permission" {
+		return nil, acp.MethodNotFound(method)
+	}
+	var req acp.RequestPermissionRequest
+	if err := json.Unmarshal(params, &req); err != nil {
+		return nil, acp.InvalidParams("invalid session/request_permission params", err.Error())
+	}
+	reply := make(chan string, 1)
+	a.send(permissionMsg{req: &req, reply: reply})
+	return acp.Deferred(func() (any, error) {
+		var resp acp.RequestPermissionResponse
+		select {
+		case id := <-reply:
+			if id == "" {
+				resp.Outcome.Outcome = "cancelled"
+			} else {
+				resp.Outcome.Outcome, resp.Outcome.OptionID = "selected", id
+			}
+		case <-ctx.Done():
+			a.send(permissionDoneMsg{req: &req})
+			resp.Outcome.Outcome = "cancelled"
+		}
+		return resp, nil
+	}), nil
+}
+
+// call makes a request of the agent.
+func (a *agent) call(ctx context.Context, method string, params, result any) error {
+	return a.conn.Call(ctx, method, params, result)
+}
+
+// close ends the session as an editor does: stdin closes, the agent
+// exits; one that does not within grace is killed.
+func (a *agent) close(grace time.Duration) {
+	_ = a.stdin.Close()
+	select {
+	case <-a.exited:
+	case <-time.After(grace):
+		_ = a.cmd.Process.Kill()
+		<-a.exited
+	}
+}
+
+// updatesMsg says session/updates are queued.
+type updatesMsg struct{}
+
+// updateMsg is one session/update notification.
+type updateMsg struct {
+	sessionID string
+	raw       json.RawMessage
+}
+
+// permissionMsg is a session/request_permission waiting for an optionId
+// ("" cancels).
+type permissionMsg struct {
+	req   *acp.RequestPermissionRequest
+	reply chan<- string
+}
+
+// permissionDoneMsg withdraws a question the agent stopped waiting for.
+type permissionDoneMsg struct{ req *acp.RequestPermissionRequest }
+
+// agentGoneMsg says the agent process ended.
+type agentGoneMsg struct {
+	err    error
+	stderr string
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(bytes.TrimSpace(t.b))
+}
+
+// rpcMessage is the text of an error from the agent, for the user.
+func rpcMessage(err error) string {
+	var e *acp.Error
+	if errors.As(err, &e) {
+		msg := e.Message
+		if m, ok := e.Data.(map[string]any); ok {
+			if d, ok := m["details"].(string); ok && d != "" {
+				msg += ": " + d
+			}
+		}
+		return msg
+	}
+	return err.Error()
+}

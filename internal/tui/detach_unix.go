@@ -1,0 +1,13 @@
+//go:build unix
+
+package tui
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// detach starts the agent in a session of its own, without the terminal:
+// nothing it runs can read from or draw on the terminal the UI owns, and
+// the terminal's signals reach the UI only.
+func detach(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} }

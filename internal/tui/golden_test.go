@@ -1,0 +1,100 @@
+package tui
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden frames in testdata/")
+
+// Components are drawn into golden frames at 40, 80 and 140 columns, for a
+// light and a dark terminal, and without colour. The frames keep their
+// escape sequences: the colours are part of what is checked. Rewrite them
+// with go test ./internal/tui/ -run Golden -update, and look at them with
+// cat before committing.
+func TestGoldenComponents(t *testing.T) {
+	line := 12
+	old := "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"
+	card := &toolCall{id: "c1", title: "Edit main.go", kind: "edit", status: "completed",
+		locations: []acp.ToolCallLocation{{Path: "cmd/hello/main.go", Line: &line}},
+		content: []acp.ToolCallContent{{Type: "diff", Path: "cmd/hello/main.go", OldText: &old,
+			NewText: "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello, world\")\n}\n"}}}
+	shell := &toolCall{id: "c2", title: "go test ./...", kind: "execute", status: "failed",
+		rawInput: []byte(`{"command":"go test ./..."}`),
+		content: []acp.ToolCallContent{{Type: "content", Content: &acp.ContentBlock{Type: "text",
+			Text: "ok  a\nok  b\nok  c\nok  d\nok  e\nok  f\nFAIL g\nexit status 1"}}}}
+	perm := &acp.RequestPermissionRequest{SessionID: "s", ToolCall: acp.ToolCallUpdate{ToolCallID: "c3",
+		Title: "rm -rf build && go build ./...", Kind: "execute", RawInput: []byte(`{"command":"rm -rf build && go build ./..."}`)},
+		Options: []acp.PermissionOption{{OptionID: "o1", Name: "Allow once", Kind: "allow_once"},
+			{OptionID: "o2", Name: "Always allow `shell(go build*)`", Kind: "allow_always"},
+			{OptionID: "o3", Name: "Reject", Kind: "reject_once"}, {OptionID: "o4", Name: "Always reject", Kind: "reject_always"}}}
+	plan := []acp.PlanEntry{{Content: "Read the failing test", Status: "completed"},
+		{Content: "Fix the off-by-one in the pager so that the last page is shown in full", Status: "in_progress"},
+		{Content: "Run the tests", Status: "pending"}}
+	st := status{model: "anthropic:claude-sonnet-4-6", mode: "Default", title: "Fix the pager",
+		used: 23_400, size: 200_000, cost: &acp.Cost{Amount: 0.0123, Currency: "USD"}, working: true}
+	md := "# Title\n\nSome **bold**, *em* and `code`, a [link](https://example.com).\n\n- one\n- two with a long line that has to wrap somewhere near the end\n\n```go\nfunc f() {}\n```\n> quoted"
+
+	components := map[string]func(th *theme, w int) []string{
+		"toolcard": func(th *theme, w int) []string { return renderToolCard(th, card, w) },
+		"shell":    func(th *theme, w int) []string { return renderToolCard(th, shell, w) },
+		"diff": func(th *theme, w int) []string {
+			return renderDiff(th, card.content[0].Path, card.content[0].OldText, card.content[0].NewText, w)
+		},
+		"permission": func(th *theme, w int) []string { return renderPermission(th, perm, 1, w, "") },
+		"plan":       func(th *theme, w int) []string { return renderPlan(th, plan, w) },
+		"status":     func(th *theme, w int) []string { return []string{renderStatus(th, st, w)} },
+		"markdown": func(th *theme, w int) []string {
+			r := markdown{th: th}
+			var out []string
+			for _, l := range strings.Split(md, "\n") {
+				out = append(out, r.line(l, w)...)
+			}
+			return out
+		},
+	}
+	themes := map[string]*theme{"dark": newTheme(true, true), "light": newTheme(false, true), "nocolor": newTheme(true, false)}
+	for name, draw := range components {
+		for tname, th := range themes {
+			for _, w := range []int{40, 80, 140} {
+				t.Run(fmt.Sprintf("%s/%s/%d", name, tname, w), func(t *testing.T) {
+					lines := draw(th, w)
+					for i, l := range lines {
+						if n := ansi.StringWidth(l); n > w {
+							t.Errorf("line %d is %d columns wide, over %d: %q", i, n, w, ansi.Strip(l))
+						}
+					}
+					got := strings.Join(lines, "\n") + "\n"
+					if tname == "nocolor" && strings.Contains(got, "38;") {
+						t.Errorf("a colour without colour: %q", got)
+					}
+					path := filepath.Join("testdata", fmt.Sprintf("%s-%s-%d.golden", name, tname, w))
+					if *update {
+						if err := os.MkdirAll("testdata", 0o755); err != nil {
+							t.Fatal(err)
+						}
+						if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+							t.Fatal(err)
+						}
+						return
+					}
+					want, err := os.ReadFile(path)
+					if err != nil {
+						t.Fatalf("%v (run with -update to create it)", err)
+					}
+					if got != string(want) {
+						t.Errorf("frame differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
+					}
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package tui
+
+import (
+	"strings"
+	"unicode"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// markdown renders Markdown one source line at a time, so an answer can be
+// shown as it streams: a finished line is rendered once and goes to the
+// scrollback; the state that spans lines (inside a fenced code block) is
+// kept here. It knows headings, emphasis, inline code, links, lists,
+// quotes, rules and fenced code blocks; anything else is shown as text.
+type markdown struct {
+	th     *theme
+	inCode bool
+	fence  string
+}
+
+// line renders one complete source line (without its newline) wrapped to
+// width, as zero or more terminal lines.
+func (m *markdown) line(src string, width int) []string {
+	th := m.th
+	width = max(width, 10)
+	trimmed := strings.TrimSpace(src)
+	if f, lang, ok := fenceLine(trimmed); ok && (!m.inCode || (f[0] == m.fence[0] && len(f) >= len(m.fence) && lang == "")) {
+		if m.inCode {
+			m.inCode = false
+			return []string{th.dim.Render("  " + strings.Repeat("─", min(width-2, 20)))}
+		}
+		m.inCode, m.fence = true, f
+		label := "──"
+		if lang != "" {
+			label += " " + lang + " "
+		}
+		return []string{th.dim.Render("  " + label + strings.Repeat("─", max(0, min(width-2, 20)-ansi.StringWidth(label))))}
+	}
+	if m.inCode {
+		src = strings.ReplaceAll(src, "\t", "    ")
+		wrapped := ansi.Hardwrap(src, width-2, true)
+		var out []string
+		for _, l := range strings.Split(wrapped, "\n") {
+			out = append(out, "  "+th.code.Render(l))
+		}
+		return out
+	}
+	switch {
+	case trimmed == "":
+		return []string{""}
+	case isRule(trimmed):
+		return []string{th.dim.Render(strings.Repeat("─", min(width, 40)))}
+	case strings.HasPrefix(trimmed, "#"):
+		level := len(trimmed) - len(strings.TrimLeft(trimmed, "#"))
+		if level <= 6 && (len(trimmed) == level || trimmed[level] == ' ') {
+			text := strings.TrimSpace(trimmed[level:])
+			return wrapStyled(m.inline(text, th.heading), width, "", "")
+		}
+	case strings.HasPrefix(trimmed, ">"):
+		text := strings.TrimSpace(strings.TrimPrefix(trimmed, ">"))
+		bar := th.dim.Render("│ ")
+		return wrapStyled(th.italic.Render(m.inline(text, lipgloss.NewStyle())), width, bar, bar)
+	}
+	indent := len(src) - len(strings.TrimLeftFunc(src, unicode.IsSpace))
+	pad := strings.Repeat(" ", min(indent, 8))
+	if marker, rest, ok := listItem(trimmed); ok {
+		bullet := pad + th.accent.Render(marker) + " "
+		hang := pad + strings.Repeat(" ", ansi.StringWidth(marker)+1)
+		return wrapStyled(m.inline(rest, lipgloss.NewStyle()), width, bullet, hang)
+	}
+	return wrapStyled(m.inline(trimmed, lipgloss.NewStyle()), width, pad, pad)
+}
+
+// flush ends the rendering of one message: an unclosed code block ends.
+func (m *markdown) reset() { m.inCode, m.fence = false, "" }
+
+func fenceLine(s string) (fence, lang string, ok bool) {
+	for _, f := range []string{"```", "~~~"} {
+		if strings.HasPrefix(s, f) {
+			n := len(s) - len(strings.TrimLeft(s, f[:1]))
+			return s[:n], strings.TrimSpace(s[n:]), true
+		}
+	}
+	return "", "", false
+}
+
+func isRule(s string) bool {
+	if len(s) < 3 {
+		return false
+	}
+	c := s[0]
+	if c != '-' && c != '*' && c != '_' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != c && s[i] != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// listItem recognises "- x", "* x", "+ x", "1. x", "1) x" and task items.
+func listItem(s string) (marker, rest string, ok bool) {
+	if len(s) >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && s[1] == ' ' {
+		rest = strings.TrimSpace(s[2:])
+		switch {
+		case strings.HasPrefix(rest, "[ ] "):
+			return "☐", rest[4:], true
+		case strings.HasPrefix(rest, "[x] "), strings.HasPrefix(rest, "[X] "):
+			return "☑", rest[4:], true
+		}
+		return "•", rest, true
+	}
+	i := 0
+	for i < len(s) && i < 4 && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i > 0 && i+1 < len(s) && (s[i] == '.' || s[i] == ')') && s[i+1] == ' ' {
+		return s[:i+1], strings.TrimSpace(s[i+2:]), true
+	}
+	return "", "", false
+}
+
+// inline renders emphasis, strong, inline code and links in s, with base
+// applied to the plain runs.
+func (m *markdown) inline(s string, base lipgloss.Style) string {
+	th := m.th
+	var b strings.Builder
+	var run strings.Builder
+	bold, em := false, false
+	flushRun := func() {
+		if run.Len() == 0 {
+			return
+		}
+		st := base
+		if bold {
+			st = st.Bold(true)
+		}
+		if em {
+			st = st.Italic(true)
+		}
+		b.WriteString(st.Render(run.String()))
+		run.Reset()
+	}
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && strings.ContainsRune("\\`*_[]()#+-.!>", rune(s[i+1])):
+			run.WriteByte(s[i+1])
+			i += 2
+		case s[i] == '`':
+			n := len(s[i:]) - len(strings.TrimLeft(s[i:], "`"))
+			tick := s[i : i+n]
+			if end := strings.Index(s[i+n:], tick); end >= 0 {
+				flushRun()
+				b.WriteString(th.code.Render(strings.TrimSpace(s[i+n : i+n+end])))
+				i += n + end + n
+				continue
+			}
+			run.WriteString(tick)
+			i += n
+		case strings.HasPrefix(s[i:], "**") || strings.HasPrefix(s[i:], "__"):
+			flushRun()
+			bold = !bold
+			i += 2
+		case (s[i] == '*' || s[i] == '_') && emphasisEdge(s, i, em):
+			flushRun()
+			em = !em
+			i++
+		case s[i] == '[':
+			if close := strings.Index(s[i:], "]("); close > 0 {
+				if end := strings.IndexByte(s[i+close:], ')'); end > 0 {
+					text := s[i+1 : i+close]
+					url := s[i+close+2 : i+close+end]
+					flushRun()
+					b.WriteString(th.info.Render(text))
+					if url != text {
+						b.WriteString(th.dim.Render(" (" + url + ")"))
+					}
+					i += close + end + 1
+					continue
+				}
+			}
+			run.WriteByte(s[i])
+			i++
+		default:
+			run.WriteByte(s[i])
+			i++
+		}
+	}
+	flushRun()
+	return b.String()
+}
+
+// emphasisEdge tells whether the * or _ at i opens (or, when open, closes)
+// emphasis rather than being a literal, as in 2*3 or snake_case.
+func emphasisEdge(s string, i int, open bool) bool {
+	before := i == 0 || !isWordByte(s[i-1])
+	after := i+1 < len(s) && s[i+1] != ' '
+	if open {
+		return i > 0 && s[i-1] != ' ' && (i+1 == len(s) || !isWordByte(s[i+1]))
+	}
+	return before && after && strings.IndexByte(s[i+1:], s[i]) > 0
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// wrapStyled word-wraps a styled string to width, the first line after
+// first and the others after hang.
+func wrapStyled(s string, width int, first, hang string) []string {
+	w := width - max(ansi.StringWidth(first), ansi.StringWidth(hang))
+	lines := strings.Split(lipgloss.Wrap(s, max(w, 8), " -/"), "\n")
+	for i := range lines {
+		if i == 0 {
+			lines[i] = first + lines[i]
+		} else {
+			lines[i] = hang + lines[i]
+		}
+	}
+	return lines
+}

@@ -1,0 +1,415 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+)
+
+// model is the TUI's state: the session as the agent reported it, the
+// live region, the input, and whatever question or picker is open.
+type model struct {
+	opts   Options
+	th     *theme
+	ag     *agent
+	width  int
+	height int
+
+	sessionID string
+	ready     bool // a session is open
+	failed    bool // opening the session failed
+	replaying bool // session/load is replaying the transcript
+	modes     *acp.SessionModeState
+	config    []acp.SessionConfigOption
+	commands  []acp.AvailableCommand
+	st        status
+
+	live     []block
+	tools    map[string]*toolCall
+	plan     []acp.PlanEntry
+	printQ   []string // lines for the scrollback, in order
+	printing int      // how many of printQ are being printed
+	// holdPrints delays printing after a resize; printHeld says a retry
+	// is scheduled; termSize reads the terminal's size.
+	holdPrints time.Time
+	printHeld  bool
+	termSize   func() (int, int, error)
+	// printSkipped says the print in flight was dropped (filterPrint).
+	printSkipped bool
+
+	in      input
+	running bool
+	perm    *permissionMsg
+	permSel int
+	permQ   []permissionMsg
+	picker  *picker
+	// The @ finder: the workspace's files (listed once, on the first @),
+	// the matches of the @word at the cursor and the selected one.
+	files      []string
+	filesAsked bool
+	finder     *finder
+	gap        bool // the turn has output: the next block starts after a blank line
+	quitArm    bool // Ctrl+C on an empty input once already
+	quitting   bool
+	gone       bool
+}
+
+// picker is a list to choose one item from (/model, /mode, /sessions).
+type picker struct {
+	title string
+	items []pickItem
+	sel   int
+	pick  func(m *model, it pickItem) tea.Cmd
+}
+
+type pickItem struct{ label, value, note string }
+
+// resizeSettle is how long printing waits after a resize, for bubbletea's
+// repaint at the new size.
+const resizeSettle = 100 * time.Millisecond
+
+// Messages of the model's own commands.
+type (
+	printedMsg    struct{}
+	printRetryMsg struct{}
+	sessionMsg    struct {
+		id     string
+		modes  *acp.SessionModeState
+		config []acp.SessionConfigOption
+		loaded bool
+		err    error
+	}
+	promptDoneMsg struct {
+		stop string
+		err  error
+	}
+	configMsg struct {
+		config []acp.SessionConfigOption
+		err    error
+	}
+	modeSetMsg struct {
+		mode string
+		err  error
+	}
+	noteMsg     struct{ text string }
+	filesMsg    struct{ files []string }
+	sessionsMsg struct {
+		list []acp.SessionInfo
+		err  error
+	}
+)
+
+func newModel(opts Options, th *theme) *model {
+	return &model{opts: opts, th: th, width: 80, height: 24, tools: map[string]*toolCall{},
+		st: status{model: opts.ModelLabel}}
+}
+
+func (m *model) Init() tea.Cmd {
+	// A loaded session's transcript is replayed before session/load
+	// answers: it goes to the scrollback, the user's prompts included.
+	m.replaying = m.opts.Continue || m.opts.Resume != ""
+	cmds := []tea.Cmd{m.openSession(m.opts.Continue, m.opts.Resume)}
+	if m.opts.Theme == "" && m.th.color {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	if m.ag != nil {
+		for _, u := range m.ag.takeUpdates() {
+			m.update(u)
+		}
+	}
+	switch msg := msg.(type) {
+	case agentGoneMsg:
+		return m, m.agentGone(msg)
+	case tea.KeyPressMsg:
+		cmd = m.key(msg)
+		if c := m.refreshFinder(); c != nil {
+			cmd = tea.Batch(cmd, c)
+		}
+	case tea.PasteMsg:
+		if m.perm == nil && m.picker == nil {
+			m.in.pasteText(msg.Content)
+		}
+	default:
+		cmd = m.agentMsg(msg)
+	}
+	if m.quitting && m.printing == 0 && len(m.printQ) == 0 {
+		return m, tea.Batch(cmd, tea.Quit)
+	}
+	return m, tea.Batch(cmd, m.printCmd())
+}
+
+// agentMsg handles what is not a key: sizes, prints, and the agent's
+// messages and answers.
+func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		if m.width != msg.Width || m.height != msg.Height {
+			m.holdPrints = time.Now().Add(resizeSettle)
+		}
+		m.width, m.height = msg.Width, msg.Height
+	case tea.BackgroundColorMsg:
+		m.th = newTheme(msg.IsDark(), m.th.color)
+	case printedMsg:
+		if m.printSkipped {
+			m.holdPrints = time.Now().Add(resizeSettle)
+		} else {
+			m.printQ = m.printQ[m.printing:]
+		}
+		m.printing, m.printSkipped = 0, false
+	case printRetryMsg:
+		m.printHeld = false
+	case updateMsg:
+		m.update(msg)
+	case permissionMsg:
+		if m.perm == nil {
+			m.perm, m.permSel = &msg, 0
+		} else {
+			m.permQ = append(m.permQ, msg)
+		}
+	case permissionDoneMsg:
+		m.withdraw(msg.req)
+	case sessionMsg:
+		cmd = m.sessionOpened(msg)
+	case promptDoneMsg:
+		m.turnDone(msg)
+	case configMsg, modeSetMsg:
+		m.settingDone(msg)
+	case noteMsg:
+		m.printLines(msg.text)
+	case sessionsMsg:
+		m.openSessionPicker(msg)
+	case filesMsg:
+		m.files = msg.files
+		m.refreshFinder()
+	}
+	return cmd
+}
+
+func (m *model) turnDone(msg promptDoneMsg) {
+	m.running = false
+	m.settle()
+	switch {
+	case msg.err != nil:
+		m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
+	case msg.stop == acp.StopCancelled:
+		m.printLines(m.th.warn.Render("⊘ cancelled"))
+	case msg.stop != "" && msg.stop != acp.StopEndTurn:
+		m.printLines(m.th.warn.Render("⊘ stopped: " + strings.ReplaceAll(msg.stop, "_", " ")))
+	}
+	m.cancelQuestions()
+}
+
+// settingDone records the agent's answer to /model or a mode change.
+func (m *model) settingDone(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case configMsg:
+		if msg.err != nil {
+			m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
+		} else if msg.config != nil {
+			m.config = msg.config
+			m.syncStatus()
+		}
+	case modeSetMsg:
+		if msg.err != nil {
+			m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
+		} else if m.modes != nil {
+			m.modes.CurrentModeID = msg.mode
+			m.syncStatus()
+		}
+	}
+}
+
+func (m *model) update(u updateMsg) {
+	if m.replaying || m.sessionID == "" || u.sessionID == m.sessionID {
+		m.applyUpdate(u.raw)
+	}
+}
+
+// printCmd prints the queued lines above the live region, one batch at a
+// time so batches keep their order; the lines stay in the view until
+// printedMsg says they are in the scrollback.
+//
+// bubbletea inserts printed lines at positions computed from the size it
+// knows; a print between a terminal's resize and the program learning of
+// it lands in the wrong place and the repaint after the resize erases it.
+// So no print starts for a moment after a resize, and a print whose
+// terminal no longer has the size the program knows waits and retries.
+func (m *model) printCmd() tea.Cmd {
+	if m.printing > 0 || len(m.printQ) == 0 || m.printHeld {
+		return nil
+	}
+	if wait := time.Until(m.holdPrints); wait > 0 {
+		m.printHeld = true
+		return tea.Tick(wait, func(time.Time) tea.Msg { return printRetryMsg{} })
+	}
+	// bubbletea scrolls the screen by the lines it prints, then moves up
+	// over them and the live region to insert them: more lines than the
+	// screen has rows above the live region cannot be reached, and some
+	// would be lost. A long batch goes in pieces.
+	m.printing = min(len(m.printQ), max(m.height/2, 1))
+	text := strings.Join(m.printQ[:m.printing], "\n")
+	if text == "" {
+		text = " " // an empty print prints nothing
+	}
+	return tea.Sequence(func() tea.Msg { return printMsg{text: text} }, func() tea.Msg { return printedMsg{} })
+}
+
+// printMsg carries a print to the event loop, where filterPrint turns it
+// into bubbletea's own print message.
+type printMsg struct{ text string }
+
+// filterPrint runs in bubbletea's event loop just before it handles a
+// message (tea.WithFilter): a print whose terminal no longer has the size
+// the program knows is dropped there (printedMsg then keeps its lines for
+// a retry), as close to the insertion as anything can check.
+func (m *model) filterPrint(msg printMsg) tea.Msg {
+	if m.termSize != nil {
+		if tw, th, err := m.termSize(); err == nil && (tw != m.width || th != m.height) {
+			m.printSkipped = true
+			return nil
+		}
+	}
+	return tea.Println(msg.text)()
+}
+
+// filter is the program's message filter.
+func filter(mod tea.Model, msg tea.Msg) tea.Msg {
+	if p, ok := msg.(printMsg); ok {
+		if m, ok := mod.(*model); ok {
+			return m.filterPrint(p)
+		}
+	}
+	return msg
+}
+
+// prompt sends text as a turn.
+func (m *model) prompt(text string) tea.Cmd {
+	m.printLines("")
+	lines := strings.Split(text, "\n")
+	shown := lines
+	if len(lines) > pasteFoldLines {
+		shown = append(append([]string{}, lines[:3]...), fmt.Sprintf("… %d more lines", len(lines)-3))
+	}
+	for i, l := range shown {
+		mark := "  "
+		if i == 0 {
+			mark = m.th.accent.Render("› ")
+		}
+		m.printLines(wrapStyled(m.th.bold.Render(l), m.width, mark, "  ")...)
+	}
+	m.printLines("")
+	m.gap = false
+	m.running = true
+	ag, id := m.ag, m.sessionID
+	blocks := append([]acp.ContentBlock{acp.TextBlock(text)}, fileLinks(text, m.opts.Cwd)...)
+	return func() tea.Msg {
+		var resp acp.PromptResponse
+		err := ag.call(context.Background(), "session/prompt",
+			acp.PromptRequest{SessionID: id, Prompt: blocks}, &resp)
+		return promptDoneMsg{stop: resp.StopReason, err: err}
+	}
+}
+
+// cancel asks the agent to end the running turn; open questions are
+// answered cancelled, as the protocol asks of a client.
+func (m *model) cancel() tea.Cmd {
+	m.cancelQuestions()
+	if !m.running {
+		return nil
+	}
+	m.st.note = "cancelling…"
+	ag, id := m.ag, m.sessionID
+	return func() tea.Msg {
+		_ = ag.conn.Notify("session/cancel", acp.SessionIDRequest{SessionID: id})
+		return nil
+	}
+}
+
+func (m *model) cancelQuestions() {
+	if m.perm != nil {
+		m.perm.reply <- ""
+		m.perm = nil
+	}
+	for _, q := range m.permQ {
+		q.reply <- ""
+	}
+	m.permQ = nil
+	if !m.running {
+		m.st.note = ""
+	}
+}
+
+// answer replies to the open permission question with option i.
+func (m *model) answer(i int) {
+	p := m.perm
+	if p == nil || i < 0 || i >= len(p.req.Options) {
+		return
+	}
+	o := p.req.Options[i]
+	p.reply <- o.OptionID
+	verdict := m.th.ok.Render(o.Name)
+	if strings.HasPrefix(o.Kind, "reject") {
+		verdict = m.th.fail.Render(o.Name)
+	}
+	m.printLines(m.th.dim.Render("? ") + oneLine(p.req.ToolCall.Title) + m.th.dim.Render(" → ") + verdict)
+	m.nextQuestion()
+}
+
+func (m *model) nextQuestion() {
+	m.perm, m.permSel = nil, 0
+	if len(m.permQ) > 0 {
+		q := m.permQ[0]
+		m.permQ = m.permQ[1:]
+		m.perm = &q
+	}
+}
+
+func (m *model) withdraw(req *acp.RequestPermissionRequest) {
+	if m.perm != nil && m.perm.req == req {
+		m.nextQuestion()
+		return
+	}
+	for i, q := range m.permQ {
+		if q.req == req {
+			m.permQ = append(m.permQ[:i], m.permQ[i+1:]...)
+			return
+		}
+	}
+}
+
+func (m *model) agentGone(msg agentGoneMsg) tea.Cmd {
+	if m.quitting {
+		return tea.Quit
+	}
+	m.gone = true
+	m.running = false
+	m.settle()
+	text := "the agent exited"
+	if msg.err != nil {
+		text += " (" + msg.err.Error() + ")"
+	}
+	m.printLines("", m.th.fail.Render("✗ "+text))
+	if msg.stderr != "" {
+		lines := splitLines(msg.stderr)
+		if len(lines) > 8 {
+			lines = lines[len(lines)-8:]
+		}
+		for _, l := range lines {
+			m.printLines(m.th.dim.Render("  " + l))
+		}
+	}
+	m.cancelQuestions()
+	m.quitting = true
+	return m.printCmd()
+}

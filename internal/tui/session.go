@@ -1,0 +1,178 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+)
+
+// openSession initialises the connection (once) and opens a session: the
+// newest of this directory (cont), the given one (resume) or a new one.
+func (m *model) openSession(cont bool, resume string) tea.Cmd {
+	ag, cwd := m.ag, m.opts.Cwd
+	return func() tea.Msg {
+		ctx := context.Background()
+		if err := ag.initialize(ctx); err != nil {
+			return sessionMsg{err: err}
+		}
+		if cont {
+			var list acp.ListSessionsResponse
+			if err := ag.call(ctx, "session/list", acp.ListSessionsRequest{Cwd: cwd}, &list); err != nil {
+				return sessionMsg{err: fmt.Errorf("session/list: %s", rpcMessage(err))}
+			}
+			if len(list.Sessions) == 0 {
+				cont = false // nothing to continue: a new session
+			} else {
+				resume = newest(list.Sessions)
+			}
+		}
+		if resume != "" {
+			var resp acp.LoadSessionResponse
+			err := ag.call(ctx, "session/load", acp.LoadSessionRequest{SessionID: resume, Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp)
+			if err != nil {
+				return sessionMsg{err: fmt.Errorf("session/load %s: %s", resume, rpcMessage(err))}
+			}
+			return sessionMsg{id: resume, modes: resp.Modes, config: resp.ConfigOptions, loaded: true}
+		}
+		var resp acp.NewSessionResponse
+		if err := ag.call(ctx, "session/new", acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp); err != nil {
+			return sessionMsg{err: sessionError(err, ag.authMethods)}
+		}
+		return sessionMsg{id: resp.SessionID, modes: resp.Modes, config: resp.ConfigOptions}
+	}
+}
+
+func newest(ss []acp.SessionInfo) string {
+	best := ss[0]
+	for _, s := range ss[1:] {
+		if s.UpdatedAt > best.UpdatedAt {
+			best = s
+		}
+	}
+	return best.SessionID
+}
+
+// sessionError says why no session opened; when the agent wants a login
+// first, it says how (the agent's auth methods).
+func sessionError(err error, methods []acp.AuthMethod) error {
+	var e *acp.Error
+	if !errors.As(err, &e) || e.Code != acp.CodeAuthRequired {
+		return fmt.Errorf("session/new: %s", rpcMessage(err))
+	}
+	hint := "log in first"
+	var names []string
+	for i, m := range methods {
+		if i == 4 {
+			names = append(names, fmt.Sprintf("and %d more", len(methods)-4))
+			break
+		}
+		names = append(names, m.Name)
+	}
+	if len(names) > 0 {
+		hint += ": " + strings.Join(names, "; ")
+	}
+	return fmt.Errorf("the agent needs a login (%s); %s", rpcMessage(err), hint)
+}
+
+func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
+	m.settle()
+	m.replaying = false
+	if msg.err != nil {
+		m.printLines(wrapStyled(m.th.fail.Render(msg.err.Error()), m.width, m.th.fail.Render("✗ "), "  ")...)
+		if m.opts.LoginHint != "" {
+			m.printLines(wrapStyled(m.opts.LoginHint, m.width, "  ", "  ")...)
+		}
+		m.printLines(m.th.dim.Render("  (Ctrl+D quits)"))
+		m.failed = true
+		return nil
+	}
+	m.sessionID, m.ready, m.failed = msg.id, true, false
+	m.modes, m.config = msg.modes, msg.config
+	m.st.title, m.st.used, m.st.size, m.st.cost = "", 0, 0, nil
+	m.syncStatus()
+	if msg.loaded {
+		m.printLines(m.th.dim.Render("── session " + msg.id + " loaded ──"))
+	}
+	return nil
+}
+
+// syncStatus puts the current model and mode on the status line.
+func (m *model) syncStatus() {
+	if o := m.modelOption(); o != nil {
+		m.st.model = valueName(o)
+	}
+	if m.modes != nil {
+		m.st.mode = m.modes.CurrentModeID
+		for _, md := range m.modes.AvailableModes {
+			if md.ID == m.modes.CurrentModeID && md.Name != "" {
+				m.st.mode = md.Name
+			}
+		}
+	}
+}
+
+func (m *model) modelOption() *acp.SessionConfigOption {
+	for i, o := range m.config {
+		if o.Type == "select" && (o.Category == "model" || o.ID == "model") {
+			return &m.config[i]
+		}
+	}
+	return nil
+}
+
+func valueName(o *acp.SessionConfigOption) string {
+	cur := fmt.Sprint(o.CurrentValue)
+	for _, v := range o.Options {
+		if v.Value == cur && v.Name != "" {
+			return v.Name
+		}
+	}
+	return cur
+}
+
+// setConfig sets a config option (the model) through the agent.
+func (m *model) setConfig(id, value string) tea.Cmd {
+	ag, sid := m.ag, m.sessionID
+	return func() tea.Msg {
+		v, _ := json.Marshal(value)
+		var resp acp.SetSessionConfigOptionResponse
+		err := ag.call(context.Background(), "session/set_config_option",
+			acp.SetSessionConfigOptionRequest{SessionID: sid, ConfigID: id, Value: v}, &resp)
+		return configMsg{config: resp.ConfigOptions, err: err}
+	}
+}
+
+func (m *model) setMode(id string) tea.Cmd {
+	ag, sid := m.ag, m.sessionID
+	return func() tea.Msg {
+		err := ag.call(context.Background(), "session/set_mode", acp.SetSessionModeRequest{SessionID: sid, ModeID: id}, nil)
+		return modeSetMsg{mode: id, err: err}
+	}
+}
+
+// initialize sends initialize once per connection; later calls return
+// at once (or the first one's error, which is retried).
+func (a *agent) initialize(ctx context.Context) error {
+	a.initMu.Lock()
+	defer a.initMu.Unlock()
+	if a.initialized {
+		return nil
+	}
+	var init acp.InitializeResponse
+	req := map[string]any{
+		"protocolVersion":    1,
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false},
+		"clientInfo":         map[string]string{"name": "corvid-tui", "version": "1"},
+	}
+	if err := a.call(ctx, "initialize", req, &init); err != nil {
+		return fmt.Errorf("initialize: %s", rpcMessage(err))
+	}
+	a.authMethods, a.initialized = init.AuthMethods, true
+	return nil
+}

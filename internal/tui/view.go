@@ -1,0 +1,108 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// View draws the live region: lines on their way to the scrollback, the
+// running blocks, the plan, a question or picker, the input and the
+// status line, cut to the terminal's height from the bottom.
+func (m *model) View() tea.View {
+	if m.quitting && m.printing == 0 && len(m.printQ) == 0 {
+		return tea.NewView("")
+	}
+	w := m.width
+	var top []string
+	// Lines on their way to the scrollback are not drawn here: a terminal
+	// that shrinks pushes the top of the live region into its scrollback,
+	// where they would then be twice.
+	for _, bl := range m.live {
+		switch b := bl.(type) {
+		case *textBlock:
+			top = append(top, b.lines...)
+			if b.tail != "" {
+				md := b.md // a copy: the tail is drawn, not consumed
+				top = append(top, m.renderText(b, &md, b.tail)...)
+			}
+		case *toolCall:
+			top = append(top, m.card(b)...)
+		}
+	}
+	if len(m.plan) > 0 {
+		top = append(top, renderPlan(m.th, m.plan, w)...)
+	}
+	bottom := m.bottom(w)
+	st := m.st
+	st.working = m.running
+	bottom = append(bottom, renderStatus(m.th, st, w))
+	room := max(m.height-1-len(bottom), 0)
+	if len(top) > room {
+		top = top[len(top)-room:]
+	}
+	return tea.NewView(strings.Join(append(top, bottom...), "\n"))
+}
+
+// bottom is the part of the live region under the blocks: a question, a
+// picker or a list of matches, and the input.
+func (m *model) bottom(w int) []string {
+	var bottom []string
+	switch {
+	case m.perm != nil:
+		bottom = append(bottom, renderPermission(m.th, m.perm.req, m.permSel, w, m.opts.Cwd)...)
+	case m.picker != nil:
+		bottom = append(bottom, renderPicker(m.th, m.picker, w)...)
+	case m.finder != nil && !m.finder.off && len(m.finder.matches) > 0:
+		for i, f := range m.finder.matches {
+			mark := "  "
+			if i == m.finder.sel {
+				mark = m.th.accent.Render("› ")
+			}
+			bottom = append(bottom, ansi.Truncate(mark+"@"+f, w, "…"))
+		}
+	default:
+		if c := m.completions(); len(c) > 0 {
+			for i, cm := range c {
+				if i == 8 {
+					bottom = append(bottom, m.th.dim.Render(fmt.Sprintf("  … %d more", len(c)-8)))
+					break
+				}
+				bottom = append(bottom, ansi.Truncate("  "+m.th.key.Render("/"+cm.name)+" "+m.th.dim.Render(cm.desc), w, "…"))
+			}
+		}
+	}
+	if m.gone || m.quitting {
+		bottom = append(bottom, "")
+	} else {
+		placeholder := "Ask corvid… (/help for keys)"
+		if !m.ready {
+			placeholder = "starting…"
+			if m.failed {
+				placeholder = "no session (/new tries again, Ctrl+D quits)"
+			}
+		}
+		bottom = append(bottom, m.in.render(m.th, w, m.perm == nil && m.picker == nil, placeholder)...)
+	}
+	return bottom
+}
+
+func renderPicker(th *theme, p *picker, width int) []string {
+	out := []string{th.bold.Render(p.title)}
+	for i, it := range p.items {
+		mark := "  "
+		label := it.label
+		if i == p.sel {
+			mark = th.accent.Render("› ")
+			label = th.bold.Render(label)
+		}
+		line := mark + th.key.Render(fmt.Sprintf("%d", i+1)) + " " + label
+		if it.note != "" {
+			line += th.dim.Render(" " + it.note)
+		}
+		out = append(out, ansi.Truncate(line, width, "…"))
+	}
+	return append(out, th.dim.Render(ansi.Truncate("  ↑/↓ Enter · Esc closes", width, "…")))
+}

@@ -1,0 +1,82 @@
+// Package tuiargs holds the flags of the terminal UI, shared by `corvid
+// tui` (which only forwards them) and the corvid-tui program (which runs
+// the UI). It is its own package so that the corvid binary does not link
+// the UI: see internal/tui's doc and ARCHITECTURE.md §6.
+package tuiargs
+
+import "errors"
+
+// Flags are those of `corvid acp` and `corvid run` that apply to the TUI,
+// and its own. The struct tags are kong's.
+type Flags struct {
+	Model    string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model, as provider:model (e.g. script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
+	Agent    string   `name:"agent" placeholder:"NAME|PATH" help:"Agent profile, as for corvid acp."`
+	Yolo     bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
+	Allow    []string `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable), e.g. --allow write."`
+	Sandbox  string   `name:"sandbox" placeholder:"MODE" help:"Confine shell commands: off, workspace-write or read-only."`
+	Continue bool     `name:"continue" short:"c" help:"Open the newest stored session of this directory, with its transcript."`
+	Resume   string   `name:"resume" short:"r" placeholder:"ID" help:"Open the stored session ID, with its transcript."`
+	Theme    string   `name:"theme" enum:",light,dark" default:"" placeholder:"light|dark" help:"Colours for a light or dark terminal. Default: ask the terminal."`
+	Command  []string `arg:"" optional:"" passthrough:"" placeholder:"-- CMD ARGS" help:"Drive this ACP agent on its stdio instead of corvid acp: corvid tui -- CMD ARGS…"`
+}
+
+// Help is what `corvid tui --help` says beyond the flags, including what
+// is not built.
+const Help = `Opens a chat in this terminal (bare corvid in a terminal does the same). The chat is the corvid-tui program, installed beside corvid: it runs "corvid acp" as a child process and speaks the Agent Client Protocol to it, as an editor does. Finished output goes to the terminal's own scrollback. Keys: docs/tui.md, or /help inside.
+
+"corvid tui -- CMD ARGS…" drives any other ACP agent on stdio instead (the agent flags -m, --agent, --yolo, --allow and --sandbox are corvid's and do not apply to it).
+
+Not built yet: --connect URL (joining a session of "corvid serve") and key rebinding under [tui.keys].`
+
+// Validate refuses contradictory flags.
+func (f *Flags) Validate() error {
+	if f.Resume != "" && f.Continue {
+		return errors.New("--continue and --resume cannot be used together")
+	}
+	if len(f.Command) > 0 && f.Command[0] == "--" {
+		f.Command = f.Command[1:]
+	}
+	if len(f.Command) > 0 && (f.Model != "" || f.Agent != "" || f.Yolo || len(f.Allow) > 0 || f.Sandbox != "") {
+		return errors.New("-m, --agent, --yolo, --allow and --sandbox are corvid's: they do not apply to another agent (corvid tui -- CMD)")
+	}
+	return nil
+}
+
+// Forward is f as arguments again, for corvid-tui.
+func (f *Flags) Forward() []string {
+	args := f.ACPArgs()[3:] // the agent's flags, without "acp --log-level warn"
+	if f.Continue {
+		args = append(args, "--continue")
+	}
+	if f.Resume != "" {
+		args = append(args, "--resume", f.Resume)
+	}
+	if f.Theme != "" {
+		args = append(args, "--theme", f.Theme)
+	}
+	if len(f.Command) > 0 {
+		args = append(append(args, "--"), f.Command...)
+	}
+	return args
+}
+
+// ACPArgs are the arguments of the child `corvid acp`.
+func (f *Flags) ACPArgs() []string {
+	args := []string{"acp", "--log-level", "warn"}
+	if f.Model != "" {
+		args = append(args, "--model", f.Model)
+	}
+	if f.Agent != "" {
+		args = append(args, "--agent", f.Agent)
+	}
+	if f.Yolo {
+		args = append(args, "--yolo")
+	}
+	for _, a := range f.Allow {
+		args = append(args, "--allow", a)
+	}
+	if f.Sandbox != "" {
+		args = append(args, "--sandbox", f.Sandbox)
+	}
+	return args
+}
