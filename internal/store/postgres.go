@@ -11,23 +11,51 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // The PostgreSQL backend. The Store's code is written once, against
 // database/sql and the driver interfaces (raw.go); for PostgreSQL the
-// connections come from a pgx pool (github.com/jackc/pgx/v5/pgxpool)
-// through pgx's database/sql adapter, wrapped in pgConn, which rewrites
-// the store's SQLite-flavoured statements into PostgreSQL's (see pgSQL).
-// What differs in behaviour, not only in spelling, is asked of
-// Store.pg in three places: the seq of a commit is read after the
+// connections come from the registered [PostgresDriver] (package
+// pgdriver: a pgx pool through pgx's database/sql adapter), which runs
+// the store's SQLite-flavoured statements through pgSQL into
+// PostgreSQL's. What differs in behaviour, not only in spelling, is asked
+// of Store.pg in three places: the seq of a commit is read after the
 // session's row lock (commitTx.session), every commit into a leased
 // session checks the lease row in its transaction (the fence, see
 // fence), and a lease is taken over only when it expired, never
 // because its pid is gone (pids are not comparable across hosts).
+//
+// This package links no PostgreSQL client: pgx's package init and pages
+// would cost every start of `corvid acp`, PostgreSQL or not, more than
+// its start-up budgets allow. The binary built with the corvid_pg tag
+// (corvid-pg) registers the driver; the default one hands a command
+// whose store is PostgreSQL to corvid-pg (cmd/corvid, docs/store.md).
+
+// PostgresDriver connects the store to PostgreSQL; package pgdriver's
+// Driver is the one there is. What the backend needs of pgx beyond
+// database/sql (LISTEN/NOTIFY, say) is a method to add here.
+type PostgresDriver interface {
+	// Open connects to the database target (a postgres:// URL) through a
+	// pool of at most maxConns connections, checks the server answers,
+	// and returns a connector whose connections pass every statement
+	// through rewrite, and the pool's close.
+	Open(target string, maxConns int, rewrite func(string) string) (driver.Connector, func(), error)
+	// Explain returns what a PostgreSQL error means to a person, or "".
+	Explain(err error) string
+}
+
+var pgDriver PostgresDriver
+
+// RegisterPostgres makes d the driver of every PostgreSQL store opened
+// after it. Call it before the first Open (from an init function).
+func RegisterPostgres(d PostgresDriver) { pgDriver = d }
+
+// HasPostgres reports whether a PostgreSQL driver is registered.
+func HasPostgres() bool { return pgDriver != nil }
+
+// ErrNoPostgres is the error of opening a PostgreSQL store in a program
+// that registered no [PostgresDriver].
+var ErrNoPostgres = errors.New("this program was built without PostgreSQL support (the corvid-pg binary has it)")
 
 // IsPostgres reports whether target names a PostgreSQL store.
 func IsPostgres(target string) bool {
@@ -55,32 +83,23 @@ func Redact(target string) string {
 // readers, and room for a connection being replaced.
 const pgMaxConns = 8
 
+// pgSetupTimeout bounds the schema migration and statement preparation
+// of opening a store (connecting has the driver's own timeout).
+const pgSetupTimeout = 30 * time.Second
+
 // openPostgres opens a store in the PostgreSQL database target names.
 func openPostgres(target string, now func() time.Time) (*Store, error) {
 	shown := Redact(target)
-	cfg, err := pgxpool.ParseConfig(target)
+	if pgDriver == nil {
+		return nil, fmt.Errorf("open session store %s: %w", shown, ErrNoPostgres)
+	}
+	conn, closePool, err := pgDriver.Open(target, pgMaxConns, pgSQL)
 	if err != nil {
-		// pgx's message may quote the URL, password and all.
-		return nil, fmt.Errorf("open session store %s: not a valid PostgreSQL URL", shown)
+		return nil, fmt.Errorf("open session store %s: %s", shown, pgReason(err, target))
 	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
-	}
-	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
-		cfg.ConnConfig.RuntimeParams["application_name"] = "corvid"
-	}
-	cfg.MaxConns = pgMaxConns
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.ConnConfig.ConnectTimeout+5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), pgSetupTimeout)
 	defer cancel()
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open session store %s: %s", shown, pgReason(err, target))
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open session store %s: %s", shown, pgReason(err, target))
-	}
-	s := &Store{path: shown, now: now, pg: true, pool: pool}
+	s := &Store{path: shown, now: now, pg: true, closePool: closePool}
 	fail := func(err error) (*Store, error) {
 		if s.writeDB != nil {
 			s.writeDB.Close()
@@ -88,10 +107,9 @@ func openPostgres(target string, now func() time.Time) (*Store, error) {
 		if s.readDB != nil {
 			s.readDB.Close()
 		}
-		pool.Close()
+		closePool()
 		return nil, fmt.Errorf("open session store %s: %s", shown, pgReason(err, target))
 	}
-	conn := pgConnector{stdlib.GetPoolConnector(pool)}
 	s.writeDB = sql.OpenDB(conn)
 	s.writeDB.SetMaxOpenConns(1)
 	s.writeDB.SetMaxIdleConns(1) // keep it: its prepared statements live on it
@@ -115,13 +133,9 @@ func openPostgres(target string, now func() time.Time) (*Store, error) {
 // (should a message quote it) taken out.
 func pgReason(err error, target string) string {
 	msg := err.Error()
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "28P01", "28000":
-			msg = "the server refused the credentials: " + pe.Message
-		case "3D000":
-			msg = "no such database: " + pe.Message + " (create it first)"
+	if pgDriver != nil {
+		if m := pgDriver.Explain(err); m != "" {
+			msg = m
 		}
 	}
 	if u, perr := url.Parse(target); perr == nil && u.User != nil {
@@ -135,48 +149,16 @@ func pgReason(err error, target string) string {
 // pgRetryable reports a PostgreSQL error after which the whole
 // transaction may simply run again: a serialization failure or a
 // deadlock (two processes committing rows of the same sessions in
-// different orders).
+// different orders). PostgreSQL's errors (pgx's *pgconn.PgError) tell
+// their code by SQLState.
 func pgRetryable(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
-}
-
-// pgConnector hands out pgConns over pgx's database/sql connections.
-type pgConnector struct{ inner driver.Connector }
-
-func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	dc, err := c.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
+	var pe interface{ SQLState() string }
+	if !errors.As(err, &pe) {
+		return false
 	}
-	return &pgConn{dc.(*stdlib.Conn)}, nil
+	c := pe.SQLState()
+	return c == "40001" || c == "40P01"
 }
-
-func (c pgConnector) Driver() driver.Driver { return c.inner.Driver() }
-
-// pgConn is pgx's database/sql connection with every statement passed
-// through pgSQL.
-type pgConn struct{ c *stdlib.Conn }
-
-func (p *pgConn) Prepare(q string) (driver.Stmt, error) { return p.c.Prepare(pgSQL(q)) }
-func (p *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	return p.c.PrepareContext(ctx, pgSQL(q))
-}
-func (p *pgConn) Close() error              { return p.c.Close() }
-func (p *pgConn) Begin() (driver.Tx, error) { return p.c.Begin() } //nolint:staticcheck // driver.Conn requires it
-func (p *pgConn) BeginTx(ctx context.Context, o driver.TxOptions) (driver.Tx, error) {
-	return p.c.BeginTx(ctx, o)
-}
-func (p *pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return p.c.ExecContext(ctx, pgSQL(q), args)
-}
-func (p *pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return p.c.QueryContext(ctx, pgSQL(q), args)
-}
-func (p *pgConn) Ping(ctx context.Context) error             { return p.c.Ping(ctx) }
-func (p *pgConn) CheckNamedValue(v *driver.NamedValue) error { return p.c.CheckNamedValue(v) }
-func (p *pgConn) ResetSession(ctx context.Context) error     { return p.c.ResetSession(ctx) }
-func (p *pgConn) IsValid() bool                              { return !p.c.Conn().IsClosed() }
 
 // pgSQLCache holds each statement's PostgreSQL form.
 var pgSQLCache sync.Map

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -73,5 +74,18 @@ func TestRedactHidesThePassword(t *testing.T) {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Without a registered driver (the default corvid binary), opening a
+// PostgreSQL store fails with ErrNoPostgres, naming the store without
+// its password, and nothing is dialled.
+func TestOpenPostgresWithoutDriver(t *testing.T) {
+	saved := pgDriver
+	pgDriver = nil
+	t.Cleanup(func() { pgDriver = saved })
+	_, err := Open("postgres://u:hunter2@127.0.0.1:1/db")
+	if !errors.Is(err, ErrNoPostgres) || !strings.Contains(err.Error(), "postgres://u:xxxxx@127.0.0.1:1/db") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("Open without a driver = %v, want ErrNoPostgres naming the redacted URL", err)
 	}
 }

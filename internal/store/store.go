@@ -1,7 +1,8 @@
 // Package store keeps corvid's sessions on disk, in one SQLite database
 // (modernc.org/sqlite, pure Go) shared by every corvid process of a user,
 // or in a PostgreSQL database shared by several machines (postgres.go:
-// the same Store and code through pgx, a fenced lease; docs/store.md).
+// the same Store and code, a fenced lease; the pgx driver is package
+// pgdriver, registered by the corvid-pg binary only; docs/store.md).
 //
 // Start with [Open] and [Store.Append]. A session is a row of metadata
 // ([Session]) plus an ordered log of opaque events (a kind string and a
@@ -56,7 +57,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"modernc.org/sqlite"
 )
 
@@ -77,11 +77,11 @@ const (
 
 // Store is an open session database. It is safe for concurrent use.
 type Store struct {
-	path    string // the file's absolute path, or the PostgreSQL URL without its password
-	pg      bool   // a PostgreSQL store (postgres.go)
-	pool    *pgxpool.Pool
-	writeDB *sql.DB // exactly one connection: every write of this process
-	readDB  *sql.DB // a small pool for reads
+	path      string  // the file's absolute path, or the PostgreSQL URL without its password
+	pg        bool    // a PostgreSQL store (postgres.go)
+	closePool func()  // a PostgreSQL store's: ends its connection pool
+	writeDB   *sql.DB // exactly one connection: every write of this process
+	readDB    *sql.DB // a small pool for reads
 
 	now func() time.Time // injected clock (tests)
 
@@ -207,8 +207,8 @@ func (s *Store) Close() error {
 		s.closeRaw()
 		s.w.commitMu.Unlock()
 		err = errors.Join(err, s.readDB.Close(), s.writeDB.Close())
-		if s.pool != nil {
-			s.pool.Close()
+		if s.closePool != nil {
+			s.closePool()
 		}
 		s.closeErr = err
 	})
