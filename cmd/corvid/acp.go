@@ -151,6 +151,15 @@ func (c *acpCmd) wire(logger *slog.Logger) (*agent.Agent, acpserver.Options) {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
+	// Before the environment is scrubbed: a PostgreSQL store may hand the
+	// command to corvid-pg (pghandoff.go), which needs it whole.
+	storeTarget, err := c.StoreFlag.target(env, file)
+	if err == nil {
+		err = handOffPostgres(storeTarget)
+	}
+	if err != nil {
+		exitStoreError(err)
+	}
 	providers.RegisterModels(file) // [providers.NAME.models] join the catalog
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
@@ -167,11 +176,7 @@ func (c *acpCmd) wire(logger *slog.Logger) (*agent.Agent, acpserver.Options) {
 		logger.Warn(w.text)
 	}
 	model, noModel, perms := pf.model, pf.noModel, pf.perms
-	storeTarget, err := c.StoreFlag.target(env, file)
-	if err == nil {
-		err = checkStore(storeTarget)
-	}
-	if err != nil {
+	if err := checkStore(storeTarget); err != nil {
 		exitStoreError(err)
 	}
 	ag := agent.New(agent.Config{

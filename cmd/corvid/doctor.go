@@ -29,6 +29,12 @@ type doctorCmd struct {
 }
 
 func (c *doctorCmd) Run() error {
+	// The store doctor checks; corvid-pg checks a PostgreSQL one.
+	if target, err := config.SessionStore(config.OSEnv{}, "", config.File{}); err == nil {
+		if err := handOffPostgres(target); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	self, err := os.Executable()

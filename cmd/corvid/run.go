@@ -63,6 +63,14 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	// Before the environment is scrubbed (see acpCmd.wire).
+	storeTarget, err := c.StoreFlag.target(env, file)
+	if err == nil {
+		err = handOffPostgres(storeTarget)
+	}
+	if err != nil {
+		exitStoreError(err)
+	}
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -89,11 +97,7 @@ func (c *runCmd) Run() error {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(print.ExitUsage)
 	}
-	storeTarget, err := c.StoreFlag.target(env, file)
-	if err == nil {
-		err = checkStore(storeTarget)
-	}
-	if err != nil {
+	if err := checkStore(storeTarget); err != nil {
 		exitStoreError(err)
 	}
 	ag := agent.New(agent.Config{

@@ -79,6 +79,9 @@ func openSessions(env config.Env, f storeFlag) (*store.Store, error) {
 		}
 	}
 	target, err := f.target(env, file)
+	if err == nil {
+		err = handOffPostgres(target)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,11 @@ func runStoreMigrate(env config.Env, c storeMigrateCmd, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
+	for _, t := range []string{from, to} {
+		if err := handOffPostgres(t); err != nil {
+			return err
+		}
+	}
 	if from == to {
 		return errors.New("--from and --to name the same store")
 	}
