@@ -40,11 +40,13 @@ type agent struct {
 
 func startAgent(tb testing.TB, bin, home, workspace string, args ...string) *agent {
 	tb.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = testkit.IsolatedEnvAt(home, "CORVID_HOME="+filepath.Join(home, "corvid"), "CORVID_KEYRING=off")
+	env := testkit.IsolatedEnvAt(home, "CORVID_HOME="+filepath.Join(home, "corvid"), "CORVID_KEYRING=off")
 	if u := storeURL(tb, home); u != "" {
-		cmd.Env = append(cmd.Env, "CORVID_STORE="+u)
+		env = append(env, "CORVID_STORE="+u)
+		bin = corvidPG(tb)
 	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	cmd.Dir = workspace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

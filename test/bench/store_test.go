@@ -6,8 +6,21 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/corvid-agent/corvid/internal/store"
+	"github.com/corvid-agent/corvid/internal/store/pgdriver"
+	"github.com/corvid-agent/corvid/internal/testkit"
 	"github.com/corvid-agent/corvid/internal/testkit/pgtest"
 )
+
+// The benchmarks open their stores in this process too.
+func init() { store.RegisterPostgres(pgdriver.Driver{}) }
+
+// corvidPG is corvid-pg (corvid built with -tags corvid_pg), which the
+// benchmarks start on a PostgreSQL store directly: the figures are the
+// store's, without the default corvid's hand-off (one exec, docs/store.md).
+func corvidPG(tb testing.TB) string {
+	return filepath.Join(filepath.Dir(testkit.BuildCorvidPG(tb)), "corvid-pg")
+}
 
 // The benchmarks run on the default SQLite file. With
 // CORVID_BENCH_STORE=postgres they run on PostgreSQL 15 instead (over a

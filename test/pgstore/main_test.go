@@ -63,7 +63,7 @@ type machine struct {
 // the store given by --store (flag) or CORVID_STORE (env), in workspace.
 func start(t *testing.T, script, workspace string, args []string, env ...string) *machine {
 	t.Helper()
-	bin := testkit.BuildCorvid(t)
+	bin := testkit.BuildCorvidPG(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	e := testkit.Start(t, bin, testkit.Options{
