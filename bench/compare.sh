@@ -136,8 +136,17 @@ if [[ ${PG:-1} == 0 ]]; then
 elif [[ ! -x /usr/lib/postgresql/15/bin/postgres ]]; then
 	echo "(skipped: PostgreSQL 15 is not installed; apt-get install -y postgresql-15)"
 else
+	# The benchmarks run corvid-pg (-tags corvid_pg), found beside CORVID_BIN: the
+	# one there, else one built the release way beside a copy of it.
+	pgbin=$bin
+	if [[ ! -x $(dirname "$bin")/corvid-pg ]]; then
+		mkdir -p "$tmp/pg"
+		cp "$bin" "$tmp/pg/corvid"
+		CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -tags corvid_pg -o "$tmp/pg/corvid-pg" ./cmd/corvid
+		pgbin=$tmp/pg/corvid
+	fi
 	sync
-	CORVID_BENCH_STORE=postgres CORVID_LOAD_SIZES=100000 CORVID_TURN_CHUNKS=$turn_chunks \
+	CORVID_BIN=$pgbin CORVID_BENCH_STORE=postgres CORVID_LOAD_SIZES=100000 CORVID_TURN_CHUNKS=$turn_chunks \
 		CORVID_FIRST_CHUNK_BURST=${FIRST_CHUNK_BURST:-200000} \
 		go test -run '^$' -bench 'BenchmarkFirstChunk|BenchmarkStreamedTurn|BenchmarkLoadCurve/merged' \
 		-benchtime "${PG_OPS:-10}x" -timeout 60m ./test/bench/ |
