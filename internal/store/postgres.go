@@ -33,13 +33,21 @@ import (
 
 // PostgresDriver connects the store to PostgreSQL; package pgdriver's
 // Driver is the one there is. What the backend needs of pgx beyond
-// database/sql (LISTEN/NOTIFY, say) is a method to add here.
+// database/sql is a method to add here. Its methods take and return
+// only the standard library's types, so that package pgdriver needs
+// nothing of this one (the store's tests import it).
 type PostgresDriver interface {
 	// Open connects to the database target (a postgres:// URL) through a
 	// pool of at most maxConns connections, checks the server answers,
 	// and returns a connector whose connections pass every statement
 	// through rewrite, and the pool's close.
 	Open(target string, maxConns int, rewrite func(string) string) (driver.Connector, func(), error)
+	// Listen opens a connection of its own to the database of pool (a
+	// connector Open returned; not one of the pool's connections: it
+	// stays listening), runs LISTEN on each channel, and returns a wait
+	// for the next notification (its channel and payload) and the
+	// connection's close.
+	Listen(ctx context.Context, pool driver.Connector, channels ...string) (wait func(context.Context) (channel, payload string, err error), close func(context.Context) error, err error)
 	// Explain returns what a PostgreSQL error means to a person, or "".
 	Explain(err error) string
 }
@@ -99,7 +107,7 @@ func openPostgres(target string, now func() time.Time) (*Store, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgSetupTimeout)
 	defer cancel()
-	s := &Store{path: shown, now: now, pg: true, closePool: closePool}
+	s := &Store{path: shown, now: now, pg: true, closePool: closePool, pgPool: conn}
 	fail := func(err error) (*Store, error) {
 		if s.writeDB != nil {
 			s.writeDB.Close()
@@ -127,6 +135,15 @@ func openPostgres(target string, now func() time.Time) (*Store, error) {
 	go s.w.run()
 	go s.heartbeatLoop()
 	return s, nil
+}
+
+// pgListen opens a connection that LISTENs on channels
+// (PostgresDriver.Listen) to s's database.
+func (s *Store) pgListen(ctx context.Context, channels ...string) (wait func(context.Context) (string, string, error), close func(context.Context) error, err error) {
+	if !s.pg || pgDriver == nil {
+		return nil, nil, ErrNoPostgres
+	}
+	return pgDriver.Listen(ctx, s.pgPool, channels...)
 }
 
 // pgReason is err as a person should read it, with target's password

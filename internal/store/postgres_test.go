@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A PostgreSQL database whose schema is newer than this corvid is
@@ -87,5 +89,38 @@ func TestOpenPostgresWithoutDriver(t *testing.T) {
 	_, err := Open("postgres://u:hunter2@127.0.0.1:1/db")
 	if !errors.Is(err, ErrNoPostgres) || !strings.Contains(err.Error(), "postgres://u:xxxxx@127.0.0.1:1/db") || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("Open without a driver = %v, want ErrNoPostgres naming the redacted URL", err)
+	}
+}
+
+// pgListen (the driver's Listen) opens a connection of its own that
+// hears the notifications of its channels, and only those; a SQLite
+// store has none.
+func TestPostgresListenHearsItsChannels(t *testing.T) {
+	s := openStore(t, pgDatabase(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	wait, closeListen, err := s.pgListen(ctx, "corvid_test", "Mixed Case")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeListen(ctx)
+	for _, q := range []string{
+		`SELECT pg_notify('other', 'not for us')`,
+		`SELECT pg_notify('corvid_test', 'one')`,
+		`SELECT pg_notify('Mixed Case', 'two')`,
+	} {
+		if _, err := s.writeDB.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range [][2]string{{"corvid_test", "one"}, {"Mixed Case", "two"}} {
+		ch, payload, err := wait(ctx)
+		if err != nil || ch != want[0] || payload != want[1] {
+			t.Fatalf("wait = %q %q %v, want %q %q", ch, payload, err, want[0], want[1])
+		}
+	}
+	sq := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	if _, _, err := sq.pgListen(ctx, "x"); !errors.Is(err, ErrNoPostgres) {
+		t.Errorf("pgListen on SQLite = %v, want ErrNoPostgres", err)
 	}
 }

@@ -47,6 +47,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -77,11 +78,12 @@ const (
 
 // Store is an open session database. It is safe for concurrent use.
 type Store struct {
-	path      string  // the file's absolute path, or the PostgreSQL URL without its password
-	pg        bool    // a PostgreSQL store (postgres.go)
-	closePool func()  // a PostgreSQL store's: ends its connection pool
-	writeDB   *sql.DB // exactly one connection: every write of this process
-	readDB    *sql.DB // a small pool for reads
+	path      string           // the file's absolute path, or the PostgreSQL URL without its password
+	pg        bool             // a PostgreSQL store (postgres.go)
+	closePool func()           // a PostgreSQL store's: ends its connection pool
+	pgPool    driver.Connector // a PostgreSQL store's pool (PostgresDriver.Listen)
+	writeDB   *sql.DB          // exactly one connection: every write of this process
+	readDB    *sql.DB          // a small pool for reads
 
 	now func() time.Time // injected clock (tests)
 

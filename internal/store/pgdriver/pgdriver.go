@@ -18,6 +18,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -53,7 +54,35 @@ func (Driver) Open(target string, maxConns int, rewrite func(string) string) (dr
 		pool.Close()
 		return nil, nil, err
 	}
-	return connector{stdlib.GetPoolConnector(pool), rewrite}, pool.Close, nil
+	return connector{stdlib.GetPoolConnector(pool), pool, rewrite}, pool.Close, nil
+}
+
+// Listen opens a connection of its own with the configuration of pool (a
+// connector Open returned) and runs LISTEN on each channel; wait returns
+// the next notification's channel and payload.
+func (Driver) Listen(ctx context.Context, pool driver.Connector, channels ...string) (func(context.Context) (string, string, error), func(context.Context) error, error) {
+	c, ok := pool.(connector)
+	if !ok {
+		return nil, nil, errors.New("pgdriver: Listen needs a connector of Open")
+	}
+	conn, err := pgx.ConnectConfig(ctx, c.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ch := range channels {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+			_ = conn.Close(ctx)
+			return nil, nil, err
+		}
+	}
+	wait := func(ctx context.Context) (string, string, error) {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		return n.Channel, n.Payload, nil
+	}
+	return wait, conn.Close, nil
 }
 
 // Explain returns what err, from Open or a statement, means when the
@@ -74,6 +103,7 @@ func (Driver) Explain(err error) string {
 // connector hands out conns over pgx's database/sql connections.
 type connector struct {
 	inner   driver.Connector
+	pool    *pgxpool.Pool
 	rewrite func(string) string
 }
 
