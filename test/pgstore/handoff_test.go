@@ -120,9 +120,13 @@ func TestDefaultCorvidWithoutCorvidPGExits1(t *testing.T) {
 		{"run", "-p", "hi", "--store", url},
 		{"sessions", "list", "--store", url},
 		{"store", "migrate", "--from", "sqlite:" + filepath.Join(dir, "x.db"), "--to", url},
+		{"doctor"}, // its store is CORVID_STORE's
 	} {
 		cmd := exec.Command(lone, args...)
 		cmd.Env = []string{"PATH=" + t.TempDir(), "HOME=" + dir, "CORVID_HOME=" + filepath.Join(dir, "home"), "CORVID_KEYRING=off"}
+		if args[0] == "doctor" {
+			cmd.Env = append(cmd.Env, "CORVID_STORE="+url)
+		}
 		cmd.Stdin = strings.NewReader("")
 		out, err := cmd.CombinedOutput()
 		code := -1
