@@ -124,3 +124,37 @@ CORVID_FIRST_CHUNK_BURST=${FIRST_CHUNK_BURST:-200000} go test -run '^$' -bench '
 		printf "| %s | %.2f ms | %.2f ms |\n", what, m["ms-first-chunk-p50"], m["ms-first-chunk-p90"]
 	}
 	END { print "\nGoal: ≤ 2 ms on a large burst." }'
+
+echo
+echo "## The same on PostgreSQL 15 over a unix socket (the team store, docs/store.md)"
+echo
+# CORVID_BENCH_STORE=postgres: each benchmark home gets a fresh database on a
+# PostgreSQL 15 the benchmarks start (internal/testkit/pgtest); skipped, with the
+# install line, where postgresql-15 is not installed. PG=0 leaves this section out.
+if [[ ${PG:-1} == 0 ]]; then
+	echo "(skipped: PG=0)"
+elif [[ ! -x /usr/lib/postgresql/15/bin/postgres ]]; then
+	echo "(skipped: PostgreSQL 15 is not installed; apt-get install -y postgresql-15)"
+else
+	# The benchmarks run corvid-pg (-tags corvid_pg), found beside CORVID_BIN: the
+	# one there, else one built the release way beside a copy of it.
+	pgbin=$bin
+	if [[ ! -x $(dirname "$bin")/corvid-pg ]]; then
+		mkdir -p "$tmp/pg"
+		cp "$bin" "$tmp/pg/corvid"
+		CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -tags corvid_pg -o "$tmp/pg/corvid-pg" ./cmd/corvid
+		pgbin=$tmp/pg/corvid
+	fi
+	sync
+	CORVID_BIN=$pgbin CORVID_BENCH_STORE=postgres CORVID_LOAD_SIZES=100000 CORVID_TURN_CHUNKS=$turn_chunks \
+		CORVID_FIRST_CHUNK_BURST=${FIRST_CHUNK_BURST:-200000} \
+		go test -run '^$' -bench 'BenchmarkFirstChunk|BenchmarkStreamedTurn|BenchmarkLoadCurve/merged' \
+		-benchtime "${PG_OPS:-10}x" -timeout 60m ./test/bench/ |
+		awk '
+		BEGIN { print "| measure (PostgreSQL) | figure | budget |\n|---|---:|---:|" }
+		/^Benchmark/ { for (i = 1; i <= NF; i++) m[$(i+1)] = $i }
+		/^BenchmarkFirstChunk\/burst/ { printf "| prompt → first chunk, large burst, median | %.2f ms | ≤ 5 ms |\n", m["ms-first-chunk-p50"] }
+		/^BenchmarkFirstChunk\/tiny/ { printf "| prompt → first chunk, two characters, median | %.2f ms | ≤ 5 ms |\n", m["ms-first-chunk-p50"] }
+		/^BenchmarkStreamedTurn/ { printf "| streamed turn | %.0f updates/s | ≥ 100k |\n", m["updates/s"] }
+		/^BenchmarkLoadCurve\/merged/ { printf "| session/load of %d events | %.1f ms | ≤ 1000 ms |\n", m["events"], m["ms/load"] }'
+fi

@@ -45,14 +45,15 @@ func TestImportsPointDown(t *testing.T) {
 	// Which of our packages each package may import directly. Packages not
 	// listed (cmd, test kits, tests) are unconstrained.
 	allowed := map[string][]string{
-		"internal/config":      {},
-		"internal/usererr":     {},
-		"internal/llm":         {"internal/usererr"},
-		"internal/acp":         {},
-		"internal/store":       {},
-		"internal/llm/catalog": {"internal/llm", "internal/config"},
-		"internal/llm/script":  {"internal/llm"},
-		"internal/llm/sse":     {},
+		"internal/config":         {},
+		"internal/usererr":        {},
+		"internal/llm":            {"internal/usererr"},
+		"internal/acp":            {},
+		"internal/store":          {},
+		"internal/store/pgdriver": {}, // imports nothing of corvid: cmd/corvid registers it with internal/store
+		"internal/llm/catalog":    {"internal/llm", "internal/config"},
+		"internal/llm/script":     {"internal/llm"},
+		"internal/llm/sse":        {},
 		"internal/llm/providers": {"internal/llm", "internal/llm/catalog", "internal/config", "internal/usererr",
 			"internal/llm/anthropic", "internal/llm/gemini", "internal/llm/openai", "internal/llm/script"},
 		"internal/llm/anthropic": {"internal/llm", "internal/llm/sse"},
@@ -178,6 +179,34 @@ func TestBinaryLinksNoMCPSDK(t *testing.T) {
 	}
 }
 
+// The default corvid links no PostgreSQL client (pgx's init and pages cost
+// every start of corvid acp more than its budgets allow); corvid-pg, the
+// same package built with -tags corvid_pg, links the store's driver, and
+// internal/store imports nothing of it.
+func TestOnlyCorvidPGLinksPostgres(t *testing.T) {
+	deps := func(tags ...string) []string {
+		args := append([]string{"list"}, tags...)
+		out, err := exec.Command("go", append(args, "-deps", mod+"cmd/corvid")...).Output()
+		if err != nil {
+			t.Fatalf("go list %v -deps: %v", tags, err)
+		}
+		return strings.Fields(string(out))
+	}
+	for _, d := range deps() {
+		if strings.HasPrefix(d, "github.com/jackc/") || d == mod+"internal/store/pgdriver" {
+			t.Errorf("cmd/corvid links %s; only corvid-pg (-tags corvid_pg) may", d)
+		}
+	}
+	if !slices.Contains(deps("-tags", "corvid_pg"), mod+"internal/store/pgdriver") {
+		t.Errorf("cmd/corvid built with -tags corvid_pg does not link internal/store/pgdriver")
+	}
+	for _, d := range listPackages(t)["internal/store"].Deps {
+		if strings.HasPrefix(d, "github.com/jackc/") || d == mod+"internal/store/pgdriver" {
+			t.Errorf("internal/store links %s", d)
+		}
+	}
+}
+
 // Provider SDKs are imported by their own llm/<provider> package alone, the
 // MCP SDK by tests only, SQLite by internal/store, and only acpserver (and
 // the ACP clients: the conformance kit and the TUI) imports the wire package.
@@ -188,6 +217,7 @@ func TestSDKsStayInTheirPackages(t *testing.T) {
 		"github.com/openai/openai-go":              "internal/llm/openai",
 		"github.com/modelcontextprotocol/go-sdk":   "(tests only)",
 		"modernc.org/sqlite":                       "internal/store",
+		"github.com/jackc/pgx":                     "internal/store/pgdriver",
 		"go.starlark.net":                          "internal/codemode",
 		"github.com/coder/acp-go-sdk":              "(tests only)",
 		"github.com/santhosh-tekuri/jsonschema/v6": "(tests only)",

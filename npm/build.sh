@@ -80,11 +80,14 @@ for spec in "${binaries[@]}"; do
 	[ "$os" = win32 ] && exe=corvid.exe
 	cp "$bin" "$dir/bin/$exe"
 	chmod 0755 "$dir/bin/$exe"
-	# The terminal UI ships beside corvid, which finds it there (corvid tui).
-	if [ -f "$(dirname "$bin")/corvid-tui${exe#corvid}" ]; then
-		cp "$(dirname "$bin")/corvid-tui${exe#corvid}" "$dir/bin/"
-		chmod 0755 "$dir/bin/corvid-tui${exe#corvid}"
-	fi
+	# The terminal UI and corvid-pg (corvid with the PostgreSQL store's
+	# driver) ship beside corvid, which finds them there.
+	for extra in corvid-tui corvid-pg; do
+		if [ -f "$(dirname "$bin")/$extra${exe#corvid}" ]; then
+			cp "$(dirname "$bin")/$extra${exe#corvid}" "$dir/bin/"
+			chmod 0755 "$dir/bin/$extra${exe#corvid}"
+		fi
+	done
 	cp "$root/LICENSE" "$dir/"
 	node -e '
 		const fs = require("fs");

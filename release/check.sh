@@ -3,7 +3,7 @@
 # builds a GoReleaser snapshot into dist/ and checks what a release would ship.
 #
 #   1. goreleaser check, then goreleaser release --snapshot --clean --skip=publish
-#   2. every expected archive exists, holds corvid + corvid-tui + LICENSE + README.md, and is
+#   2. every expected archive exists, holds corvid + corvid-pg + corvid-tui + LICENSE + README.md, and is
 #      listed in checksums.txt with its real sha256
 #   3. the linux/amd64 binary taken from its archive prints the snapshot version
 #   4. npm/build.sh --dist dist makes the npm tarballs (main + one per platform)
@@ -50,8 +50,8 @@ echo "== archives and checksums"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for osarch in "${expected[@]}"; do
-	ext=tar.gz exe=corvid tui=corvid-tui
-	case "$osarch" in windows_*) ext=zip exe=corvid.exe tui=corvid-tui.exe ;; esac
+	ext=tar.gz exe=corvid pg=corvid-pg tui=corvid-tui
+	case "$osarch" in windows_*) ext=zip exe=corvid.exe pg=corvid-pg.exe tui=corvid-tui.exe ;; esac
 	name="corvid_${version}_${osarch}.${ext}"
 	[ -f "dist/$name" ] || fail "missing archive dist/$name"
 	want=$(awk -v n="$name" '$2 == n {print $1}' dist/checksums.txt)
@@ -62,8 +62,8 @@ for osarch in "${expected[@]}"; do
 	zip) contents=$(unzip -Z1 "dist/$name" | sort) ;;
 	*) contents=$(tar -tzf "dist/$name" | sort) ;;
 	esac
-	[ "$contents" = "$(printf '%s\n' LICENSE README.md "$exe" "$tui" | sort)" ] ||
-		fail "$name holds: $(echo $contents) (want $exe $tui LICENSE README.md)"
+	[ "$contents" = "$(printf '%s\n' LICENSE README.md "$exe" "$pg" "$tui" | sort)" ] ||
+		fail "$name holds: $(echo $contents) (want $exe $pg $tui LICENSE README.md)"
 	echo "ok  $name  $got"
 done
 listed=$(grep -c . dist/checksums.txt)
@@ -85,6 +85,12 @@ stamped=${stamped%%,*}
 case "$(git rev-parse HEAD)" in "$stamped"*) ;; *) fail "commit not stamped from HEAD: $line" ;; esac
 case "$line" in *"built at an unknown time"* | *"committed "*) fail "build date not stamped: $line" ;; esac
 [ "$("$work/corvid" --version)" = "$line" ] || fail "--version differs from version"
+# corvid-pg is the same program with the PostgreSQL driver: the same stamp, and
+# bigger by that driver; the default corvid must not carry it (docs/store.md).
+[ "$("$work/corvid-pg" version)" = "$line" ] || fail "corvid-pg version differs: $("$work/corvid-pg" version)"
+if go version -m "$work/corvid" | grep -q 'github.com/jackc/pgx'; then fail "corvid links pgx; only corvid-pg may"; fi
+go version -m "$work/corvid-pg" | grep -q 'github.com/jackc/pgx' || fail "corvid-pg does not link pgx"
+echo "sizes: corvid $(wc -c <"$work/corvid") bytes, corvid-pg $(wc -c <"$work/corvid-pg") bytes, corvid-tui $(wc -c <"$work/corvid-tui") bytes"
 
 echo "== npm packages from the archives"
 bash npm/build.sh --version "$version" --out dist/npm --dist dist >/dev/null

@@ -46,6 +46,7 @@ type acpCmd struct {
 	Compat                string       `name:"compat" placeholder:"DIALECT" enum:",codebuddy" default:"" help:"Speak a host's dialect beside ACP v1: codebuddy adds CodeBuddy's root-level capability flags and session_end updates (docs/codebuddy.md). corvid --acp implies it."`
 	Multitask             bool         `name:"multitask" help:"Refused with acp: multitask is a per-session option (the multitask config option or session/set_multitask); see docs/codebuddy.md."`
 	Profile               profileFlags `embed:""`
+	StoreFlag             storeFlag    `embed:""`
 	// The relay (relay.go): with --connect, acp carries stdio to a
 	// running `corvid serve` and starts no agent of its own.
 	Connect          string `name:"connect" placeholder:"unix:PATH|URL" help:"Relay stdin/stdout to a running corvid serve instead of running the agent here: unix:PATH (its socket) or ws://HOST:PORT/acp (http:// works too). The agent flags are the daemon's, not this process's."`
@@ -150,6 +151,15 @@ func (c *acpCmd) wire(logger *slog.Logger) (*agent.Agent, acpserver.Options) {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
 	}
+	// Before the environment is scrubbed: a PostgreSQL store may hand the
+	// command to corvid-pg (pghandoff.go), which needs it whole.
+	storeTarget, err := c.StoreFlag.target(env, file)
+	if err == nil {
+		err = handOffPostgres(storeTarget)
+	}
+	if err != nil {
+		exitStoreError(err)
+	}
 	providers.RegisterModels(file) // [providers.NAME.models] join the catalog
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
@@ -166,6 +176,9 @@ func (c *acpCmd) wire(logger *slog.Logger) (*agent.Agent, acpserver.Options) {
 		logger.Warn(w.text)
 	}
 	model, noModel, perms := pf.model, pf.noModel, pf.perms
+	if err := checkStore(storeTarget); err != nil {
+		exitStoreError(err)
+	}
 	ag := agent.New(agent.Config{
 		Model:                 model,
 		Tools:                 tool.Builtins,
@@ -174,7 +187,7 @@ func (c *acpCmd) wire(logger *slog.Logger) (*agent.Agent, acpserver.Options) {
 		NoProjectInstructions: c.NoProjectInstructions,
 		CommandPoll:           2 * time.Second,
 		Permissions:           perms,
-		StorePath:             filepath.Join(config.DataDir(env), "sessions.db"),
+		StorePath:             storeTarget,
 		MCPServers:            mcp.FromConfig(file.MCPServers),
 		Version:               version,
 		Models:                c.modelChoices(env, file),

@@ -98,6 +98,8 @@ func (c *acpCmd) setFlag(name, value string) bool {
 		c.System = value
 	case "log-file":
 		c.LogFile = value
+	case "store":
+		c.StoreFlag.Store = value
 	case "connect":
 		c.Connect = value
 	case "connect-token-file":

@@ -29,6 +29,12 @@ type doctorCmd struct {
 }
 
 func (c *doctorCmd) Run() error {
+	// The store doctor checks; corvid-pg checks a PostgreSQL one.
+	if target, err := config.SessionStore(config.OSEnv{}, "", config.File{}); err == nil {
+		if err := handOffPostgres(target); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	self, err := os.Executable()
@@ -191,7 +197,21 @@ func (d *doctor) mcpCommands(file *config.File) {
 }
 
 func (d *doctor) sessionStore() {
-	path := filepath.Join(config.DataDir(d.env), "sessions.db")
+	path, err := config.SessionStore(d.env, "", config.File{}) // CORVID_STORE, else the file
+	if err != nil {
+		d.item("FAIL", "sessions", "%v", err)
+		return
+	}
+	if store.IsPostgres(path) {
+		st, err := store.Open(path)
+		if err != nil {
+			d.item("FAIL", "sessions", "%v", err)
+			return
+		}
+		st.Close()
+		d.item("ok", "sessions", "%s opens", store.Redact(path))
+		return
+	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		// Checking must not create it: say where it will go.
 		d.item("ok", "sessions", "none stored yet; the first session creates %s", path)

@@ -48,6 +48,8 @@ var neverInitialised = []string{
 	"github.com/google/jsonschema-go/jsonschema", // came with the MCP go-sdk
 	"charm.land/bubbletea/v2",                    // the terminal UI is corvid-tui, a program of its own (#36)
 	"charm.land/lipgloss/v2",
+	"github.com/jackc/pgx/v5/pgtype", // the PostgreSQL driver is corvid-pg's alone (-tags corvid_pg, pghandoff.go)
+	"github.com/jackc/pgx/v5",
 }
 
 // initLine is one `init PKG @T ms, C ms clock, B bytes, A allocs` line.

@@ -85,6 +85,7 @@ type CLI struct {
 	Trust       trustCmd         `cmd:"" help:"Trust this project's .corvid/config.toml (it may then loosen permissions and add MCP servers) and its agent files (their seed commands may then run), as they are now."`
 	Respond     respondCmd       `cmd:"" help:"List or answer permission questions that corvid could not put to its host."`
 	Sessions    sessionsCmd      `cmd:"" help:"List, show, export or remove stored sessions."`
+	Store       storeCmd         `cmd:"" help:"Manage session stores: corvid store migrate --from sqlite:PATH --to postgres://USER@HOST/DB."`
 	Conformance conformanceCmd   `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`
 	Doctor      doctorCmd        `cmd:"" help:"Check config, credentials (sources only), the session store, the keyring, and run the conformance kit against corvid."`
 	Completion  completionCmd    `cmd:"" help:"Print a shell completion script: corvid completion bash|zsh|fish."`
@@ -223,5 +224,5 @@ func printModeArgs(args []string) []string {
 var commandWords = map[string]bool{
 	"acp": true, "rpc": true, "agent-client": true, "agents": true, "run": true, "auth": true, "models": true,
 	"trust": true, "respond": true, "sessions": true, "conformance": true, "doctor": true, "version": true, "help": true, "completion": true,
-	"import": true, "sandbox-exec": true, "serve": true, "tui": true,
+	"import": true, "sandbox-exec": true, "store": true, "serve": true, "tui": true,
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -33,6 +32,7 @@ type runCmd struct {
 	LogLevel              string       `name:"log-level" default:"warn" help:"Log level: trace, debug, info, warn or error (any case)."`
 	NoProjectInstructions bool         `name:"no-project-instructions" help:"Leave AGENTS.md files (and CODEBUDDY.md, CLAUDE.md, GEMINI.md) out of the system prompt."`
 	Profile               profileFlags `embed:""`
+	StoreFlag             storeFlag    `embed:""`
 }
 
 func (c *runCmd) Run() error {
@@ -63,6 +63,14 @@ func (c *runCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	// Before the environment is scrubbed (see acpCmd.wire).
+	storeTarget, err := c.StoreFlag.target(env, file)
+	if err == nil {
+		err = handOffPostgres(storeTarget)
+	}
+	if err != nil {
+		exitStoreError(err)
+	}
 	var profileCfg agent.Config
 	if err := c.Profile.applyProfile(env, file, &c.Model, &c.System, logger, &profileCfg); err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
@@ -89,6 +97,9 @@ func (c *runCmd) Run() error {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(print.ExitUsage)
 	}
+	if err := checkStore(storeTarget); err != nil {
+		exitStoreError(err)
+	}
 	ag := agent.New(agent.Config{
 		Model:                 model,
 		Tools:                 tool.Builtins,
@@ -96,7 +107,7 @@ func (c *runCmd) Run() error {
 		Env:                   env,
 		NoProjectInstructions: c.NoProjectInstructions,
 		Permissions:           perms,
-		StorePath:             filepath.Join(config.DataDir(env), "sessions.db"),
+		StorePath:             storeTarget,
 		MCPServers:            mcp.FromConfig(file.MCPServers),
 		Version:               version,
 		Logger:                logger,

@@ -32,22 +32,26 @@ type sessionsCmd struct {
 }
 
 type sessionsListCmd struct {
-	Cwd  string `name:"cwd" placeholder:"DIR" help:"Only sessions whose working directory is DIR (relative paths are made absolute)."`
-	JSON bool   `name:"json" help:"Print a JSON array instead of a table."`
-	All  bool   `name:"all" help:"Also list sessions that were opened but never prompted."`
+	StoreFlag storeFlag `embed:""`
+	Cwd       string    `name:"cwd" placeholder:"DIR" help:"Only sessions whose working directory is DIR (relative paths are made absolute)."`
+	JSON      bool      `name:"json" help:"Print a JSON array instead of a table."`
+	All       bool      `name:"all" help:"Also list sessions that were opened but never prompted."`
 }
 
 type sessionsShowCmd struct {
-	ID string `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
+	StoreFlag storeFlag `embed:""`
+	ID        string    `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
 }
 
 type sessionsExportCmd struct {
-	ID     string `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
-	Format string `name:"format" default:"markdown" enum:"markdown,jsonl" help:"markdown: a document to read or share; jsonl: one JSON object per stored event, after a first line with the session's metadata."`
+	StoreFlag storeFlag `embed:""`
+	ID        string    `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
+	Format    string    `name:"format" default:"markdown" enum:"markdown,jsonl" help:"markdown: a document to read or share; jsonl: one JSON object per stored event, after a first line with the session's metadata."`
 }
 
 type sessionsRmCmd struct {
-	ID string `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
+	StoreFlag storeFlag `embed:""`
+	ID        string    `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
 }
 
 func (c *sessionsListCmd) Run() error { return runSessionsList(config.OSEnv{}, *c, os.Stdout) }
@@ -62,18 +66,30 @@ func sessionsDBPath(env config.Env) string {
 	return filepath.Join(config.DataDir(env), "sessions.db")
 }
 
-// openSessions opens the store, or returns nil when there is none yet: a
-// command that only reads must not create the database.
-func openSessions(env config.Env) (*store.Store, error) {
-	path := sessionsDBPath(env)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+// openSessions opens the store the flag, CORVID_STORE or the user config
+// chooses, or returns nil when it is a SQLite file that does not exist
+// yet: a command that only reads must not create the database.
+func openSessions(env config.Env, f storeFlag) (*store.Store, error) {
+	var file *config.File
+	if f.Store == "" && env.Getenv("CORVID_STORE") == "" {
+		cwd, _ := os.Getwd()
+		var err error
+		if file, err = config.Load(env, cwd); err != nil {
+			return nil, err
+		}
 	}
-	return store.Open(path)
+	target, err := f.target(env, file)
+	if err == nil {
+		err = handOffPostgres(target)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return openStoreTarget(target)
 }
 
 func runSessionsList(env config.Env, c sessionsListCmd, w io.Writer) error {
-	st, err := openSessions(env)
+	st, err := openSessions(env, c.StoreFlag)
 	if err != nil {
 		return err
 	}
@@ -313,7 +329,7 @@ func findSession(ctx context.Context, st *store.Store, id string) (store.Session
 
 func runSessionsRm(env config.Env, c sessionsRmCmd, w io.Writer) error {
 	ctx := context.Background()
-	st, err := openSessions(env)
+	st, err := openSessions(env, c.StoreFlag)
 	if err != nil {
 		return err
 	}
@@ -338,9 +354,9 @@ func runSessionsRm(env config.Env, c sessionsRmCmd, w io.Writer) error {
 }
 
 // loadTranscript opens the store and folds a session's events.
-func loadTranscript(env config.Env, id string) (store.Session, []store.Event, error) {
+func loadTranscript(env config.Env, f storeFlag, id string) (store.Session, []store.Event, error) {
 	ctx := context.Background()
-	st, err := openSessions(env)
+	st, err := openSessions(env, f)
 	if err != nil {
 		return store.Session{}, nil, err
 	}
@@ -436,7 +452,7 @@ func blockText(b agent.Block) string {
 var planMarks = map[string]string{"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 func runSessionsShow(env config.Env, c sessionsShowCmd, w io.Writer) error {
-	s, evs, err := loadTranscript(env, c.ID)
+	s, evs, err := loadTranscript(env, c.StoreFlag, c.ID)
 	if err != nil {
 		return err
 	}
@@ -522,7 +538,7 @@ func indentLines(s, prefix string) string {
 }
 
 func runSessionsExport(env config.Env, c sessionsExportCmd, w io.Writer) error {
-	s, evs, err := loadTranscript(env, c.ID)
+	s, evs, err := loadTranscript(env, c.StoreFlag, c.ID)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import "os"
 // at stderr. Without dup2, a child's or a C library's print to fd 1 still
 // reaches the protocol stream here; Go code's cannot.
 func claimStdout() (*os.File, error) {
-	proto := os.Stdout
+	protocolStdout = os.Stdout
 	os.Stdout = os.Stderr
-	return proto, nil
+	return protocolStdout, nil
 }

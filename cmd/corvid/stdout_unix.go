@@ -21,5 +21,6 @@ func claimStdout() (*os.File, error) {
 		return nil, err
 	}
 	os.Stdout = os.Stderr
-	return os.NewFile(uintptr(fd), "protocol-stdout"), nil
+	protocolStdout = os.NewFile(uintptr(fd), "protocol-stdout")
+	return protocolStdout, nil
 }

@@ -47,18 +47,26 @@ func (c *tuiCmd) Run() error {
 
 // findTUI finds corvid-tui beside corvid, else on PATH.
 func findTUI(self string) (string, error) {
-	name := "corvid-tui"
+	if p, ok := findBeside(self, "corvid-tui"); ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("the terminal UI, corvid-tui, is not installed beside %s or on PATH: install it from the same release archive, or with go install github.com/corvid-agent/corvid/cmd/corvid-tui@latest", self)
+}
+
+// findBeside finds the program name (name.exe on Windows) in self's
+// directory, else on PATH.
+func findBeside(self, name string) (string, bool) {
 	if runtime.GOOS == "windows" {
 		name += ".exe"
 	}
 	beside := filepath.Join(filepath.Dir(self), name)
 	if st, err := os.Stat(beside); err == nil && !st.IsDir() {
-		return beside, nil
+		return beside, true
 	}
 	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
+		return p, true
 	}
-	return "", fmt.Errorf("the terminal UI, corvid-tui, is not installed beside %s or on PATH: install it from the same release archive, or with go install github.com/corvid-agent/corvid/cmd/corvid-tui@latest", self)
+	return "", false
 }
 
 // interactive reports whether stdin and stdout are both terminals.

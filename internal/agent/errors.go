@@ -38,7 +38,7 @@ func storeFailure(doing string, err error) error {
 
 // errStoreFault ends a turn whose events could not be committed.
 var errStoreFault = &usererr.Error{
-	Message: "The session store failed: events of this turn could not be saved (is the disk full?), so the turn was stopped; see the log for the database error",
+	Message: "The session store failed: events of this turn could not be saved (is the disk full, or the database server unreachable?), so the turn was stopped; see the log for the database error",
 	Err:     ErrStore,
 }
 

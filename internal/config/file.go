@@ -86,6 +86,9 @@ type File struct {
 	// Identity is who the user is to hosts that ask (CodeBuddy's
 	// authenticate userinfo); user config only.
 	Identity Identity `toml:"identity"`
+	// Store chooses the session store ("sqlite:PATH" or a postgres://
+	// URL; see SessionStore); user config only.
+	Store string `toml:"store"`
 	// CodeMode bounds codeMode scripts (codemode.go).
 	CodeMode CodeModeLimits `toml:"code_mode"`
 
@@ -245,6 +248,13 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 	}
 	if err := f.mergeCodeMode(o, from); err != nil {
 		return err
+	}
+	if o.Store != "" {
+		if from == "" {
+			f.Store = o.Store
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("store in %s (store is read from the user config only)", from))
+		}
 	}
 	if len(o.PassEnv) > 0 {
 		if from == "" {

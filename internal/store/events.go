@@ -574,7 +574,12 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 		return nil
 	}
 	var pk, seq int64
-	err := t.rc.queryRow(queryTouchSession, []any{evs[len(evs)-1].time, sid}, &pk, &seq)
+	var err error
+	if t.w.s.pg {
+		pk, seq, err = t.pgTouch(sid, evs[len(evs)-1].time)
+	} else {
+		err = t.rc.queryRow(queryTouchSession, []any{evs[len(evs)-1].time, sid}, &pk, &seq)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
 		t.w.s.markDeleted(sid)
@@ -595,6 +600,15 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 			t.claims[c] = lost
 		}
 		if lost != nil {
+			t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, lost, len(evs)))
+			t.w.s.failed.fail(sid, evs[0].ticket)
+			return nil
+		}
+	} else if t.w.s.pg {
+		// The fence: a lease this Store wrote must still be its own.
+		if lost, err := t.fence(sid); err != nil {
+			return err
+		} else if lost != nil {
 			t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, lost, len(evs)))
 			t.w.s.failed.fail(sid, evs[0].ticket)
 			return nil
@@ -712,7 +726,15 @@ func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, fn func(
 			// (which WAL readers should not meet) is returned instead.
 			return nil
 		}
-		tx, err := s.readDB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		opts := &sql.TxOptions{ReadOnly: true}
+		if s.pg {
+			// One snapshot for the kinds and the rows, as SQLite's
+			// read transaction is (READ COMMITTED, PostgreSQL's default,
+			// takes one per statement: a kind committed between the two
+			// would be missing).
+			opts.Isolation = sql.LevelRepeatableRead
+		}
+		tx, err := s.readDB.BeginTx(ctx, opts)
 		if err != nil {
 			return err
 		}

@@ -41,31 +41,33 @@ func TestRowsAfterAFailedCommitAreDroppedUntilCleared(t *testing.T) {
 // A session deleted by another Store: this Store's next commit of its rows
 // finds it gone, says so through Deleted, and counts the rows as failed.
 func TestDeletedSessionIsReportedToItsWriter(t *testing.T) {
-	path := tempDBPath(t)
-	a, b := openStore(t, path), openStore(t, path)
-	ctx := context.Background()
-	if err := a.CreateSession(ctx, Session{ID: "s", Cwd: "/w"}); err != nil {
-		t.Fatal(err)
-	}
-	if a.IsDeleted("s") {
-		t.Fatal("a new session is reported deleted")
-	}
-	if err := b.Delete(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Append("s", "chunk", []byte(`"x"`)); err != nil {
-		t.Fatal(err)
-	}
-	ticket := a.Appended()
-	if err := a.Flush(ctx); !errors.Is(err, ErrNotFound) {
-		t.Errorf("commit to a deleted session = %v, want ErrNotFound", err)
-	}
-	select {
-	case <-a.Deleted("s"):
-	case <-time.After(5 * time.Second):
-		t.Fatal("Deleted was not closed")
-	}
-	if !a.CommitFailed("s", ticket) {
-		t.Error("the dropped row is not reported as failed")
-	}
+	eachBackend(t, func(t *testing.T) {
+		path := tempDBPath(t)
+		a, b := openStore(t, path), openStore(t, path)
+		ctx := context.Background()
+		if err := a.CreateSession(ctx, Session{ID: "s", Cwd: "/w"}); err != nil {
+			t.Fatal(err)
+		}
+		if a.IsDeleted("s") {
+			t.Fatal("a new session is reported deleted")
+		}
+		if err := b.Delete(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Append("s", "chunk", []byte(`"x"`)); err != nil {
+			t.Fatal(err)
+		}
+		ticket := a.Appended()
+		if err := a.Flush(ctx); !errors.Is(err, ErrNotFound) {
+			t.Errorf("commit to a deleted session = %v, want ErrNotFound", err)
+		}
+		select {
+		case <-a.Deleted("s"):
+		case <-time.After(5 * time.Second):
+			t.Fatal("Deleted was not closed")
+		}
+		if !a.CommitFailed("s", ticket) {
+			t.Error("the dropped row is not reported as failed")
+		}
+	})
 }

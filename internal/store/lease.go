@@ -211,6 +211,7 @@ func (l *leaseState) settle(results map[*claim]error) {
 	for c, lost := range results {
 		if lost != nil {
 			c.lost = lost
+			c.written = false // lost after it was written (the fence): pendingClaim reports it
 		} else {
 			c.written = true
 		}
@@ -248,6 +249,11 @@ FROM (SELECT 1) LEFT JOIN leases l ON l.session_id = ?1`
 // claim failed; err is a database error (the transaction fails).
 func (s *Store) claimCheck(rc *rawConn, sessionID string, c *claim, seq int64) (lost, err error) {
 	l := &s.lease
+	if s.pg {
+		if _, err := rc.exec(pgLockLease, sessionID); err != nil {
+			return nil, err
+		}
+	}
 	if seq == c.seq {
 		// The usual case, in one statement: the lease is free, ours, or
 		// stale by its heartbeat.
@@ -296,6 +302,11 @@ func (s *Store) acquire(ctx context.Context, sessionID, owner string) (release f
 		var cur BusyError
 		var holder string
 		var hb int64
+		if s.pg {
+			if _, err := tx.ExecContext(ctx, pgLockLease, sessionID); err != nil {
+				return err
+			}
+		}
 		sel, err := s.txStmt(ctx, tx, queryLeaseHolder)
 		if err != nil {
 			return err
@@ -335,7 +346,9 @@ func (s *Store) leaseStale(cur BusyError) bool {
 	if s.now().Sub(cur.Heartbeat) > s.lease.ttl {
 		return true
 	}
-	return cur.Host == s.lease.host && !processAlive(cur.PID)
+	// On PostgreSQL the holder may be on any host, and hosts may share a
+	// name (containers): only the expiry counts.
+	return !s.pg && cur.Host == s.lease.host && !processAlive(cur.PID)
 }
 
 func (s *Store) release(sessionID string) {

@@ -46,82 +46,86 @@ func TestRowFormsRoundTrip(t *testing.T) {
 // with a fork and other kinds between, and checks that every payload comes
 // back byte for byte while the chunk rows hold a few bytes each.
 func TestChunksStoreSmallAndExact(t *testing.T) {
-	s := newStore(t)
-	ctx := context.Background()
-	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
-	var want []string
-	add := func(kind, p string) {
-		t.Helper()
-		if err := s.Append("s", kind, []byte(p)); err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, p)
-	}
-	for i := range 500 {
-		add("agent_message_chunk", string(chunkPayload(i/100, 'a'+byte(i%26))))
-		if i%37 == 0 {
-			add("tool_call", fmt.Sprintf(`{"kind":"tool_call","toolCall":{"id":"c%d"}}`, i))
-			if err := s.Flush(ctx); err != nil { // the next chunk's base is in an earlier commit
+	eachBackend(t, func(t *testing.T) {
+		s := newStore(t)
+		ctx := context.Background()
+		mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+		var want []string
+		add := func(kind, p string) {
+			t.Helper()
+			if err := s.Append("s", kind, []byte(p)); err != nil {
 				t.Fatal(err)
 			}
+			want = append(want, p)
 		}
-	}
-	if err := s.Fork(ctx, "s", Session{ID: "f", Cwd: "/w"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"s", "f"} {
-		evs := mustEvents(t, s, id)
-		if len(evs) != len(want) {
-			t.Fatalf("%s: %d events, want %d", id, len(evs), len(want))
-		}
-		for i, ev := range evs {
-			if string(ev.Payload) != want[i] || ev.Seq != int64(i+1) {
-				t.Fatalf("%s event %d = %d %q, want %q", id, i, ev.Seq, ev.Payload, want[i])
+		for i := range 500 {
+			add("agent_message_chunk", string(chunkPayload(i/100, 'a'+byte(i%26))))
+			if i%37 == 0 {
+				add("tool_call", fmt.Sprintf(`{"kind":"tool_call","toolCall":{"id":"c%d"}}`, i))
+				if err := s.Flush(ctx); err != nil { // the next chunk's base is in an earlier commit
+					t.Fatal(err)
+				}
 			}
 		}
-		// ScanEvents reuses its buffers: each payload as it is seen.
-		i := 0
-		err := s.ScanEvents(ctx, id, func(ev Event) error {
-			if i >= len(want) || string(ev.Payload) != want[i] || ev.Seq != int64(i+1) {
-				t.Fatalf("%s scanned event %d = %d %q", id, i, ev.Seq, ev.Payload)
-			}
-			i++
-			return nil
-		})
-		if err != nil || i != len(want) {
-			t.Fatalf("%s: ScanEvents = %v after %d events, want %d", id, err, i, len(want))
+		if err := s.Fork(ctx, "s", Session{ID: "f", Cwd: "/w"}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	var chunkBytes, chunks int64
-	err := s.readDB.QueryRow(`SELECT sum(length(e.payload)), count(*) FROM events e JOIN event_kinds k ON k.id = e.kind >> 2
-WHERE k.name = 'agent_message_chunk' AND e.session_pk = (SELECT pk FROM sessions WHERE id = 's')`).Scan(&chunkBytes, &chunks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if chunks != 500 || chunkBytes > 500*8 {
-		t.Errorf("%d chunk rows hold %d payload bytes; want ≤ 8 each", chunks, chunkBytes)
-	}
+		for _, id := range []string{"s", "f"} {
+			evs := mustEvents(t, s, id)
+			if len(evs) != len(want) {
+				t.Fatalf("%s: %d events, want %d", id, len(evs), len(want))
+			}
+			for i, ev := range evs {
+				if string(ev.Payload) != want[i] || ev.Seq != int64(i+1) {
+					t.Fatalf("%s event %d = %d %q, want %q", id, i, ev.Seq, ev.Payload, want[i])
+				}
+			}
+			// ScanEvents reuses its buffers: each payload as it is seen.
+			i := 0
+			err := s.ScanEvents(ctx, id, func(ev Event) error {
+				if i >= len(want) || string(ev.Payload) != want[i] || ev.Seq != int64(i+1) {
+					t.Fatalf("%s scanned event %d = %d %q", id, i, ev.Seq, ev.Payload)
+				}
+				i++
+				return nil
+			})
+			if err != nil || i != len(want) {
+				t.Fatalf("%s: ScanEvents = %v after %d events, want %d", id, err, i, len(want))
+			}
+		}
+		var chunkBytes, chunks int64
+		err := s.readDB.QueryRow(`SELECT sum(length(e.payload)), count(*) FROM events e JOIN event_kinds k ON k.id = e.kind >> 2
+	WHERE k.name = 'agent_message_chunk' AND e.session_pk = (SELECT pk FROM sessions WHERE id = 's')`).Scan(&chunkBytes, &chunks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chunks != 500 || chunkBytes > 500*8 {
+			t.Errorf("%d chunk rows hold %d payload bytes; want ≤ 8 each", chunks, chunkBytes)
+		}
+	})
 }
 
 func TestEachEventStopsOnCallbackError(t *testing.T) {
-	s := newStore(t)
-	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
-	for i := range 10 {
-		s.Append("s", "k", fmt.Appendf(nil, `{"i":%d}`, i))
-	}
-	stop := fmt.Errorf("enough")
-	n := 0
-	err := s.EachEvent(context.Background(), "s", func(ev Event) error {
-		n++
-		if !bytes.Equal(ev.Payload, fmt.Appendf(nil, `{"i":%d}`, n-1)) {
-			t.Errorf("event %d payload %s", n, ev.Payload)
+	eachBackend(t, func(t *testing.T) {
+		s := newStore(t)
+		mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+		for i := range 10 {
+			s.Append("s", "k", fmt.Appendf(nil, `{"i":%d}`, i))
 		}
-		if n == 3 {
-			return stop
+		stop := fmt.Errorf("enough")
+		n := 0
+		err := s.EachEvent(context.Background(), "s", func(ev Event) error {
+			n++
+			if !bytes.Equal(ev.Payload, fmt.Appendf(nil, `{"i":%d}`, n-1)) {
+				t.Errorf("event %d payload %s", n, ev.Payload)
+			}
+			if n == 3 {
+				return stop
+			}
+			return nil
+		})
+		if err != stop || n != 3 {
+			t.Errorf("EachEvent = %v after %d events, want the callback's error after 3", err, n)
 		}
-		return nil
 	})
-	if err != stop || n != 3 {
-		t.Errorf("EachEvent = %v after %d events, want the callback's error after 3", err, n)
-	}
 }

@@ -143,7 +143,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 // write connection).
 func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*Session)) error {
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		old, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
+		old, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`+s.forUpdate(), id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}

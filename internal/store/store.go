@@ -1,5 +1,8 @@
 // Package store keeps corvid's sessions on disk, in one SQLite database
-// (modernc.org/sqlite, pure Go) shared by every corvid process of a user.
+// (modernc.org/sqlite, pure Go) shared by every corvid process of a user,
+// or in a PostgreSQL database shared by several machines (postgres.go:
+// the same Store and code, a fenced lease; the pgx driver is package
+// pgdriver, registered by the corvid-pg binary only; docs/store.md).
 //
 // Start with [Open] and [Store.Append]. A session is a row of metadata
 // ([Session]) plus an ordered log of opaque events (a kind string and a
@@ -44,12 +47,14 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,9 +78,12 @@ const (
 
 // Store is an open session database. It is safe for concurrent use.
 type Store struct {
-	path    string
-	writeDB *sql.DB // exactly one connection: every write of this process
-	readDB  *sql.DB // a small pool for reads
+	path      string           // the file's absolute path, or the PostgreSQL URL without its password
+	pg        bool             // a PostgreSQL store (postgres.go)
+	closePool func()           // a PostgreSQL store's: ends its connection pool
+	pgPool    driver.Connector // a PostgreSQL store's pool (PostgresDriver.Listen)
+	writeDB   *sql.DB          // exactly one connection: every write of this process
+	readDB    *sql.DB          // a small pool for reads
 
 	now func() time.Time // injected clock (tests)
 
@@ -94,12 +102,19 @@ type Store struct {
 	closeErr  error
 }
 
-// Open opens the session database at path, creating it (and its parent
-// directory, mode 0700) when missing, and brings its schema up to date.
-// A file that is not a SQLite database yields an error naming the file that
-// wraps [ErrCorrupt].
-func Open(path string) (*Store, error) {
-	return open(path, time.Now)
+// Open opens the session store target names and brings its schema up to
+// date. target is a SQLite file's path (or "sqlite:" and the path), which
+// is created (and its parent directory, mode 0700) when missing, or a
+// postgres:// (postgresql://) URL of a PostgreSQL database, which must
+// exist (see postgres.go). A file that is not a SQLite database yields an
+// error naming the file that wraps [ErrCorrupt]; a server that cannot be
+// reached or refuses the credentials, an error naming the URL without its
+// password.
+func Open(target string) (*Store, error) {
+	if IsPostgres(target) {
+		return openPostgres(target, time.Now)
+	}
+	return open(strings.TrimPrefix(target, "sqlite:"), time.Now)
 }
 
 func open(path string, now func() time.Time) (*Store, error) {
@@ -174,7 +189,8 @@ func open(path string, now func() time.Time) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the absolute path of the database file.
+// Path returns the absolute path of the database file, or for PostgreSQL
+// the store's URL without its password.
 func (s *Store) Path() string { return s.path }
 
 // Close commits every queued event, releases the leases this Store holds and
@@ -193,6 +209,9 @@ func (s *Store) Close() error {
 		s.closeRaw()
 		s.w.commitMu.Unlock()
 		err = errors.Join(err, s.readDB.Close(), s.writeDB.Close())
+		if s.closePool != nil {
+			s.closePool()
+		}
 		s.closeErr = err
 	})
 	return s.closeErr
@@ -237,7 +256,7 @@ const (
 
 func isBusy(err error) bool {
 	c := sqliteCode(err)
-	return c == codeBusy || c == codeLocked
+	return c == codeBusy || c == codeLocked || pgRetryable(err)
 }
 
 func isCorrupt(err error) bool {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -37,21 +38,46 @@ func BuildCorvid(t testing.TB) string {
 	return BuildPackage(t, "./cmd/corvid")
 }
 
+// BuildCorvidPG returns a corvid that opens PostgreSQL stores: the default
+// corvid with corvid-pg (./cmd/corvid built with -tags corvid_pg) beside
+// it in a directory of their own, built once per test process. A command
+// whose store is PostgreSQL goes through the default binary's hand-off to
+// corvid-pg, as a release's does; corvid-pg itself is
+// filepath.Join(filepath.Dir(path), "corvid-pg"). With $CORVID_BIN set,
+// that binary (with its corvid-pg beside it, as a release installs them).
+func BuildCorvidPG(t testing.TB) string {
+	t.Helper()
+	if os.Getenv("CORVID_BIN") != "" {
+		return BuildCorvid(t)
+	}
+	def := BuildPackage(t, "./cmd/corvid")
+	r := result("pg:./cmd/corvid")
+	r.once.Do(func() {
+		dir := filepath.Join(filepath.Dir(def), "pg")
+		if r.err = os.MkdirAll(dir, 0o755); r.err != nil {
+			return
+		}
+		r.path = filepath.Join(dir, "corvid"+exeSuffix())
+		if err := os.Link(def, r.path); err != nil {
+			r.err = copyFile(def, r.path)
+			if r.err != nil {
+				return
+			}
+		}
+		r.err = goBuild(filepath.Join(dir, "corvid-pg"+exeSuffix()), "./cmd/corvid", "-tags", "corvid_pg")
+	})
+	if r.err != nil {
+		t.Fatalf("testkit: %v", r.err)
+	}
+	return r.path
+}
+
 // BuildPackage builds the main package pkg (a path relative to the module root, like
 // "./cmd/corvid") once per test process and returns the binary's path. Call [Main] from
 // TestMain to remove the binaries afterwards.
 func BuildPackage(t testing.TB, pkg string) string {
 	t.Helper()
-	builds.mu.Lock()
-	if builds.bins == nil {
-		builds.bins = map[string]*buildResult{}
-	}
-	r := builds.bins[pkg]
-	if r == nil {
-		r = &buildResult{}
-		builds.bins[pkg] = r
-	}
-	builds.mu.Unlock()
+	r := result(pkg)
 	r.once.Do(func() { r.path, r.err = build(pkg) })
 	TrackSources()
 	if r.err != nil {
@@ -60,12 +86,24 @@ func BuildPackage(t testing.TB, pkg string) string {
 	return r.path
 }
 
-func build(pkg string) (string, error) {
-	root, err := ModuleRoot()
-	if err != nil {
-		return "", err
-	}
+// result is the build of key, made on first use.
+func result(key string) *buildResult {
 	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if builds.bins == nil {
+		builds.bins = map[string]*buildResult{}
+	}
+	r := builds.bins[key]
+	if r == nil {
+		r = &buildResult{}
+		builds.bins[key] = r
+	}
+	return r
+}
+
+func build(pkg string) (string, error) {
+	builds.mu.Lock()
+	var err error
 	if builds.dir == "" {
 		builds.dir, err = os.MkdirTemp("", "testkit-bin")
 	}
@@ -75,19 +113,49 @@ func build(pkg string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, strings.NewReplacer("/", "_", ".", "_").Replace(pkg))
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	return out, goBuild(out, pkg)
+}
+
+// goBuild runs go build -o out [flags] pkg in the module root.
+func goBuild(out, pkg string, flags ...string) error {
+	root, err := ModuleRoot()
+	if err != nil {
+		return err
+	}
+	args := append(append([]string{"build", "-o", out}, flags...), pkg)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+		return fmt.Errorf("go build %s %s: %v\n%s", strings.Join(flags, " "), pkg, err, b)
 	}
-	return out, nil
+	return nil
+}
+
+func exeSuffix() string {
+	if runtime.GOOS == "windows" {
+		return ".exe"
+	}
+	return ""
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
 }
 
 // Main runs the tests of a package that builds binaries and removes them afterwards:
 //
 //	func TestMain(m *testing.M) { testkit.Main(m) }
-func Main(m *testing.M) {
+//
+// after, if any, run once the tests have (to stop a server they shared).
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	builds.mu.Lock()
 	if builds.dir != "" {
 		os.RemoveAll(builds.dir)

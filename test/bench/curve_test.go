@@ -78,7 +78,7 @@ func BenchmarkLoadCurve(b *testing.B) {
 				script := map[string]any{"responses": []any{map[string]any{"parts": []any{
 					map[string]any{"type": "text", "text": "x"}}}}}
 				sid := storedSession(b, bin, home, workspace, script)
-				db := filepath.Join(home, "corvid", "sessions.db")
+				db := storePath(b, home)
 				appendRows(b, db, sid, n, c.event)
 				events := countEvents(b, db, sid)
 				a := timeLoads(b, bin, home, workspace, sid, events)

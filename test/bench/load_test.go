@@ -26,7 +26,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m, stopPostgres) }
 
 // agent is one running `corvid acp` spoken to over its stdin and stdout.
 type agent struct {
@@ -40,8 +40,13 @@ type agent struct {
 
 func startAgent(tb testing.TB, bin, home, workspace string, args ...string) *agent {
 	tb.Helper()
+	env := testkit.IsolatedEnvAt(home, "CORVID_HOME="+filepath.Join(home, "corvid"), "CORVID_KEYRING=off")
+	if u := storeURL(tb, home); u != "" {
+		env = append(env, "CORVID_STORE="+u)
+		bin = corvidPG(tb)
+	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = testkit.IsolatedEnvAt(home, "CORVID_HOME="+filepath.Join(home, "corvid"), "CORVID_KEYRING=off")
+	cmd.Env = env
 	cmd.Dir = workspace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -193,7 +198,7 @@ func BenchmarkLoad5kEvents(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			home, workspace := b.TempDir(), b.TempDir()
 			sid := storedSession(b, bin, home, workspace, c.script)
-			db := filepath.Join(home, "corvid", "sessions.db")
+			db := storePath(b, home)
 			if c.rows > 0 {
 				appendRows(b, db, sid, c.rows, earlierReleaseChunk)
 			}
