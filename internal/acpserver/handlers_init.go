@@ -12,6 +12,7 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 	s.initialized = true
 	s.clientCaps = req.ClientCapabilities
 	s.mu.Unlock()
+	s.chooseDialect(req)
 	if req.ClientInfo != nil {
 		s.log.Info("client connected", "client", req.ClientInfo.Name, "version", req.ClientInfo.Version)
 	}

@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/corvid-agent/corvid/internal/store/retype"
+)
+
+// retypeRows is migration 3's work (issue #30): every event row goes
+// through retype.Row, which turns the host _meta keys earlier releases
+// stored into the agent's typed fields and gives team changes and drain
+// turns kinds of their own. The store still parses no payload itself.
+//
+// Sessions are read one at a time. A delta row's base is the previous
+// row's payload, so once a row of a session changes, it and every row
+// after it are stored again (in the smallest form against the new base);
+// the rows before it stay as they are. A database without tagged rows is
+// read once and not written.
+func retypeRows(ctx context.Context, tx *sql.Tx) error {
+	kinds, err := readKinds(ctx, tx)
+	if err != nil {
+		return err
+	}
+	ids := make(map[string]int64, len(kinds))
+	for id, k := range kinds {
+		ids[k.name] = id
+	}
+	kindID := func(name string) (int64, error) {
+		if id, ok := ids[name]; ok {
+			return id, nil
+		}
+		var id int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO event_kinds (name) VALUES (?) RETURNING id`, name).Scan(&id)
+		ids[name] = id
+		kinds[id] = kindName{name, kindHead(name)}
+		return id, err
+	}
+	var pks []int64
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT session_pk FROM events ORDER BY session_pk`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var pk int64
+		if err := rows.Scan(&pk); err != nil {
+			rows.Close()
+			return err
+		}
+		pks = append(pks, pk)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, pk := range pks {
+		if err := retypeSession(ctx, tx, pk, kinds, kindID); err != nil {
+			return fmt.Errorf("session %d: %w", pk, err)
+		}
+	}
+	return nil
+}
+
+// storedRow is one row of a session as migration 3 reads it.
+type storedRow struct {
+	seq     int64
+	kind    string
+	payload []byte
+}
+
+func retypeSession(ctx context.Context, tx *sql.Tx, pk int64, kinds map[int64]kindName, kindID func(string) (int64, error)) error {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload FROM events WHERE session_pk = ? ORDER BY seq`, pk)
+	if err != nil {
+		return err
+	}
+	var all []storedRow
+	var prev []byte
+	prevSeq := int64(-1)
+	for rows.Next() {
+		var r storedRow
+		var code int64
+		var stored []byte
+		if err := rows.Scan(&r.seq, &code, &stored); err != nil {
+			rows.Close()
+			return err
+		}
+		k, ok := kinds[code>>formBits]
+		form := int(code & (1<<formBits - 1))
+		if !ok || (form == formDelta && r.seq != prevSeq+1) {
+			rows.Close()
+			return fmt.Errorf("event %d: %w", r.seq, errBadRow)
+		}
+		if r.payload, err = decodeRow(nil, form, stored, prev, k.head); err != nil {
+			rows.Close()
+			return fmt.Errorf("event %d: %w", r.seq, err)
+		}
+		r.kind = k.name
+		all = append(all, r)
+		prev, prevSeq = r.payload, r.seq
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	first := -1
+	for i := range all {
+		kind, payload, changed := retype.Row(all[i].kind, all[i].payload)
+		if changed {
+			all[i].kind, all[i].payload = kind, payload
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	var buf []byte
+	for i := first; i < len(all); i++ {
+		r := all[i]
+		var base []byte
+		if i > 0 && all[i-1].seq == r.seq-1 && len(all[i-1].payload) <= maxDeltaBase {
+			base = all[i-1].payload
+		}
+		id, err := kindID(r.kind)
+		if err != nil {
+			return err
+		}
+		form, out := encodeRow(buf[:0], r.payload, base, kindHead(r.kind))
+		buf = out
+		if _, err := tx.ExecContext(ctx, `UPDATE events SET kind = ?, payload = ? WHERE session_pk = ? AND seq = ?`,
+			id<<formBits|int64(form), out, pk, r.seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
