@@ -108,6 +108,10 @@ func (s *Server) codebuddy() bool { return s.dialect().frames }
 // place for them: a new CodeBuddy feature (codeMode: codeModeSupport) adds
 // its _meta key and its root-level flag here.
 func (s *Server) dialectCapabilities(caps *acp.AgentCapabilities) {
+	if !s.dialect().vocabulary {
+		return // a client that declared plain ACP (dialect.go)
+	}
+	advertiseCodeMode(caps)
 	yes := true
 	if s.multitaskAvailable() {
 		if caps.Meta == nil {

@@ -25,7 +25,6 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 		MCPCapabilities:     acp.MCPCapabilities{HTTP: true, SSE: true},
 		SessionCapabilities: acp.SessionCapabilities{AdditionalDirectories: &acp.Present{}, Close: &acp.Present{}},
 	}
-	advertiseCodeMode(&caps)
 	if s.opts.Auth != nil && s.opts.Auth.Logout != nil {
 		caps.Auth = &acp.AgentAuthCaps{Logout: &acp.Present{}}
 	}
