@@ -17,7 +17,8 @@ import (
 // row's payload, so once a row of a session changes, it and every row
 // after it are stored again (in the smallest form against the new base);
 // the rows before it stay as they are. A database without tagged rows is
-// read once and not written.
+// read once and not written. The sessions' stored settings lose their
+// CodeBuddy-named keys the same way (retype.SessionConfig).
 func retypeRows(ctx context.Context, tx *sql.Tx) error {
 	kinds, err := readKinds(ctx, tx)
 	if err != nil {
@@ -57,6 +58,40 @@ func retypeRows(ctx context.Context, tx *sql.Tx) error {
 	for _, pk := range pks {
 		if err := retypeSession(ctx, tx, pk, kinds, kindID); err != nil {
 			return fmt.Errorf("session %d: %w", pk, err)
+		}
+	}
+	return retypeConfigs(ctx, tx)
+}
+
+// retypeConfigs renames the CodeBuddy-named keys of the sessions' stored
+// settings (retype.SessionConfig).
+func retypeConfigs(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT pk, config FROM sessions WHERE instr(config, 'codebuddy.ai/') > 0`)
+	if err != nil {
+		return err
+	}
+	type change struct {
+		pk     int64
+		config []byte
+	}
+	var changes []change
+	for rows.Next() {
+		var c change
+		if err := rows.Scan(&c.pk, &c.config); err != nil {
+			rows.Close()
+			return err
+		}
+		if out, ok := retype.SessionConfig(c.config); ok {
+			changes = append(changes, change{c.pk, out})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET config = ? WHERE pk = ?`, c.config, c.pk); err != nil {
+			return err
 		}
 	}
 	return nil

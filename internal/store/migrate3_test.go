@@ -19,7 +19,8 @@ func TestMigration3RetypesRowsAndKeepsDeltaChains(t *testing.T) {
 	if err := s.CreateSession(ctx, Session{ID: "s1", Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateSession(ctx, Session{ID: "s2", Cwd: "/w"}); err != nil {
+	old := `{"codebuddy.ai/codeMode":"all","codebuddy.ai/mainAgent":"ptc","owner":"conn_1"}`
+	if err := s.CreateSession(ctx, Session{ID: "s2", Cwd: "/w", Config: []byte(old)}); err != nil {
 		t.Fatal(err)
 	}
 	member := `"meta":{"codebuddy.ai/memberEvent":"a","corvid.dev/subagent":{"depth":1,"id":"sub_1","name":"a","parentToolCallId":"t1"}}`
@@ -67,6 +68,9 @@ func TestMigration3RetypesRowsAndKeepsDeltaChains(t *testing.T) {
 				t.Errorf("%s row %d keeps a host key: %s", sid, i, evs[i].Payload)
 			}
 		}
+	}
+	if ss, err := s.GetSession(ctx, "s2"); err != nil || string(ss.Config) != `{"codeMode":"all","mainAgent":"ptc","owner":"conn_1"}` {
+		t.Errorf("migrated settings %s, %v; want the codeMode keys renamed", ss.Config, err)
 	}
 	// Appending after the migration deltas against a migrated row.
 	next := `{"kind":"agent_message_chunk","messageId":"m9","content":{"type":"text","text":"new"}}`

@@ -47,6 +47,23 @@ func TestTypedLogReplaysARelease2DatabaseIdentically(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("replay of the migrated database:\n%s\nwant what release 2 replayed:\n%s", got, want)
 			}
+			// The settings' codeMode keys were renamed, not lost.
+			var res struct {
+				ConfigOptions []struct {
+					ID           string `json:"id"`
+					CurrentValue any    `json:"currentValue"`
+				} `json:"configOptions"`
+			}
+			s.MustCall(s.ctx, "session/resume", map[string]any{"sessionId": "sess_typed", "cwd": s.workspace}, &res)
+			codeMode := any(nil)
+			for _, o := range res.ConfigOptions {
+				if o.ID == "codeMode" {
+					codeMode = o.CurrentValue
+				}
+			}
+			if codeMode != "all" {
+				t.Errorf("codeMode after the migration %v, want all (stored by release 2 under CodeBuddy's key)", codeMode)
+			}
 			s.Close()
 			st, err := corvidstore.Open(sh.dbPath())
 			if err != nil {
@@ -65,6 +82,10 @@ func TestTypedLogReplaysARelease2DatabaseIdentically(t *testing.T) {
 						t.Errorf("migrated row %d (%s) still holds %s: %s", e.Seq, e.Kind, key, e.Payload)
 					}
 				}
+			}
+			ss, err := st.GetSession(t.Context(), "sess_typed")
+			if err != nil || bytes.Contains(ss.Config, []byte("codebuddy.ai")) || !bytes.Contains(ss.Config, []byte(`"codeMode":"all"`)) {
+				t.Errorf("migrated settings %s, %v", ss.Config, err)
 			}
 			if kinds["team_update"] != 3 || kinds["drain_started"] != 1 || kinds["drain_ended"] != 1 {
 				t.Errorf("migrated kinds %v, want 3 team_update, 1 drain_started, 1 drain_ended", kinds)

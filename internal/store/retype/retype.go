@@ -9,7 +9,8 @@
 // Row is a plain function over one row, so every store backend runs the
 // same migration: internal/store (SQLite) calls it from migration 3 for
 // every row; another backend calls it for each (kind, payload) it holds and
-// writes back what it returns when changed is true. It imports nothing of
+// writes back what it returns when changed is true. SessionConfig does the
+// same for a session's stored settings (two codeMode keys). It imports nothing of
 // corvid. The key names below are those earlier releases stored; they are
 // frozen here and appear nowhere else in the store or the agent.
 package retype
@@ -186,4 +187,40 @@ func metaField(payload []byte) (start, end int, meta []byte, ok bool) {
 		return before, int(dec.InputOffset()), v, len(v) > 0 && v[0] == '{'
 	}
 	return 0, 0, nil, false
+}
+
+// The keys of a session's stored settings (the sessions table's config
+// JSON) that earlier releases spelled in CodeBuddy's vocabulary, and
+// their names from schema 3 on.
+var configKeys = [][2]string{
+	{"codebuddy.ai/codeMode", "codeMode"},
+	{"codebuddy.ai/mainAgent", "mainAgent"},
+}
+
+// SessionConfig returns a session's stored settings with the keys earlier
+// releases named after CodeBuddy renamed (changed false: config as it is).
+// Like Row, every backend calls it once per session in migration 3.
+func SessionConfig(config []byte) (out []byte, changed bool) {
+	if !bytes.Contains(config, []byte(`"codebuddy.ai/`)) {
+		return config, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(config, &m) != nil {
+		return config, false
+	}
+	for _, k := range configKeys {
+		if v, ok := m[k[0]]; ok {
+			delete(m, k[0])
+			m[k[1]] = v
+			changed = true
+		}
+	}
+	if !changed {
+		return config, false
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return config, false
+	}
+	return b, true
 }

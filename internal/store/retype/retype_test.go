@@ -58,3 +58,15 @@ func TestRowLeavesUntaggedAndTypedRowsAlone(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionConfigRenamesTheCodeModeKeys(t *testing.T) {
+	got, changed := SessionConfig([]byte(`{"codebuddy.ai/codeMode":"off","codebuddy.ai/mainAgent":"cli","thoughtLevel":"high"}`))
+	if !changed || string(got) != `{"codeMode":"off","mainAgent":"cli","thoughtLevel":"high"}` {
+		t.Fatalf("SessionConfig = %s (changed %v)", got, changed)
+	}
+	for _, in := range []string{``, `{"thoughtLevel":"high"}`, `{"codeMode":"all"}`} {
+		if got, changed := SessionConfig([]byte(in)); changed || string(got) != in {
+			t.Errorf("SessionConfig(%s) = %s changed %v", in, got, changed)
+		}
+	}
+}
