@@ -38,7 +38,7 @@ func storedTurn5k(tb testing.TB) (*store.Store, string) {
 	}
 	l.context(llm.Message{Role: llm.RoleAssistant, Parts: parts})
 	l.event(Event{Kind: EventUsage, Usage: &Usage{Used: 10, Size: 1000}})
-	l.event(Event{Kind: EventDrainEnded, Tags: Tags{Drain: &Drain{RequestID: "r1", StopReason: "end_turn"}}})
+	l.event(Event{Kind: EventInfo, Title: "the turn"})
 	l.close()
 	if err := st.Flush(tb.Context()); err != nil {
 		tb.Fatal(err)

@@ -90,9 +90,13 @@ func (d *rowDecoder) chunk(p []byte, ev *Event) bool {
 		tail := make([]byte, 0, 1+len(s.p)-s.i)
 		dec := json.NewDecoder(bytes.NewReader(append(append(tail, '{'), s.p[s.i:]...)))
 		dec.DisallowUnknownFields()
-		if dec.Decode(&ev.Tags) != nil || dec.InputOffset() != int64(1+len(s.p)-s.i) {
+		// Decoded into a variable of its own: &ev.Tags would move every
+		// caller's Event to the heap, tagged or not.
+		tags := new(Tags)
+		if dec.Decode(tags) != nil || dec.InputOffset() != int64(1+len(s.p)-s.i) {
 			return false
 		}
+		ev.Tags = *tags
 		return true
 	}
 	return s.lit(`}`) && s.i == len(s.p)
