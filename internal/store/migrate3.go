@@ -12,6 +12,8 @@ import (
 // through retype.Row, which turns the host _meta keys earlier releases
 // stored into the agent's typed fields and gives team changes and drain
 // turns kinds of their own. The store still parses no payload itself.
+// Another backend runs the same migration with RetypeSessionRows (per
+// session) and retype.SessionConfig (per session's settings).
 //
 // Sessions are read one at a time. A delta row's base is the previous
 // row's payload, so once a row of a session changes, it and every row
@@ -97,46 +99,41 @@ func retypeConfigs(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// storedRow is one row of a session as migration 3 reads it.
-type storedRow struct {
-	seq     int64
-	kind    string
-	payload []byte
+// StoredRow is one event row of a session as a backend holds it: its seq,
+// its kind's name, its form (rowform.go) and the stored bytes.
+type StoredRow struct {
+	Seq    int64
+	Kind   string
+	Form   int
+	Stored []byte
 }
 
-func retypeSession(ctx context.Context, tx *sql.Tx, pk int64, kinds map[int64]kindName, kindID func(string) (int64, error)) error {
-	rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload FROM events WHERE session_pk = ? ORDER BY seq`, pk)
-	if err != nil {
-		return err
+// RetypeSessionRows is migration 3 over one session's rows, in seq order,
+// as a backend holds them (SQLite here; PostgreSQL stores the same row
+// form): each row's payload is decoded, passed through retype.Row, and
+// from the first row that changed on, every row is encoded again against
+// its new base. It returns the rows to write back (kind name, form and
+// stored bytes; the caller maps a new kind name to its event_kinds id),
+// and no row for a session without tagged rows.
+func RetypeSessionRows(rows []StoredRow) ([]StoredRow, error) {
+	type row struct {
+		seq     int64
+		kind    string
+		payload []byte
 	}
-	var all []storedRow
+	all := make([]row, 0, len(rows))
 	var prev []byte
 	prevSeq := int64(-1)
-	for rows.Next() {
-		var r storedRow
-		var code int64
-		var stored []byte
-		if err := rows.Scan(&r.seq, &code, &stored); err != nil {
-			rows.Close()
-			return err
+	for _, r := range rows {
+		if r.Form == formDelta && r.Seq != prevSeq+1 {
+			return nil, fmt.Errorf("event %d: %w", r.Seq, errBadRow)
 		}
-		k, ok := kinds[code>>formBits]
-		form := int(code & (1<<formBits - 1))
-		if !ok || (form == formDelta && r.seq != prevSeq+1) {
-			rows.Close()
-			return fmt.Errorf("event %d: %w", r.seq, errBadRow)
+		p, err := decodeRow(nil, r.Form, r.Stored, prev, kindHead(r.Kind))
+		if err != nil {
+			return nil, fmt.Errorf("event %d: %w", r.Seq, err)
 		}
-		if r.payload, err = decodeRow(nil, form, stored, prev, k.head); err != nil {
-			rows.Close()
-			return fmt.Errorf("event %d: %w", r.seq, err)
-		}
-		r.kind = k.name
-		all = append(all, r)
-		prev, prevSeq = r.payload, r.seq
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+		all = append(all, row{r.Seq, r.Kind, p})
+		prev, prevSeq = p, r.Seq
 	}
 	first := -1
 	for i := range all {
@@ -149,23 +146,59 @@ func retypeSession(ctx context.Context, tx *sql.Tx, pk int64, kinds map[int64]ki
 		}
 	}
 	if first < 0 {
-		return nil
+		return nil, nil
 	}
-	var buf []byte
+	out := make([]StoredRow, 0, len(all)-first)
 	for i := first; i < len(all); i++ {
 		r := all[i]
 		var base []byte
 		if i > 0 && all[i-1].seq == r.seq-1 && len(all[i-1].payload) <= maxDeltaBase {
 			base = all[i-1].payload
 		}
-		id, err := kindID(r.kind)
+		form, stored := encodeRow(nil, r.payload, base, kindHead(r.kind))
+		out = append(out, StoredRow{Seq: r.seq, Kind: r.kind, Form: form, Stored: stored})
+	}
+	return out, nil
+}
+
+// retypeSession runs RetypeSessionRows on one session of the SQLite
+// store and writes back what it returns.
+func retypeSession(ctx context.Context, tx *sql.Tx, pk int64, kinds map[int64]kindName, kindID func(string) (int64, error)) error {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload FROM events WHERE session_pk = ? ORDER BY seq`, pk)
+	if err != nil {
+		return err
+	}
+	var all []StoredRow
+	for rows.Next() {
+		var r StoredRow
+		var code int64
+		if err := rows.Scan(&r.Seq, &code, &r.Stored); err != nil {
+			rows.Close()
+			return err
+		}
+		k, ok := kinds[code>>formBits]
+		if !ok {
+			rows.Close()
+			return fmt.Errorf("event %d: %w", r.Seq, errBadRow)
+		}
+		r.Kind, r.Form = k.name, int(code&(1<<formBits-1))
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	changed, err := RetypeSessionRows(all)
+	if err != nil {
+		return err
+	}
+	for _, r := range changed {
+		id, err := kindID(r.Kind)
 		if err != nil {
 			return err
 		}
-		form, out := encodeRow(buf[:0], r.payload, base, kindHead(r.kind))
-		buf = out
 		if _, err := tx.ExecContext(ctx, `UPDATE events SET kind = ?, payload = ? WHERE session_pk = ? AND seq = ?`,
-			id<<formBits|int64(form), out, pk, r.seq); err != nil {
+			id<<formBits|int64(r.Form), r.Stored, pk, r.Seq); err != nil {
 			return err
 		}
 	}
