@@ -25,9 +25,11 @@ import (
 // A client declares its dialect in initialize's
 // _meta["corvid.dev/dialect"]: "codebuddy" (the vocabulary and the
 // frames), "acp" (ACP v1 and corvid's own keys only: no CodeBuddy key on
-// any frame) or "default". Without it the process's --compat decides. Gas
-// City's top-level content follows from how the client prompts
-// (gascity.go), per connection too.
+// any frame), "gascity" or "default". Without it the process's --compat
+// decides. Gas City's shapes (gascity.go: message text as top-level
+// content too) follow from the client prompting with messages, or from
+// declaring "gascity", which a client that only watches a session another
+// client prompts needs.
 
 // metaDialect is initialize's _meta key that declares the client's dialect.
 const metaDialect = "corvid.dev/dialect"
@@ -37,6 +39,7 @@ const (
 	DialectDefault   = "default"
 	DialectACP       = "acp"
 	DialectCodeBuddy = CompatCodeBuddy
+	DialectGasCity   = "gascity"
 )
 
 // corvid's own _meta keys of the typed tags.
@@ -81,8 +84,12 @@ func (s *Server) dialect() dialect {
 
 // chooseDialect records the dialect the client's initialize declares.
 func (s *Server) chooseDialect(req *acp.InitializeRequest) {
-	d := dialectFor(s.opts.Compat, req.Meta[metaDialect])
+	declared := req.Meta[metaDialect]
+	d := dialectFor(s.opts.Compat, declared)
 	s.chosen.Store(&d)
+	if declared == DialectGasCity {
+		s.messagesHost.Store(true)
+	}
 }
 
 // tagMeta is the _meta an event's tags become on this connection (nil when

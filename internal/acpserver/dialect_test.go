@@ -71,3 +71,12 @@ func TestEachDialectSpellsTheSameTypedEvents(t *testing.T) {
 		}
 	}
 }
+
+func TestDeclaringGasCityGivesGasCitysShapes(t *testing.T) {
+	if s := serverIn("", DialectGasCity); !s.messagesHost.Load() || s.codebuddy() {
+		t.Fatalf("a connection that declared gascity: messages host %v, CodeBuddy frames %v", s.messagesHost.Load(), s.codebuddy())
+	}
+	if s := serverIn("", nil); s.messagesHost.Load() {
+		t.Fatal("a connection that declared nothing is a messages host")
+	}
+}

@@ -31,11 +31,13 @@ func (c *client) updatesOf(sid string) []map[string]any {
 	return out
 }
 
-// Two clients of one session in two dialects (docs/serve.md, "Dialects"):
-// each declares its own in initialize's _meta["corvid.dev/dialect"], and
-// each gets the same turn spelled its way. The CodeBuddy client gets the
-// root-level capability flags, its turn id on every update and session_end;
-// the plain ACP client gets the same updates with no CodeBuddy key at all.
+// Clients of one session in different dialects (docs/serve.md,
+// "Dialects"): each declares its own in initialize's
+// _meta["corvid.dev/dialect"], and each gets the same turn spelled its
+// way. The CodeBuddy client gets the root-level capability flags, its turn
+// id on every update and session_end; the plain ACP client gets the same
+// updates with no CodeBuddy key at all; a Gas City client that only
+// watches gets the message text as top-level content too.
 func TestTwoDialectsOnOneSessionEachGetTheirOwnFrames(t *testing.T) {
 	dir := t.TempDir()
 	script := writeScript(t, dir, slowScript())
@@ -52,8 +54,12 @@ func TestTwoDialectsOnOneSessionEachGetTheirOwnFrames(t *testing.T) {
 	if b, _ := json.Marshal(plainInit); strings.Contains(string(b), "codebuddy.ai") || strings.Contains(string(b), "multitaskSupport") {
 		t.Errorf("plain client's initialize result speaks CodeBuddy: %s", b)
 	}
+	gc := dial(t, d.sock)
+	gc.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{},
+		"_meta": map[string]any{"corvid.dev/dialect": "gascity"}})
 	sid := newSession(cb, dir)
 	plain.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	gc.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
 	res := cb.call("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go"),
 		"_meta": map[string]any{"codebuddy.ai/conversationRequestId": turnID}})
 	if res["stopReason"] != "end_turn" {
@@ -92,6 +98,31 @@ func TestTwoDialectsOnOneSessionEachGetTheirOwnFrames(t *testing.T) {
 	}
 	if plainChunks != chunks {
 		t.Errorf("plain client got %d chunks, the CodeBuddy client %d: want the same updates", plainChunks, chunks)
+	}
+	topLevel := func(c *client) string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var b strings.Builder
+		for _, n := range c.note {
+			p, _ := n["params"].(map[string]any)
+			blocks, _ := p["content"].([]any)
+			for _, x := range blocks {
+				blk, _ := x.(map[string]any)
+				s, _ := blk["text"].(string)
+				b.WriteString(s)
+			}
+		}
+		return b.String()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for topLevel(gc) != fullSlowAnswer() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := topLevel(gc); got != fullSlowAnswer() {
+		t.Errorf("Gas City client's top-level content %q, want the whole answer", got)
+	}
+	if got := topLevel(plain) + topLevel(cb); got != "" {
+		t.Errorf("the other clients got top-level content %q", got)
 	}
 }
 
