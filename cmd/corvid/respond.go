@@ -69,17 +69,20 @@ func answerQuestion(dir respond.Place, c respondCmd, stdout io.Writer) error {
 		return errors.New("give the question's id before the answer")
 	}
 	var title string
-	question := respond.Question{ID: c.ID}
+	var question *respond.Question
 	qs, _ := respond.List(dir)
-	for _, q := range qs {
+	for i, q := range qs {
 		if q.ID == c.ID {
-			title, question = q.Title, q
+			title, question = q.Title, &qs[i]
 		}
 	}
-	a, err := question.ParseReply(c.Answer)
-	if err != nil {
-		return err
-	}
+	a := respond.Answer(c.Answer)
+	if question != nil {
+		var err error
+		if a, err = question.ParseReply(c.Answer); err != nil {
+			return err
+		}
+	} // else Reply says what became of it (answered elsewhere, timed out, unknown)
 	if err := respond.Reply(dir, c.ID, a); err != nil {
 		return err
 	}

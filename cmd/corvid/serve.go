@@ -113,6 +113,7 @@ func (c *serveCmd) Run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	err = srv.Serve(ctx, lns)
+	opts.Hub.Close() // the daemon's control socket (corvid respond)
 	for _, l := range lns {
 		if l.Addr.Network == "unix" {
 			_ = os.Remove(l.Addr.Address)

@@ -85,6 +85,14 @@ func runSessionsList(env config.Env, c sessionsListCmd, w io.Writer) error {
 			return err
 		}
 	}
+	live, daemon, derr := daemonSessions(env)
+	if derr != nil {
+		// The store's list still stands.
+		fmt.Fprintln(os.Stderr, "corvid sessions: warning:", derr)
+	}
+	for i := range list {
+		list[i].live = live[list[i].ID]
+	}
 	if c.JSON {
 		return writeSessionsJSON(w, list)
 	}
@@ -105,6 +113,9 @@ func runSessionsList(env config.Env, c sessionsListCmd, w io.Writer) error {
 	if withErrors {
 		head += "\tLAST ERROR"
 	}
+	if daemon {
+		head += "\tIN THE DAEMON"
+	}
 	fmt.Fprintln(tw, head)
 	for _, l := range list {
 		s := l.Session
@@ -112,6 +123,9 @@ func runSessionsList(env config.Env, c sessionsListCmd, w io.Writer) error {
 			shortCount(totalTokens(l.sum.Tokens)), costText(l.sum.CostUSD), sessionTitle(s), s.Cwd)
 		if withErrors {
 			row += "\t" + clip(singleLine(l.sum.LastError), 80)
+		}
+		if daemon {
+			row += "\t" + l.live.describe()
 		}
 		fmt.Fprintln(tw, row)
 	}
@@ -134,7 +148,8 @@ func forCwd(cwd string) string {
 // listedSession is a stored session with its summary.
 type listedSession struct {
 	store.Session
-	sum agent.Summary
+	sum  agent.Summary
+	live *liveState // what the daemon says of it (nil: no daemon, or it does not hold it)
 }
 
 // summarizeSessions lists the sessions (of cwd, when set) with their
@@ -156,7 +171,7 @@ func summarizeSessions(ctx context.Context, st *store.Store, cwd string, all boo
 			hidden++
 			continue
 		}
-		out = append(out, listedSession{s, sum})
+		out = append(out, listedSession{Session: s, sum: sum})
 	}
 	return out, hidden, nil
 }
@@ -229,6 +244,9 @@ type sessionJSON struct {
 	Tokens    *llm.Usage `json:"tokens,omitempty"`
 	CostUSD   *float64   `json:"costUsd,omitempty"`
 	LastError string     `json:"lastError,omitempty"`
+	// Live is the session's state in the running daemon (corvid serve),
+	// when it holds the session.
+	Live *liveState `json:"live,omitempty"`
 }
 
 func toSessionJSON(s store.Session) sessionJSON {
@@ -241,6 +259,9 @@ func writeSessionsJSON(w io.Writer, list []listedSession) error {
 	for _, l := range list {
 		j := toSessionJSON(l.Session)
 		j.Turns, j.Tokens, j.CostUSD, j.LastError = &l.sum.Turns, &l.sum.Tokens, l.sum.CostUSD, l.sum.LastError
+		if l.live.held() {
+			j.Live = l.live
+		}
 		out = append(out, j)
 	}
 	enc := json.NewEncoder(w)

@@ -57,6 +57,7 @@ type LoadSessionResponse struct {
 type ListSessionsRequest struct {
 	Cwd    string `json:"cwd,omitempty"`
 	Cursor string `json:"cursor,omitempty"`
+	Meta   Meta   `json:"_meta,omitempty"`
 }
 
 // ListSessionsResponse is the result of session/list.

@@ -19,21 +19,14 @@ import (
 // turn ended).
 
 // holders are the connections' session objects that hold one agent
-// session, and the one whose prompt runs now.
+// session.
 type holders struct {
 	mu      sync.Mutex
 	members []*session
 	closed  bool
-	asker   *session
-	// pending are the permission questions open now; a connection that
-	// attaches meanwhile is asked too (offer).
+	// pending are the questions open now (questions.go); a connection
+	// that attaches meanwhile is asked too (offer).
 	pending map[*question]struct{}
-}
-
-// question is one permission question put to several connections.
-type question struct {
-	call agent.ToolCall
-	late chan *session // connections that attached while it was open
 }
 
 func newHolders(first *session) *holders { return &holders{members: []*session{first}} }
@@ -53,9 +46,6 @@ func (h *holders) join(ss *session) bool {
 func (h *holders) leave(ss *session) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.asker == ss {
-		h.asker = nil
-	}
 	if i := slices.Index(h.members, ss); i >= 0 {
 		h.members = slices.Delete(h.members, i, i+1)
 	}
@@ -85,6 +75,11 @@ func (h *holders) open() bool {
 // present are the holders whose client is connected and can answer a
 // question.
 func (h *holders) present() []*session {
+	return slices.DeleteFunc(h.connected(), func(ss *session) bool { return ss.srv.cannotAnswer() })
+}
+
+// connected are the holders whose client is connected.
+func (h *holders) connected() []*session {
 	if h == nil {
 		return nil
 	}
@@ -95,38 +90,11 @@ func (h *holders) present() []*session {
 	for _, ss := range members {
 		select {
 		case <-ss.srv.conn.Gone():
-			continue
 		default:
-		}
-		if !ss.srv.cannotAnswer() {
 			out = append(out, ss)
 		}
 	}
 	return out
-}
-
-// prompting records which holder's client sent the running prompt.
-func (h *holders) prompting(ss *session) {
-	if h == nil {
-		return
-	}
-	h.mu.Lock()
-	h.asker = ss
-	h.mu.Unlock()
-}
-
-// askerFor is where ss's questions go: the holder whose client sent the
-// running prompt, when that is another connection's, else ss itself.
-func (h *holders) askerFor(ss *session) *session {
-	if h == nil {
-		return ss
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.asker != nil && h.asker != ss {
-		return h.asker
-	}
-	return ss
 }
 
 // Close lets go of the session: it detaches this connection and closes
@@ -189,64 +157,4 @@ func (s *Server) attach(ctx context.Context, req *acp.LoadSessionRequest, live *
 			live.holders.offer(ss) // after the response: the client knows the session
 		},
 	}, nil
-}
-
-// askFirst puts a permission question to every connection in targets at
-// once, and to any that attaches while it is open. The first answer wins;
-// the questions still open are withdrawn (cancelling their calls sends
-// $/cancel_request). ok is false when no client answered.
-func (h *holders) askFirst(ctx context.Context, targets []*session, call agent.ToolCall) (ans agent.Answer, ok bool) {
-	qctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	q := &question{call: call, late: make(chan *session, 4)}
-	h.mu.Lock()
-	if h.pending == nil {
-		h.pending = map[*question]struct{}{}
-	}
-	h.pending[q] = struct{}{}
-	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		delete(h.pending, q)
-		h.mu.Unlock()
-	}()
-	type result struct {
-		ans agent.Answer
-		err error
-	}
-	results := make(chan result, 64)
-	ask := func(t *session) {
-		go func() {
-			a, err := t.askClient(qctx, call)
-			results <- result{a, err}
-		}()
-	}
-	for _, t := range targets {
-		ask(t)
-	}
-	for open := len(targets); open > 0; {
-		select {
-		case t := <-q.late:
-			open++
-			ask(t)
-		case r := <-results:
-			if r.err == nil {
-				return r.ans, true
-			}
-			open--
-		}
-	}
-	return agent.RejectOnce, false
-}
-
-// offer puts the open permission questions to ss, which just attached.
-func (h *holders) offer(ss *session) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for q := range h.pending {
-		select {
-		case q.late <- ss:
-		default: // a question with that many late attachers waits for them
-		}
-	}
 }

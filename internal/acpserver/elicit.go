@@ -15,21 +15,17 @@ var _ tool.Asker = (*session)(nil)
 
 // ElicitModes reports the elicitation modes the client advertised; a
 // client that cannot answer requests at all (Gas City) shows none.
+// Under serve, a mode counts when a connected client holding the session
+// advertised it (questions.go).
 func (ss *session) ElicitModes() (form, url bool) {
-	if a := ss.holders.askerFor(ss); a != ss {
-		return a.ElicitModes() // another connection prompted (attach.go)
+	if ss.shared() {
+		for _, t := range ss.holders.present() {
+			f, u := t.srv.elicitCaps()
+			form, url = form || f, url || u
+		}
+		return form, url
 	}
-	s := ss.srv
-	if s.cannotAnswer() {
-		return false, false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.clientCaps == nil || s.clientCaps.Elicitation == nil {
-		return false, false
-	}
-	el := s.clientCaps.Elicitation
-	return el.Form != nil, el.URL != nil
+	return ss.srv.elicitCaps()
 }
 
 // Elicit sends elicitation/create in session scope. A mode the client did
@@ -37,21 +33,15 @@ func (ss *session) ElicitModes() (form, url bool) {
 // withdraws the question with $/cancel_request (acp.Conn.Call); no answer
 // within the interaction timeout withdraws it too and is ErrNoAnswer.
 func (ss *session) Elicit(ctx context.Context, e tool.Elicitation) (tool.ElicitResult, error) {
-	if a := ss.holders.askerFor(ss); a != ss {
-		return a.Elicit(ctx, e) // another connection prompted (attach.go)
+	if ss.shared() {
+		return ss.routeElicit(ctx, e) // serve (questions.go)
 	}
 	form, url := ss.ElicitModes()
-	req := acp.CreateElicitationRequest{SessionID: ss.id, ToolCallID: e.ToolCallID, Mode: e.Mode, Message: e.Message}
-	switch {
-	case e.Mode == "form" && form:
-		req.RequestedSchema = e.Schema
-	case e.Mode == "url" && url:
-		req.ElicitationID, req.URL = e.ID, e.URL
-	default:
+	if !(e.Mode == "form" && form) && !(e.Mode == "url" && url) {
 		return tool.ElicitResult{}, tool.ErrCannotAsk
 	}
 	var resp acp.CreateElicitationResponse
-	if err := ss.call(ctx, "elicitation/create", req, &resp); err != nil {
+	if err := ss.call(ctx, "elicitation/create", elicitRequest(ss.id, e), &resp); err != nil {
 		return tool.ElicitResult{}, err
 	}
 	if resp.Action == "" {
@@ -60,10 +50,25 @@ func (ss *session) Elicit(ctx context.Context, e tool.Elicitation) (tool.ElicitR
 	return tool.ElicitResult{Action: resp.Action, Content: resp.Content}, nil
 }
 
+// elicitRequest is elicitation/create's params for e.
+func elicitRequest(sid string, e tool.Elicitation) acp.CreateElicitationRequest {
+	req := acp.CreateElicitationRequest{SessionID: sid, ToolCallID: e.ToolCallID, Mode: e.Mode, Message: e.Message}
+	if e.Mode == "form" {
+		req.RequestedSchema = e.Schema
+	} else {
+		req.ElicitationID, req.URL = e.ID, e.URL
+	}
+	return req
+}
+
 // CompleteElicitation sends elicitation/complete for a url-mode question.
 func (ss *session) CompleteElicitation(id string) {
-	if a := ss.holders.askerFor(ss); a != ss {
-		a.CompleteElicitation(id)
+	if ss.shared() {
+		for _, t := range ss.holders.present() {
+			if _, url := t.srv.elicitCaps(); url {
+				_ = t.srv.conn.Notify("elicitation/complete", acp.CompleteElicitationNotification{ElicitationID: id})
+			}
+		}
 		return
 	}
 	_ = ss.srv.conn.Notify("elicitation/complete", acp.CompleteElicitationNotification{ElicitationID: id})
@@ -78,36 +83,46 @@ const dismissOption = "_corvid_dismiss"
 // leave it unanswered; a host that cannot answer requests gets it out of
 // band (corvid respond).
 func (ss *session) Choose(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
-	if a := ss.holders.askerFor(ss); a != ss {
-		return a.Choose(ctx, q) // another connection prompted (attach.go)
+	if ss.shared() {
+		return ss.routeChoice(ctx, q) // serve (questions.go)
 	}
 	if ss.srv.cannotAnswer() || ss.srv.keepsTurns() {
 		// keepsTurns: a turn that outlived its client (serve).
 		return ss.chooseOutOfBand(ctx, q)
 	}
-	text := acp.TextBlock(truncateText(q.Text))
-	req := acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: acp.ToolCallUpdate{ToolCallID: q.ToolCallID, Title: q.Title, Kind: string(tool.KindOther),
-		Content: []acp.ToolCallContent{{Type: "content", Content: &text}}}}
-	for _, c := range q.Choices {
-		req.Options = append(req.Options, acp.PermissionOption{OptionID: c.ID, Name: c.Label, Kind: "allow_once"})
-	}
-	req.Options = append(req.Options, acp.PermissionOption{OptionID: dismissOption, Name: "Don't answer", Kind: "reject_once"})
 	var resp acp.RequestPermissionResponse
-	if err := ss.call(ctx, "session/request_permission", req, &resp); err != nil {
+	if err := ss.call(ctx, "session/request_permission", choiceRequest(ss.id, q), &resp); err != nil {
 		if ctx.Err() == nil && ss.srv.keepsTurns() {
 			return ss.chooseOutOfBand(ctx, q) // the client left while asked
 		}
 		return "", err
 	}
+	return choiceAnswer(q, resp), nil
+}
+
+// choiceRequest asks q as session/request_permission.
+func choiceRequest(sid string, q tool.ChoiceQuestion) acp.RequestPermissionRequest {
+	text := acp.TextBlock(truncateText(q.Text))
+	req := acp.RequestPermissionRequest{SessionID: sid, ToolCall: acp.ToolCallUpdate{ToolCallID: q.ToolCallID, Title: q.Title, Kind: string(tool.KindOther),
+		Content: []acp.ToolCallContent{{Type: "content", Content: &text}}}}
+	for _, c := range q.Choices {
+		req.Options = append(req.Options, acp.PermissionOption{OptionID: c.ID, Name: c.Label, Kind: "allow_once"})
+	}
+	req.Options = append(req.Options, acp.PermissionOption{OptionID: dismissOption, Name: "Don't answer", Kind: "reject_once"})
+	return req
+}
+
+// choiceAnswer is the choice an answer picked ("": none).
+func choiceAnswer(q tool.ChoiceQuestion, resp acp.RequestPermissionResponse) string {
 	if resp.Outcome.Outcome != "selected" {
-		return "", nil
+		return ""
 	}
 	for _, c := range q.Choices {
 		if c.ID == resp.Outcome.OptionID {
-			return c.ID, nil
+			return c.ID
 		}
 	}
-	return "", nil
+	return ""
 }
 
 // call sends a question to the client, bounded by the interaction timeout:

@@ -3,6 +3,7 @@ package acpserver
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/corvid-agent/corvid/internal/acp"
@@ -331,6 +332,9 @@ func toolCallUpdate(tc agent.ToolCall) acp.ToolCallUpdate {
 	if tc.ParentID != "" {
 		u.Meta = acp.Meta{metaParentToolCall: tc.ParentID}
 	}
+	if tc.AnsweredBy != nil {
+		u.Meta = withMeta(u.Meta, acp.Meta{metaAnsweredBy: answeredBy(tc.AnsweredBy)})
+	}
 	for _, c := range tc.Content {
 		switch c.Type {
 		case tool.ContentText:
@@ -374,18 +378,11 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 
 // RequestPermission asks the client. Cancelled, an unknown option, an error
 // or a vanished client all mean reject once; nothing here ever allows by
-// itself. Under serve, a session several connections hold asks all of
-// them, and the first answer wins (attach.go).
+// itself. Under serve, every connection holding the session is asked, and
+// corvid respond can answer; the first answer wins (questions.go).
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
-	if targets := ss.holders.present(); len(targets) > 1 || (len(targets) == 1 && ss.srv.opts.Hub != nil) {
-		// Under serve even one client is asked this way, so one that
-		// attaches while the question is open is asked too.
-		if ans, ok := ss.holders.askFirst(ctx, targets, call); ok || ctx.Err() != nil {
-			return ans, nil
-		}
-	}
-	if a := ss.holders.askerFor(ss); a != ss {
-		return a.RequestPermission(ctx, call) // another connection prompted (attach.go)
+	if ss.shared() {
+		return ss.routePermission(ctx, call), nil // serve (questions.go)
 	}
 	srv := ss.srv
 	if srv.cannotAnswer() || srv.keepsTurns() {
@@ -432,8 +429,10 @@ func (ss *session) askClient(ctx context.Context, call agent.ToolCall) (agent.An
 		return agent.AllowOnce, nil
 	case "allow_always":
 		return agent.AllowAlways, nil
+	case "reject_once":
+		return agent.RejectOnce, nil
 	case "reject_always":
 		return agent.RejectAlways, nil
 	}
-	return agent.RejectOnce, nil
+	return agent.RejectOnce, fmt.Errorf("session/request_permission: the client picked option %q, which was not offered", resp.Outcome.OptionID)
 }

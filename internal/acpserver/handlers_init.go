@@ -11,6 +11,7 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 	s.mu.Lock()
 	s.initialized = true
 	s.clientCaps = req.ClientCapabilities
+	s.clientInfo = req.ClientInfo
 	s.mu.Unlock()
 	s.chooseDialect(req)
 	if req.ClientInfo != nil {

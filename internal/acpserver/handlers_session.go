@@ -175,7 +175,6 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss.holders.prompting(ss) // its questions come here (attach.go)
 	select {
 	case <-s.conn.Gone():
 		// The client is gone (stdin closed): a prompt it queued before
@@ -251,6 +250,10 @@ func (s *Server) promptBlocks(in []acp.ContentBlock) ([]agent.Block, error) {
 
 // Cancel cancels the session's running turn, if any.
 func (s *Server) Cancel(_ context.Context, req *acp.SessionIDRequest) {
+	if rootID, ok := agent.MemberRoot(req.SessionID); ok {
+		s.cancelMember(req.SessionID, rootID) // members.go
+		return
+	}
 	s.mu.Lock()
 	ss := s.sessions[req.SessionID]
 	s.mu.Unlock()

@@ -30,6 +30,9 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 	if err != nil {
 		return nil, err
 	}
+	if rootID, ok := agent.MemberRoot(req.SessionID); ok {
+		return s.loadMember(ctx, req.SessionID, rootID, replay) // members.go
+	}
 	// Loading a session that is live on this connection starts it afresh.
 	s.mu.Lock()
 	old := s.sessions[req.SessionID]
@@ -114,12 +117,18 @@ func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest)
 			info.Meta = s.opts.Hub.listMeta(si.ID)
 		}
 		resp.Sessions = append(resp.Sessions, info)
+		if req.Meta[metaListMembers] == true {
+			resp.Sessions = append(resp.Sessions, s.listMembers(ctx, info)...)
+		}
 	}
 	return resp, nil
 }
 
 // CloseSession ends a live session on this connection.
 func (s *Server) CloseSession(_ context.Context, req *acp.SessionIDRequest) (struct{}, error) {
+	if s.dropMember(req.SessionID) {
+		return struct{}{}, nil // a member's view (members.go)
+	}
 	ss, err := s.lookup(req.SessionID)
 	if err != nil {
 		return struct{}{}, err

@@ -1,9 +1,11 @@
 package acpserver
 
 import (
+	"log/slog"
 	"sync"
 
 	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/respond"
 )
 
 // Hub is what the connections of one daemon (`corvid serve`) know of each
@@ -11,11 +13,17 @@ import (
 // has a session object of its own (its own front end and replay); the hub
 // lets a session/cancel from any of them reach the turn another one runs,
 // and session/list say which sessions run and how many clients hold them.
-// Fanning one turn's updates out to every attached connection, and putting
-// its questions to all of them, are not built (docs/serve.md).
+// Attaching (attach.go) fans a session's updates out to every connection
+// that holds it, and its questions go to all of them (questions.go).
 type Hub struct {
 	mu      sync.Mutex
 	servers map[*Server]struct{}
+
+	// The daemon's control socket, where corvid respond answers its
+	// questions (questions.go); opened on first use.
+	brokerOnce sync.Once
+	brk        *respond.Broker
+	brokerErr  error
 }
 
 // NewHub returns the hub for the connections of one process.
@@ -25,6 +33,9 @@ func NewHub() *Hub { return &Hub{servers: map[*Server]struct{}{}} }
 const (
 	metaRunning  = "corvid.dev/running"
 	metaAttached = "corvid.dev/attached"
+	// The questions of the session waiting for an answer, when there are
+	// any: [{requestId (for corvid respond), toolCallId, title}].
+	metaWaiting = "corvid.dev/waiting"
 	// Of a session some connection holds live (the dashboard's list):
 	// its model, mode and cost so far ({amount, currency}, when known).
 	metaModel = "corvid.dev/model"
@@ -93,10 +104,34 @@ func (h *Hub) listMeta(id string) acp.Meta {
 	}
 	m := acp.Meta{metaRunning: running, metaAttached: attached}
 	if len(all) > 0 {
+		if w := all[0].holders.waiting(); len(w) > 0 {
+			m[metaWaiting] = w
+		}
 		m[metaModel], m[metaMode] = all[0].ModelAndMode()
 		if st := all[0].Stats(); st.CostKnown {
 			m[metaCost] = acp.Cost{Amount: st.CostUSD, Currency: "USD"}
 		}
 	}
 	return m
+}
+
+// broker is the daemon's control socket, shared by every connection.
+func (h *Hub) broker(place respond.Place, log *slog.Logger) (*respond.Broker, error) {
+	h.brokerOnce.Do(func() {
+		if place.Dir == "" {
+			h.brokerErr = errNoControlDir
+			return
+		}
+		h.brk, h.brokerErr = respond.Listen(place, log)
+	})
+	return h.brk, h.brokerErr
+}
+
+// Close closes the daemon's control socket (its open questions are
+// denied). Call it once every connection has ended.
+func (h *Hub) Close() {
+	h.brokerOnce.Do(func() {}) // none opens after this
+	if h.brk != nil {
+		_ = h.brk.Close()
+	}
 }

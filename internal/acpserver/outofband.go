@@ -6,18 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/corvid-agent/corvid/internal/agent"
 	"github.com/corvid-agent/corvid/internal/respond"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
+var errNoControlDir = errors.New("no control socket directory configured")
+
 // broker opens the control socket on first use (ARCHITECTURE.md §3: hosts that
 // cannot answer permission requests).
 func (s *Server) broker() (*respond.Broker, error) {
+	if h := s.opts.Hub; h != nil {
+		// One for the daemon: its questions outlive their connections.
+		return h.broker(s.opts.RespondPlace, s.log)
+	}
 	s.brokerOnce.Do(func() {
 		if s.opts.RespondPlace.Dir == "" {
-			s.brokerErr = fmt.Errorf("no control socket directory configured")
+			s.brokerErr = errNoControlDir
 			return
 		}
 		s.brk, s.brokerErr = respond.Listen(s.opts.RespondPlace, s.log)
@@ -29,10 +36,7 @@ func (s *Server) broker() (*respond.Broker, error) {
 // open, and waits for `corvid respond ID allow|always|deny`. No answer
 // within the interaction timeout is a denial, never consent.
 func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
-	say := func(text string) {
-		ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText, Text: text}})
-		ss.flushLines() // the whole question, while the turn waits for the answer
-	}
+	say := ss.say
 	b, err := ss.srv.broker()
 	if err != nil {
 		ss.srv.log.Error("control socket", "err", err)
@@ -41,25 +45,12 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 	}
 	timeout := ss.srv.opts.InteractionTimeout
 	id := b.NewID()
-	wait := "until answered"
-	if timeout > 0 {
-		wait = "for " + timeout.String() + "; then it is denied"
-	}
 	always := call.AlwaysLabel
 	if always == "" {
 		always = "Always allow"
 	}
-	say(fmt.Sprintf("\n\n[corvid] Permission needed (request %s): %s\nThis client cannot answer permission requests. Answer from a terminal on this machine:\n    corvid respond %s allow    (or: always, deny; always = %s)\nWaiting %s.\n\n", id, call.Title, id, always, wait))
-	detail := ""
-	if len(call.RawInput) > 0 {
-		var v any
-		if json.Unmarshal(call.RawInput, &v) == nil {
-			if b, err := json.Marshal(v); err == nil {
-				detail = string(b)
-			}
-		}
-	}
-	ans, err := b.Ask(ctx, respond.Question{ID: id, SessionID: ss.id, Title: call.Title, Detail: detail, Cwd: ss.Cwd()}, timeout)
+	say(permissionNotice(call, id, timeout))
+	ans, err := b.Ask(ctx, respond.Question{ID: id, SessionID: ss.id, Title: call.Title, Detail: permissionDetail(call), Cwd: ss.Cwd()}, timeout)
 	if err != nil && ctx.Err() == nil {
 		say(fmt.Sprintf("[corvid] Request %s was denied: %v\n", id, err))
 	}
@@ -74,6 +65,51 @@ func (ss *session) askOutOfBand(ctx context.Context, call agent.ToolCall) (agent
 	return agent.RejectOnce, nil
 }
 
+// say writes text into this connection's view of the conversation (not
+// stored), whole, while the turn waits.
+func (ss *session) say(text string) {
+	ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText, Text: text}})
+	ss.flushLines()
+}
+
+// permissionNotice is the text that tells a client that cannot answer
+// requests how to answer permission question id.
+func permissionNotice(call agent.ToolCall, id string, timeout time.Duration) string {
+	wait := "until answered"
+	if timeout > 0 {
+		wait = "for " + timeout.String() + "; then it is denied"
+	}
+	always := call.AlwaysLabel
+	if always == "" {
+		always = "Always allow"
+	}
+	return fmt.Sprintf("\n\n[corvid] Permission needed (request %s): %s\nThis client cannot answer permission requests. Answer from a terminal on this machine:\n    corvid respond %s allow    (or: always, deny; always = %s)\nWaiting %s.\n\n", id, call.Title, id, always, wait)
+}
+
+// choiceNotice is the same for choice question rq.
+func choiceNotice(text string, rq respond.Question, timeout time.Duration) string {
+	wait := "until answered"
+	if timeout > 0 {
+		wait = "for " + timeout.String()
+	}
+	return fmt.Sprintf("\n\n[corvid] Question (request %s):\n%s\nChoices: %s\nThis client cannot show questions. Answer from a terminal on this machine:\n    corvid respond %s NUMBER\nWaiting %s.\n\n",
+		rq.ID, strings.TrimRight(text, "\n"), rq.ChoiceList(), rq.ID, wait)
+}
+
+// permissionDetail is a permission question's detail for corvid respond:
+// the call's input, compact.
+func permissionDetail(call agent.ToolCall) string {
+	if len(call.RawInput) > 0 {
+		var v any
+		if json.Unmarshal(call.RawInput, &v) == nil {
+			if b, err := json.Marshal(v); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return ""
+}
+
 // dontAnswer is the last choice of an out-of-band choice question: it
 // leaves the question unanswered.
 const dontAnswer = "Don't answer"
@@ -83,10 +119,7 @@ const dontAnswer = "Don't answer"
 // `corvid respond ID N` answers. No answer within the interaction timeout
 // is ErrNoAnswer; a cancelled turn is ctx's error.
 func (ss *session) chooseOutOfBand(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
-	say := func(text string) {
-		ss.Emit(agent.Event{Kind: agent.EventMessageChunk, MessageID: agent.NewID("msg"), Content: &agent.Block{Type: agent.BlockText, Text: text}})
-		ss.flushLines() // the whole question, while the turn waits for the answer
-	}
+	say := ss.say
 	b, err := ss.srv.broker()
 	if err != nil {
 		ss.srv.log.Error("control socket", "err", err)
@@ -103,12 +136,7 @@ func (ss *session) chooseOutOfBand(ctx context.Context, q tool.ChoiceQuestion) (
 	}
 	rq := respond.Question{ID: b.NewID(), SessionID: ss.id, Title: title, Detail: q.Text, Cwd: ss.Cwd(), Choices: labels}
 	timeout := ss.srv.opts.InteractionTimeout
-	wait := "until answered"
-	if timeout > 0 {
-		wait = "for " + timeout.String()
-	}
-	say(fmt.Sprintf("\n\n[corvid] Question (request %s):\n%s\nChoices: %s\nThis client cannot show questions. Answer from a terminal on this machine:\n    corvid respond %s NUMBER\nWaiting %s.\n\n",
-		rq.ID, strings.TrimRight(q.Text, "\n"), rq.ChoiceList(), rq.ID, wait))
+	say(choiceNotice(q.Text, rq, timeout))
 	ans, err := b.Ask(ctx, rq, timeout)
 	switch {
 	case ctx.Err() != nil:

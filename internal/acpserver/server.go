@@ -88,7 +88,9 @@ type Server struct {
 	mu          sync.Mutex
 	initialized bool
 	clientCaps  *acp.ClientCapabilities // nil: the client sent none at all
+	clientInfo  *acp.Implementation     // nil: the client sent none
 	sessions    map[string]*session
+	members     map[string]*memberView // the member sessions it views (members.go)
 
 	brokerOnce sync.Once
 	brk        *respond.Broker
@@ -146,6 +148,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	}
 	go func() {
 		<-s.conn.Gone()
+		s.dropMembers()
 		s.detachAll(ctx)
 	}()
 	if opts.Interrupt != nil {
@@ -249,6 +252,9 @@ func (s *Server) lookup(id string) (*session, error) {
 	ss := s.sessions[id]
 	s.mu.Unlock()
 	if ss == nil {
+		if err := s.memberRefusal(id); err != nil {
+			return nil, err
+		}
 		return nil, acp.InvalidParams("Unknown session", "no session "+id+" on this connection; create it with session/new or session/load")
 	}
 	return ss, nil

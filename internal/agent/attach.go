@@ -48,3 +48,49 @@ func (l *eventLog) last() uint64 {
 	defer l.mu.Unlock()
 	return l.recorded
 }
+
+// Answered records that by answered the question about tool call id (a
+// permission, ask_user, exit_plan or an elicitation): the call's next
+// update that has a status, the question's outcome, carries it, stored
+// and shown to every front end (`corvid serve`: who answered, among the
+// clients a question went to).
+func (s *Session) Answered(id string, by Answerer) {
+	s.conv.noteAnswer(id, by)
+}
+
+// noteAnswer keeps by until the update of tool call id that has a status.
+func (c *conversation) noteAnswer(id string, by Answerer) {
+	if id == "" {
+		return
+	}
+	c.answeredMu.Lock()
+	defer c.answeredMu.Unlock()
+	if c.answered == nil || len(c.answered) >= maxAnswered {
+		// A note no update took (a sub-agent's call shown under
+		// another id) is dropped with the rest, never kept for long.
+		c.answered = map[string]*Answerer{}
+	}
+	c.answered[id] = &by
+}
+
+// maxAnswered bounds the notes of Answered waiting for their update.
+const maxAnswered = 64
+
+// withAnswerer adds the note of Answered to the update of ev's tool call
+// that has a status.
+func (c *conversation) withAnswerer(ev Event) Event {
+	if ev.Kind != EventToolCallState || ev.ToolCall == nil || ev.ToolCall.Status == "" {
+		return ev
+	}
+	c.answeredMu.Lock()
+	by := c.answered[ev.ToolCall.ID]
+	delete(c.answered, ev.ToolCall.ID)
+	c.answeredMu.Unlock()
+	if by == nil {
+		return ev
+	}
+	tc := *ev.ToolCall
+	tc.AnsweredBy = by
+	ev.ToolCall = &tc
+	return ev
+}

@@ -41,6 +41,11 @@ type conversation struct {
 	costSeen bool      // cost is known (the model's prices were)
 	tokens   llm.Usage // every response's usage, summed
 	toolIDs  map[string]bool
+
+	// answered are who answered a question about a tool call, until the
+	// call's next update with a status carries it (Session.Answered).
+	answeredMu sync.Mutex
+	answered   map[string]*Answerer
 }
 
 func newConversation(id string, st *store.Store, logger *slog.Logger, front FrontEnd) *conversation {
@@ -59,6 +64,7 @@ func (c *conversation) emit(ev Event) {
 		c.show.Unlock()
 		return
 	}
+	ev = c.withAnswerer(ev)
 	c.show.Lock()
 	n := c.log.event(ev)
 	first := c.log.store != nil && c.fresh.Swap(false)

@@ -108,6 +108,18 @@ type ToolCall struct {
 	// Member is the sub-agent whose call a permission request asks about;
 	// never stored.
 	Member *Member `json:"-"`
+	// AnsweredBy is the client whose answer to a question about this
+	// call (permission, ask_user, exit_plan, elicitation) counted, on the
+	// update that follows the answer (Session.Answered); stored.
+	AnsweredBy *Answerer `json:"answeredBy,omitempty"`
+}
+
+// Answerer names who answered a question: an ACP client's clientInfo
+// from its initialize, or corvid respond.
+type Answerer struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
 }
 
 // ToolStatus is a tool call's lifecycle state.

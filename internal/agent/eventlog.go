@@ -676,6 +676,9 @@ func mergeToolCall(dst, upd *ToolCall) {
 	if upd.RawOutput != nil {
 		dst.RawOutput = upd.RawOutput
 	}
+	if upd.AnsweredBy != nil {
+		dst.AnsweredBy = upd.AnsweredBy
+	}
 }
 
 // repairHistory makes a context restored after a crash valid for the next

@@ -205,13 +205,15 @@ func (s *Session) runTask(ctx context.Context, call tool.Call) (tool.Result, err
 	root := s.sub.root
 	tm := root.sub.team
 	parentCall := s.sub.prefix + call.ID
-	id := NewID("sub")
+	id := s.newMemberID()
 	m, spec, err := s.enrol(root, in, parentCall, id)
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
 	}
 	spec.progress = call.Progress
 	child := s.newChild(id, spec, m, parentCall)
+	tm.track(m, child) // its session can be loaded (members.go)
+	defer tm.untrack(id)
 
 	t := child.startChildTurn(ctx, []Block{{Type: BlockText, Text: in.Prompt}})
 	stop, runErr := t.Run()

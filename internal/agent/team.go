@@ -68,6 +68,7 @@ type team struct {
 	members []*member
 	next    int // automatic member names given
 	in, out int64
+	live    memberRuns // every member session run in this process (members.go)
 
 	pushMu sync.Mutex
 }

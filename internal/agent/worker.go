@@ -79,13 +79,14 @@ func (s *Session) startWorker(in taskInput, call tool.Call) (tool.Result, error)
 	if closing {
 		return tool.ErrorResult("the session is closing"), nil
 	}
-	id := NewID("sub")
+	id := s.newMemberID()
 	m, spec, err := s.enrol(s, in, call.ID, id)
 	if err != nil {
 		return tool.ErrorResult(err.Error()), nil
 	}
 	spec.background = true
 	child := s.newChild(id, spec, m, call.ID)
+	s.sub.team.track(m, child) // its session can be loaded (members.go)
 
 	ctx, cancel := context.WithCancel(ws.ctx)
 	w := &worker{id: child.ID, name: m.Name, cancel: cancel}
@@ -113,6 +114,7 @@ func (s *Session) runWorker(w *worker, m *member, child *Session, t *Turn) {
 	delete(ws.running, w.name)
 	ws.mu.Unlock()
 	w.cancel()
+	s.sub.team.untrack(w.id)
 
 	status := statusCompleted
 	switch {

@@ -161,7 +161,9 @@ func answers(path string) bool {
 func (b *Broker) Path() string { return b.path }
 
 // Ask registers q and waits until it is answered through the control
-// socket. When ctx ends it returns Deny and ctx.Err(); when timeout (> 0)
+// socket. When ctx ends it returns Deny and ctx's cause (wrapping
+// ErrAnsweredElsewhere when someone else answered: what corvid respond is
+// told of the question then); when timeout (> 0)
 // passes first it returns Deny and an error wrapping ErrTimeout; when the
 // broker closes, Deny and ErrClosed. An empty q.ID is replaced with a fresh
 // one and a zero q.Asked with the current time; the caller who needs the ID
@@ -181,7 +183,7 @@ func (b *Broker) Ask(ctx context.Context, q Question, timeout time.Duration) (An
 	case o := <-w.result:
 		return o.answer, o.err
 	case <-ctx.Done():
-		return b.giveUp(w, ctx.Err())
+		return b.giveUp(w, context.Cause(ctx))
 	case <-expired:
 		return b.giveUp(w, fmt.Errorf("%w after %s", ErrTimeout, timeout))
 	}
@@ -249,7 +251,10 @@ func (b *Broker) giveUp(w *waiter, cause error) (Answer, error) {
 func (b *Broker) settleLocked(w *waiter, o outcome) {
 	delete(b.pending, w.q.ID)
 	what := "answered " + string(o.answer)
-	if o.err != nil {
+	switch {
+	case errors.Is(o.err, ErrAnsweredElsewhere):
+		what = o.err.Error()
+	case o.err != nil:
 		what = "denied: " + o.err.Error()
 	}
 	b.settled = append(b.settled, settledQuestion{w.q.ID, what})

@@ -61,6 +61,10 @@ const (
 var (
 	// ErrTimeout is wrapped by Ask's error when nobody answered in time.
 	ErrTimeout = errors.New("no answer in time")
+	// ErrAnsweredElsewhere is wrapped by the cause that ends Ask's ctx
+	// when the question was answered another way (an ACP client of the
+	// daemon, corvid serve).
+	ErrAnsweredElsewhere = errors.New("answered elsewhere")
 	// ErrClosed is returned by Ask when the broker shut down.
 	ErrClosed = errors.New("permission broker closed")
 	// ErrUnknownQuestion is wrapped by Reply's error when no live corvid

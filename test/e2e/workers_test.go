@@ -349,7 +349,7 @@ func TestWorkerRunningAtExitIsRecordedInterrupted(t *testing.T) {
 		t.Fatalf("session/load: %v", rerr)
 	}
 	ups := s2.Updates(sid)
-	if got := testkit.TextOf(ups, "agent_message_chunk"); !strings.Contains(got, "background worker w (id sub_") || !strings.Contains(got, "was interrupted") {
+	if got := testkit.TextOf(ups, "agent_message_chunk"); !strings.Contains(got, "background worker w (id "+sid+".sub_") || !strings.Contains(got, "was interrupted") {
 		t.Errorf("replayed text %q: want the stored note that worker w was interrupted", got)
 	}
 	tus := teamUpdates(ups)

@@ -31,12 +31,12 @@ function tempDir(t) {
 }
 
 // startDaemon runs `corvid serve` on a loopback port and resolves with its /acp URL.
-function startDaemon(t, home, script) {
+function startDaemon(t, home, script, flags = ["--yolo"]) {
   const env = { ...process.env, HOME: home, CORVID_HOME: join(home, ".corvid"), CORVID_KEYRING: "off" };
   for (const k of Object.keys(env)) {
     if (k.startsWith("XDG_") || k.endsWith("_API_KEY") || k.endsWith("_BASE_URL")) delete env[k];
   }
-  const child = spawn(BIN, ["serve", "-m", `script:${script}`, "--yolo", "--listen", "127.0.0.1:0"], { cwd: home, env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(BIN, ["serve", "-m", `script:${script}`, ...flags, "--listen", "127.0.0.1:0"], { cwd: home, env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   // Even a test that times out must not leave a daemon behind.
   const killOnExit = () => child.kill("SIGKILL");
@@ -221,6 +221,71 @@ test("three SDK clients on one session: WebSocket prompts, HTTP and stdio throug
     assert.equal(textOf(c.updates, sessionId), words, "C: the replay, then live, each word once");
   });
   await Promise.all([aDone, bDone, cDone]);
+});
+
+test("a question goes to both SDK clients on one session; the first answer wins, the other is withdrawn, both see who answered", async (t) => {
+  const home = tempDir(t);
+  const script = join(home, "script.json");
+  writeFileSync(script, JSON.stringify({ responses: [
+    { parts: [{ type: "tool_call", name: "write", input: { path: "notes.txt", content: "written" } }] },
+    { parts: [{ type: "text", text: "wrote" }] },
+  ] }));
+  const url = await startDaemon(t, home, script, []); // writes ask
+  const httpInfo = { name: "sdk-http", title: "SDK over HTTP", version: "2.4.0" };
+  const answeredBy = (updates, sessionId) =>
+    updates.find((u) => u.sessionId === sessionId && u.update.sessionUpdate === "tool_call_update" && u.update._meta?.["corvid.dev/answeredBy"])?.update._meta["corvid.dev/answeredBy"];
+
+  // A: WebSocket; it prompts, and never answers: its question is withdrawn.
+  const aUpdates = [];
+  let withdrawn = false;
+  let aAsked;
+  const aWasAsked = new Promise((r) => (aAsked = r));
+  let sessionId;
+  let started;
+  const sessionStarted = new Promise((r) => (started = r));
+  let finishA;
+  const aMayFinish = new Promise((r) => (finishA = r));
+  const aApp = acp
+    .client({ name: "sdk-ws" })
+    .onNotification("session/update", ({ params }) => { aUpdates.push(params); })
+    .onRequest("session/request_permission", ({ signal }) => {
+      aAsked();
+      return new Promise((resolve) => signal.addEventListener("abort", () => {
+        withdrawn = true;
+        resolve({ outcome: { outcome: "cancelled" } });
+      }));
+    });
+  const aDone = aApp.connectWith(createWebSocketStream(url.replace(/^http/, "ws"), { WebSocket }), async (agent) => {
+    await agent.request("initialize", { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "sdk-ws", version: "2.4.0" } });
+    const session = await agent.buildSession(home).start();
+    sessionId = session.sessionId;
+    started();
+    const answered = session.prompt("write");
+    assert.equal((await answered).stopReason, "end_turn");
+    await aMayFinish;
+    session.dispose();
+  });
+  await sessionStarted;
+  await aWasAsked;
+
+  // B: Streamable HTTP; it attaches while the question is open, is asked, and allows.
+  const bUpdates = [];
+  const bApp = acp
+    .client({ name: "sdk-http" })
+    .onNotification("session/update", ({ params }) => { bUpdates.push(params); })
+    .onRequest("session/request_permission", () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }));
+  await bApp.connectWith(createHttpStream(url), async (agent) => {
+    await agent.request("initialize", { protocolVersion: 1, clientCapabilities: {}, clientInfo: httpInfo });
+    await agent.request("session/load", { sessionId, cwd: home, mcpServers: [] });
+    await waitFor(() => answeredBy(bUpdates, sessionId), "B's tool_call_update with who answered");
+    assert.deepEqual(answeredBy(bUpdates, sessionId), httpInfo);
+  });
+  await waitFor(() => withdrawn, "A's question withdrawn ($/cancel_request)");
+  await waitFor(() => answeredBy(aUpdates, sessionId), "A's tool_call_update with who answered");
+  assert.deepEqual(answeredBy(aUpdates, sessionId), httpInfo);
+  finishA();
+  await aDone;
+  assert.equal(readFileSync(join(home, "notes.txt"), "utf8"), "written");
 });
 
 // A trivial agent behind the SDK's reference server.

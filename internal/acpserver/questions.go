@@ -1,0 +1,257 @@
+package acpserver
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/respond"
+)
+
+// Questions in a shared session (`corvid serve`, docs/serve.md): every
+// question of a session under a Hub (a permission, an ask_user or exit_plan
+// choice, an elicitation) goes to every connection holding the session
+// whose client can answer it, to each one that attaches while it is open,
+// and, when it can be answered there, to `corvid respond` through the
+// daemon's control socket. The first valid answer wins: the others' calls
+// are cancelled, which withdraws them with $/cancel_request; the agent
+// session records who answered (agent.Session.Answered) on the call's next
+// update, which every attachment is shown. Nobody answering within the
+// interaction timeout is no answer: a denial.
+
+// question is one question open in a shared session.
+type question struct {
+	can func(*session) bool // whether a connection's client can answer it
+	// late are the connections that attached while it was open (guarded
+	// by the holders' mu); wake tells route there are some.
+	late []*session
+	wake chan struct{}
+	// Named in session/list's corvid.dev/waiting.
+	waiting waitingQuestion
+}
+
+// waitingQuestion is one entry of session/list's corvid.dev/waiting.
+type waitingQuestion struct {
+	// RequestID is its id for `corvid respond` ("" when respond cannot
+	// answer it: a form).
+	RequestID  string `json:"requestId,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Title      string `json:"title"`
+}
+
+// routed says how to put one question to the answerers.
+type routed struct {
+	toolCallID, title string
+	can               func(*session) bool
+	// ask puts the question to one connection's client; valid says its
+	// answer counts.
+	ask func(ctx context.Context, t *session) (val any, valid bool)
+	// respond, when set, puts it to corvid respond too; fromRespond turns
+	// that answer into a val.
+	respond     *respond.Question
+	fromRespond func(respond.Answer) any
+	// notice is what a connected client that cannot answer requests (Gas
+	// City) is shown instead: how to answer with corvid respond.
+	notice func(respond.Question) string
+}
+
+// reply is one answerer's answer.
+type reply struct {
+	val   any
+	by    agent.Answerer
+	valid bool
+}
+
+// respondAnswerer is the answeredBy of an answer given with corvid respond.
+func (s *Server) respondAnswerer() agent.Answerer {
+	return agent.Answerer{Name: "corvid-respond", Title: "corvid respond", Version: s.opts.Version}
+}
+
+// answerer is the answeredBy of this connection's client: its clientInfo,
+// or, when it sent none, the name "unknown" and an empty version.
+func (s *Server) answerer() agent.Answerer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ci := s.clientInfo; ci != nil {
+		return agent.Answerer{Name: ci.Name, Title: ci.Title, Version: ci.Version}
+	}
+	return agent.Answerer{Name: "unknown"}
+}
+
+// route puts a question as r says and waits for the first valid answer;
+// ok is false when none came before ctx ended or the interaction timeout
+// passed.
+func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
+	qctx, cancel := context.WithCancel(ctx)
+	if t := ss.srv.opts.InteractionTimeout; t > 0 {
+		qctx, cancel = context.WithTimeoutCause(ctx, t, fmt.Errorf("%w after %s", respond.ErrTimeout, t))
+	}
+	defer cancel() // withdraws every question still open
+	// corvid respond's wait, ended with the reason it is told.
+	rctx, withdraw := context.WithCancelCause(qctx)
+	defer withdraw(nil)
+	q := &question{can: r.can, wake: make(chan struct{}, 1), waiting: waitingQuestion{ToolCallID: r.toolCallID, Title: r.title}}
+	results := make(chan reply, 8)
+	send := func(ctx context.Context, rep reply) {
+		select {
+		case results <- rep:
+		case <-ctx.Done(): // route returned
+		}
+	}
+	var asking chan struct{} // closed once corvid respond's wait is settled
+	var notice string        // for clients that cannot answer requests
+	if r.respond != nil {
+		if b, err := ss.srv.broker(); err != nil {
+			ss.srv.log.Error("control socket", "err", err)
+		} else {
+			rq := *r.respond
+			rq.ID = b.NewID()
+			q.waiting.RequestID = rq.ID
+			if r.notice != nil {
+				notice = r.notice(rq)
+			}
+			asking = make(chan struct{})
+			go func() {
+				defer close(asking)
+				a, err := b.Ask(rctx, rq, 0)
+				send(rctx, reply{val: r.fromRespond(a), by: ss.srv.respondAnswerer(), valid: err == nil})
+			}()
+		}
+	}
+	h := ss.holders
+	h.openQuestion(q)
+	defer h.closeQuestion(q)
+	asked := map[*session]bool{}
+	start := func(t *session) {
+		if asked[t] {
+			return
+		}
+		asked[t] = true
+		if t.srv.cannotAnswer() {
+			if notice != "" {
+				t.say(notice) // Gas City: the way to answer, in the conversation
+			}
+			return
+		}
+		if !r.can(t) {
+			return
+		}
+		go func() {
+			v, valid := r.ask(qctx, t)
+			send(qctx, reply{val: v, by: t.srv.answerer(), valid: valid})
+		}()
+	}
+	for _, t := range h.connected() {
+		start(t)
+	}
+	for {
+		select {
+		case <-q.wake:
+			for _, t := range h.takeLate(q) {
+				start(t)
+			}
+		case rep := <-results:
+			if rep.valid {
+				if ss.Session != nil {
+					ss.Session.Answered(r.toolCallID, rep.by)
+				}
+				withdraw(fmt.Errorf("%w, by %s", respond.ErrAnsweredElsewhere, rep.by.Name))
+				if asking != nil {
+					<-asking // corvid respond is told so from now on
+				}
+				return rep.val, true
+			}
+		case <-qctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// openQuestion and closeQuestion keep the questions open now, so that a
+// connection that attaches meanwhile is asked too (offer) and session/list
+// says the session waits.
+func (h *holders) openQuestion(q *question) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pending == nil {
+		h.pending = map[*question]struct{}{}
+	}
+	h.pending[q] = struct{}{}
+}
+
+func (h *holders) closeQuestion(q *question) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.pending, q)
+}
+
+// offer puts the open questions to ss, which just attached.
+func (h *holders) offer(ss *session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for q := range h.pending {
+		q.late = append(q.late, ss)
+		select {
+		case q.wake <- struct{}{}:
+		default: // route has yet to take the last wake
+		}
+	}
+}
+
+// takeLate returns the connections that attached since route last looked.
+func (h *holders) takeLate(q *question) []*session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	late := q.late
+	q.late = nil
+	return late
+}
+
+// waiting lists the questions open now, by request id.
+func (h *holders) waiting() []waitingQuestion {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]waitingQuestion, 0, len(h.pending))
+	for q := range h.pending {
+		out = append(out, q.waiting)
+	}
+	slices.SortFunc(out, func(a, b waitingQuestion) int {
+		return cmp.Or(cmp.Compare(a.RequestID, b.RequestID), cmp.Compare(a.ToolCallID, b.ToolCallID))
+	})
+	return out
+}
+
+// shared reports whether questions are routed (serve).
+func (ss *session) shared() bool { return ss.srv.opts.Hub != nil && ss.holders != nil }
+
+// anyHolder reports whether some connected holder's client satisfies ok.
+func (ss *session) anyHolder(ok func(*session) bool) bool {
+	return slices.ContainsFunc(ss.holders.present(), ok)
+}
+
+// elicitCaps are the elicitation modes this connection's client
+// advertised.
+func (s *Server) elicitCaps() (form, url bool) {
+	if s.cannotAnswer() {
+		return false, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clientCaps == nil || s.clientCaps.Elicitation == nil {
+		return false, false
+	}
+	el := s.clientCaps.Elicitation
+	return el.Form != nil, el.URL != nil
+}
+
+// metaAnsweredBy is the _meta key of a tool_call_update that says who
+// answered the call's question: the client's clientInfo.
+const metaAnsweredBy = "corvid.dev/answeredBy"
+
+// answeredBy is its value: the answerer as ACP's Implementation.
+func answeredBy(a *agent.Answerer) acp.Implementation {
+	return acp.Implementation{Name: a.Name, Title: a.Title, Version: a.Version}
+}
