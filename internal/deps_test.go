@@ -49,7 +49,8 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/usererr":        {},
 		"internal/llm":            {"internal/usererr"},
 		"internal/acp":            {},
-		"internal/store":          {},
+		"internal/store":          {"internal/store/retype"},
+		"internal/store/retype":   {},
 		"internal/store/pgdriver": {}, // imports nothing of corvid: cmd/corvid registers it with internal/store
 		"internal/llm/catalog":    {"internal/llm", "internal/config"},
 		"internal/llm/script":     {"internal/llm"},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,10 +45,14 @@ func (c *acpCmd) relay() error {
 		}
 		c.Connect = "unix:" + path
 	}
+	var in io.Reader = os.Stdin
+	if c.Compat != "" {
+		in = declareDialect(in, c.Compat)
+	}
 	if path, ok := strings.CutPrefix(c.Connect, "unix:"); ok {
-		err = relayUnix(path, os.Stdin, protoOut)
+		err = relayUnix(path, in, protoOut)
 	} else {
-		err = c.relayWebSocket(os.Stdin, protoOut, logger)
+		err = c.relayWebSocket(in, protoOut, logger)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid acp --connect:", err)
@@ -103,15 +108,17 @@ func (c *acpCmd) autoDaemon(args []string) (string, error) {
 }
 
 // daemonArgs are the relay's own arguments for the daemon it starts: the
-// command word and --connect (with its value) left out.
+// command word, --connect (with its value) and --compat left out. A dialect
+// is a connection's, not the daemon's: the relay declares it in its
+// client's initialize (declareDialect).
 func daemonArgs(args []string) []string {
 	var out []string
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "--connect" || a == "--connect-token-file":
+		case a == "--connect" || a == "--connect-token-file" || a == "--compat":
 			i++
-		case strings.HasPrefix(a, "--connect=") || strings.HasPrefix(a, "--connect-token-file="):
+		case strings.HasPrefix(a, "--connect=") || strings.HasPrefix(a, "--connect-token-file=") || strings.HasPrefix(a, "--compat="):
 		default:
 			out = append(out, a)
 		}
@@ -247,3 +254,86 @@ func relayLines(ctx context.Context, in io.Reader, ws *websocket.Conn, frames <-
 		}
 	}
 }
+
+// declareDialect is in with the dialect of --compat (`corvid --acp
+// --connect …`, a CodeBuddy host's launch line) declared in the client's
+// initialize: _meta["corvid.dev/dialect"] (acpserver/dialect.go), which
+// the daemon reads per connection. Only a first line that is an initialize
+// request without a declaration of its own is changed; everything else
+// passes as it is.
+func declareDialect(in io.Reader, compat string) io.Reader {
+	return &dialectReader{in: in, compat: compat}
+}
+
+// dialectReader reads the first line when it is first read, so that the
+// relay connects before the editor writes.
+type dialectReader struct {
+	in     io.Reader
+	compat string
+	r      io.Reader // once the first line was read
+}
+
+func (d *dialectReader) Read(p []byte) (int, error) {
+	if d.r == nil {
+		br := bufio.NewReaderSize(d.in, 64<<10)
+		line, err := br.ReadBytes('\n')
+		first := withDialect(line, d.compat)
+		if err != nil {
+			d.r = io.MultiReader(bytes.NewReader(first), errReader{err})
+		} else {
+			d.r = io.MultiReader(bytes.NewReader(first), br)
+		}
+	}
+	return d.r.Read(p)
+}
+
+// withDialect is one line with the dialect declared, when it is an
+// initialize request that declares none.
+func withDialect(line []byte, compat string) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(line, &msg) != nil || string(msg["method"]) != `"initialize"` {
+		return line
+	}
+	var params map[string]json.RawMessage
+	if p := msg["params"]; len(p) > 0 && string(p) != "null" {
+		if json.Unmarshal(p, &params) != nil {
+			return line
+		}
+	}
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	var meta map[string]any
+	if m := params["_meta"]; len(m) > 0 && string(m) != "null" {
+		if json.Unmarshal(m, &meta) != nil {
+			return line
+		}
+	}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	if _, ok := meta[dialectMetaKey]; ok {
+		return line
+	}
+	meta[dialectMetaKey] = compat
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return line
+	}
+	if msg["params"], err = json.Marshal(params); err != nil {
+		return line
+	}
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	return append(out, '\n')
+}
+
+// dialectMetaKey is acpserver's metaDialect.
+const dialectMetaKey = "corvid.dev/dialect"
+
+// errReader gives err at once (io.EOF ends the relay's input cleanly).
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }

@@ -551,13 +551,13 @@ func runSessionsExport(env config.Env, c sessionsExportCmd, w io.Writer) error {
 // exportJSONL writes the session's metadata, then every stored event as it
 // is stored (display events and model-context records alike), one per line.
 // Each line of a prompted turn carries the turn's id where CodeBuddy's JSONL
-// has it: "providerData": {"conversationRequestId": ID} (agent.TurnMetaOf).
+// has it: "providerData": {"conversationRequestId": ID} (agent.TurnIDsOf).
 func exportJSONL(w io.Writer, s store.Session, evs []store.Event) error {
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(map[string]any{"kind": "session", "session": toSessionJSON(s)}); err != nil {
 		return err
 	}
-	turns := agent.TurnMetaOf(evs, "codebuddy.ai/"+conversationRequestIDKey)
+	turns := agent.TurnIDsOf(evs)
 	for i, e := range evs {
 		line := map[string]any{"kind": e.Kind, "seq": e.Seq, "time": e.Time.UTC().Format(time.RFC3339Nano)}
 		if json.Valid(e.Payload) {
@@ -576,7 +576,7 @@ func exportJSONL(w io.Writer, s store.Session, evs []store.Event) error {
 }
 
 // conversationRequestIDKey names the turn id in CodeBuddy's JSONL
-// providerData; the _meta key it is stored under is codebuddy.ai/ before it.
+// providerData.
 const conversationRequestIDKey = "conversationRequestId"
 
 func exportMarkdown(w io.Writer, s store.Session, evs []store.Event) error {

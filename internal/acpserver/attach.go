@@ -135,7 +135,7 @@ func (s *Server) attach(ctx context.Context, req *acp.LoadSessionRequest, live *
 	var replayTo func(agent.Event)
 	if replay {
 		run = s.conn.NewRun()
-		var turns replayTurnMeta
+		turns := replayTurnMeta{srv: s}
 		replayTo = func(ev agent.Event) { ss.replay(run, ev, turns.next(ev)) }
 	}
 	detach, err := live.Session.Attach(ctx, ss, replayTo, maxTextBytes)

@@ -19,24 +19,99 @@ import (
 // CompatCodeBuddy is the --compat value of CodeBuddy's dialect.
 const CompatCodeBuddy = "codebuddy"
 
-// Dialect _meta keys and ids.
+// Dialect _meta keys and ids: this file is the one place of corvid that
+// spells CodeBuddy's vocabulary (dialect.go). The event log stores none of
+// them (agent.Tags); internal/store/retype knows the ones of earlier
+// releases' rows, to convert them.
 const (
 	metaMultitaskSupport = "codebuddy.ai/multitaskSupport"
 	metaUserInfo         = "codebuddy.ai/userinfo"
 	optMultitask         = "multitask"
+	categoryMultitask    = "_codebuddy.ai/multitask"
+	// The client turn id (turnid.go).
+	metaConversationRequestID = "codebuddy.ai/conversationRequestId"
+	// codeMode (codemode.go): session/new's initial value, the capability
+	// flag and the option's category.
+	metaCodeMode        = "codebuddy.ai/codeMode"
+	metaCodeModeSupport = "codebuddy.ai/codeModeSupport"
+	categoryCodeMode    = "_codebuddy.ai/codeMode"
+	// Agent teams (C34–C39): the member an update comes from, and a team
+	// change on a session_info_update.
+	metaMemberEvent = "codebuddy.ai/memberEvent"
+	metaTeamUpdate  = "codebuddy.ai/teamUpdate"
+	// Drain turns (drain.go): the opener {requestId, reason}, the closer
+	// {requestId, stopReason[, error]}, and the id on every update between.
+	metaUnsolicitedTurn = "codebuddy.ai/unsolicitedTurn"
+	metaSessionEnd      = "codebuddy.ai/sessionEnd"
+	metaRequestID       = "codebuddy.ai/requestId"
 )
+
+// codebuddyTagMeta adds CodeBuddy's keys for ev's tags to m (which may be
+// nil) and returns it.
+func codebuddyTagMeta(m acp.Meta, ev *agent.Event) acp.Meta {
+	set := func(k string, v any) {
+		if m == nil {
+			m = acp.Meta{}
+		}
+		m[k] = v
+	}
+	if ev.TurnID != "" {
+		set(metaConversationRequestID, ev.TurnID)
+	}
+	if ev.Member != nil {
+		set(metaMemberEvent, ev.Member.Name)
+	}
+	if ev.Team != nil {
+		set(metaTeamUpdate, map[string]any(ev.Team))
+	}
+	if d := ev.Drain; d != nil {
+		set(metaRequestID, d.RequestID)
+		switch ev.Kind {
+		case agent.EventDrainStarted:
+			set(metaUnsolicitedTurn, map[string]any{"requestId": d.RequestID, "reason": d.Reason})
+		case agent.EventDrainEnded:
+			end := map[string]any{"requestId": d.RequestID}
+			if d.StopReason != "" {
+				end["stopReason"] = d.StopReason
+			}
+			if d.Error != "" {
+				end["error"] = d.Error
+			}
+			set(metaSessionEnd, end)
+		}
+	}
+	return m
+}
+
+// codebuddyTurnMeta is the _meta that tags a turn's updates: a prompted
+// turn's client id, or a drain turn's request id.
+func codebuddyTurnMeta(tag agent.TurnTag) acp.Meta {
+	switch {
+	case tag.ID != "":
+		return acp.Meta{metaConversationRequestID: tag.ID}
+	case tag.DrainID != "":
+		return acp.Meta{metaRequestID: tag.DrainID}
+	}
+	return nil
+}
 
 // UserInfo is the configured identity authenticate reports.
 type UserInfo struct {
 	UserID, UserName, UserNickname string
 }
 
-func (s *Server) codebuddy() bool { return s.opts.Compat == CompatCodeBuddy }
+// codebuddy reports whether this connection gets CodeBuddy's non-schema
+// frames (dialect.go).
+func (s *Server) codebuddy() bool { return s.dialect().frames }
 
 // dialectCapabilities adds the dialect's capability flags. This is the one
 // place for them: a new CodeBuddy feature (codeMode: codeModeSupport) adds
 // its _meta key and its root-level flag here.
 func (s *Server) dialectCapabilities(caps *acp.AgentCapabilities) {
+	if !s.dialect().vocabulary {
+		return // a client that declared plain ACP (dialect.go)
+	}
+	advertiseCodeMode(caps)
 	yes := true
 	if s.multitaskAvailable() {
 		if caps.Meta == nil {
@@ -135,7 +210,7 @@ func (s *Server) configOptionsFor(c agent.Controls) []acp.SessionConfigOption {
 	if s.multitaskAvailable() && s.booleanOptions() {
 		opts = append(opts, acp.SessionConfigOption{Type: "boolean", ID: optMultitask, Name: "Multitask",
 			Description: "Coordinate detached workers while keeping the current agent mode",
-			Category:    "_codebuddy.ai/multitask", CurrentValue: c.Multitask})
+			Category:    categoryMultitask, CurrentValue: c.Multitask})
 	}
 	return opts
 }

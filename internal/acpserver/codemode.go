@@ -7,12 +7,10 @@ import (
 	"github.com/corvid-agent/corvid/internal/agent"
 )
 
-// CodeBuddy's codeMode option (docs/codemode.md): its id, the session/new
-// _meta key that sets its initial value and the capability flag.
+// CodeBuddy's codeMode option (docs/codemode.md): its id; its _meta keys
+// are in codebuddy.go.
 const (
-	optCodeMode         = "codeMode"
-	metaCodeMode        = "codebuddy.ai/codeMode"
-	metaCodeModeSupport = "codebuddy.ai/codeModeSupport"
+	optCodeMode = "codeMode"
 	// metaParentToolCall, on a tool_call's _meta, names the call it runs
 	// under: a codeMode script's (agent.ToolCall.ParentID).
 	metaParentToolCall = "corvid.dev/parentToolCallId"
@@ -24,7 +22,7 @@ func codeModeOption(c agent.Controls) acp.SessionConfigOption {
 	return acp.SessionConfigOption{
 		ID: optCodeMode, Name: "Code Mode", Type: "select",
 		Description:  "Tool-calling mode for this session. Locked after the first agent reply.",
-		Category:     "_codebuddy.ai/codeMode",
+		Category:     categoryCodeMode,
 		CurrentValue: orDefault(c.CodeMode, agent.CodeModeOff),
 		Options: []acp.ConfigSelectValue{
 			{Value: agent.CodeModeOff, Name: "Standard"},
@@ -33,7 +31,7 @@ func codeModeOption(c agent.Controls) acp.SessionConfigOption {
 	}
 }
 
-// initialCodeMode reads _meta["codebuddy.ai/codeMode"] of session/new:
+// initialCodeMode reads session/new's _meta[metaCodeMode]:
 // "all", or "off" (the same as leaving it out); anything else is refused.
 func initialCodeMode(meta acp.Meta) (string, error) {
 	raw, ok := meta[metaCodeMode]

@@ -7,16 +7,19 @@ import (
 
 // Drain turns (internal/agent/worker.go, docs/subagents.md): a turn the
 // agent starts by itself when detached workers finished while the session
-// was idle. It has no session/prompt and so no response: it opens with a
-// session_info_update tagged codebuddy.ai/unsolicitedTurn and closes with
-// one tagged codebuddy.ai/sessionEnd, both standard ACP v1 updates, and
-// every update between them carries its codebuddy.ai/requestId. Under
-// --compat codebuddy the dialect's session_end follows the closer, as it
-// follows every turn.
+// was idle. It has no session/prompt and so no response: the agent opens
+// it with agent.EventDrainStarted and closes it with agent.EventDrainEnded.
+// In CodeBuddy's vocabulary (codebuddy.go) they are session_info_updates
+// whose _meta holds the opener (unsolicitedTurn) and the closer
+// (sessionEnd), both standard ACP v1 updates, and every update between
+// them carries the turn's requestId. In CodeBuddy's frames the dialect's
+// session_end follows the closer, as it follows every turn.
 
-// drainEnded sends session_end after a drain turn's closer (compat only).
-func (ss *session) drainEnded(meta map[string]any, turn map[string]any) {
-	end, _ := meta[agent.SessionEndMeta].(map[string]any)
-	stop, _ := end["stopReason"].(string)
+// drainEnded sends session_end after a drain turn's closer (frames only).
+func (ss *session) drainEnded(d *agent.Drain, turn map[string]any) {
+	stop := ""
+	if d != nil {
+		stop = d.StopReason
+	}
 	ss.sessionEnd(stop, acp.Meta(turn))
 }

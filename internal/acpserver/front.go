@@ -35,16 +35,16 @@ func (ss *session) Emit(ev agent.Event) {
 		// The running turn's id (turnid.go) for hosts that use turn ids; a
 		// drain turn's requestId for every host (drain.go).
 		// A detached worker's updates belong to no turn.
-		if m := ss.Session.TurnMeta(); (ss.srv.tagsTurns() || m[agent.RequestIDMeta] != nil) && !agent.IsWorkerEvent(ev.Meta) {
-			turn = m
+		if tag := ss.Session.TurnTag(); (ss.srv.tagsTurns() || tag.DrainID != "") && !ev.FromWorker() {
+			turn = ss.turns.get(ss.srv, tag)
 		}
 	}
 	ss.emit(ev, turn)
 	if ev.Kind == agent.EventInfo || ev.Kind == agent.EventUsage {
 		ss.srv.opts.Hub.changed() // a title, the cost
 	}
-	if ev.Kind == agent.EventInfo && ev.Meta[agent.SessionEndMeta] != nil {
-		ss.drainEnded(ev.Meta, turn)
+	if ev.Kind == agent.EventDrainEnded {
+		ss.drainEnded(ev.Drain, turn)
 	}
 }
 
@@ -53,17 +53,17 @@ func (ss *session) emit(ev agent.Event, turn map[string]any) {
 	mirror := ss.srv.messagesHost.Load()
 	switch {
 	case !mirror || ev.Kind == agent.EventMessageChunk:
-	case ev.Meta[agent.SessionEndMeta] != nil:
+	case ev.Kind == agent.EventDrainEnded:
 		ss.flushLines() // a drain turn's closer ends the turn (gascitylines.go)
 	default:
 		// Anything else its agent does (a thought, a tool call, a plan,
 		// the response's usage) ends the message it was writing.
-		ss.flushSource(sourceOf(ev.Meta))
+		ss.flushSource(sourceOf(ev.Member))
 	}
-	for _, u := range updatesFor(ev) {
+	for _, u := range ss.srv.updatesFor(ev) {
 		u = withTurnMeta(u, turn)
 		if c, ok := u.(acp.ContentChunk); ok && mirror && ev.Kind == agent.EventMessageChunk && c.Content.Type == "text" {
-			ss.mirrorChunk(c, sourceOf(ev.Meta), ev.Stored)
+			ss.mirrorChunk(c, sourceOf(ev.Member), ev.Stored)
 			continue
 		}
 		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, u), ev.Stored)
@@ -82,27 +82,28 @@ func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
 	switch ev.Kind {
 	case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
 		b := ev.Content
-		if b != nil && b.Type == agent.BlockText && (ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) && ev.Meta[agent.FinalOutputMeta] == nil {
+		if b != nil && b.Type == agent.BlockText && (ev.Kind == agent.EventThoughtChunk || !ss.srv.messagesHost.Load()) && ev.FinalOutput == nil {
+			meta := withMeta(turn, ss.srv.tagMeta(&ev))
 			switch {
 			case b.TextJSON != "":
 				// The stored bytes, as json.Marshal writes the text, cut
 				// where splitText cuts the text.
 				if b.TextLen <= maxTextBytes {
-					_ = run.TextChunkJSON(ss.id, string(ev.Kind), b.TextJSON, ev.MessageID, withMeta(turn, ev.Meta))
+					_ = run.TextChunkJSON(ss.id, string(ev.Kind), b.TextJSON, ev.MessageID, meta)
 					return
 				}
 				for _, piece := range splitWire(b.TextJSON, b.TextLen, maxTextBytes) {
-					_ = run.TextChunkJSON(ss.id, string(ev.Kind), piece, ev.MessageID, withMeta(turn, ev.Meta))
+					_ = run.TextChunkJSON(ss.id, string(ev.Kind), piece, ev.MessageID, meta)
 				}
 				return
 			case len(b.Text) <= maxTextBytes:
-				_ = run.TextChunk(ss.id, string(ev.Kind), b.Text, ev.MessageID, withMeta(turn, ev.Meta))
+				_ = run.TextChunk(ss.id, string(ev.Kind), b.Text, ev.MessageID, meta)
 				return
 			}
 		}
 		ev.Content = b.Decoded()
 	}
-	for _, u := range updatesFor(ev) {
+	for _, u := range ss.srv.updatesFor(ev) {
 		_ = run.Notify("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)))
 	}
 	if ev.Kind == agent.EventMode {
@@ -110,8 +111,10 @@ func (ss *session) replay(run *acp.Run, ev agent.Event, turn map[string]any) {
 	}
 }
 
-// updatesFor converts one agent event; a long text chunk becomes several.
-func updatesFor(ev agent.Event) []any {
+// updatesFor converts one agent event for this connection's dialect
+// (dialect.go); a long text chunk becomes several.
+func (s *Server) updatesFor(ev agent.Event) []any {
+	meta := s.tagMeta(&ev)
 	switch ev.Kind {
 	case agent.EventUserChunk, agent.EventMessageChunk, agent.EventThoughtChunk:
 		if ev.Content == nil {
@@ -119,7 +122,7 @@ func updatesFor(ev agent.Event) []any {
 		}
 		var out []any
 		for _, b := range contentBlocks(labelFinalOutput(ev)) {
-			out = append(out, acp.ContentChunk{SessionUpdate: string(ev.Kind), Content: b, MessageID: ev.MessageID, Meta: ev.Meta})
+			out = append(out, acp.ContentChunk{SessionUpdate: string(ev.Kind), Content: b, MessageID: ev.MessageID, Meta: meta})
 		}
 		return out
 	case agent.EventToolCall, agent.EventToolCallState:
@@ -128,14 +131,14 @@ func updatesFor(ev agent.Event) []any {
 		}
 		u := toolCallUpdate(*ev.ToolCall)
 		u.SessionUpdate = string(ev.Kind)
-		u.Meta = withMeta(u.Meta, ev.Meta)
+		u.Meta = withMeta(u.Meta, meta)
 		return []any{u}
 	case agent.EventPlan:
 		entries := make([]acp.PlanEntry, 0, len(ev.Plan))
 		for _, e := range ev.Plan {
 			entries = append(entries, acp.PlanEntry{Content: e.Content, Priority: orDefault(e.Priority, "medium"), Status: orDefault(e.Status, "pending")})
 		}
-		return []any{acp.PlanUpdate{SessionUpdate: "plan", Entries: entries, Meta: ev.Meta}}
+		return []any{acp.PlanUpdate{SessionUpdate: "plan", Entries: entries, Meta: meta}}
 	case agent.EventUsage:
 		if ev.Usage == nil {
 			return nil
@@ -144,33 +147,40 @@ func updatesFor(ev agent.Event) []any {
 		if ev.Usage.CostUSD != nil {
 			u.Cost = &acp.Cost{Amount: *ev.Usage.CostUSD, Currency: "USD"}
 		}
-		meta := map[string]any{} // a plain map: UsageUpdate.Meta is an any
+		um := map[string]any{} // a plain map: UsageUpdate.Meta is an any
 		if t := ev.Usage.Tokens; t != nil {
 			// The split the schema has no field for: cache reads and
 			// writes, in corvid's _meta.
-			meta["corvid"] = t
+			um["corvid"] = t
 		}
-		for k, v := range ev.Meta {
-			meta[k] = v
+		for k, v := range meta {
+			um[k] = v
 		}
-		if len(meta) > 0 {
-			u.Meta = meta
+		if len(um) > 0 {
+			u.Meta = um
 		}
 		return []any{u}
 	case agent.EventInfo:
-		return []any{acp.SessionInfoUpdate{SessionUpdate: "session_info_update", Title: ev.Title, UpdatedAt: ev.UpdatedAt, Meta: ev.Meta}}
+		return []any{acp.SessionInfoUpdate{SessionUpdate: "session_info_update", Title: ev.Title, UpdatedAt: ev.UpdatedAt, Meta: meta}}
+	case agent.EventTeam, agent.EventDrainStarted, agent.EventDrainEnded:
+		// No ACP v1 update says these: a session_info_update carries them
+		// in _meta, for a dialect that has words for them.
+		if len(meta) == 0 {
+			return nil
+		}
+		return []any{acp.SessionInfoUpdate{SessionUpdate: "session_info_update", Meta: meta}}
 	case agent.EventMode:
 		return []any{acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: ev.ModeID}}
 	case agent.EventCommands:
 		return []any{commandsUpdate(ev.Commands)}
 	case agent.EventNotice, agent.EventCompaction, agent.EventCompactionChunk:
-		return liveUpdates(ev)
+		return liveUpdates(ev, meta)
 	}
 	return nil
 }
 
 // labelFinalOutput is the block a message chunk shows: for the final
-// output (agent.FinalOutputMeta), its text set apart from the streamed
+// output (Tags.FinalOutput), its text set apart from the streamed
 // output with its format label, as Leviath's document has it:
 // "\n\n--- final output (FORMAT) ---\n" and then the answer. Hosts that
 // ignore _meta (Zed, Gas City) show the label too; the _meta stays. The
@@ -178,29 +188,28 @@ func updatesFor(ev agent.Event) []any {
 // its own way.
 func labelFinalOutput(ev agent.Event) agent.Block {
 	b := *ev.Content
-	fo, ok := ev.Meta[agent.FinalOutputMeta].(map[string]any)
-	if !ok || b.Type != agent.BlockText {
+	fo := ev.FinalOutput
+	if fo == nil || b.Type != agent.BlockText {
 		return b
 	}
-	format, _ := fo["format"].(string)
-	b.Text = "\n\n--- final output (" + format + ") ---\n" + b.Text
+	b.Text = "\n\n--- final output (" + fo.Format + ") ---\n" + b.Text
 	return b
 }
 
 // liveUpdates converts a live event (never stored): a notice, a
 // compaction's state or a piece of its summary.
-func liveUpdates(ev agent.Event) []any {
+func liveUpdates(ev agent.Event, meta acp.Meta) []any {
 	switch {
 	case ev.Kind == agent.EventNotice && ev.Notice != nil && ev.Notice.Title != "":
 		n := ev.Notice
-		return []any{acp.NoticeUpdate{SessionUpdate: "notice", Severity: string(n.Severity), Title: n.Title, Description: n.Description, Meta: ev.Meta}}
+		return []any{acp.NoticeUpdate{SessionUpdate: "notice", Severity: string(n.Severity), Title: n.Title, Description: n.Description, Meta: meta}}
 	case ev.Kind == agent.EventCompaction && ev.Compaction != nil:
 		c := ev.Compaction
-		return []any{acp.CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: c.ID, Status: string(c.Status), Error: c.Error, Meta: ev.Meta}}
+		return []any{acp.CompactionUpdate{SessionUpdate: "compaction_update", CompactionID: c.ID, Status: string(c.Status), Error: c.Error, Meta: meta}}
 	case ev.Kind == agent.EventCompactionChunk && ev.Compaction != nil && ev.Content != nil:
 		var out []any
 		for _, b := range contentBlocks(*ev.Content) {
-			out = append(out, acp.CompactionSummaryChunk{SessionUpdate: "compaction_summary_chunk", CompactionID: ev.Compaction.ID, Content: b, Meta: ev.Meta})
+			out = append(out, acp.CompactionSummaryChunk{SessionUpdate: "compaction_summary_chunk", CompactionID: ev.Compaction.ID, Content: b, Meta: meta})
 		}
 		return out
 	}
@@ -410,7 +419,7 @@ func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (
 // and reads its answer; an error means it gave none.
 func (ss *session) askClient(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
 	u := toolCallUpdate(call)
-	u.Meta = withMeta(u.Meta, call.Meta) // a sub-agent's question names the sub-agent
+	u.Meta = withMeta(u.Meta, ss.srv.tagMeta(&agent.Event{Tags: agent.Tags{Member: call.Member}})) // a sub-agent's question names the sub-agent
 	var resp acp.RequestPermissionResponse
 	if err := ss.srv.conn.Call(ctx, "session/request_permission", acp.RequestPermissionRequest{SessionID: ss.id, ToolCall: u, Options: permissionOptions(call)}, &resp); err != nil {
 		return agent.RejectOnce, err

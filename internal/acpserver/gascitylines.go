@@ -44,10 +44,9 @@ type pendingLine struct {
 }
 
 // sourceOf is the buffer an event's text goes to.
-func sourceOf(meta map[string]any) string {
-	if sub, ok := meta[agent.SubagentMeta].(map[string]any); ok {
-		id, _ := sub["id"].(string)
-		return "sub:" + id
+func sourceOf(m *agent.Member) string {
+	if m != nil {
+		return "sub:" + m.ID
 	}
 	return ""
 }

@@ -13,6 +13,7 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 	s.clientCaps = req.ClientCapabilities
 	s.clientInfo = req.ClientInfo
 	s.mu.Unlock()
+	s.chooseDialect(req)
 	if req.ClientInfo != nil {
 		s.log.Info("client connected", "client", req.ClientInfo.Name, "version", req.ClientInfo.Version)
 	}
@@ -25,7 +26,6 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 		MCPCapabilities:     acp.MCPCapabilities{HTTP: true, SSE: true},
 		SessionCapabilities: acp.SessionCapabilities{AdditionalDirectories: &acp.Present{}, Close: &acp.Present{}},
 	}
-	advertiseCodeMode(&caps)
 	if s.opts.Auth != nil && s.opts.Auth.Logout != nil {
 		caps.Auth = &acp.AgentAuthCaps{Logout: &acp.Present{}}
 	}

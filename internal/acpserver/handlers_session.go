@@ -167,8 +167,8 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if _, sent := req.Meta[metaConversationRequestID]; sent {
 		s.turnIDHost.Store(true)
 	}
-	turnMeta := map[string]any{metaConversationRequestID: turnID}
-	turn, err := ss.StartTurnWith(blocks, agent.TurnOptions{Meta: turnMeta, Headers: map[string]string{headerConversationRequest: turnID}})
+	turnMeta := s.turnMeta(agent.TurnTag{ID: turnID})
+	turn, err := ss.StartTurnWith(blocks, agent.TurnOptions{TurnID: turnID, Headers: map[string]string{headerConversationRequest: turnID}})
 	if errors.Is(err, agent.ErrBusy) {
 		return nil, acp.InvalidParams("A prompt turn is already running in this session", "session "+req.SessionID+" is busy; send session/cancel first or wait for the running prompt to finish")
 	}

@@ -61,7 +61,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			// construction: both leave through the same ordered writer.
 			// The replay is written as the log is read.
 			run = s.conn.NewRun()
-			var turns replayTurnMeta
+			turns := replayTurnMeta{srv: s}
 			o.ReplayTextMax = maxTextBytes // the pieces updatesFor cuts
 			o.Replay = func(ev agent.Event) {
 				ss.replay(run, ev, turns.next(ev)) // replay tags every turn: a load is not a stream

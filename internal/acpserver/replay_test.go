@@ -45,7 +45,7 @@ func (ss *session) replayReference(ev agent.Event, turn map[string]any) {
 		ss.emit(ev, turn)
 		return
 	}
-	for _, u := range updatesFor(ev) {
+	for _, u := range ss.srv.updatesFor(ev) {
 		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, withTurnMeta(u, turn)), ev.Stored)
 	}
 	if ev.Kind == agent.EventMode {
@@ -59,25 +59,29 @@ func TestReplayRunSendsTheFramesEmitSends(t *testing.T) {
 	turn := map[string]any{metaConversationRequestID: "req_1"}
 	long := strings.Repeat("long <text> & \u2028 ", 6000) // over maxTextBytes: split
 	var events []agent.Event
-	text := func(kind agent.EventKind, id, s string, meta map[string]any) agent.Event {
-		return agent.Event{Kind: kind, MessageID: id, Content: &agent.Block{Type: agent.BlockText, Text: s}, Meta: meta}
+	text := func(kind agent.EventKind, id, s string, tags agent.Tags) agent.Event {
+		return agent.Event{Kind: kind, MessageID: id, Content: &agent.Block{Type: agent.BlockText, Text: s}, Tags: tags}
 	}
+	none := agent.Tags{}
 	events = append(events,
-		text(agent.EventUserChunk, "user_1", "hi <there> & \"you\"\n", map[string]any{metaConversationRequestID: "req_1", "other": "x"}),
-		text(agent.EventThoughtChunk, "thought_1", "hm\x00\xff", nil),
-		text(agent.EventMessageChunk, "msg_1", long, nil),
-		text(agent.EventMessageChunk, "", "no id", nil),
-		text(agent.EventMessageChunk, "msg_2", "own meta", map[string]any{"corvid/final": true}),
-		text(agent.EventMessageChunk, "msg_3", "string meta", map[string]any{"z": "1", "a": "2"}),
+		text(agent.EventUserChunk, "user_1", "hi <there> & \"you\"\n", agent.Tags{TurnID: "req_1"}),
+		text(agent.EventThoughtChunk, "thought_1", "hm\x00\xff", none),
+		text(agent.EventMessageChunk, "msg_1", long, none),
+		text(agent.EventMessageChunk, "", "no id", none),
+		text(agent.EventMessageChunk, "msg_2", "own meta", agent.Tags{Member: &agent.Member{ID: "sub_1", Name: "m", ParentToolCallID: "t1", Depth: 1}}),
+		text(agent.EventMessageChunk, "msg_3", "tagged twice", agent.Tags{TurnID: "req_2", Member: &agent.Member{ID: "sub_2", Name: "w", Depth: 2, Background: true}}),
 		agent.Event{Kind: agent.EventMessageChunk, MessageID: "msg_4", Content: &agent.Block{Type: agent.BlockImage, MimeType: "image/png", Data: []byte{1, 2}}},
 		agent.Event{Kind: agent.EventToolCall, ToolCall: &agent.ToolCall{ID: "c1", Name: "read", Title: "Read a", Kind: tool.KindRead, Status: agent.ToolPending}},
 		agent.Event{Kind: agent.EventToolCallState, ToolCall: &agent.ToolCall{ID: "c1", Status: agent.ToolCompleted}},
 		agent.Event{Kind: agent.EventPlan, Plan: []tool.PlanEntry{{Content: "step", Status: "pending"}}},
 		agent.Event{Kind: agent.EventUsage, Usage: &agent.Usage{Used: 5, Size: 10}},
-		agent.Event{Kind: agent.EventInfo, Title: "t", Meta: map[string]any{"stopReason": "end_turn"}},
+		agent.Event{Kind: agent.EventInfo, Title: "t"},
+		agent.Event{Kind: agent.EventTeam, Tags: agent.Tags{Team: agent.TeamUpdate{"type": "team_created", "teamName": "t"}}},
+		agent.Event{Kind: agent.EventDrainStarted, Tags: agent.Tags{Drain: &agent.Drain{RequestID: "r", Reason: agent.DrainReason}}},
+		agent.Event{Kind: agent.EventDrainEnded, Tags: agent.Tags{Drain: &agent.Drain{RequestID: "r", StopReason: "end_turn"}}},
 	)
 	for range 3000 { // more than one run buffer
-		events = append(events, text(agent.EventThoughtChunk, "thought_2", "y", nil), text(agent.EventMessageChunk, "msg_5", "x", nil))
+		events = append(events, text(agent.EventThoughtChunk, "thought_2", "y", none), text(agent.EventMessageChunk, "msg_5", "x", none))
 	}
 	for _, messagesHost := range []bool{false, true} {
 		for _, tagged := range []map[string]any{nil, turn} {
@@ -191,7 +195,7 @@ func TestStoredReplaySendsTheFramesEmitSends(t *testing.T) {
 	long := strings.Repeat("long <text> & \u2028 é", 2000)
 	events := []agent.Event{
 		{Kind: agent.EventUserChunk, MessageID: "user_1", Content: &agent.Block{Type: agent.BlockText, Text: "hi <there> & \"you\"\n"},
-			Meta: map[string]any{metaConversationRequestID: "req_1", "other": "x"}},
+			Tags: agent.Tags{TurnID: "req_1"}},
 		// A message whose chunks cut runes, hold invalid UTF-8 (stored as
 		// \ufffd), control characters and the escapes encoders differ on.
 		textEvent(agent.EventMessageChunk, "msg_1", "a\xf0\x9f"), textEvent(agent.EventMessageChunk, "msg_1", "\x90\xa6b\x00\x7f/"),
@@ -203,7 +207,7 @@ func TestStoredReplaySendsTheFramesEmitSends(t *testing.T) {
 		{Kind: agent.EventToolCall, ToolCall: &agent.ToolCall{ID: "c1", Name: "read", Title: "Read a", Kind: tool.KindRead, Status: agent.ToolPending}},
 		textEvent(agent.EventThoughtChunk, "thought_2", "waiting"),
 		{Kind: agent.EventToolCallState, ToolCall: &agent.ToolCall{ID: "c1", Status: agent.ToolCompleted}},
-		{Kind: agent.EventMessageChunk, MessageID: "msg_3", Content: &agent.Block{Type: agent.BlockText, Text: "own meta"}, Meta: map[string]any{"corvid/final": true}},
+		{Kind: agent.EventMessageChunk, MessageID: "msg_3", Content: &agent.Block{Type: agent.BlockText, Text: "own meta"}, Tags: agent.Tags{Member: &agent.Member{ID: "sub_1", Name: "m", Depth: 1}}},
 		{Kind: agent.EventPlan, Plan: []tool.PlanEntry{{Content: "step", Status: "pending"}}},
 		{Kind: agent.EventUsage, Usage: &agent.Usage{Used: 5, Size: 10}},
 	}

@@ -106,6 +106,8 @@ type Server struct {
 
 	// connID names this connection as a session owner (codebuddy.go).
 	connID string
+	// chosen is the dialect initialize chose (dialect.go).
+	chosen atomic.Pointer[dialect]
 }
 
 // session is a live session on this connection.
@@ -125,6 +127,8 @@ type session struct {
 	// session's own front end).
 	holders *holders
 	detach  func()
+	// turns keeps the running turn's _meta (dialect.go).
+	turns turnMetaCache
 }
 
 // shutdownGrace bounds how long in-flight work may take to answer after the

@@ -12,16 +12,13 @@ import (
 )
 
 // CodeBuddy's client turn id (docs/codebuddy.md): session/prompt may carry
-// _meta["codebuddy.ai/conversationRequestId"], a UUIDv7 as 32 lowercase hex
+// _meta[metaConversationRequestID] (codebuddy.go), a UUIDv7 as 32 lowercase hex
 // digits without hyphens; corvid makes one when it is absent. The id is
 // stored with the turn's prompt, echoed in the PromptResponse's _meta and
 // in the _meta of every session/update of the turn, and sent to the model
-// provider as the X-Conversation-Request-ID header. It is unrelated to
-// _meta["codebuddy.ai/requestId"], which corvid neither reads nor sets here.
-const (
-	metaConversationRequestID = "codebuddy.ai/conversationRequestId"
-	headerConversationRequest = "X-Conversation-Request-ID"
-)
+// provider as the X-Conversation-Request-ID header. It is unrelated to a
+// drain turn's request id (drain.go).
+const headerConversationRequest = "X-Conversation-Request-ID"
 
 // conversationRequestID returns the prompt's turn id, or a new one.
 func conversationRequestID(meta acp.Meta) (string, error) {
@@ -105,34 +102,28 @@ func withTurnMeta(u any, turn map[string]any) any {
 }
 
 // replayTurnMeta follows a replayed log: a user chunk opens a turn whose
-// stored meta tags what follows, until the next prompt.
-type replayTurnMeta struct{ current map[string]any }
-
-func (r *replayTurnMeta) next(ev agent.Event) map[string]any {
-	if ev.Kind == agent.EventUserChunk {
-		r.current = turnMetaOf(ev.Meta)
-		return nil // the chunk carries it already
-	}
-	if ev.Kind == agent.EventInfo {
-		// A drain turn (drain.go): its opener sets its requestId, its
-		// closer ends it.
-		if rid, ok := ev.Meta[agent.RequestIDMeta]; ok && ev.Meta[agent.UnsolicitedTurnMeta] != nil {
-			r.current = map[string]any{agent.RequestIDMeta: rid}
-		} else if ok && ev.Meta[agent.SessionEndMeta] != nil {
-			cur := r.current
-			r.current = nil
-			return cur
-		}
-	}
-	return r.current
+// stored id tags what follows, until the next prompt; a drain turn's
+// opener tags what follows with its id, until its closer.
+type replayTurnMeta struct {
+	srv     *Server
+	current map[string]any
 }
 
-// turnMetaOf keeps the turn keys of a stored prompt's meta.
-func turnMetaOf(m map[string]any) map[string]any {
-	if id, ok := m[metaConversationRequestID]; ok {
-		return map[string]any{metaConversationRequestID: id}
+func (r *replayTurnMeta) next(ev agent.Event) map[string]any {
+	switch ev.Kind {
+	case agent.EventUserChunk:
+		r.current = r.srv.turnMeta(agent.TurnTag{ID: ev.TurnID})
+		return nil // the chunk carries it already
+	case agent.EventDrainStarted:
+		if ev.Drain != nil {
+			r.current = r.srv.turnMeta(agent.TurnTag{DrainID: ev.Drain.RequestID})
+		}
+	case agent.EventDrainEnded:
+		cur := r.current
+		r.current = nil
+		return cur
 	}
-	return nil
+	return r.current
 }
 
 // tagsTurns reports whether updates carry their turn's id: for CodeBuddy

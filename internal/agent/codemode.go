@@ -12,8 +12,8 @@ const (
 	CodeModeAll = "all"
 )
 
-// Standing modes stored beside the codeMode marker (CodeBuddy's
-// session.meta["codebuddy.ai/mainAgent"]).
+// Standing modes stored beside the codeMode marker (what CodeBuddy calls
+// the session's main agent).
 const (
 	mainAgentCLI = "cli"
 	mainAgentPTC = "ptc"

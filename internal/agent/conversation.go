@@ -132,7 +132,7 @@ func (c *conversation) settle(n uint64) bool { return c.log.settle(n, 5*time.Sec
 
 // recordPrompt stores the user's prompt for replay (the client already
 // shows it, so it is not emitted live).
-func (c *conversation) recordPrompt(blocks []Block, meta map[string]any) {
+func (c *conversation) recordPrompt(blocks []Block, turnID string) {
 	id := NewID("user")
 	for i := range blocks {
 		if b := &blocks[i]; plainText(b) && len(b.Text) > maxContextText {
@@ -140,12 +140,12 @@ func (c *conversation) recordPrompt(blocks []Block, meta map[string]any) {
 			// merges the chunks of one message.
 			for rest := b.Text; rest != ""; {
 				piece := cutText(rest, maxContextText)
-				c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &Block{Type: BlockText, Text: piece}, Meta: meta})
+				c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &Block{Type: BlockText, Text: piece}, Tags: Tags{TurnID: turnID}})
 				rest = rest[len(piece):]
 			}
 			continue
 		}
-		c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i], Meta: meta})
+		c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i], Tags: Tags{TurnID: turnID}})
 	}
 	c.fresh.Store(true)
 }

@@ -24,6 +24,11 @@ const (
 	EventMode          EventKind = "current_mode_update"
 	EventConfig        EventKind = "config_option_update"
 	EventCommands      EventKind = "available_commands_update"
+	// Kinds of corvid's own (eventtags.go): a front end spells each in its
+	// host's dialect (ACP: a session_info_update with _meta).
+	EventTeam         EventKind = "team_update"   // Tags.Team
+	EventDrainStarted EventKind = "drain_started" // Tags.Drain
+	EventDrainEnded   EventKind = "drain_ended"   // Tags.Drain
 	// Live events: shown to a front end that takes them (LiveFrontEnd),
 	// never stored, never replayed.
 	EventNotice          EventKind = "notice"
@@ -100,9 +105,9 @@ type ToolCall struct {
 	// (permission.AlwaysLabel); set on the call a permission request asks
 	// about, never stored.
 	AlwaysLabel string `json:"-"`
-	// Meta is the _meta of the permission request about this call (a
-	// sub-agent's tags); never stored.
-	Meta map[string]any `json:"-"`
+	// Member is the sub-agent whose call a permission request asks about;
+	// never stored.
+	Member *Member `json:"-"`
 	// AnsweredBy is the client whose answer to a question about this
 	// call (permission, ask_user, exit_plan, elicitation) counted, on the
 	// update that follows the answer (Session.Answered); stored.
@@ -153,9 +158,10 @@ type Event struct {
 	// EventCompaction or EventCompactionChunk is about. Both are live only.
 	Notice     *Notice     `json:"-"`
 	Compaction *Compaction `json:"-"`
-	// Meta is extra data a front end passes on (ACP _meta), e.g. the
-	// FinalOutputMeta of a final output's chunk.
-	Meta map[string]any `json:"meta,omitempty"`
+	// Tags are the typed facts beyond the kind (eventtags.go): the turn a
+	// prompt opens, the sub-agent, the final output, a team change, a
+	// drain turn. Stored inline, after the fields above.
+	Tags
 	// Stored, when set, makes the event durable (it waits for the commit
 	// of its own row, not of rows recorded after it) and reports whether it
 	// is: false once a store commit failed after it was recorded. A front

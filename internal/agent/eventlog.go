@@ -106,7 +106,7 @@ func (l *eventLog) event(ev Event) uint64 {
 	merge := mergeable(&ev)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if merge && l.held != nil && l.held.Kind == ev.Kind && l.held.MessageID == ev.MessageID && sameMap(l.held.Meta, ev.Meta) &&
+	if merge && l.held != nil && l.held.Kind == ev.Kind && l.held.MessageID == ev.MessageID && l.held.Tags.same(&ev.Tags) &&
 		len(l.text) < maxHeldText && time.Since(l.heldAt) < maxHeldFor {
 		l.text = append(l.text, ev.Content.Text...)
 		l.recorded++
@@ -121,7 +121,7 @@ func (l *eventLog) event(ev Event) uint64 {
 	if l.drop == nil {
 		l.drop = l.store.Hold(l.id, l.release)
 	}
-	l.held = &Event{Kind: ev.Kind, MessageID: ev.MessageID, Meta: ev.Meta}
+	l.held = &Event{Kind: ev.Kind, MessageID: ev.MessageID, Tags: ev.Tags}
 	l.heldAt = time.Now()
 	l.text = append(l.text[:0], ev.Content.Text...)
 	return l.recorded
@@ -419,7 +419,7 @@ func replayEntry(e *Entry, yield func(Event) bool) bool {
 		final.Status = ToolFailed
 		final.Content = append(final.Content[:len(final.Content):len(final.Content)], textContent(interruptedNote))
 	}
-	return yield(Event{Kind: EventToolCallState, ToolCall: &final, Meta: e.Meta})
+	return yield(Event{Kind: EventToolCallState, ToolCall: &final, Tags: e.Tags})
 }
 
 // Fold reads a session's stored rows in one pass. Its cost is linear in the
@@ -526,17 +526,15 @@ func (f *folder) row(r *store.Event) {
 			f.log.Usage = ev.Usage
 			addTokens(&f.log.Tokens, ev.Usage.Tokens)
 		}
-	case EventInfo:
-		f.team(ev.Meta)
-		if ev.Meta[UnsolicitedTurnMeta] != nil || ev.Meta[SessionEndMeta] != nil {
-			f.add(Entry{Event: ev}) // a drain turn's opener or closer (worker.go)
-		}
+	case EventTeam:
+		f.team(ev.Team)
+	case EventDrainStarted, EventDrainEnded:
+		f.add(Entry{Event: ev}) // a drain turn's opener or closer (worker.go)
 	}
 }
 
 // team follows a session's team updates.
-func (f *folder) team(meta map[string]any) {
-	tu, _ := meta[TeamUpdateMeta].(map[string]any)
+func (f *folder) team(tu TeamUpdate) {
 	switch tu["type"] {
 	case "member_status_change":
 		f.log.Team = tu
@@ -549,7 +547,7 @@ func isText(b *Block) bool { return b != nil && b.Type == BlockText }
 
 func (f *folder) chunk(ev Event) {
 	// A sub-agent's text is its own context's, not the session's.
-	if ev.Kind == EventMessageChunk && isText(ev.Content) && ev.Meta[SubagentMeta] == nil {
+	if ev.Kind == EventMessageChunk && isText(ev.Content) && ev.Member == nil {
 		f.unsaved.WriteString(ev.Content.text())
 	}
 	if ev.Kind == EventUserChunk && ev.MessageID != f.lastUser {

@@ -178,12 +178,12 @@ func TestEventLogMergesStreamedChunksIntoOneRowPerMessage(t *testing.T) {
 	st := storeWithSession(t, "")
 	ctx := t.Context()
 	l := &eventLog{id: "s1", store: st}
-	meta := map[string]any{"x": 1}
+	member := &Member{ID: "sub_1", Name: "x", Depth: 1}
 	for _, ev := range []Event{
 		chunk(EventThoughtChunk, "t1", "hm"), chunk(EventThoughtChunk, "t1", "m"),
 		chunk(EventMessageChunk, "m1", "a"), chunk(EventMessageChunk, "m1", "b"), chunk(EventMessageChunk, "m1", "c"),
-		{Kind: EventMessageChunk, MessageID: "m1", Content: &Block{Type: BlockText, Text: "tagged"}, Meta: meta},
-		{Kind: EventMessageChunk, MessageID: "m1", Content: &Block{Type: BlockText, Text: "!"}, Meta: meta},
+		{Kind: EventMessageChunk, MessageID: "m1", Content: &Block{Type: BlockText, Text: "tagged"}, Tags: Tags{Member: member}},
+		{Kind: EventMessageChunk, MessageID: "m1", Content: &Block{Type: BlockText, Text: "!"}, Tags: Tags{Member: member}},
 		{Kind: EventToolCall, ToolCall: &ToolCall{ID: "c1", Name: "read", Status: ToolPending}},
 		chunk(EventMessageChunk, "m2", "d"), chunk(EventMessageChunk, "m2", "e"),
 	} {
@@ -203,7 +203,7 @@ func TestEventLogMergesStreamedChunksIntoOneRowPerMessage(t *testing.T) {
 		if ev.Content != nil {
 			text = ev.Content.Text
 		}
-		got = append(got, fmt.Sprintf("%s/%s:%s meta=%v", r.Kind, ev.MessageID, text, ev.Meta != nil))
+		got = append(got, fmt.Sprintf("%s/%s:%s meta=%v", r.Kind, ev.MessageID, text, ev.Member != nil))
 	}
 	want := []string{
 		"agent_thought_chunk/t1:hmm meta=false", "agent_message_chunk/m1:abc meta=false", "agent_message_chunk/m1:tagged! meta=true",
@@ -337,7 +337,7 @@ func TestFirstShownEventWaitsForTheFrontEndToTakeIt(t *testing.T) {
 	firstShownWait = time.Hour
 	front := newFakeFront()
 	c := newConversation("s1", st, slog.New(slog.DiscardHandler), front)
-	c.recordPrompt([]Block{{Type: BlockText, Text: "hi"}}, nil)
+	c.recordPrompt([]Block{{Type: BlockText, Text: "hi"}}, "")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

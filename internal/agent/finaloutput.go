@@ -16,10 +16,6 @@ type FinalOutput struct {
 	Instructions string
 }
 
-// FinalOutputMeta is the Event.Meta key of the chunk that carries a final
-// output: {"corvid.dev/finalOutput": {"format": LABEL}}.
-const FinalOutputMeta = "corvid.dev/finalOutput"
-
 // submitOutput is the submit_output tool: it keeps the turn's final output,
 // which the turn sends as one more message once it ends.
 type submitOutput struct {
@@ -59,7 +55,7 @@ func (t submitOutput) Run(_ context.Context, _ *tool.Env, call tool.Call) (tool.
 }
 
 // emitFinalOutput sends the submitted final output, if any, as one more
-// message of its own, marked with FinalOutputMeta. A front end splits long
+// message of its own, marked with Tags.FinalOutput. A front end splits long
 // text across chunks of that message.
 func (t *Turn) emitFinalOutput() {
 	s := t.s
@@ -69,5 +65,5 @@ func (t *Turn) emitFinalOutput() {
 		return
 	}
 	s.conv.emit(Event{Kind: EventMessageChunk, MessageID: NewID("msg"), Content: &Block{Type: BlockText, Text: *out},
-		Meta: map[string]any{FinalOutputMeta: map[string]any{"format": fo.Format}}})
+		Tags: Tags{FinalOutput: &FinalOutputTag{Format: fo.Format}}})
 }

@@ -27,8 +27,7 @@ func storedTurn5k(tb testing.TB) (*store.Store, string) {
 		tb.Fatal(err)
 	}
 	l := &eventLog{id: id, store: st}
-	turn := map[string]any{"codebuddy.ai/conversationRequestId": "01a2345c3c1c74edb80ef04b04e36552"}
-	l.event(Event{Kind: EventUserChunk, MessageID: "user_1", Content: &Block{Type: BlockText, Text: "go"}, Meta: turn})
+	l.event(Event{Kind: EventUserChunk, MessageID: "user_1", Content: &Block{Type: BlockText, Text: "go"}, Tags: Tags{TurnID: "01a2345c3c1c74edb80ef04b04e36552"}})
 	l.context(llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("go")}})
 	var parts []llm.Part
 	for i := range 2500 {
@@ -39,7 +38,7 @@ func storedTurn5k(tb testing.TB) (*store.Store, string) {
 	}
 	l.context(llm.Message{Role: llm.RoleAssistant, Parts: parts})
 	l.event(Event{Kind: EventUsage, Usage: &Usage{Used: 10, Size: 1000}})
-	l.event(Event{Kind: EventInfo, Meta: map[string]any{"stopReason": "end_turn"}})
+	l.event(Event{Kind: EventInfo, Title: "the turn"})
 	l.close()
 	if err := st.Flush(tb.Context()); err != nil {
 		tb.Fatal(err)
@@ -134,10 +133,9 @@ func checkStream(t *testing.T, rows []store.Event, maxText int) {
 }
 
 func TestFoldStreamGivesWhatFoldReplays(t *testing.T) {
-	meta := map[string]any{"codebuddy.ai/conversationRequestId": "r1"}
 	var items []any
 	items = append(items,
-		Event{Kind: EventUserChunk, MessageID: "u1", Content: &Block{Type: BlockText, Text: "go <now> & \u2028"}, Meta: meta},
+		Event{Kind: EventUserChunk, MessageID: "u1", Content: &Block{Type: BlockText, Text: "go <now> & \u2028"}, Tags: Tags{TurnID: "r1"}},
 		llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("go")}},
 		// One message whose chunks split a rune, hold invalid UTF-8, escapes
 		// and U+FFFD.

@@ -11,7 +11,7 @@ import (
 
 // Team members and workers as sessions (CodeBuddy's C40, docs/serve.md).
 // A sub-agent's updates are recorded in its root session's log, tagged
-// with SubagentMeta (memberFront); a member's session is the view of that
+// with Tags.Member (memberFront); a member's session is the view of that
 // log and of the root's live events that keeps the member's own updates
 // and those of the sub-agents it started. Its id names the root
 // (memberIDSep), so a member of a session no process holds is found in
@@ -159,20 +159,15 @@ func newMemberFilter(id string) *memberFilter {
 
 // take hands ev to out when it is the member's.
 func (f *memberFilter) take(ev Event, out func(Event)) {
-	sub, _ := ev.Meta[SubagentMeta].(map[string]any)
+	sub := ev.Member
 	if !f.keep(sub) {
 		f.notePrompt(ev)
 		return
 	}
-	if f.prompts != nil && sub["id"] == f.id {
-		parent, _ := sub["parentToolCallId"].(string)
-		if p := f.prompts[parent]; p != "" {
-			meta := make(map[string]any, len(ev.Meta))
-			for k, v := range ev.Meta {
-				meta[k] = v
-			}
+	if f.prompts != nil && sub.ID == f.id {
+		if p := f.prompts[sub.ParentToolCallID]; p != "" {
 			out(Event{Kind: EventUserChunk, MessageID: "user_" + f.id[strings.LastIndex(f.id, memberIDSep)+1:],
-				Content: &Block{Type: BlockText, Text: p}, Meta: meta})
+				Content: &Block{Type: BlockText, Text: p}, Tags: Tags{Member: sub}})
 		}
 		f.prompts = nil
 	}
@@ -193,14 +188,14 @@ func (f *memberFilter) notePrompt(ev Event) {
 	}
 }
 
-func (f *memberFilter) keep(sub map[string]any) bool {
-	id, _ := sub["id"].(string)
-	if id == "" {
+func (f *memberFilter) keep(sub *Member) bool {
+	if sub == nil || sub.ID == "" {
 		return false
 	}
+	id := sub.ID
 	ok := f.ids[id]
 	if !ok {
-		parent, _ := sub["parentToolCallId"].(string)
+		parent := sub.ParentToolCallID
 		for p := range f.ids {
 			if strings.HasPrefix(parent, p+"/") {
 				f.ids[id], ok = true, true // a sub-agent the member started
@@ -210,7 +205,7 @@ func (f *memberFilter) keep(sub map[string]any) bool {
 	}
 	if ok {
 		if f.matched == 0 {
-			f.name, _ = sub["name"].(string)
+			f.name = sub.Name
 		}
 		f.matched++
 	}

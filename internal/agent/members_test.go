@@ -23,7 +23,7 @@ func TestMemberRootNamesTheRootOfAMemberID(t *testing.T) {
 // tagged is an update of sub-agent id, started by tool call parent.
 func tagged(kind EventKind, id, parent, text string) Event {
 	return Event{Kind: kind, Content: &Block{Type: BlockText, Text: text},
-		Meta: map[string]any{SubagentMeta: map[string]any{"id": id, "name": "n-" + id, "parentToolCallId": parent}}}
+		Tags: Tags{Member: &Member{ID: id, Name: "n-" + id, ParentToolCallID: parent}}}
 }
 
 // The filter keeps the member's updates and those of the sub-agents it

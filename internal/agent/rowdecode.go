@@ -33,8 +33,8 @@ type rowDecoder struct {
 var knownKinds = []EventKind{EventUserChunk, EventMessageChunk, EventThoughtChunk}
 
 // chunk decodes a text chunk row:
-// {"kind":K,"messageId":M,"content":{"type":"text","text":T},"meta":{…}}
-// (messageId and meta optional).
+// {"kind":K,"messageId":M,"content":{"type":"text","text":T},"turnId":…}
+// (messageId and the tags optional).
 func (d *rowDecoder) chunk(p []byte, ev *Event) bool {
 	var s scan
 	s.p = p
@@ -82,17 +82,22 @@ func (d *rowDecoder) chunk(p []byte, ev *Event) bool {
 		d.block = Block{Type: BlockText, Text: text}
 	}
 	ev.Content = &d.block
-	if s.lit(`,"meta":`) {
-		end := len(s.p) - 1
-		if end < s.i || s.p[end] != '}' || s.p[s.i] != '{' {
+	ev.Tags = Tags{}
+	if s.lit(`,`) {
+		// The tags, last (eventtags.go): the rest of the object holds
+		// nothing but Tags' fields, or the caller's json.Unmarshal reads
+		// the row.
+		tail := make([]byte, 0, 1+len(s.p)-s.i)
+		dec := json.NewDecoder(bytes.NewReader(append(append(tail, '{'), s.p[s.i:]...)))
+		dec.DisallowUnknownFields()
+		// Decoded into a variable of its own: &ev.Tags would move every
+		// caller's Event to the heap, tagged or not.
+		tags := new(Tags)
+		if dec.Decode(tags) != nil || dec.InputOffset() != int64(1+len(s.p)-s.i) {
 			return false
 		}
-		var m map[string]any
-		if json.Unmarshal(s.p[s.i:end], &m) != nil {
-			return false
-		}
-		ev.Meta = m
-		s.i = end
+		ev.Tags = *tags
+		return true
 	}
 	return s.lit(`}`) && s.i == len(s.p)
 }

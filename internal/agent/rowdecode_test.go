@@ -57,7 +57,7 @@ func TestRowDecodersReadWhatTheLogWrites(t *testing.T) {
 			chunk(EventMessageChunk, "msg_1", text),
 			chunk(EventThoughtChunk, "", text),
 			{Kind: EventUserChunk, MessageID: "user_1", Content: &Block{Type: BlockText, Text: text},
-				Meta: map[string]any{"codebuddy.ai/conversationRequestId": "r1", "n": 1.5, "l": []any{"a", nil, true}}},
+				Tags: Tags{TurnID: "r1", Member: &Member{ID: "sub_1", Name: "a", ParentToolCallID: "t1", Depth: 2}, FinalOutput: &FinalOutputTag{Format: "json"}}},
 		} {
 			p, err := json.Marshal(ev)
 			if err != nil {

@@ -59,10 +59,10 @@ func (s *Session) StartTurn(blocks []Block) (*Turn, error) {
 
 // TurnOptions are what a front end attaches to one turn.
 type TurnOptions struct {
-	// Meta is stored with the turn's prompt (the user chunks' Meta, so a
-	// replay shows it) and reported by TurnMeta while the turn runs, e.g.
-	// CodeBuddy's client turn id.
-	Meta map[string]any
+	// TurnID is the client's id of the turn (e.g. CodeBuddy's client turn
+	// id): stored with the turn's prompt (the user chunks' Tags.TurnID, so
+	// a replay shows it) and reported by TurnTag while the turn runs.
+	TurnID string
 	// Headers go with each of the turn's model requests (llm.WithHeaders).
 	Headers map[string]string
 }
@@ -72,11 +72,11 @@ func (s *Session) StartTurnWith(blocks []Block, o TurnOptions) (*Turn, error) {
 	return s.runner.start(s, blocks, o)
 }
 
-// TurnMeta is the Meta of the turn whose events are being emitted now (nil
+// TurnTag names the turn whose events are being emitted now (zero
 // between turns): it is set once an earlier cancelled turn has ended, and
 // cleared before the turn reports it ended. Read it only from the front
 // end's Emit, which the turn calls.
-func (s *Session) TurnMeta() map[string]any { return s.runner.meta() }
+func (s *Session) TurnTag() TurnTag { return s.runner.tag() }
 
 // Cancel stops the running turn, if any. Cancelling an idle session does
 // nothing.

@@ -99,7 +99,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, er
 		// that were running when corvid stopped are interrupted).
 		s.sub.team.restore(lg.Team)
 		if st := s.sub.team.status(); st != nil && o.Replay != nil {
-			o.Replay(Event{Kind: EventInfo, Meta: map[string]any{TeamUpdateMeta: st}})
+			o.Replay(Event{Kind: EventTeam, Tags: Tags{Team: st}})
 		}
 	}
 	return s, nil

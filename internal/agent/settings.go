@@ -280,10 +280,11 @@ type storedControls struct {
 	// Owner is the connection that last created, loaded or resumed the
 	// session (connowner.go); a settings save keeps the stored one.
 	Owner string `json:"owner,omitempty"`
-	// CodeBuddy's session.meta markers (codemode.go): set once codeMode
-	// was written, an explicit off included.
-	CodeMode  string `json:"codebuddy.ai/codeMode,omitempty"`
-	MainAgent string `json:"codebuddy.ai/mainAgent,omitempty"`
+	// The codeMode markers (codemode.go): set once codeMode was written,
+	// an explicit off included. Releases before store schema 3 stored
+	// them under CodeBuddy's key names (retype.SessionConfig renames them).
+	CodeMode  string `json:"codeMode,omitempty"`
+	MainAgent string `json:"mainAgent,omitempty"`
 }
 
 // restore applies stored settings on load; it returns the model when it

@@ -22,18 +22,6 @@ import (
 // them. The child's turn runs on a context derived from its parent's turn:
 // a cancel reaches the whole tree.
 
-// Meta keys of a sub-agent's updates.
-const (
-	// MemberEventMeta names the team member an update comes from
-	// (CodeBuddy's Agent Teams, C37).
-	MemberEventMeta = "codebuddy.ai/memberEvent"
-	// SubagentMeta is corvid's tag: {id, name, parentToolCallId, depth}.
-	SubagentMeta = "corvid.dev/subagent"
-	// SubagentUsageMeta, on the root's usage_update, totals the tokens the
-	// session's sub-agents used.
-	SubagentUsageMeta = "corvid.dev/subagentUsage"
-)
-
 // DefaultMaxDepth is how deep a sub-agent tree may grow when neither the
 // profile nor --max-depth says.
 const DefaultMaxDepth = 2
@@ -303,13 +291,7 @@ func (s *Session) newChild(id string, spec childSpec, m *member, parentCall stri
 	a := s.agent
 	depth := s.sub.depth + 1
 	root := s.sub.root
-	tags := map[string]any{
-		MemberEventMeta: m.Name,
-		SubagentMeta:    map[string]any{"id": id, "name": m.Name, "parentToolCallId": parentCall, "depth": depth},
-	}
-	if spec.background {
-		tags[SubagentMeta].(map[string]any)["background"] = true
-	}
+	tags := &Member{ID: id, Name: m.Name, ParentToolCallID: parentCall, Depth: depth, Background: spec.background}
 	front := &memberFront{root: root, m: m, tags: tags, prefix: id + "/", progress: spec.progress}
 	child := &Session{ID: id, agent: a, front: front, env: s.env, gate: s.gate}
 	child.env.Images = spec.model.Info().Images
@@ -421,7 +403,7 @@ func (s *Session) finalAnswer() string {
 type memberFront struct {
 	root     *Session
 	m        *member
-	tags     map[string]any
+	tags     *Member
 	prefix   string
 	progress func([]tool.Content) // the parent's task call
 
@@ -448,20 +430,10 @@ func (f *memberFront) Emit(ev Event) {
 			f.step(tc.Title)
 		}
 	}
-	// Untagged events share the one tags map (never changed), so the
-	// log merges a sub-agent's streamed chunks into one row as it does
-	// the root's (eventLog.event compares meta maps by identity).
-	meta := f.tags
-	if len(ev.Meta) > 0 {
-		meta = make(map[string]any, len(ev.Meta)+len(f.tags))
-		for k, v := range ev.Meta {
-			meta[k] = v
-		}
-		for k, v := range f.tags {
-			meta[k] = v
-		}
-	}
-	ev.Meta, ev.Stored = meta, nil
+	// Every event shares the one Member (never changed), so the log
+	// merges a sub-agent's streamed chunks into one row as it does the
+	// root's (Tags.same compares members by identity).
+	ev.Member, ev.Stored = f.tags, nil
 	f.root.conv.emit(ev)
 }
 
@@ -491,7 +463,7 @@ func (f *memberFront) usage(u Usage) {
 	// response (the last one any model gave), so the session's token
 	// totals, live and folded from the log, count the sub-agents'.
 	ev := Event{Kind: EventUsage, Usage: &Usage{Used: root.conv.used(), Size: root.settings.view().window, Tokens: u.Tokens},
-		Meta: map[string]any{SubagentUsageMeta: map[string]any{"inputTokens": in, "outputTokens": out}}}
+		Tags: Tags{SubagentUsage: &TokenTotals{InputTokens: in, OutputTokens: out}}}
 	if u.Tokens != nil {
 		root.conv.addTokens(*u.Tokens)
 	}
@@ -505,7 +477,7 @@ func (f *memberFront) usage(u Usage) {
 func (f *memberFront) RequestPermission(ctx context.Context, call ToolCall) (Answer, error) {
 	call.ID = f.prefix + call.ID
 	call.Title = "[" + f.m.Name + "] " + call.Title
-	call.Meta = f.tags
+	call.Member = f.tags
 	return f.root.front.RequestPermission(ctx, call)
 }
 

@@ -44,12 +44,12 @@ func TestFoldKeepsSubagentTextOutOfTheContext(t *testing.T) {
 	}
 	user := llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("go")}}
 	tagged := Event{Kind: EventMessageChunk, MessageID: "m1", Content: &Block{Type: BlockText, Text: "child says"},
-		Meta: map[string]any{SubagentMeta: map[string]any{"name": "a"}, MemberEventMeta: "a"}}
+		Tags: Tags{Member: &Member{Name: "a"}}}
 	lg := Fold([]store.Event{row(1, recordContext, user), row(2, string(EventMessageChunk), tagged)})
 	if len(lg.History) != 1 {
 		t.Fatalf("history after a crash mid-task: %d messages, want only the prompt: %+v", len(lg.History), lg.History)
 	}
-	if len(lg.Entries()) != 1 || lg.Entries()[0].Meta[MemberEventMeta] != "a" {
+	if len(lg.Entries()) != 1 || lg.Entries()[0].Member == nil || lg.Entries()[0].Member.Name != "a" {
 		t.Errorf("the tagged chunk should replay with its tags: %+v", lg.Entries())
 	}
 }
@@ -84,8 +84,8 @@ func TestParallelSubagentsShareTheRootSession(t *testing.T) {
 	}
 	tagged := map[string]int{}
 	for _, ev := range h.front.shown() {
-		if name, ok := ev.Meta[MemberEventMeta].(string); ok && ev.Kind == EventMessageChunk {
-			tagged[name]++
+		if ev.Member != nil && ev.Kind == EventMessageChunk {
+			tagged[ev.Member.Name]++
 		}
 	}
 	if tagged["one"] != 1 || tagged["two"] != 1 {
@@ -181,7 +181,7 @@ func TestSubagentCostRollsUpIntoTheRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &memberFront{root: root, m: m, tags: map[string]any{MemberEventMeta: "priced"}, prefix: "sub_x/"}
+	f := &memberFront{root: root, m: m, tags: &Member{Name: "priced"}, prefix: "sub_x/"}
 	for _, c := range []float64{0.01, 0.03} {
 		cost := c
 		f.Emit(Event{Kind: EventUsage, Usage: &Usage{Used: 900, Size: 100, CostUSD: &cost, Tokens: &llm.Usage{InputTokens: 10, CacheReadTokens: 5, OutputTokens: 2}}})
@@ -189,7 +189,7 @@ func TestSubagentCostRollsUpIntoTheRoot(t *testing.T) {
 	var last *Usage
 	for _, ev := range h.front.shown() {
 		if ev.Kind == EventUsage {
-			if ev.Meta[MemberEventMeta] != nil {
+			if ev.Member != nil {
 				t.Errorf("a member's usage reading was shown: %+v", ev)
 			}
 			last = ev.Usage
@@ -228,7 +228,7 @@ func TestSubagentChunksMergeInTheLog(t *testing.T) {
 	}
 	n := 0
 	for _, r := range rows {
-		if r.Kind == string(EventMessageChunk) && strings.Contains(string(r.Payload), MemberEventMeta) {
+		if r.Kind == string(EventMessageChunk) && strings.Contains(string(r.Payload), `"member":`) {
 			n++
 		}
 	}

@@ -15,12 +15,10 @@ import (
 // Agent teams (CodeBuddy's protocol, C34–C39). Every sub-agent of a session
 // is a member of its team: one the model created with the team tool, or
 // else the automatic team ("subagents", isAutoTeam) that the first task
-// call creates. Each change is pushed as a session_info_update whose _meta
-// holds TeamUpdateMeta; the updates are recorded in the session's log, so
-// session/load knows the team's last status and pushes it after the replay.
-
-// TeamUpdateMeta is the _meta key of a team update.
-const TeamUpdateMeta = "codebuddy.ai/teamUpdate"
+// call creates. Each change is pushed as an EventTeam (a front end spells
+// it: CodeBuddy's teamUpdate); the updates are recorded in the session's
+// log, so session/load knows the team's last status and pushes it after
+// the replay.
 
 // autoTeamName names the team of sub-agents started without a team.
 const autoTeamName = "subagents"
@@ -251,7 +249,7 @@ func (t *team) restore(snapshot map[string]any) {
 // pushTeam records and shows a team update.
 func (s *Session) pushTeam(payload map[string]any) {
 	if payload != nil {
-		s.conv.emit(Event{Kind: EventInfo, Meta: map[string]any{TeamUpdateMeta: payload}})
+		s.conv.emit(Event{Kind: EventTeam, Tags: Tags{Team: payload}})
 	}
 }
 

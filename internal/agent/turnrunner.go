@@ -19,20 +19,20 @@ type turnRunner struct {
 	turn *Turn // the latest turn (running, cancelled or done)
 	// finalOutput is submit_output's submission in the running turn.
 	finalOutput *string
-	// emitting is the turn whose events are emitted now (TurnMeta).
+	// emitting is the turn whose events are emitted now (TurnTag).
 	emitting *Turn
 	// closed: the session is closing; no drain turn starts (worker.go).
 	closed bool
 }
 
-// meta is the Meta of the turn that emits now.
-func (r *turnRunner) meta() map[string]any {
+// tag names the turn that emits now.
+func (r *turnRunner) tag() TurnTag {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.emitting == nil {
-		return nil
+		return TurnTag{}
 	}
-	return r.emitting.meta
+	return r.emitting.tag
 }
 
 // emitFrom marks t as the turn that emits now (nil: none); done clears it
@@ -64,14 +64,14 @@ func (r *turnRunner) start(s *Session, blocks []Block, o TurnOptions) (*Turn, er
 		}
 	}
 	ctx, cancel := context.WithCancel(llm.WithHeaders(context.Background(), o.Headers))
-	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, blocks: blocks, meta: o.Meta}
+	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, blocks: blocks, tag: TurnTag{ID: o.TurnID}}
 	r.turn = t
 	return t, nil
 }
 
 // startDrain registers a drain turn (worker.go) when the session is idle:
 // its latest turn ended and, unless it was a drain turn, was answered.
-func (r *turnRunner) startDrain(s *Session, meta map[string]any) (*Turn, bool) {
+func (r *turnRunner) startDrain(s *Session, rid string) (*Turn, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -88,7 +88,7 @@ func (r *turnRunner) startDrain(s *Session, meta map[string]any) (*Turn, bool) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), meta: meta, drain: true}
+	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), tag: TurnTag{DrainID: rid}, drain: true}
 	r.turn = t
 	return t, true
 }

@@ -25,28 +25,12 @@ import (
 // takes the inbox: a prompt's turn gets it in front of the user's text;
 // when the session is idle (its last turn answered, no prompt waiting) a
 // drain turn with no user message is started for it instead. The drain
-// turn opens with a session_info_update tagged codebuddy.ai/unsolicitedTurn
-// and closes with one tagged codebuddy.ai/sessionEnd; a prompt that comes
+// turn opens with an EventDrainStarted and closes with an EventDrainEnded
+// (a front end spells them: acpserver/drain.go); a prompt that comes
 // meanwhile waits for it.
 
-// IsWorkerEvent reports whether meta tags an update of a detached worker,
-// which belongs to no turn of its session.
-func IsWorkerEvent(meta map[string]any) bool {
-	sub, _ := meta[SubagentMeta].(map[string]any)
-	return sub["background"] == true
-}
-
-// Meta keys of a drain turn.
-const (
-	// UnsolicitedTurnMeta opens a drain turn: {requestId, reason}.
-	UnsolicitedTurnMeta = "codebuddy.ai/unsolicitedTurn"
-	// RequestIDMeta tags every update of a drain turn with its id.
-	RequestIDMeta = "codebuddy.ai/requestId"
-	// SessionEndMeta closes a drain turn: {requestId, stopReason}.
-	SessionEndMeta = "codebuddy.ai/sessionEnd"
-	// DrainReason is the unsolicited turn's reason.
-	DrainReason = "background_drain"
-)
+// DrainReason is a drain turn's reason (Drain.Reason).
+const DrainReason = "background_drain"
 
 // workers is a root session's detached workers and its inbox.
 type workers struct {
@@ -246,7 +230,7 @@ func (s *Session) maybeDrain() {
 		return
 	}
 	rid := newRequestID()
-	t, ok := s.runner.startDrain(s, map[string]any{RequestIDMeta: rid})
+	t, ok := s.runner.startDrain(s, rid)
 	if !ok {
 		return
 	}
@@ -268,14 +252,11 @@ func (t *Turn) Answered() {
 func (t *Turn) runDrain(rid string) {
 	s := t.s
 	stop, err := t.drainLoop(rid)
-	closer := map[string]any{"requestId": rid}
-	if stop != "" {
-		closer["stopReason"] = string(stop)
-	}
+	closer := &Drain{RequestID: rid, StopReason: string(stop)}
 	if err != nil {
-		closer["error"] = userText(err)
+		closer.Error = userText(err)
 	}
-	s.conv.emit(Event{Kind: EventInfo, Meta: map[string]any{SessionEndMeta: closer, RequestIDMeta: rid}})
+	s.conv.emit(Event{Kind: EventDrainEnded, Tags: Tags{Drain: closer}})
 	t.end()
 	// A worker that finished meanwhile gets the next drain turn.
 	s.maybeDrain()
@@ -284,10 +265,7 @@ func (t *Turn) runDrain(rid string) {
 func (t *Turn) drainLoop(rid string) (StopReason, error) {
 	s := t.s
 	s.runner.emitFrom(t, false)
-	s.conv.emit(Event{Kind: EventInfo, Meta: map[string]any{
-		UnsolicitedTurnMeta: map[string]any{"requestId": rid, "reason": DrainReason},
-		RequestIDMeta:       rid,
-	}})
+	s.conv.emit(Event{Kind: EventDrainStarted, Tags: Tags{Drain: &Drain{RequestID: rid, Reason: DrainReason}}})
 	var err error
 	var last int64
 	if t.release, last, err = s.conv.acquire(s.agent.owner); err != nil {

@@ -12,11 +12,11 @@ import (
 func TestDrainTurnRegistration(t *testing.T) {
 	var r turnRunner
 	s := &Session{}
-	if _, ok := r.startDrain(s, nil); !ok {
+	if _, ok := r.startDrain(s, ""); !ok {
 		t.Fatal("a fresh session is idle: startDrain refused")
 	}
 	d := r.turn
-	if _, ok := r.startDrain(s, nil); ok {
+	if _, ok := r.startDrain(s, ""); ok {
 		t.Fatal("a second drain turn registered while the first runs")
 	}
 	p, err := r.start(s, nil, TurnOptions{})
@@ -34,16 +34,16 @@ func TestDrainTurnRegistration(t *testing.T) {
 	}
 	close(d.done)
 	close(p.done)
-	if _, ok := r.startDrain(s, nil); ok {
+	if _, ok := r.startDrain(s, ""); ok {
 		t.Fatal("a drain turn started before the prompt's answer was written")
 	}
 	p.answered = true
-	if _, ok := r.startDrain(s, nil); !ok {
+	if _, ok := r.startDrain(s, ""); !ok {
 		t.Fatal("no drain turn after the prompt was answered")
 	}
 	close(r.turn.done)
 	r.shut()
-	if _, ok := r.startDrain(s, nil); ok {
+	if _, ok := r.startDrain(s, ""); ok {
 		t.Fatal("a drain turn started after Close")
 	}
 }

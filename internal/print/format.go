@@ -87,12 +87,10 @@ type finalOutput struct {
 
 // finalFormat reports whether ev carries the final output, and its label.
 func finalFormat(ev agent.Event) (string, bool) {
-	m, ok := ev.Meta[agent.FinalOutputMeta].(map[string]any)
-	if !ok {
+	if ev.FinalOutput == nil {
 		return "", false
 	}
-	f, _ := m["format"].(string)
-	return f, true
+	return ev.FinalOutput.Format, true
 }
 
 // result is the json format's object and stream-json's last line.
@@ -185,8 +183,8 @@ func updateOf(ev agent.Event) map[string]any {
 		if ev.MessageID != "" {
 			u["messageId"] = ev.MessageID
 		}
-		if len(ev.Meta) > 0 {
-			u["_meta"] = ev.Meta
+		if m := tagMeta(ev); m != nil {
+			u["_meta"] = m
 		}
 	case agent.EventToolCall, agent.EventToolCallState:
 		if ev.ToolCall == nil {
@@ -276,4 +274,26 @@ func toolContentJSON(c tool.Content) map[string]any {
 		return map[string]any{"type": "content", "content": map[string]any{"type": "image", "data": base64.StdEncoding.EncodeToString(c.Data), "mimeType": c.MimeType}}
 	}
 	return map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": c.Text}}
+}
+
+// tagMeta spells a chunk's typed tags (agent.Tags) as the _meta corvid's
+// ACP front end gives them under its own keys (acpserver/dialect.go): the
+// sub-agent it comes from and the final output's mark. Print mode speaks
+// no host's dialect.
+func tagMeta(ev agent.Event) map[string]any {
+	var m map[string]any
+	if mem := ev.Member; mem != nil {
+		sub := map[string]any{"id": mem.ID, "name": mem.Name, "parentToolCallId": mem.ParentToolCallID, "depth": mem.Depth}
+		if mem.Background {
+			sub["background"] = true
+		}
+		m = map[string]any{"corvid.dev/subagent": sub}
+	}
+	if fo := ev.FinalOutput; fo != nil {
+		if m == nil {
+			m = map[string]any{}
+		}
+		m["corvid.dev/finalOutput"] = map[string]any{"format": fo.Format}
+	}
+	return m
 }

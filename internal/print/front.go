@@ -24,7 +24,7 @@ type front struct {
 func (f *front) Emit(ev agent.Event) {
 	// A sub-agent's text is not the answer: its parent's task call
 	// returns what matters of it.
-	if ev.Meta[agent.SubagentMeta] == nil || ev.Kind != agent.EventMessageChunk {
+	if ev.Member == nil || ev.Kind != agent.EventMessageChunk {
 		f.out.event(ev)
 	}
 	if !f.progress || ev.ToolCall == nil {

@@ -7,15 +7,23 @@ import (
 	"fmt"
 )
 
+// migration is one step of the schema: statements, then (when set) a Go
+// function over the rows, in the same transaction.
+type migration struct {
+	sql  string
+	rows func(context.Context, *sql.Tx) error
+}
+
 // migrations is the schema's history, oldest first. Migration i brings the
 // database from version i to version i+1. Never edit or reorder an entry
 // that has shipped; append a new one.
 //
 // Times are stored as Unix nanoseconds (INTEGER). Event payloads are BLOBs
-// the store never parses.
-var migrations = []string{
+// the store never parses; migration 3 hands each to retype.Row, a plain
+// function that every store backend calls the same way.
+var migrations = []migration{
 	// 1: sessions, their events, and run leases.
-	`
+	{sql: `
 CREATE TABLE sessions (
 	pk              INTEGER PRIMARY KEY AUTOINCREMENT,
 	id              TEXT NOT NULL UNIQUE,
@@ -54,11 +62,11 @@ CREATE TABLE leases (
 	pid        INTEGER NOT NULL,
 	heartbeat  INTEGER NOT NULL
 );
-`,
+`},
 	// 2: each kind string stored once, in event_kinds; events.kind becomes
 	// kind id << 2 | payload form (see rowform.go). Rows of version 1 keep
 	// their payload as is (form 0).
-	`
+	{sql: `
 CREATE TABLE event_kinds (
 	id   INTEGER PRIMARY KEY,
 	name TEXT NOT NULL UNIQUE
@@ -77,7 +85,11 @@ SELECT e.session_pk, e.seq, k.id << 2, e.payload, e.time
 FROM events e JOIN event_kinds k ON k.name = e.kind;
 DROP TABLE events;
 ALTER TABLE events_v2 RENAME TO events;
-`,
+`},
+	// 3: typed event rows (issue #30). A row's tags are the agent's typed
+	// fields, no longer a "meta" object of host _meta keys; team changes
+	// and drain turns are rows of kinds of their own (retype.Row).
+	{rows: retypeRows},
 }
 
 // schemaVersion returns the version recorded in db (0 for a fresh file).
@@ -126,8 +138,16 @@ func migrate(ctx context.Context, db *sql.DB) error {
 				done = true
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-				return fmt.Errorf("migration %d: %w", v+1, err)
+			m := migrations[v]
+			if m.sql != "" {
+				if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+					return fmt.Errorf("migration %d: %w", v+1, err)
+				}
+			}
+			if m.rows != nil {
+				if err := m.rows(ctx, tx); err != nil {
+					return fmt.Errorf("migration %d: %w", v+1, err)
+				}
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (id, version) VALUES (1, ?)
 ON CONFLICT (id) DO UPDATE SET version = excluded.version`, v+1); err != nil {
