@@ -69,7 +69,7 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 		a.waitErr = cmd.Wait()
 		close(a.exited)
 		<-a.served
-		send(agentGoneMsg{err: a.waitErr, stderr: a.stderr.String()})
+		send(agentGoneMsg{ag: a, err: a.waitErr, stderr: a.stderr.String()})
 	}()
 	return a, nil
 }
@@ -133,7 +133,7 @@ func (a *agent) HandleRequest(ctx context.Context, method string, params json.Ra
 				resp.Outcome.Outcome, resp.Outcome.OptionID = "selected", id
 			}
 		case <-ctx.Done():
-			a.send(permissionDoneMsg{req: &req})
+			a.send(permissionDoneMsg{ag: a, req: &req})
 			resp.Outcome.Outcome = "cancelled"
 		}
 		return resp, nil
@@ -174,10 +174,14 @@ type permissionMsg struct {
 }
 
 // permissionDoneMsg withdraws a question the agent stopped waiting for.
-type permissionDoneMsg struct{ req *acp.RequestPermissionRequest }
+type permissionDoneMsg struct {
+	ag  *agent
+	req *acp.RequestPermissionRequest
+}
 
 // agentGoneMsg says the agent process ended.
 type agentGoneMsg struct {
+	ag     *agent
 	err    error
 	stderr string
 }

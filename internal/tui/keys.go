@@ -235,6 +235,10 @@ func (m *model) submit() tea.Cmd {
 			return m.openSession(false, "")
 		}
 	}
+	if m.offline {
+		m.st.note = "not connected: reconnecting to " + m.opts.Endpoint
+		return nil
+	}
 	if !m.ready || m.gone {
 		m.st.note = "no session yet"
 		return nil

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -57,6 +58,23 @@ type model struct {
 	quitArm    bool // Ctrl+C on an empty input once already
 	quitting   bool
 	gone       bool
+
+	// send delivers messages to the program (agents started later, on a
+	// reconnection, report through it).
+	send func(any)
+	// Attached to a daemon (connect.go): the connection is down
+	// (offline), the next attempt waits backoff, attempts counts them;
+	// rejoining says a session/load after a reconnection is replaying.
+	offline   bool
+	backoff   time.Duration
+	attempts  int
+	rejoining bool
+	shown     shown
+	// answeredBy names who answered a tool call's question elsewhere;
+	// awaitingWho holds the titles of questions withdrawn before that
+	// was known.
+	answeredBy  map[string]string
+	awaitingWho map[string]string
 }
 
 // picker is a list to choose one item from (/model, /mode, /sessions).
@@ -78,6 +96,8 @@ type (
 	printedMsg    struct{}
 	printRetryMsg struct{}
 	sessionMsg    struct {
+		ag     *agent
+		rejoin bool
 		id     string
 		modes  *acp.SessionModeState
 		config []acp.SessionConfigOption
@@ -106,7 +126,8 @@ type (
 
 func newModel(opts Options, th *theme) *model {
 	return &model{opts: opts, th: th, width: 80, height: 24, tools: map[string]*toolCall{},
-		st: status{model: opts.ModelLabel}}
+		st: status{model: opts.ModelLabel, endpoint: opts.Endpoint}, shown: newShown(),
+		answeredBy: map[string]string{}, awaitingWho: map[string]string{}}
 }
 
 func (m *model) Init() tea.Cmd {
@@ -129,6 +150,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	switch msg := msg.(type) {
 	case agentGoneMsg:
+		if msg.ag != nil && msg.ag != m.ag {
+			return m, nil // a relay replaced after a reconnection
+		}
+		if m.connected() && !m.quitting {
+			return m, m.connectionLost(msg)
+		}
 		return m, m.agentGone(msg)
 	case tea.KeyPressMsg:
 		cmd = m.key(msg)
@@ -178,7 +205,12 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 			m.permQ = append(m.permQ, msg)
 		}
 	case permissionDoneMsg:
+		if m.connected() && !m.stale(msg.ag) && m.asked(msg.req) {
+			m.answeredElsewhere(msg.req)
+		}
 		m.withdraw(msg.req)
+	case reconnectMsg:
+		cmd = m.reconnect()
 	case sessionMsg:
 		cmd = m.sessionOpened(msg)
 	case promptDoneMsg:
@@ -198,6 +230,9 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 
 func (m *model) turnDone(msg promptDoneMsg) {
 	m.running = false
+	if m.connected() && errors.Is(msg.err, acp.ErrClosed) {
+		return // the connection dropped: connectionLost says so, and the turn goes on in the daemon
+	}
 	m.settle()
 	switch {
 	case msg.err != nil:
@@ -231,9 +266,18 @@ func (m *model) settingDone(msg tea.Msg) {
 }
 
 func (m *model) update(u updateMsg) {
-	if m.replaying || m.sessionID == "" || u.sessionID == m.sessionID {
-		m.applyUpdate(u.raw)
+	if !m.replaying && !m.rejoining && m.sessionID != "" && u.sessionID != m.sessionID {
+		return
 	}
+	raw := u.raw
+	if m.connected() {
+		m.noteAnsweredBy(raw)
+		var ok bool
+		if raw, ok = m.shown.filter(raw, m.rejoining); !ok {
+			return
+		}
+	}
+	m.applyUpdate(raw)
 }
 
 // printCmd prints the queued lines above the live region, one batch at a
@@ -373,6 +417,19 @@ func (m *model) nextQuestion() {
 		m.permQ = m.permQ[1:]
 		m.perm = &q
 	}
+}
+
+// asked tells whether req is the open question or one queued.
+func (m *model) asked(req *acp.RequestPermissionRequest) bool {
+	if m.perm != nil && m.perm.req == req {
+		return true
+	}
+	for _, q := range m.permQ {
+		if q.req == req {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *model) withdraw(req *acp.RequestPermissionRequest) {

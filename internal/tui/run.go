@@ -30,6 +30,12 @@ type Options struct {
 	LoginHint string
 	// NoColor turns colour off (NO_COLOR).
 	NoColor bool
+	// Endpoint names the daemon the agent command connects to (`corvid
+	// acp --connect ENDPOINT`): it is shown on the status line, and when
+	// the command ends the TUI starts it again and re-attaches the
+	// session (connect.go). Empty: the agent is a process of its own, and
+	// its end ends the TUI.
+	Endpoint string
 
 	// In and Out default to the process's terminal.
 	In  io.Reader
@@ -57,13 +63,14 @@ func Run(opts Options) error {
 		popts = append(popts, tea.WithOutput(opts.Out))
 	}
 	p := tea.NewProgram(m, popts...)
-	ag, err := startAgent(opts.Agent, opts.Cwd, func(msg any) { p.Send(msg) })
+	m.send = func(msg any) { p.Send(msg) }
+	ag, err := startAgent(opts.Agent, opts.Cwd, m.send)
 	if err != nil {
 		return err
 	}
 	m.ag = ag
 	_, runErr := p.Run()
-	ag.close(2 * time.Second)
+	m.ag.close(2 * time.Second)
 	if errors.Is(runErr, tea.ErrProgramKilled) {
 		runErr = nil
 	}

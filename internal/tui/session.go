@@ -15,8 +15,21 @@ import (
 // openSession initialises the connection (once) and opens a session: the
 // newest of this directory (cont), the given one (resume) or a new one.
 func (m *model) openSession(cont bool, resume string) tea.Cmd {
-	ag, cwd := m.ag, m.opts.Cwd
+	ag, rejoin := m.ag, m.rejoining
+	if rejoin {
+		m.shown.startReplay()
+	}
+	open := m.sessionOpener(cont, resume)
 	return func() tea.Msg {
+		msg := open()
+		msg.ag, msg.rejoin = ag, rejoin
+		return msg
+	}
+}
+
+func (m *model) sessionOpener(cont bool, resume string) func() sessionMsg {
+	ag, cwd := m.ag, m.opts.Cwd
+	return func() sessionMsg {
 		ctx := context.Background()
 		if err := ag.initialize(ctx); err != nil {
 			return sessionMsg{err: err}
@@ -81,6 +94,18 @@ func sessionError(err error, methods []acp.AuthMethod) error {
 }
 
 func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
+	if msg.ag != nil && m.stale(msg.ag) {
+		return nil // the connection dropped: connectionLost tries again
+	}
+	if msg.rejoin && msg.err == nil {
+		// The replay added only what was new to the live blocks, which
+		// go on with the live updates: nothing is settled here.
+		m.modes, m.config = msg.modes, msg.config
+		m.syncStatus()
+		m.reattached()
+		return nil
+	}
+	m.rejoining = false
 	m.settle()
 	m.replaying = false
 	if msg.err != nil {

@@ -1,0 +1,166 @@
+package tui_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+)
+
+// serveDaemon is a `corvid serve` of the test's own on a unix socket.
+type serveDaemon struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startServe runs `corvid serve -m MODEL --listen unix:SOCK` in the
+// session's home and waits until it listens.
+func startServe(t *testing.T, s *session, model, sock string) *serveDaemon {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(s.bins, "corvid"), "serve", "-m", model, "--listen", "unix:"+sock)
+	cmd.Dir, cmd.Env = s.dir, s.env
+	stderr, err := cmd.StderrPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	d := &serveDaemon{cmd: cmd, done: make(chan struct{})}
+	up := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on") {
+				close(up)
+			}
+		}
+		_ = cmd.Wait()
+		close(d.done)
+	}()
+	t.Cleanup(func() { d.stop() })
+	select {
+	case <-up:
+	case <-d.done:
+		t.Fatal("corvid serve exited at start")
+	case <-time.After(20 * time.Second):
+		t.Fatal("corvid serve did not listen")
+	}
+	return d
+}
+
+func (d *serveDaemon) stop() {
+	_ = d.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-d.done:
+	case <-time.After(10 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.done
+	}
+}
+
+// kill ends the daemon as a crash would.
+func (d *serveDaemon) kill() {
+	_ = d.cmd.Process.Kill()
+	<-d.done
+}
+
+// An editor (the fake editor, through `corvid acp --connect`) and the TUI
+// hold one session of the daemon. The editor's prompt asks permission;
+// the question reaches the TUI too, the editor answers first, and the
+// TUI's question closes and says it was answered elsewhere, then the TUI
+// follows the rest of the turn.
+func TestConnectJoinsASessionAndAnotherClientAnswersFirst(t *testing.T) {
+	s := newSession(t)
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	startServe(t, s, s.script("edit.json", editScript), sock)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	var tm *tmuxTerm
+	asked := make(chan struct{})
+	editor := testkit.Start(t, filepath.Join(s.bins, "corvid"), testkit.Options{
+		Args: []string{"acp", "--connect", "unix:" + sock},
+		// The editor answers once the question is on the TUI's screen.
+		Permission: func(ctx context.Context, req testkit.PermissionRequest) (testkit.PermissionOutcome, error) {
+			select {
+			case <-asked:
+			case <-ctx.Done():
+				return testkit.PermissionOutcome{Cancelled: true}, nil
+			}
+			return testkit.AllowOnce()(ctx, req)
+		},
+	})
+	if _, rerr := editor.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := editor.NewSession(ctx, s.dir)
+
+	tm = s.open(200, 30, nil, "tui", "--connect", "unix:"+sock, "--session", sid)
+	tm.waitFor("session " + sid + " loaded")
+	tm.waitFor("⇄ unix:" + sock)
+
+	done := make(chan string, 1)
+	go func() {
+		stop, rerr := editor.Prompt(ctx, sid, "write the notes")
+		if rerr != nil {
+			stop = rerr.Message
+		}
+		done <- stop
+	}()
+	q := tm.waitFor("[y/1]")
+	if !strings.Contains(q, "notes.txt") {
+		t.Errorf("the question lacks the file:\n%s", q)
+	}
+	close(asked)
+	out := tm.waitFor("→ answered by")
+	if stop := <-done; stop != "end_turn" {
+		t.Fatalf("the editor's prompt: %s", stop)
+	}
+	out = tm.waitFor("Finished with notes.txt.")
+	if strings.Contains(tm.screen(), "[y/1]") {
+		t.Errorf("the TUI's question is still open:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.dir, "notes.txt")); err != nil || string(b) != "written by corvid\n" {
+		t.Errorf("notes.txt: %q %v", b, err)
+	}
+}
+
+// The daemon dies under the TUI: the TUI says the connection is lost and
+// tries again with backoff; once a daemon answers on the socket again it
+// re-attaches the session (session/load) without printing the transcript
+// a second time, and the next prompt works.
+func TestConnectReconnectsWithoutRepeatingTheTranscript(t *testing.T) {
+	s := newSession(t)
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	model := s.script("hello.json", `{"responses": [
+	  {"parts": [{"type": "text", "text": "First answer, once."}]},
+	  {"parts": [{"type": "text", "text": "Second answer, after the reconnection."}]}]}`)
+	d := startServe(t, s, model, sock)
+	tm := s.open(200, 30, nil, "tui", "--connect", "unix:"+sock)
+	tm.ready()
+	tm.waitFor("⇄ unix:" + sock)
+	tm.typeText("one")
+	tm.keys("Enter")
+	tm.waitFor("First answer, once.")
+	tm.idle()
+
+	d.kill()
+	tm.waitFor("connection to unix:" + sock + " lost")
+	tm.waitFor("reconnecting in")
+	startServe(t, s, model, sock)
+	tm.waitFor("reconnected to unix:" + sock)
+
+	tm.typeText("two")
+	tm.keys("Enter")
+	out := tm.waitFor("Second answer, after the reconnection.")
+	out = tm.idle()
+	if n := strings.Count(tm.all(), "First answer, once."); n != 1 {
+		t.Errorf("the first answer is in the scrollback %d times:\n%s", n, tm.all())
+	}
+	if strings.Contains(out, "✗ ") && !strings.Contains(out, "lost") {
+		t.Errorf("an error after the reconnection:\n%s", out)
+	}
+}
