@@ -37,14 +37,21 @@ type Options struct {
 	// its end ends the TUI.
 	Endpoint string
 
-	// In and Out default to the process's terminal.
-	In  io.Reader
-	Out io.Writer
+	// In and Out default to the process's terminal; Stderr (where a
+	// panic is told) to the process's.
+	In     io.Reader
+	Out    io.Writer
+	Stderr io.Writer
+
+	// wrap, when set, wraps the model (tests make it panic).
+	wrap func(tea.Model) tea.Model
 }
 
 // Run opens the TUI and returns when the user quits. The terminal is
-// restored however it ends (bubbletea restores it after a panic in the
-// UI too); the agent is closed as an editor closes it.
+// restored however it ends: bubbletea catches a panic in the UI (in
+// Update, View or a command), restores the terminal and prints the trace;
+// Run then says what happened and returns nil, so the program exits 0 as
+// after any other ending. The agent is closed as an editor closes it.
 func Run(opts Options) error {
 	if len(opts.Agent) == 0 {
 		return errors.New("tui: no agent command")
@@ -62,7 +69,11 @@ func Run(opts Options) error {
 	if opts.Out != nil {
 		popts = append(popts, tea.WithOutput(opts.Out))
 	}
-	p := tea.NewProgram(m, popts...)
+	var root tea.Model = m
+	if opts.wrap != nil {
+		root = opts.wrap(m)
+	}
+	p := tea.NewProgram(root, popts...)
 	m.send = func(msg any) { p.Send(msg) }
 	ag, err := startAgent(opts.Agent, opts.Cwd, m.send)
 	if err != nil {
@@ -71,6 +82,14 @@ func Run(opts Options) error {
 	m.ag = ag
 	_, runErr := p.Run()
 	m.ag.close(2 * time.Second)
+	if errors.Is(runErr, tea.ErrProgramPanic) {
+		stderr := opts.Stderr
+		if stderr == nil {
+			stderr = os.Stderr
+		}
+		fmt.Fprintln(stderr, "corvid-tui: the terminal UI stopped on an internal error (a bug, please report it with the trace above); the terminal is restored, and the session is stored: corvid tui -c reopens it.")
+		return nil
+	}
 	if errors.Is(runErr, tea.ErrProgramKilled) {
 		runErr = nil
 	}
