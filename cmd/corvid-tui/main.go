@@ -64,7 +64,10 @@ func run(c *cli) error {
 	if err != nil {
 		return err
 	}
+	keys, problems := tuiargs.Keymap(tuiargs.ParseKeyFlags(c.Keys))
 	return tui.Run(tui.Options{
+		Keys:       keys,
+		Notes:      problems,
 		Agent:      agent,
 		Cwd:        cwd,
 		Continue:   c.Continue,

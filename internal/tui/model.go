@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/tuiargs"
 )
 
 // model is the TUI's state: the session as the agent reported it, the
@@ -75,6 +76,8 @@ type model struct {
 	// was known.
 	answeredBy  map[string]string
 	awaitingWho map[string]string
+	// keys maps keystrokes to actions (tuiargs.Keymap).
+	keys map[string]string
 }
 
 // picker is a list to choose one item from (/model, /mode, /sessions).
@@ -125,7 +128,11 @@ type (
 )
 
 func newModel(opts Options, th *theme) *model {
-	return &model{opts: opts, th: th, width: 80, height: 24, tools: map[string]*toolCall{},
+	keys := opts.Keys
+	if keys == nil {
+		keys, _ = tuiargs.Keymap(nil)
+	}
+	return &model{keys: keys, opts: opts, th: th, width: 80, height: 24, tools: map[string]*toolCall{},
 		st: status{model: opts.ModelLabel, endpoint: opts.Endpoint}, shown: newShown(),
 		answeredBy: map[string]string{}, awaitingWho: map[string]string{}}
 }
@@ -134,6 +141,9 @@ func (m *model) Init() tea.Cmd {
 	// A loaded session's transcript is replayed before session/load
 	// answers: it goes to the scrollback, the user's prompts included.
 	m.replaying = m.opts.Continue || m.opts.Resume != ""
+	for _, n := range m.opts.Notes {
+		m.printLines(m.th.warn.Render("! " + n))
+	}
 	cmds := []tea.Cmd{m.openSession(m.opts.Continue, m.opts.Resume)}
 	if m.opts.Theme == "" && m.th.color {
 		cmds = append(cmds, tea.RequestBackgroundColor)

@@ -43,6 +43,12 @@ type Options struct {
 	Out    io.Writer
 	Stderr io.Writer
 
+	// Keys maps a keystroke (as tuiargs.Key writes it) to its action
+	// (tuiargs.Actions); nil: the default keys.
+	Keys map[string]string
+	// Notes are printed when the TUI opens (what is wrong with [tui.keys]).
+	Notes []string
+
 	// wrap, when set, wraps the model (tests make it panic).
 	wrap func(tea.Model) tea.Model
 }

@@ -20,6 +20,7 @@ type Flags struct {
 	Connect   string   `name:"connect" placeholder:"URL|unix:PATH|auto" help:"Attach to the daemon (corvid serve) at this endpoint instead of starting an agent: ws://HOST:PORT/acp, http://…, unix:PATH, or auto (the default socket; starts the daemon if none answers)."`
 	Session   string   `name:"session" placeholder:"ID" help:"With --connect: join this session of the daemon (its transcript, then live), which an editor or the dashboard may be driving too."`
 	TokenFile string   `name:"connect-token-file" placeholder:"FILE" help:"With --connect: the daemon's bearer token, read from this file."`
+	Keys      []string `name:"key" hidden:"" sep:"none" placeholder:"ACTION=KEYS" help:"A key binding of [tui.keys] (corvid passes them from config.toml)."`
 	Command   []string `arg:"" optional:"" passthrough:"" placeholder:"-- CMD ARGS" help:"Drive this ACP agent on its stdio instead of corvid acp: corvid tui -- CMD ARGS…"`
 }
 
@@ -74,6 +75,9 @@ func (f *Flags) Forward() []string {
 	}
 	if f.TokenFile != "" {
 		args = append(args, "--connect-token-file", f.TokenFile)
+	}
+	for _, k := range f.Keys {
+		args = append(args, "--key", k)
 	}
 	if len(f.Command) > 0 {
 		args = append(append(args, "--"), f.Command...)

@@ -1,7 +1,10 @@
 package tuiargs
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -38,6 +41,70 @@ func TestConnectGoesToTheRelayAndIsForwarded(t *testing.T) {
 	for _, bad := range []Flags{{Session: "s"}, {TokenFile: "t"}, {Connect: "auto", Command: []string{"x"}}, {Connect: "auto", Resume: "s"}} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v was accepted", bad)
+		}
+	}
+}
+
+func TestKeyReadsConfigNamesIntoKeystrokes(t *testing.T) {
+	for in, want := range map[string]string{"Ctrl+S": "ctrl+s", "alt+ctrl+x": "ctrl+alt+x", "Shift+Enter": "shift+enter",
+		"escape": "esc", "F5": "f5", "ctrl++": "ctrl++", "control+pagedown": "ctrl+pgdown", "shift+tab": "shift+tab"} {
+		if got, err := Key(in); err != nil || got != want {
+			t.Errorf("Key(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "shift+x", "ctrl+", "hyperdrive+x", "ctrl+ctrl+x", "ctrl+nokey", "f99"} {
+		if got, err := Key(bad); err == nil {
+			t.Errorf("Key(%q) = %q; want an error", bad, got)
+		}
+	}
+}
+
+func TestKeymapRebindsAndReportsProblems(t *testing.T) {
+	km, problems := Keymap(map[string][]string{
+		"sessions": {"ctrl+o"},        // moved
+		"newline":  {"ctrl+j", "f99"}, // one key cannot be read
+		"cancel":   {"ctrl+d"},        // takes quit's default key
+		"complete": {"ctrl+o"},        // the same key as sessions
+		"teleport": {"ctrl+t"},        // no such action
+	})
+	for key, act := range map[string]string{"ctrl+o": "sessions", "ctrl+j": "newline", "ctrl+d": "cancel", "enter": "send"} {
+		if km[key] != act {
+			t.Errorf("%s runs %q; want %q", key, km[key], act)
+		}
+	}
+	for _, gone := range []string{"ctrl+s", "shift+enter", "esc", "tab"} {
+		if a, ok := km[gone]; ok {
+			t.Errorf("%s still runs %s after its action was rebound", gone, a)
+		}
+	}
+	all := strings.Join(problems, "\n")
+	for _, want := range []string{"teleport: no such action", `"f99": no function key`, "ctrl+o is bound to both sessions and complete; sessions keeps it", "ctrl+d is bound to cancel, and is quit's default key"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the problems lack %q:\n%s", want, all)
+		}
+	}
+	if len(problems) != 4 {
+		t.Errorf("%d problems; want 4:\n%s", len(problems), all)
+	}
+	if _, p := Keymap(nil); len(p) != 0 {
+		t.Errorf("the defaults have problems: %q", p)
+	}
+	u := map[string][]string{"newline": {"ctrl+j", "alt+enter"}, "sessions": nil}
+	if got := ParseKeyFlags(KeyFlags(u)); len(got) != 2 || !slices.Equal(got["newline"], u["newline"]) || got["sessions"] != nil {
+		t.Errorf("the flags carry %q; want %q", got, u)
+	}
+}
+
+// docs/tui.md documents every rebindable action with its default keys.
+func TestDocsListEveryAction(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "tui.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range Actions {
+		row := "| `" + a.Name + "` | `" + strings.Join(a.Default, "`, `") + "` |"
+		if !strings.Contains(string(b), row) {
+			t.Errorf("docs/tui.md lacks the row of %s: %s", a.Name, row)
 		}
 	}
 }
