@@ -28,7 +28,8 @@ type agent struct {
 	exited  chan struct{} // closed when the process was reaped
 	waitErr error
 	// authMethods are what initialize offered, for a login hint.
-	authMethods []acp.AuthMethod
+	authMethods []authMethod
+	argv        []string // the agent's command
 	initMu      sync.Mutex
 	initialized bool // initialize succeeded
 
@@ -50,12 +51,15 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent{cmd: cmd, stdin: stdin, send: send, stderr: &tailBuffer{max: 16 << 10},
+	a := &agent{cmd: cmd, argv: argv, stdin: stdin, send: send, stderr: &tailBuffer{max: 16 << 10},
 		served: make(chan struct{}), exited: make(chan struct{})}
 	// The agent's logs would tear the screen: keep their tail to show if
 	// it dies.
 	cmd.Stderr = a.stderr
 	detach(cmd)
+	// A process the agent started may outlive it holding its stderr:
+	// waiting for that ends a second after the agent exits.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start agent %s: %w", argv[0], err)
 	}
@@ -152,7 +156,7 @@ func (a *agent) close(grace time.Duration) {
 	select {
 	case <-a.exited:
 	case <-time.After(grace):
-		_ = a.cmd.Process.Kill()
+		killAgent(a.cmd)
 		<-a.exited
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -55,7 +54,7 @@ func (m *model) sessionOpener(cont bool, resume string) func() sessionMsg {
 		}
 		var resp acp.NewSessionResponse
 		if err := ag.call(ctx, "session/new", acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp); err != nil {
-			return sessionMsg{err: sessionError(err, ag.authMethods)}
+			return sessionMsg{err: sessionError(err, ag.authMethods, ag.argv)}
 		}
 		return sessionMsg{id: resp.SessionID, modes: resp.Modes, config: resp.ConfigOptions}
 	}
@@ -69,28 +68,6 @@ func newest(ss []acp.SessionInfo) string {
 		}
 	}
 	return best.SessionID
-}
-
-// sessionError says why no session opened; when the agent wants a login
-// first, it says how (the agent's auth methods).
-func sessionError(err error, methods []acp.AuthMethod) error {
-	var e *acp.Error
-	if !errors.As(err, &e) || e.Code != acp.CodeAuthRequired {
-		return fmt.Errorf("session/new: %s", rpcMessage(err))
-	}
-	hint := "log in first"
-	var names []string
-	for i, m := range methods {
-		if i == 4 {
-			names = append(names, fmt.Sprintf("and %d more", len(methods)-4))
-			break
-		}
-		names = append(names, m.Name)
-	}
-	if len(names) > 0 {
-		hint += ": " + strings.Join(names, "; ")
-	}
-	return fmt.Errorf("the agent needs a login (%s); %s", rpcMessage(err), hint)
 }
 
 func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
@@ -110,6 +87,12 @@ func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
 	m.replaying = false
 	if msg.err != nil {
 		m.printLines(wrapStyled(m.th.fail.Render(msg.err.Error()), m.width, m.th.fail.Render("✗ "), "  ")...)
+		var le *loginError
+		if errors.As(msg.err, &le) {
+			for _, l := range le.lines {
+				m.printLines(wrapStyled(l, m.width, "  ", "    ")...)
+			}
+		}
 		if m.opts.LoginHint != "" {
 			m.printLines(wrapStyled(m.opts.LoginHint, m.width, "  ", "  ")...)
 		}
@@ -189,7 +172,9 @@ func (a *agent) initialize(ctx context.Context) error {
 	if a.initialized {
 		return nil
 	}
-	var init acp.InitializeResponse
+	var init struct {
+		AuthMethods []authMethod `json:"authMethods"`
+	}
 	req := map[string]any{
 		"protocolVersion":    1,
 		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false},
