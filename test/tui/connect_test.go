@@ -17,36 +17,48 @@ import (
 type serveDaemon struct {
 	cmd  *exec.Cmd
 	done chan struct{}
+	url  string // the WebSocket endpoint, when an HTTP listener was asked for
 }
 
-// startServe runs `corvid serve -m MODEL --listen unix:SOCK` in the
-// session's home and waits until it listens.
-func startServe(t *testing.T, s *session, model, sock string) *serveDaemon {
+// startServe runs `corvid serve -m MODEL --listen unix:SOCK` (and with
+// http, a loopback HTTP listener too) in the session's home and waits
+// until it listens.
+func startServe(t *testing.T, s *session, model, sock string, http ...bool) *serveDaemon {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(s.bins, "corvid"), "serve", "-m", model, "--listen", "unix:"+sock)
+	args := []string{"serve", "-m", model, "--listen", "unix:" + sock}
+	want := 1
+	if len(http) > 0 && http[0] {
+		args, want = append(args, "--listen", "127.0.0.1:0"), 2
+	}
+	cmd := exec.Command(filepath.Join(s.bins, "corvid"), args...)
 	cmd.Dir, cmd.Env = s.dir, s.env
 	stderr, err := cmd.StderrPipe()
 	must(t, err)
 	must(t, cmd.Start())
 	d := &serveDaemon{cmd: cmd, done: make(chan struct{})}
-	up := make(chan struct{})
+	up := make(chan string, 2)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on") {
-				close(up)
+			if _, url, ok := strings.Cut(sc.Text(), "listening on "); ok {
+				up <- strings.TrimSpace(url)
 			}
 		}
 		_ = cmd.Wait()
 		close(d.done)
 	}()
 	t.Cleanup(func() { d.stop() })
-	select {
-	case <-up:
-	case <-d.done:
-		t.Fatal("corvid serve exited at start")
-	case <-time.After(20 * time.Second):
-		t.Fatal("corvid serve did not listen")
+	for i := 0; i < want; i++ {
+		select {
+		case u := <-up:
+			if strings.HasPrefix(u, "http://") {
+				d.url = "ws://" + strings.TrimPrefix(u, "http://")
+			}
+		case <-d.done:
+			t.Fatal("corvid serve exited at start")
+		case <-time.After(20 * time.Second):
+			t.Fatal("corvid serve did not listen")
+		}
 	}
 	return d
 }
@@ -73,16 +85,26 @@ func (d *serveDaemon) kill() {
 // TUI's question closes and says it was answered elsewhere, then the TUI
 // follows the rest of the turn.
 func TestConnectJoinsASessionAndAnotherClientAnswersFirst(t *testing.T) {
+	for _, over := range []string{"unix", "websocket"} {
+		t.Run(over, func(t *testing.T) { joinAndAnswerElsewhere(t, over) })
+	}
+}
+
+func joinAndAnswerElsewhere(t *testing.T, over string) {
 	s := newSession(t)
 	sock := filepath.Join(t.TempDir(), "s.sock")
-	startServe(t, s, s.script("edit.json", editScript), sock)
+	d := startServe(t, s, s.script("edit.json", editScript), sock, over == "websocket")
+	endpoint := "unix:" + sock
+	if over == "websocket" {
+		endpoint = d.url
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
 	var tm *tmuxTerm
 	asked := make(chan struct{})
 	editor := testkit.Start(t, filepath.Join(s.bins, "corvid"), testkit.Options{
-		Args: []string{"acp", "--connect", "unix:" + sock},
+		Args: []string{"acp", "--connect", endpoint},
 		// The editor answers once the question is on the TUI's screen.
 		Permission: func(ctx context.Context, req testkit.PermissionRequest) (testkit.PermissionOutcome, error) {
 			select {
@@ -98,9 +120,9 @@ func TestConnectJoinsASessionAndAnotherClientAnswersFirst(t *testing.T) {
 	}
 	sid := editor.NewSession(ctx, s.dir)
 
-	tm = s.open(200, 30, nil, "tui", "--connect", "unix:"+sock, "--session", sid)
+	tm = s.open(200, 30, nil, "tui", "--connect", endpoint, "--session", sid)
 	tm.waitFor("session " + sid + " loaded")
-	tm.waitFor("⇄ unix:" + sock)
+	tm.waitFor("⇄ " + endpoint)
 
 	done := make(chan string, 1)
 	go func() {
