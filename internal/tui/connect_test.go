@@ -78,3 +78,20 @@ func TestQuestionAnsweredElsewhereNamesTheClient(t *testing.T) {
 		}
 	}
 }
+
+// A re-attach the daemon refuses (it lost the session) ends the
+// reconnection: the error is shown and the input works again (/new).
+func TestRejoinRefusedEndsTheReconnection(t *testing.T) {
+	m := connectedModel()
+	m.offline, m.rejoining, m.attempts = true, true, 3
+	m.st.note = "reconnecting…"
+	m.Update(sessionMsg{rejoin: true, err: errSessionGone})
+	if m.offline || m.rejoining || m.st.note != "" {
+		t.Errorf("still reconnecting: offline %v, rejoining %v, note %q", m.offline, m.rejoining, m.st.note)
+	}
+	if all := strings.Join(m.printed(), "\n"); !strings.Contains(all, "no such session") {
+		t.Errorf("the error is not shown:\n%s", all)
+	}
+}
+
+var errSessionGone = acp.InvalidParams("no such session", "")

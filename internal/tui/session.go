@@ -82,6 +82,12 @@ func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
 		m.reattached()
 		return nil
 	}
+	if msg.rejoin {
+		// Connected again, but the session did not load (the daemon lost
+		// it): said below; /new opens another.
+		m.offline, m.attempts, m.backoff = false, 0, 0
+		m.st.note = ""
+	}
 	m.rejoining = false
 	m.settle()
 	m.replaying = false
