@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"time"
 
@@ -39,11 +38,25 @@ type keyboardAnswer struct {
 	modifyKey bool // xterm's modifyOtherKeys (CSI > 4 ; N m)
 }
 
-var (
-	kittyReply  = regexp.MustCompile(`\x1b\[\?\d*u`)
-	modkeyReply = regexp.MustCompile(`\x1b\[>4;?\d*m`)
-	da1Reply    = regexp.MustCompile(`\x1b\[\?[\d;]*c`)
-)
+// hasReply reports whether b holds ESC [ prefix, then digits and
+// semicolons (as many as body allows), then final: a terminal's answer.
+// (Hand-written: a regexp compiled at package init would cost every start
+// of corvid, `corvid acp` included.)
+func hasReply(b []byte, prefix string, body string, final byte) bool {
+	for i := 0; i+2+len(prefix) < len(b); i++ {
+		if b[i] != 0x1b || b[i+1] != '[' || string(b[i+2:min(i+2+len(prefix), len(b))]) != prefix {
+			continue
+		}
+		j := i + 2 + len(prefix)
+		for j < len(b) && strings.IndexByte(body, b[j]) >= 0 {
+			j++
+		}
+		if j < len(b) && b[j] == final {
+			return true
+		}
+	}
+	return false
+}
 
 // keyboardQueries asks for the kitty keyboard flags, the modifyOtherKeys
 // level, and the primary device attributes, which every terminal
@@ -72,7 +85,7 @@ func probeKeyboard(in io.Reader, out io.Writer, timeout time.Duration) keyboardA
 	}()
 	var seen []byte
 	deadline := time.After(timeout)
-	for !da1Reply.Match(seen) {
+	for !hasReply(seen, "?", "0123456789;", 'c') {
 		select {
 		case b, ok := <-got:
 			if !ok {
@@ -87,7 +100,8 @@ func probeKeyboard(in io.Reader, out io.Writer, timeout time.Duration) keyboardA
 }
 
 func parseKeyboard(b []byte) keyboardAnswer {
-	return keyboardAnswer{answered: da1Reply.Match(b), kitty: kittyReply.Match(b), modifyKey: modkeyReply.Match(b)}
+	return keyboardAnswer{answered: hasReply(b, "?", "0123456789;", 'c'), kitty: hasReply(b, "?", "0123456789", 'u'),
+		modifyKey: hasReply(b, ">4", "0123456789;", 'm')}
 }
 
 // shiftEnter reports whether the terminal corvid doctor runs in lets the

@@ -41,11 +41,25 @@ var Actions = []Action{
 // modifiers in the order the terminal library writes them.
 var modifiers = []string{"ctrl", "alt", "shift", "meta", "hyper", "super"}
 
-var namedKeys = map[string]string{
-	"enter": "enter", "return": "enter", "tab": "tab", "backspace": "backspace", "esc": "esc",
-	"escape": "esc", "space": "space", "up": "up", "down": "down", "left": "left", "right": "right",
-	"home": "home", "end": "end", "pgup": "pgup", "pageup": "pgup", "pgdown": "pgdown",
-	"pagedown": "pgdown", "insert": "insert", "delete": "delete", "del": "delete",
+// namedKey is the name of a key that is not a character, as the TUI
+// matches it ("" for none). A switch, not a map: corvid links this
+// package, and a map literal would be built at every start of corvid.
+func namedKey(s string) string {
+	switch s {
+	case "enter", "return":
+		return "enter"
+	case "esc", "escape":
+		return "esc"
+	case "pgup", "pageup":
+		return "pgup"
+	case "pgdown", "pagedown":
+		return "pgdown"
+	case "delete", "del":
+		return "delete"
+	case "tab", "backspace", "space", "up", "down", "left", "right", "home", "end", "insert":
+		return s
+	}
+	return ""
 }
 
 // Key reads a key as config.toml names it ("ctrl+s", "Alt+Enter",
@@ -83,8 +97,8 @@ func Key(s string) (string, error) {
 		has[p] = true
 	}
 	base = strings.TrimSpace(base)
-	switch name, ok := namedKeys[base]; {
-	case ok:
+	switch name := namedKey(base); {
+	case name != "":
 		base = name
 	case len(base) > 1 && base[0] == 'f' && isNumber(base[1:]):
 		if n := atoi(base[1:]); n < 1 || n > 63 {
