@@ -3,6 +3,7 @@ package tui_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,5 +185,57 @@ func TestConnectReconnectsWithoutRepeatingTheTranscript(t *testing.T) {
 	}
 	if strings.Contains(out, "✗ ") && !strings.Contains(out, "lost") {
 		t.Errorf("an error after the reconnection:\n%s", out)
+	}
+}
+
+// The connection drops in the middle of a streamed answer (the relay is
+// killed; the daemon and its turn go on): the TUI reconnects, and the
+// re-attach's replay adds only the rest of the cut message, so every line
+// of the answer is in the scrollback once, in order.
+func TestConnectDropMidAnswerShowsEachLineOnce(t *testing.T) {
+	s := newSession(t)
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	var text strings.Builder
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&text, "answer line %d of 8\\n", i)
+	}
+	model := s.script("slow.json", `{"chunkSize": 2, "delayMs": 25, "responses": [{"parts": [{"type": "text", "text": "`+text.String()+`"}]}]}`)
+	startServe(t, s, model, sock)
+	tm := s.open(120, 30, nil, "tui", "--connect", "unix:"+sock)
+	tm.ready()
+	var pane int
+	fmt.Sscan(tm.tmux("display-message", "-p", "-t", "main", "#{pane_pid}"), &pane)
+	var relay []int
+	for _, ui := range childrenOf(t, pane) {
+		relay = append(relay, childrenOf(t, ui)...)
+	}
+	if len(relay) != 1 {
+		t.Fatalf("found relay processes %v under the pane's shell %d", relay, pane)
+	}
+	tm.typeText("go")
+	tm.keys("Enter")
+	tm.waitFor("answer line 3 of 8")
+	p, err := os.FindProcess(relay[0])
+	must(t, err)
+	must(t, p.Kill())
+	tm.waitFor("lost")
+	tm.waitFor("reconnected to unix:" + sock)
+	tm.waitFor("answer line 8 of 8")
+	out := tm.idle()
+	all := tm.all()
+	last := -1
+	for i := 1; i <= 8; i++ {
+		line := fmt.Sprintf("answer line %d of 8", i)
+		if n := strings.Count(all, line); n != 1 {
+			t.Errorf("%q is in the scrollback %d times", line, n)
+		}
+		at := strings.Index(all, line)
+		if at < last {
+			t.Errorf("%q is out of order", line)
+		}
+		last = at
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("the pane:\n%s\nthe screen:\n%s", all, out)
 	}
 }
