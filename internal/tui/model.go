@@ -379,10 +379,17 @@ func (m *model) prompt(text string) tea.Cmd {
 // answered cancelled, as the protocol asks of a client.
 func (m *model) cancel() tea.Cmd {
 	m.cancelQuestions()
-	if !m.running {
+	switch {
+	case m.running:
+		m.st.note = "cancelling…"
+	case !m.connected() || !m.ready || m.offline || m.sessionID == "":
 		return nil
+	default:
+		// Attached to the daemon, a turn this TUI did not start (another
+		// client's, or its own from before a reconnection) may be
+		// running: the daemon cancels whichever runs, and a cancel of an
+		// idle session does nothing.
 	}
-	m.st.note = "cancelling…"
 	ag, id := m.ag, m.sessionID
 	return func() tea.Msg {
 		_ = ag.conn.Notify("session/cancel", acp.SessionIDRequest{SessionID: id})

@@ -239,3 +239,38 @@ func TestConnectDropMidAnswerShowsEachLineOnce(t *testing.T) {
 		t.Logf("the pane:\n%s\nthe screen:\n%s", all, out)
 	}
 }
+
+// Esc in the TUI cancels a turn another client (the fake editor) started
+// in the shared session.
+func TestConnectEscCancelsAnotherClientsTurn(t *testing.T) {
+	s := newSession(t)
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	startServe(t, s, s.script("slow.json", `{"chunkSize": 1, "delayMs": 40, "responses": [{"parts": [{"type": "text", "text": "a slow answer that the TUI cancels long before it ends"}]}]}`), sock)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	editor := testkit.Start(t, filepath.Join(s.bins, "corvid"), testkit.Options{Args: []string{"acp", "--connect", "unix:" + sock}})
+	if _, rerr := editor.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := editor.NewSession(ctx, s.dir)
+	tm := s.open(120, 30, nil, "tui", "--connect", "unix:"+sock, "--session", sid)
+	tm.waitFor("session " + sid + " loaded")
+	done := make(chan string, 1)
+	go func() {
+		stop, rerr := editor.Prompt(ctx, sid, "go")
+		if rerr != nil {
+			stop = rerr.Message
+		}
+		done <- stop
+	}()
+	tm.waitFor("a slow")
+	tm.keys("Escape")
+	select {
+	case stop := <-done:
+		if stop != "cancelled" {
+			t.Fatalf("the editor's turn ended %q; want cancelled", stop)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Esc in the TUI did not cancel the editor's turn")
+	}
+}
