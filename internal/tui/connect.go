@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -122,6 +123,9 @@ func (m *model) answeredElsewhere(req *acp.RequestPermissionRequest) {
 // tool_call_update's _meta; a question already withdrawn gets its
 // answerer named now.
 func (m *model) noteAnsweredBy(raw json.RawMessage) {
+	if !bytes.Contains(raw, []byte(`"corvid.dev/answeredBy"`)) {
+		return // most updates: no second parse
+	}
 	var u struct {
 		ToolCallID string `json:"toolCallId"`
 		Meta       struct {
