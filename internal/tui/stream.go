@@ -144,15 +144,18 @@ func (m *model) printLines(lines ...string) { m.printQ = append(m.printQ, lines.
 
 // applyUpdate handles one session/update.
 func (m *model) applyUpdate(raw json.RawMessage) {
+	// The content is kept raw and decoded by itself for a chunk: one
+	// pass over the whole update, not two, for the most frequent update.
 	var head struct {
-		SessionUpdate string `json:"sessionUpdate"`
+		SessionUpdate string          `json:"sessionUpdate"`
+		Content       json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(raw, &head) != nil {
 		return
 	}
 	switch head.SessionUpdate {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
-		m.applyChunk(head.SessionUpdate, raw)
+		m.applyChunk(head.SessionUpdate, head.Content)
 	case "tool_call", "tool_call_update":
 		var u acp.ToolCallUpdate
 		if json.Unmarshal(raw, &u) != nil {
@@ -197,9 +200,9 @@ func (m *model) card(c *toolCall) []string {
 }
 
 // applyChunk handles a message, thought or (replayed) user chunk.
-func (m *model) applyChunk(update string, raw json.RawMessage) {
-	var u acp.ContentChunk
-	if json.Unmarshal(raw, &u) != nil {
+func (m *model) applyChunk(update string, content json.RawMessage) {
+	var u struct{ Content acp.ContentBlock }
+	if json.Unmarshal(content, &u.Content) != nil {
 		return
 	}
 	kind := "agent"
