@@ -4,7 +4,11 @@
 // the UI: see internal/tui's doc and ARCHITECTURE.md §6.
 package tuiargs
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Flags are those of `corvid acp` and `corvid run` that apply to the TUI,
 // and its own. The struct tags are kong's.
@@ -40,6 +44,9 @@ func (f *Flags) Validate() error {
 	if len(f.Command) > 0 && f.Command[0] == "--" {
 		f.Command = f.Command[1:]
 	}
+	if f.Connect != "" && !validEndpoint(f.Connect) {
+		return fmt.Errorf("--connect %q: want auto, unix:PATH, ws://HOST:PORT/acp or http://HOST:PORT/acp", f.Connect)
+	}
 	if f.Session != "" && f.Connect == "" {
 		return errors.New("--session needs --connect: it names a session of the daemon")
 	}
@@ -53,6 +60,21 @@ func (f *Flags) Validate() error {
 		return errors.New("-m, --agent, --yolo, --allow and --sandbox are corvid's: they do not apply to another agent (corvid tui -- CMD)")
 	}
 	return nil
+}
+
+// validEndpoint tells whether --connect names something the relay
+// (`corvid acp --connect`) can reach: a TUI would otherwise retry a typo
+// forever.
+func validEndpoint(e string) bool {
+	if e == "auto" || (strings.HasPrefix(e, "unix:") && len(e) > len("unix:")) {
+		return true
+	}
+	for _, p := range []string{"ws://", "wss://", "http://", "https://"} {
+		if strings.HasPrefix(e, p) && len(e) > len(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Forward is f as arguments again, for corvid-tui.

@@ -26,6 +26,11 @@ func TestForwardAndACPArgs(t *testing.T) {
 }
 
 func TestConnectGoesToTheRelayAndIsForwarded(t *testing.T) {
+	for _, ok := range []string{"auto", "unix:/run/s.sock", "ws://127.0.0.1:7777/acp", "https://agent.example.com/acp"} {
+		if err := (&Flags{Connect: ok}).Validate(); err != nil {
+			t.Errorf("--connect %s: %v", ok, err)
+		}
+	}
 	f := Flags{Model: "script:x.json", Connect: "unix:/s.sock", Session: "sess_1", TokenFile: "/t"}
 	if err := f.Validate(); err != nil {
 		t.Fatal(err)
@@ -38,7 +43,8 @@ func TestConnectGoesToTheRelayAndIsForwarded(t *testing.T) {
 	if got := f.Forward(); !slices.Equal(got, fwd) {
 		t.Errorf("Forward = %q, want %q", got, fwd)
 	}
-	for _, bad := range []Flags{{Session: "s"}, {TokenFile: "t"}, {Connect: "auto", Command: []string{"x"}}, {Connect: "auto", Resume: "s"}} {
+	for _, bad := range []Flags{{Session: "s"}, {TokenFile: "t"}, {Connect: "auto", Command: []string{"x"}}, {Connect: "auto", Resume: "s"},
+		{Connect: "localhost:7777"}, {Connect: "unix:"}, {Connect: "ws://"}} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v was accepted", bad)
 		}
