@@ -137,7 +137,14 @@ func (a *agent) HandleRequest(ctx context.Context, method string, params json.Ra
 				resp.Outcome.Outcome, resp.Outcome.OptionID = "selected", id
 			}
 		case <-ctx.Done():
-			a.send(permissionDoneMsg{ag: a, req: &req})
+			// Withdrawn with $/cancel_request: its _meta may say who
+			// answered (corvid serve, another client first).
+			var by json.RawMessage
+			var cr *acp.CancelRequested
+			if errors.As(context.Cause(ctx), &cr) {
+				by = answeredByMeta(cr.Params)
+			}
+			a.send(permissionDoneMsg{ag: a, req: &req, by: by})
 			resp.Outcome.Outcome = "cancelled"
 		}
 		return resp, nil
@@ -181,6 +188,7 @@ type permissionMsg struct {
 type permissionDoneMsg struct {
 	ag  *agent
 	req *acp.RequestPermissionRequest
+	by  json.RawMessage // _meta["corvid.dev/answeredBy"] of the withdrawal, if any
 }
 
 // agentGoneMsg says the agent process ended.

@@ -91,6 +91,9 @@ func (m *model) stale(ag *agent) bool {
 	if ag != m.ag {
 		return true
 	}
+	if ag == nil {
+		return false
+	}
 	select {
 	case <-ag.conn.Gone():
 		return m.connected()
@@ -128,22 +131,40 @@ func (m *model) noteAnsweredBy(raw json.RawMessage) {
 	}
 	var u struct {
 		ToolCallID string `json:"toolCallId"`
-		Meta       struct {
-			By json.RawMessage `json:"corvid.dev/answeredBy"`
-		} `json:"_meta"`
 	}
-	if json.Unmarshal(raw, &u) != nil || len(u.Meta.By) == 0 || u.ToolCallID == "" {
+	if json.Unmarshal(raw, &u) != nil || u.ToolCallID == "" {
 		return
 	}
-	who := clientName(u.Meta.By)
+	m.answered(u.ToolCallID, answeredByMeta(raw))
+}
+
+// answered records who answered the question of a tool call (by: a
+// clientInfo object); a question already withdrawn gets its answerer
+// named now.
+func (m *model) answered(toolCallID string, by json.RawMessage) {
+	who := clientName(by)
 	if who == "" {
 		return
 	}
-	m.answeredBy[u.ToolCallID] = who
-	if title, ok := m.awaitingWho[u.ToolCallID]; ok {
-		delete(m.awaitingWho, u.ToolCallID)
+	m.answeredBy[toolCallID] = who
+	if title, ok := m.awaitingWho[toolCallID]; ok {
+		delete(m.awaitingWho, toolCallID)
 		m.printLines(m.th.dim.Render("  ("+oneLine(title)+" was answered by ") + who + m.th.dim.Render(")"))
 	}
+}
+
+// answeredByMeta is _meta["corvid.dev/answeredBy"] of a message's params
+// (a tool_call_update, or the $/cancel_request that withdrew a question).
+func answeredByMeta(raw json.RawMessage) json.RawMessage {
+	var u struct {
+		Meta struct {
+			By json.RawMessage `json:"corvid.dev/answeredBy"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(raw, &u) != nil {
+		return nil
+	}
+	return u.Meta.By
 }
 
 // clientName is a clientInfo object ({name, title, version}) in words.

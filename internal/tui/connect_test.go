@@ -95,3 +95,18 @@ func TestRejoinRefusedEndsTheReconnection(t *testing.T) {
 }
 
 var errSessionGone = acp.InvalidParams("no such session", "")
+
+// The $/cancel_request that withdraws a question may name who answered in
+// its _meta (the dashboard's reading of corvid serve): the TUI says so.
+func TestWithdrawalThatNamesTheClientIsTold(t *testing.T) {
+	m := connectedModel()
+	req := &acp.RequestPermissionRequest{SessionID: "s1", ToolCall: acp.ToolCallUpdate{ToolCallID: "t1", Title: "Write notes.txt"}}
+	m.Update(permissionMsg{req: req, reply: make(chan string, 1)})
+	m.Update(permissionDoneMsg{req: req, by: json.RawMessage(`{"name":"corvid-dashboard","version":"1"}`)})
+	if m.perm != nil {
+		t.Fatal("the question is still open")
+	}
+	if all := strings.Join(m.printed(), "\n"); !strings.Contains(all, "Write notes.txt → answered by corvid-dashboard 1") {
+		t.Errorf("who answered is not told:\n%s", all)
+	}
+}

@@ -216,6 +216,7 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 		}
 	case permissionDoneMsg:
 		if m.connected() && !m.stale(msg.ag) && m.asked(msg.req) {
+			m.answered(msg.req.ToolCall.ToolCallID, msg.by)
 			m.answeredElsewhere(msg.req)
 		}
 		m.withdraw(msg.req)
