@@ -37,3 +37,19 @@ func TestKeysReboundInConfig(t *testing.T) {
 	tm.keys("C-o")
 	tm.waitFor("Sent with Ctrl+O.")
 }
+
+// corvid doctor in a real terminal asks it about Shift+Enter: tmux
+// answers the device attributes query but neither keyboard query, and
+// doctor says what tmux's extended-keys is set to.
+func TestDoctorAsksTheTerminalAboutShiftEnter(t *testing.T) {
+	s := newSession(t)
+	tm := s.open(250, 40, nil, "doctor", "--timeout", "10s")
+	out := tm.waitFor("EXIT=")
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "shift+enter in tmux") {
+		t.Errorf("doctor did not get tmux's answer:\n%s", out)
+	}
+	if !strings.Contains(flat, "[ok ] tui keys default keys") {
+		t.Errorf("doctor lacks the [tui.keys] check:\n%s", out)
+	}
+}
