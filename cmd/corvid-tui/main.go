@@ -55,6 +55,9 @@ func run(c *cli) error {
 		}
 		agent, label = append([]string{corvid}, c.ACPArgs()...), c.Model
 		endpoint = c.Connect
+		if c.ConnectLabel != "" {
+			endpoint = c.ConnectLabel
+		}
 	}
 	resume := c.Resume
 	if c.Connect != "" {

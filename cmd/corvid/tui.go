@@ -44,6 +44,9 @@ func (c *tuiCmd) Run() error {
 		return err
 	}
 	c.Keys = append(configKeys(), c.Keys...)
+	if c.Connect == "auto" {
+		c.ConnectLabel = "auto: unix:" + config.ServeSocket(config.OSEnv{})
+	}
 	return execTUI(ui, append([]string{"--corvid", self}, c.Forward()...))
 }
 

@@ -13,19 +13,20 @@ import (
 // Flags are those of `corvid acp` and `corvid run` that apply to the TUI,
 // and its own. The struct tags are kong's.
 type Flags struct {
-	Model     string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model, as provider:model (e.g. script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
-	Agent     string   `name:"agent" placeholder:"NAME|PATH" help:"Agent profile, as for corvid acp."`
-	Yolo      bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
-	Allow     []string `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable), e.g. --allow write."`
-	Sandbox   string   `name:"sandbox" placeholder:"MODE" help:"Confine shell commands: off, workspace-write or read-only."`
-	Continue  bool     `name:"continue" short:"c" help:"Open the newest stored session of this directory, with its transcript."`
-	Resume    string   `name:"resume" short:"r" placeholder:"ID" help:"Open the stored session ID, with its transcript."`
-	Theme     string   `name:"theme" enum:",light,dark" default:"" placeholder:"light|dark" help:"Colours for a light or dark terminal. Default: ask the terminal."`
-	Connect   string   `name:"connect" placeholder:"URL|unix:PATH|auto" help:"Attach to the daemon (corvid serve) at this endpoint instead of starting an agent: ws://HOST:PORT/acp, http://…, unix:PATH, or auto (the default socket; starts the daemon if none answers)."`
-	Session   string   `name:"session" placeholder:"ID" help:"With --connect: join this session of the daemon (its transcript, then live), which an editor or the dashboard may be driving too."`
-	TokenFile string   `name:"connect-token-file" placeholder:"FILE" help:"With --connect: the daemon's bearer token, read from this file."`
-	Keys      []string `name:"key" hidden:"" sep:"none" placeholder:"ACTION=KEYS" help:"A key binding of [tui.keys] (corvid passes them from config.toml)."`
-	Command   []string `arg:"" optional:"" passthrough:"" placeholder:"-- CMD ARGS" help:"Drive this ACP agent on its stdio instead of corvid acp: corvid tui -- CMD ARGS…"`
+	Model        string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model, as provider:model (e.g. script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
+	Agent        string   `name:"agent" placeholder:"NAME|PATH" help:"Agent profile, as for corvid acp."`
+	Yolo         bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
+	Allow        []string `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable), e.g. --allow write."`
+	Sandbox      string   `name:"sandbox" placeholder:"MODE" help:"Confine shell commands: off, workspace-write or read-only."`
+	Continue     bool     `name:"continue" short:"c" help:"Open the newest stored session of this directory, with its transcript."`
+	Resume       string   `name:"resume" short:"r" placeholder:"ID" help:"Open the stored session ID, with its transcript."`
+	Theme        string   `name:"theme" enum:",light,dark" default:"" placeholder:"light|dark" help:"Colours for a light or dark terminal. Default: ask the terminal."`
+	Connect      string   `name:"connect" placeholder:"URL|unix:PATH|auto" help:"Attach to the daemon (corvid serve) at this endpoint instead of starting an agent: ws://HOST:PORT/acp, http://…, unix:PATH, or auto (the default socket; starts the daemon if none answers)."`
+	Session      string   `name:"session" placeholder:"ID" help:"With --connect: join this session of the daemon (its transcript, then live), which an editor or the dashboard may be driving too."`
+	TokenFile    string   `name:"connect-token-file" placeholder:"FILE" help:"With --connect: the daemon's bearer token, read from this file."`
+	ConnectLabel string   `name:"connect-label" hidden:"" help:"How the status line names the --connect endpoint (corvid passes the socket auto stands for)."`
+	Keys         []string `name:"key" hidden:"" sep:"none" placeholder:"ACTION=KEYS" help:"A key binding of [tui.keys] (corvid passes them from config.toml)."`
+	Command      []string `arg:"" optional:"" passthrough:"" placeholder:"-- CMD ARGS" help:"Drive this ACP agent on its stdio instead of corvid acp: corvid tui -- CMD ARGS…"`
 }
 
 // Help is what `corvid tui --help` says beyond the flags, including what
@@ -97,6 +98,9 @@ func (f *Flags) Forward() []string {
 	}
 	if f.TokenFile != "" {
 		args = append(args, "--connect-token-file", f.TokenFile)
+	}
+	if f.ConnectLabel != "" {
+		args = append(args, "--connect-label", f.ConnectLabel)
 	}
 	for _, k := range f.Keys {
 		args = append(args, "--key", k)

@@ -274,3 +274,27 @@ func TestConnectEscCancelsAnotherClientsTurn(t *testing.T) {
 		t.Fatal("Esc in the TUI did not cancel the editor's turn")
 	}
 }
+
+// --connect auto attaches to the daemon on the default socket, and the
+// status line names the socket auto stood for.
+func TestConnectAutoNamesTheDefaultSocket(t *testing.T) {
+	s := newSession(t)
+	var home string
+	for _, e := range s.env {
+		if v, ok := strings.CutPrefix(e, "CORVID_HOME="); ok {
+			home = v
+		}
+	}
+	sock := filepath.Join(home, "run", "serve.sock")
+	if len(sock) > 100 {
+		t.Skipf("the default socket %s is too long for a unix socket here", sock)
+	}
+	must(t, os.MkdirAll(filepath.Dir(sock), 0o700))
+	startServe(t, s, s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "From the daemon."}]}]}`), sock)
+	tm := s.open(200, 30, nil, "tui", "--connect", "auto")
+	tm.ready()
+	tm.waitFor("⇄ auto: unix:" + sock)
+	tm.typeText("hi")
+	tm.keys("Enter")
+	tm.waitFor("From the daemon.")
+}
