@@ -42,7 +42,7 @@ func run(c *cli) error {
 	if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
 		return errors.New("corvid-tui needs a terminal on stdin and stdout; for scripts use corvid run -p PROMPT")
 	}
-	agent, label := c.Command, ""
+	agent, label, endpoint := c.Command, "", ""
 	if len(agent) > 0 {
 		label = filepath.Base(agent[0])
 	} else {
@@ -54,16 +54,28 @@ func run(c *cli) error {
 			}
 		}
 		agent, label = append([]string{corvid}, c.ACPArgs()...), c.Model
+		endpoint = c.Connect
+		if c.ConnectLabel != "" {
+			endpoint = c.ConnectLabel
+		}
+	}
+	resume := c.Resume
+	if c.Connect != "" {
+		resume = c.Session
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
+	keys, problems := tuiargs.Keymap(tuiargs.ParseKeyFlags(c.Keys))
 	return tui.Run(tui.Options{
+		Keys:       keys,
+		Notes:      problems,
 		Agent:      agent,
 		Cwd:        cwd,
 		Continue:   c.Continue,
-		Resume:     c.Resume,
+		Resume:     resume,
+		Endpoint:   endpoint,
 		ModelLabel: label,
 		LoginHint:  loginHint(c),
 		Theme:      c.Theme,
@@ -92,7 +104,7 @@ func findCorvid() (string, error) {
 // loginHint is what a user without a provider key is told: how to store
 // one, or how to talk to corvid's scripted model without any.
 func loginHint(c *cli) string {
-	if len(c.Command) > 0 {
+	if len(c.Command) > 0 || c.Connect != "" {
 		return ""
 	}
 	return "corvid auth login stores a provider key. To try corvid without one: corvid tui -m script:examples/hello.json (a scripted model, from corvid's repository)."

@@ -57,6 +57,9 @@ type doctor struct {
 	timeout time.Duration
 	out     io.Writer
 	failed  bool
+	// keyboard asks the terminal about its keyboard protocols; nil: the
+	// terminal on stdin and stdout, when there is one (doctor_tui.go).
+	keyboard func() keyboardAnswer
 }
 
 // item prints one checklist line. level is "ok", "warn" or "FAIL".
@@ -83,7 +86,9 @@ func (d *doctor) run(ctx context.Context) bool {
 	if err == nil {
 		d.launch(file)
 		d.mcpCommands(file)
+		d.tuiKeys(file)
 	}
+	d.shiftEnter()
 	d.sessionStore()
 	d.keyring()
 	d.runtimeDir()

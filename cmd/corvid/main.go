@@ -89,7 +89,7 @@ type CLI struct {
 	Conformance conformanceCmd   `cmd:"" help:"Check any ACP agent command against the protocol: corvid conformance [--scripted] -- AGENT [ARGS]."`
 	Doctor      doctorCmd        `cmd:"" help:"Check config, credentials (sources only), the session store, the keyring, and run the conformance kit against corvid."`
 	Completion  completionCmd    `cmd:"" help:"Print a shell completion script: corvid completion bash|zsh|fish."`
-	TUI         tuiCmd           `cmd:"" name:"tui" help:"Chat in this terminal (also bare corvid in a terminal): an ACP client running corvid acp. --connect (corvid serve) is not built yet."`
+	TUI         tuiCmd           `cmd:"" name:"tui" help:"Chat in this terminal (also bare corvid in a terminal): an ACP client running corvid acp, another ACP agent (-- CMD), or attached to corvid serve (--connect)."`
 	Version     versionCmd       `cmd:"" help:"Print corvid's version, commit and build date."`
 	VersionFlag kong.VersionFlag `name:"version" short:"v" help:"Print corvid's version, commit and build date."`
 	SandboxExec sandboxExecCmd   `cmd:"" name:"sandbox-exec" hidden:"" help:"Run a command confined by the shell sandbox (what the shell tool runs)."`

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/tuiargs"
 )
 
@@ -42,6 +43,10 @@ func (c *tuiCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	c.Keys = append(configKeys(), c.Keys...)
+	if c.Connect == "auto" {
+		c.ConnectLabel = "auto: unix:" + config.ServeSocket(config.OSEnv{})
+	}
 	return execTUI(ui, append([]string{"--corvid", self}, c.Forward()...))
 }
 
@@ -72,4 +77,17 @@ func findBeside(self, name string) (string, bool) {
 // interactive reports whether stdin and stdout are both terminals.
 func interactive() bool {
 	return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+}
+
+// configKeys are the [tui.keys] bindings of the user config, as flags for
+// corvid-tui (which does not read config.toml). A config that does not
+// load is the agent's to report; the TUI then has its default keys.
+func configKeys() []string {
+	cwd, _ := os.Getwd()
+	f, err := config.Load(config.OSEnv{}, cwd)
+	if err != nil {
+		return nil
+	}
+	keys, _ := f.TUIKeys() // corvid doctor reports what is wrong
+	return tuiargs.KeyFlags(keys)
 }

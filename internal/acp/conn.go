@@ -136,6 +136,15 @@ type wireMessage struct {
 
 var errCancelRequested = errors.New("request cancelled by $/cancel_request")
 
+// CancelRequested is the cause (context.Cause) of a request's context that
+// the peer cancelled with $/cancel_request, with the notification's params
+// as sent, so a handler can read their _meta (corvid serve names there the
+// client whose answer made a question moot).
+type CancelRequested struct{ Params json.RawMessage }
+
+func (e *CancelRequested) Error() string        { return errCancelRequested.Error() }
+func (e *CancelRequested) Is(target error) bool { return target == errCancelRequested }
+
 // Serve runs the connection until the input ends, ctx is cancelled or the
 // output breaks. On the way out it cancels the handlers already running,
 // still answers what was queued (with live contexts), waits up to grace for

@@ -475,3 +475,28 @@ func TestEveryOutputLineIsOneLineOfCompactJSON(t *testing.T) {
 		t.Errorf("error message did not round-trip: %q (%v)", e.Message, err)
 	}
 }
+
+// A handler whose request the peer cancelled finds the $/cancel_request's
+// params, _meta included, as its context's cause.
+func TestCancelRequestParamsAreTheContextsCause(t *testing.T) {
+	causes := make(chan error, 1)
+	started := make(chan struct{}, 1)
+	p := startConn(t, &testHandler{request: func(ctx context.Context, method string, _ json.RawMessage) (any, error) {
+		return Deferred(func() (any, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return nil, ctx.Err()
+		}), nil
+	}}, Options{})
+	p.send(request("3", "slow"))
+	waitFor(t, started, "the deferred handler")
+	p.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3,"_meta":{"corvid.dev/answeredBy":{"name":"zed"}}}}`)
+	if f := p.recv(); f.id() != "3" || f.code(t) != CodeRequestCancelled {
+		t.Fatalf("got %v, want -32800", f)
+	}
+	var cr *CancelRequested
+	if cause := waitFor(t, causes, "the cause"); !errors.As(cause, &cr) || !strings.Contains(string(cr.Params), `"corvid.dev/answeredBy":{"name":"zed"}`) {
+		t.Fatalf("cause %v; want the $/cancel_request params", cause)
+	}
+}

@@ -177,7 +177,7 @@ func (c *Conn) cancelActive(params json.RawMessage) {
 	target := c.active[string(echoableID(p.RequestID))]
 	c.mu.Unlock()
 	if target != nil {
-		target.cancel(errCancelRequested)
+		target.cancel(&CancelRequested{Params: append(json.RawMessage(nil), params...)})
 	}
 }
 

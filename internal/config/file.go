@@ -91,6 +91,8 @@ type File struct {
 	Store string `toml:"store"`
 	// CodeMode bounds codeMode scripts (codemode.go).
 	CodeMode CodeModeLimits `toml:"code_mode"`
+	// TUI holds the terminal UI's settings (tui.go); user config only.
+	TUI TUI `toml:"tui"`
 
 	// UserPath and ProjectPath are the files that were read ("" = none).
 	UserPath    string `toml:"-"`
@@ -244,6 +246,13 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 			f.Identity = o.Identity
 		} else {
 			f.Ignored = append(f.Ignored, fmt.Sprintf("[identity] in %s ([identity] is read from the user config only)", from))
+		}
+	}
+	if len(o.TUI.Keys) > 0 {
+		if from == "" {
+			f.TUI = o.TUI
+		} else {
+			f.Ignored = append(f.Ignored, fmt.Sprintf("[tui] in %s ([tui] is read from the user config only)", from))
 		}
 	}
 	if err := f.mergeCodeMode(o, from); err != nil {

@@ -28,7 +28,8 @@ type agent struct {
 	exited  chan struct{} // closed when the process was reaped
 	waitErr error
 	// authMethods are what initialize offered, for a login hint.
-	authMethods []acp.AuthMethod
+	authMethods []authMethod
+	argv        []string // the agent's command
 	initMu      sync.Mutex
 	initialized bool // initialize succeeded
 
@@ -50,12 +51,15 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent{cmd: cmd, stdin: stdin, send: send, stderr: &tailBuffer{max: 16 << 10},
+	a := &agent{cmd: cmd, argv: argv, stdin: stdin, send: send, stderr: &tailBuffer{max: 16 << 10},
 		served: make(chan struct{}), exited: make(chan struct{})}
 	// The agent's logs would tear the screen: keep their tail to show if
 	// it dies.
 	cmd.Stderr = a.stderr
 	detach(cmd)
+	// A process the agent started may outlive it holding its stderr:
+	// waiting for that ends a second after the agent exits.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start agent %s: %w", argv[0], err)
 	}
@@ -69,7 +73,7 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 		a.waitErr = cmd.Wait()
 		close(a.exited)
 		<-a.served
-		send(agentGoneMsg{err: a.waitErr, stderr: a.stderr.String()})
+		send(agentGoneMsg{ag: a, err: a.waitErr, stderr: a.stderr.String()})
 	}()
 	return a, nil
 }
@@ -133,7 +137,14 @@ func (a *agent) HandleRequest(ctx context.Context, method string, params json.Ra
 				resp.Outcome.Outcome, resp.Outcome.OptionID = "selected", id
 			}
 		case <-ctx.Done():
-			a.send(permissionDoneMsg{req: &req})
+			// Withdrawn with $/cancel_request: its _meta may say who
+			// answered (corvid serve, another client first).
+			var by json.RawMessage
+			var cr *acp.CancelRequested
+			if errors.As(context.Cause(ctx), &cr) {
+				by = answeredByMeta(cr.Params)
+			}
+			a.send(permissionDoneMsg{ag: a, req: &req, by: by})
 			resp.Outcome.Outcome = "cancelled"
 		}
 		return resp, nil
@@ -152,7 +163,7 @@ func (a *agent) close(grace time.Duration) {
 	select {
 	case <-a.exited:
 	case <-time.After(grace):
-		_ = a.cmd.Process.Kill()
+		killAgent(a.cmd)
 		<-a.exited
 	}
 }
@@ -174,10 +185,15 @@ type permissionMsg struct {
 }
 
 // permissionDoneMsg withdraws a question the agent stopped waiting for.
-type permissionDoneMsg struct{ req *acp.RequestPermissionRequest }
+type permissionDoneMsg struct {
+	ag  *agent
+	req *acp.RequestPermissionRequest
+	by  json.RawMessage // _meta["corvid.dev/answeredBy"] of the withdrawal, if any
+}
 
 // agentGoneMsg says the agent process ended.
 type agentGoneMsg struct {
+	ag     *agent
 	err    error
 	stderr string
 }

@@ -250,6 +250,8 @@ type status struct {
 	cost               *acp.Cost
 	working            bool
 	note               string
+	// endpoint is the daemon attached to (--connect), shown last.
+	endpoint string
 }
 
 // renderStatus draws the one status line, cut to width.
@@ -264,6 +266,9 @@ func renderStatus(th *theme, s status, width int) string {
 	}
 	if s.note != "" {
 		parts = append(parts, th.warn.Render(s.note))
+	}
+	if s.endpoint != "" {
+		parts = append(parts, th.dim.Render("⇄ "+s.endpoint))
 	}
 	if s.model != "" {
 		parts = append(parts, s.model)

@@ -11,3 +11,11 @@ import (
 // nothing it runs can read from or draw on the terminal the UI owns, and
 // the terminal's signals reach the UI only.
 func detach(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} }
+
+// killAgent kills the agent and everything it started: its session's
+// process group (an npm launcher's child would otherwise keep the pipes
+// open after the launcher died).
+func killAgent(cmd *exec.Cmd) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Process.Kill()
+}

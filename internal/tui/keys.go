@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/tuiargs"
 )
 
 // ownCommands are the TUI's slash commands; the agent's come from
@@ -26,7 +27,8 @@ var ownCommands = []struct{ name, desc string }{
 
 func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
-	if s != "ctrl+c" {
+	act := m.action(k)
+	if act != "interrupt" {
 		m.quitArm = false
 	}
 	if m.perm != nil {
@@ -38,8 +40,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.finderKey(s) {
 		return nil
 	}
-	switch s {
-	case "ctrl+c":
+	switch act {
+	case "interrupt":
 		switch {
 		case m.running:
 			return m.cancel()
@@ -52,25 +54,25 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 			m.st.note = "Ctrl+C again to quit"
 			return nil
 		}
-	case "ctrl+d":
+	case "quit":
 		if m.in.empty() {
 			return m.quit()
 		}
 		m.in.del()
-	case "esc":
+	case "cancel":
 		return m.cancel()
-	case "enter":
+	case "send":
 		return m.submit()
-	case "shift+tab":
+	case "cycle_mode":
 		return m.cycleMode()
-	case "ctrl+s":
+	case "sessions":
 		return m.listSessions()
-	case "tab":
+	case "complete":
 		if c := m.completions(); len(c) > 0 {
 			m.in.set("/" + c[0].name + " ")
 		}
 	default:
-		m.editKey(k)
+		m.editKey(act, k)
 	}
 	if m.st.note == "Ctrl+C again to quit" {
 		m.st.note = ""
@@ -78,30 +80,40 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// editKey applies a key that edits the input.
-func (m *model) editKey(k tea.KeyPressMsg) {
-	switch k.String() {
-	case "ctrl+j", "shift+enter", "alt+enter":
+// action is what the key does in the input, by the keymap (the defaults
+// and [tui.keys]); "" for a key bound to nothing.
+func (m *model) action(k tea.KeyPressMsg) string {
+	if a, ok := m.keys[k.Keystroke()]; ok {
+		return a
+	}
+	return m.keys[k.String()]
+}
+
+// editKey applies a key that edits the input: its action, else the text
+// it types.
+func (m *model) editKey(act string, k tea.KeyPressMsg) {
+	switch act {
+	case "newline":
 		m.in.insert("\n")
-	case "backspace", "ctrl+h":
+	case "backspace":
 		m.in.backspace()
 	case "delete":
 		m.in.del()
-	case "left", "ctrl+b":
+	case "left":
 		m.in.left()
-	case "right", "ctrl+f":
+	case "right":
 		m.in.right()
-	case "home", "ctrl+a":
+	case "home":
 		m.in.home()
-	case "end", "ctrl+e":
+	case "end":
 		m.in.end()
-	case "up", "ctrl+p":
+	case "up":
 		m.in.up()
-	case "down", "ctrl+n":
+	case "down":
 		m.in.down()
-	case "ctrl+u":
+	case "kill_line":
 		m.in.killLine()
-	case "ctrl+w", "alt+backspace":
+	case "delete_word":
 		m.in.deleteWord()
 	default:
 		if k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
@@ -211,7 +223,7 @@ func (m *model) submit() tea.Cmd {
 			return m.quit()
 		case "help":
 			m.in.take()
-			m.printLines(helpLines(m.th)...)
+			m.printLines(helpLines(m.th, m.keys)...)
 			return nil
 		case "model":
 			m.in.take()
@@ -234,6 +246,10 @@ func (m *model) submit() tea.Cmd {
 			m.ready = false
 			return m.openSession(false, "")
 		}
+	}
+	if m.offline {
+		m.st.note = "not connected: reconnecting to " + m.opts.Endpoint
+		return nil
 	}
 	if !m.ready || m.gone {
 		m.st.note = "no session yet"
@@ -356,22 +372,30 @@ func (m *model) cycleMode() tea.Cmd {
 	return m.setMode(next.ID)
 }
 
-func helpLines(th *theme) []string {
-	rows := [][2]string{
-		{"Enter", "send"},
-		{"Ctrl+J, Shift+Enter, Alt+Enter", "new line"},
-		{"↑ / ↓", "history"},
-		{"Esc", "cancel the running turn"},
-		{"Ctrl+C", "cancel the turn, or clear the input; twice on empty quits"},
-		{"Ctrl+D", "quit (on an empty input)"},
-		{"Shift+Tab", "next mode"},
-		{"Ctrl+S, /sessions", "load one of this directory's sessions"},
-		{"Tab", "complete a / command"},
-		{"y a n r, 1-9, ↑/↓ Enter", "answer a permission question"},
-		{"/model /mode /new /sessions /help /quit", "the TUI's commands; the agent's follow /"},
+// helpLines lists the keys as bound (the defaults and [tui.keys]).
+func helpLines(th *theme, keys map[string]string) []string {
+	bound := map[string][]string{}
+	var all []string
+	for k := range keys {
+		all = append(all, k)
+	}
+	sort.Strings(all)
+	for _, k := range all {
+		bound[keys[k]] = append(bound[keys[k]], k)
 	}
 	out := []string{th.bold.Render("Keys")}
-	for _, r := range rows {
+	for _, a := range tuiargs.Actions {
+		ks := "(unbound)"
+		if len(bound[a.Name]) > 0 {
+			ks = strings.Join(bound[a.Name], ", ")
+		}
+		out = append(out, "  "+th.key.Render(ks)+"  "+a.Does)
+	}
+	for _, r := range [][2]string{
+		{"@", "open the file finder"},
+		{"y a n r, 1-9, ↑/↓ Enter", "answer a permission question"},
+		{"/model /mode /new /sessions /help /quit", "the TUI's commands; the agent's follow /"},
+	} {
 		out = append(out, "  "+th.key.Render(r[0])+"  "+r[1])
 	}
 	return out

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/corvid-agent/corvid/internal/acp"
+	"github.com/corvid-agent/corvid/internal/tuiargs"
 )
 
 // model is the TUI's state: the session as the agent reported it, the
@@ -57,6 +59,25 @@ type model struct {
 	quitArm    bool // Ctrl+C on an empty input once already
 	quitting   bool
 	gone       bool
+
+	// send delivers messages to the program (agents started later, on a
+	// reconnection, report through it).
+	send func(any)
+	// Attached to a daemon (connect.go): the connection is down
+	// (offline), the next attempt waits backoff, attempts counts them;
+	// rejoining says a session/load after a reconnection is replaying.
+	offline   bool
+	backoff   time.Duration
+	attempts  int
+	rejoining bool
+	shown     shown
+	// answeredBy names who answered a tool call's question elsewhere;
+	// awaitingWho holds the titles of questions withdrawn before that
+	// was known.
+	answeredBy  map[string]string
+	awaitingWho map[string]string
+	// keys maps keystrokes to actions (tuiargs.Keymap).
+	keys map[string]string
 }
 
 // picker is a list to choose one item from (/model, /mode, /sessions).
@@ -78,6 +99,8 @@ type (
 	printedMsg    struct{}
 	printRetryMsg struct{}
 	sessionMsg    struct {
+		ag     *agent
+		rejoin bool
 		id     string
 		modes  *acp.SessionModeState
 		config []acp.SessionConfigOption
@@ -105,14 +128,22 @@ type (
 )
 
 func newModel(opts Options, th *theme) *model {
-	return &model{opts: opts, th: th, width: 80, height: 24, tools: map[string]*toolCall{},
-		st: status{model: opts.ModelLabel}}
+	keys := opts.Keys
+	if keys == nil {
+		keys, _ = tuiargs.Keymap(nil)
+	}
+	return &model{keys: keys, opts: opts, th: th, width: 80, height: 24, tools: map[string]*toolCall{},
+		st: status{model: opts.ModelLabel, endpoint: opts.Endpoint}, shown: newShown(),
+		answeredBy: map[string]string{}, awaitingWho: map[string]string{}}
 }
 
 func (m *model) Init() tea.Cmd {
 	// A loaded session's transcript is replayed before session/load
 	// answers: it goes to the scrollback, the user's prompts included.
 	m.replaying = m.opts.Continue || m.opts.Resume != ""
+	for _, n := range m.opts.Notes {
+		m.printLines(m.th.warn.Render("! " + n))
+	}
 	cmds := []tea.Cmd{m.openSession(m.opts.Continue, m.opts.Resume)}
 	if m.opts.Theme == "" && m.th.color {
 		cmds = append(cmds, tea.RequestBackgroundColor)
@@ -129,6 +160,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	switch msg := msg.(type) {
 	case agentGoneMsg:
+		if msg.ag != nil && msg.ag != m.ag {
+			return m, nil // a relay replaced after a reconnection
+		}
+		if m.connected() && !m.quitting {
+			return m, m.connectionLost(msg)
+		}
 		return m, m.agentGone(msg)
 	case tea.KeyPressMsg:
 		cmd = m.key(msg)
@@ -178,7 +215,13 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 			m.permQ = append(m.permQ, msg)
 		}
 	case permissionDoneMsg:
+		if m.connected() && !m.stale(msg.ag) && m.asked(msg.req) {
+			m.answered(msg.req.ToolCall.ToolCallID, msg.by)
+			m.answeredElsewhere(msg.req)
+		}
 		m.withdraw(msg.req)
+	case reconnectMsg:
+		cmd = m.reconnect()
 	case sessionMsg:
 		cmd = m.sessionOpened(msg)
 	case promptDoneMsg:
@@ -198,6 +241,9 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 
 func (m *model) turnDone(msg promptDoneMsg) {
 	m.running = false
+	if m.connected() && errors.Is(msg.err, acp.ErrClosed) {
+		return // the connection dropped: connectionLost says so, and the turn goes on in the daemon
+	}
 	m.settle()
 	switch {
 	case msg.err != nil:
@@ -231,9 +277,18 @@ func (m *model) settingDone(msg tea.Msg) {
 }
 
 func (m *model) update(u updateMsg) {
-	if m.replaying || m.sessionID == "" || u.sessionID == m.sessionID {
-		m.applyUpdate(u.raw)
+	if !m.replaying && !m.rejoining && m.sessionID != "" && u.sessionID != m.sessionID {
+		return
 	}
+	raw := u.raw
+	if m.connected() {
+		m.noteAnsweredBy(raw)
+		var ok bool
+		if raw, ok = m.shown.filter(raw, m.rejoining); !ok {
+			return
+		}
+	}
+	m.applyUpdate(raw)
 }
 
 // printCmd prints the queued lines above the live region, one batch at a
@@ -325,10 +380,17 @@ func (m *model) prompt(text string) tea.Cmd {
 // answered cancelled, as the protocol asks of a client.
 func (m *model) cancel() tea.Cmd {
 	m.cancelQuestions()
-	if !m.running {
+	switch {
+	case m.running:
+		m.st.note = "cancelling…"
+	case !m.connected() || !m.ready || m.offline || m.sessionID == "":
 		return nil
+	default:
+		// Attached to the daemon, a turn this TUI did not start (another
+		// client's, or its own from before a reconnection) may be
+		// running: the daemon cancels whichever runs, and a cancel of an
+		// idle session does nothing.
 	}
-	m.st.note = "cancelling…"
 	ag, id := m.ag, m.sessionID
 	return func() tea.Msg {
 		_ = ag.conn.Notify("session/cancel", acp.SessionIDRequest{SessionID: id})
@@ -373,6 +435,19 @@ func (m *model) nextQuestion() {
 		m.permQ = m.permQ[1:]
 		m.perm = &q
 	}
+}
+
+// asked tells whether req is the open question or one queued.
+func (m *model) asked(req *acp.RequestPermissionRequest) bool {
+	if m.perm != nil && m.perm.req == req {
+		return true
+	}
+	for _, q := range m.permQ {
+		if q.req == req {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *model) withdraw(req *acp.RequestPermissionRequest) {

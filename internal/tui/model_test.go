@@ -214,13 +214,32 @@ func TestStatusFromUpdates(t *testing.T) {
 	}
 }
 
-// An agent that wants a login says how, from its auth methods.
+// An agent that wants a login says how, from its auth methods: what to
+// set for an env_var method, what to run for a terminal one (as
+// codex-acp 0.16.0 answers; test/tui runs the real one).
 func TestAuthRequiredBecomesALoginHint(t *testing.T) {
-	err := sessionError(acp.AuthRequired("Authentication required"),
-		[]acp.AuthMethod{{ID: "chatgpt", Name: "Log in with ChatGPT"}, {ID: "key", Name: "API key", Description: "set OPENAI_API_KEY"}})
-	want := "the agent needs a login (Authentication required); log in first: Log in with ChatGPT; API key"
-	if err.Error() != want {
-		t.Errorf("got %q\nwant %q", err, want)
+	var methods []authMethod
+	must(t, json.Unmarshal([]byte(`[
+	  {"id":"chatgpt","name":"Login with ChatGPT","description":"Use your ChatGPT login with Codex CLI"},
+	  {"type":"env_var","id":"codex-api-key","name":"Use CODEX_API_KEY","vars":[{"name":"CODEX_API_KEY"}]},
+	  {"type":"terminal","id":"tui","name":"Log in in a terminal","args":["--login"]}]`), &methods))
+	err := sessionError(acp.AuthRequired("Authentication required"), methods, []string{"codex-acp"})
+	le, ok := err.(*loginError)
+	if !ok {
+		t.Fatalf("%T %v; want a loginError", err, err)
+	}
+	want := []string{"• Login with ChatGPT: Use your ChatGPT login with Codex CLI",
+		"• Use CODEX_API_KEY: set CODEX_API_KEY in the environment and start again",
+		"• Log in in a terminal: run codex-acp --login in a terminal"}
+	if le.Error() != "the agent needs a login (Authentication required); log in with one of:" || strings.Join(le.lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got %q %q\nwant %q", le.Error(), le.lines, want)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -30,15 +30,34 @@ type Options struct {
 	LoginHint string
 	// NoColor turns colour off (NO_COLOR).
 	NoColor bool
+	// Endpoint names the daemon the agent command connects to (`corvid
+	// acp --connect ENDPOINT`): it is shown on the status line, and when
+	// the command ends the TUI starts it again and re-attaches the
+	// session (connect.go). Empty: the agent is a process of its own, and
+	// its end ends the TUI.
+	Endpoint string
 
-	// In and Out default to the process's terminal.
-	In  io.Reader
-	Out io.Writer
+	// In and Out default to the process's terminal; Stderr (where a
+	// panic is told) to the process's.
+	In     io.Reader
+	Out    io.Writer
+	Stderr io.Writer
+
+	// Keys maps a keystroke (as tuiargs.Key writes it) to its action
+	// (tuiargs.Actions); nil: the default keys.
+	Keys map[string]string
+	// Notes are printed when the TUI opens (what is wrong with [tui.keys]).
+	Notes []string
+
+	// wrap, when set, wraps the model (tests make it panic).
+	wrap func(tea.Model) tea.Model
 }
 
 // Run opens the TUI and returns when the user quits. The terminal is
-// restored however it ends (bubbletea restores it after a panic in the
-// UI too); the agent is closed as an editor closes it.
+// restored however it ends: bubbletea catches a panic in the UI (in
+// Update, View or a command), restores the terminal and prints the trace;
+// Run then says what happened and returns nil, so the program exits 0 as
+// after any other ending. The agent is closed as an editor closes it.
 func Run(opts Options) error {
 	if len(opts.Agent) == 0 {
 		return errors.New("tui: no agent command")
@@ -56,14 +75,27 @@ func Run(opts Options) error {
 	if opts.Out != nil {
 		popts = append(popts, tea.WithOutput(opts.Out))
 	}
-	p := tea.NewProgram(m, popts...)
-	ag, err := startAgent(opts.Agent, opts.Cwd, func(msg any) { p.Send(msg) })
+	var root tea.Model = m
+	if opts.wrap != nil {
+		root = opts.wrap(m)
+	}
+	p := tea.NewProgram(root, popts...)
+	m.send = func(msg any) { p.Send(msg) }
+	ag, err := startAgent(opts.Agent, opts.Cwd, m.send)
 	if err != nil {
 		return err
 	}
 	m.ag = ag
 	_, runErr := p.Run()
-	ag.close(2 * time.Second)
+	m.ag.close(2 * time.Second)
+	if errors.Is(runErr, tea.ErrProgramPanic) {
+		stderr := opts.Stderr
+		if stderr == nil {
+			stderr = os.Stderr
+		}
+		fmt.Fprintln(stderr, "corvid-tui: the terminal UI stopped on an internal error (a bug, please report it with the trace above); the terminal is restored, and the session is stored: corvid tui -c reopens it.")
+		return nil
+	}
 	if errors.Is(runErr, tea.ErrProgramKilled) {
 		runErr = nil
 	}

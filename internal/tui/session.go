@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -15,8 +14,21 @@ import (
 // openSession initialises the connection (once) and opens a session: the
 // newest of this directory (cont), the given one (resume) or a new one.
 func (m *model) openSession(cont bool, resume string) tea.Cmd {
-	ag, cwd := m.ag, m.opts.Cwd
+	ag, rejoin := m.ag, m.rejoining
+	if rejoin {
+		m.shown.startReplay()
+	}
+	open := m.sessionOpener(cont, resume)
 	return func() tea.Msg {
+		msg := open()
+		msg.ag, msg.rejoin = ag, rejoin
+		return msg
+	}
+}
+
+func (m *model) sessionOpener(cont bool, resume string) func() sessionMsg {
+	ag, cwd := m.ag, m.opts.Cwd
+	return func() sessionMsg {
 		ctx := context.Background()
 		if err := ag.initialize(ctx); err != nil {
 			return sessionMsg{err: err}
@@ -42,7 +54,7 @@ func (m *model) openSession(cont bool, resume string) tea.Cmd {
 		}
 		var resp acp.NewSessionResponse
 		if err := ag.call(ctx, "session/new", acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp); err != nil {
-			return sessionMsg{err: sessionError(err, ag.authMethods)}
+			return sessionMsg{err: sessionError(err, ag.authMethods, ag.argv)}
 		}
 		return sessionMsg{id: resp.SessionID, modes: resp.Modes, config: resp.ConfigOptions}
 	}
@@ -58,33 +70,35 @@ func newest(ss []acp.SessionInfo) string {
 	return best.SessionID
 }
 
-// sessionError says why no session opened; when the agent wants a login
-// first, it says how (the agent's auth methods).
-func sessionError(err error, methods []acp.AuthMethod) error {
-	var e *acp.Error
-	if !errors.As(err, &e) || e.Code != acp.CodeAuthRequired {
-		return fmt.Errorf("session/new: %s", rpcMessage(err))
-	}
-	hint := "log in first"
-	var names []string
-	for i, m := range methods {
-		if i == 4 {
-			names = append(names, fmt.Sprintf("and %d more", len(methods)-4))
-			break
-		}
-		names = append(names, m.Name)
-	}
-	if len(names) > 0 {
-		hint += ": " + strings.Join(names, "; ")
-	}
-	return fmt.Errorf("the agent needs a login (%s); %s", rpcMessage(err), hint)
-}
-
 func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
+	if msg.ag != nil && m.stale(msg.ag) {
+		return nil // the connection dropped: connectionLost tries again
+	}
+	if msg.rejoin && msg.err == nil {
+		// The replay added only what was new to the live blocks, which
+		// go on with the live updates: nothing is settled here.
+		m.modes, m.config = msg.modes, msg.config
+		m.syncStatus()
+		m.reattached()
+		return nil
+	}
+	if msg.rejoin {
+		// Connected again, but the session did not load (the daemon lost
+		// it): said below; /new opens another.
+		m.offline, m.attempts, m.backoff = false, 0, 0
+		m.st.note = ""
+	}
+	m.rejoining = false
 	m.settle()
 	m.replaying = false
 	if msg.err != nil {
 		m.printLines(wrapStyled(m.th.fail.Render(msg.err.Error()), m.width, m.th.fail.Render("✗ "), "  ")...)
+		var le *loginError
+		if errors.As(msg.err, &le) {
+			for _, l := range le.lines {
+				m.printLines(wrapStyled(l, m.width, "  ", "    ")...)
+			}
+		}
 		if m.opts.LoginHint != "" {
 			m.printLines(wrapStyled(m.opts.LoginHint, m.width, "  ", "  ")...)
 		}
@@ -164,7 +178,9 @@ func (a *agent) initialize(ctx context.Context) error {
 	if a.initialized {
 		return nil
 	}
-	var init acp.InitializeResponse
+	var init struct {
+		AuthMethods []authMethod `json:"authMethods"`
+	}
 	req := map[string]any{
 		"protocolVersion":    1,
 		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false},

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -17,10 +18,13 @@ type block any
 // textBlock is a streamed message (agent, thought or user): its finished
 // lines are rendered once; the unfinished tail is redrawn as it grows.
 type textBlock struct {
-	kind   string // agent, thought, user
-	md     markdown
-	lines  []string // rendered, not yet moved to the print queue
-	tail   string
+	kind  string // agent, thought, user
+	md    markdown
+	lines []string // rendered, not yet moved to the print queue
+	// tail is the unfinished line: bytes, appended in place, since a
+	// stream of one-character chunks would copy a growing string per
+	// chunk.
+	tail   []byte
 	closed bool
 }
 
@@ -41,27 +45,30 @@ func (m *model) addText(kind, text string) {
 		m.gap = true
 		m.live = append(m.live, b)
 	}
-	b.tail += text
+	// Only the new text can hold a newline: the tail had none.
+	from := len(b.tail)
+	b.tail = append(b.tail, text...)
 	for {
-		i := strings.IndexByte(b.tail, '\n')
+		i := bytes.IndexByte(b.tail[from:], '\n')
 		if i < 0 {
 			break
 		}
-		b.lines = append(b.lines, m.renderText(b, &b.md, b.tail[:i])...)
-		b.tail = b.tail[i+1:]
+		i += from
+		b.lines = append(b.lines, m.renderText(b, &b.md, string(b.tail[:i]))...)
+		b.tail, from = b.tail[i+1:], 0
 	}
 	// A line that keeps growing is broken (after a space, if it has one)
 	// once it is long: the live region redraws the tail at every frame,
 	// and would redraw all of it.
 	for len(b.tail) > maxTail {
-		cut := strings.LastIndexByte(b.tail[:maxTail], ' ') + 1
+		cut := bytes.LastIndexByte(b.tail[:maxTail], ' ') + 1
 		if cut < maxTail/2 {
 			cut = maxTail
 			for cut > 0 && !utf8.RuneStart(b.tail[cut]) {
 				cut--
 			}
 		}
-		b.lines = append(b.lines, m.renderText(b, &b.md, b.tail[:cut])...)
+		b.lines = append(b.lines, m.renderText(b, &b.md, string(b.tail[:cut]))...)
 		b.tail = b.tail[cut:]
 	}
 	m.drain()
@@ -83,9 +90,9 @@ func (m *model) renderText(b *textBlock, md *markdown, line string) []string {
 func (m *model) closeText() {
 	for _, bl := range m.live {
 		if t, ok := bl.(*textBlock); ok && !t.closed {
-			if t.tail != "" {
-				t.lines = append(t.lines, m.renderText(t, &t.md, t.tail)...)
-				t.tail = ""
+			if len(t.tail) > 0 {
+				t.lines = append(t.lines, m.renderText(t, &t.md, string(t.tail))...)
+				t.tail = nil
 			}
 			t.closed = true
 		}
@@ -137,15 +144,18 @@ func (m *model) printLines(lines ...string) { m.printQ = append(m.printQ, lines.
 
 // applyUpdate handles one session/update.
 func (m *model) applyUpdate(raw json.RawMessage) {
+	// The content is kept raw and decoded by itself for a chunk: one
+	// pass over the whole update, not two, for the most frequent update.
 	var head struct {
-		SessionUpdate string `json:"sessionUpdate"`
+		SessionUpdate string          `json:"sessionUpdate"`
+		Content       json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(raw, &head) != nil {
 		return
 	}
 	switch head.SessionUpdate {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
-		m.applyChunk(head.SessionUpdate, raw)
+		m.applyChunk(head.SessionUpdate, head.Content)
 	case "tool_call", "tool_call_update":
 		var u acp.ToolCallUpdate
 		if json.Unmarshal(raw, &u) != nil {
@@ -190,9 +200,9 @@ func (m *model) card(c *toolCall) []string {
 }
 
 // applyChunk handles a message, thought or (replayed) user chunk.
-func (m *model) applyChunk(update string, raw json.RawMessage) {
-	var u acp.ContentChunk
-	if json.Unmarshal(raw, &u) != nil {
+func (m *model) applyChunk(update string, content json.RawMessage) {
+	var u struct{ Content acp.ContentBlock }
+	if json.Unmarshal(content, &u.Content) != nil {
 		return
 	}
 	kind := "agent"

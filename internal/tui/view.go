@@ -24,9 +24,9 @@ func (m *model) View() tea.View {
 		switch b := bl.(type) {
 		case *textBlock:
 			top = append(top, b.lines...)
-			if b.tail != "" {
+			if len(b.tail) > 0 {
 				md := b.md // a copy: the tail is drawn, not consumed
-				top = append(top, m.renderText(b, &md, b.tail)...)
+				top = append(top, m.renderText(b, &md, string(b.tail))...)
 			}
 		case *toolCall:
 			top = append(top, m.card(b)...)

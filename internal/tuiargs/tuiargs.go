@@ -4,20 +4,29 @@
 // the UI: see internal/tui's doc and ARCHITECTURE.md §6.
 package tuiargs
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Flags are those of `corvid acp` and `corvid run` that apply to the TUI,
 // and its own. The struct tags are kong's.
 type Flags struct {
-	Model    string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model, as provider:model (e.g. script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
-	Agent    string   `name:"agent" placeholder:"NAME|PATH" help:"Agent profile, as for corvid acp."`
-	Yolo     bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
-	Allow    []string `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable), e.g. --allow write."`
-	Sandbox  string   `name:"sandbox" placeholder:"MODE" help:"Confine shell commands: off, workspace-write or read-only."`
-	Continue bool     `name:"continue" short:"c" help:"Open the newest stored session of this directory, with its transcript."`
-	Resume   string   `name:"resume" short:"r" placeholder:"ID" help:"Open the stored session ID, with its transcript."`
-	Theme    string   `name:"theme" enum:",light,dark" default:"" placeholder:"light|dark" help:"Colours for a light or dark terminal. Default: ask the terminal."`
-	Command  []string `arg:"" optional:"" passthrough:"" placeholder:"-- CMD ARGS" help:"Drive this ACP agent on its stdio instead of corvid acp: corvid tui -- CMD ARGS…"`
+	Model        string   `short:"m" name:"model" placeholder:"PROVIDER:MODEL" help:"Model, as provider:model (e.g. script:examples/hello.json). Default: config, CORVID_MODEL, or the first provider with credentials."`
+	Agent        string   `name:"agent" placeholder:"NAME|PATH" help:"Agent profile, as for corvid acp."`
+	Yolo         bool     `name:"yolo" help:"Run every tool call without asking (configured denies still apply)."`
+	Allow        []string `name:"allow" sep:"none" placeholder:"RULE" help:"Run what this rule names without asking (repeatable), e.g. --allow write."`
+	Sandbox      string   `name:"sandbox" placeholder:"MODE" help:"Confine shell commands: off, workspace-write or read-only."`
+	Continue     bool     `name:"continue" short:"c" help:"Open the newest stored session of this directory, with its transcript."`
+	Resume       string   `name:"resume" short:"r" placeholder:"ID" help:"Open the stored session ID, with its transcript."`
+	Theme        string   `name:"theme" enum:",light,dark" default:"" placeholder:"light|dark" help:"Colours for a light or dark terminal. Default: ask the terminal."`
+	Connect      string   `name:"connect" placeholder:"URL|unix:PATH|auto" help:"Attach to the daemon (corvid serve) at this endpoint instead of starting an agent: ws://HOST:PORT/acp, http://…, unix:PATH, or auto (the default socket; starts the daemon if none answers)."`
+	Session      string   `name:"session" placeholder:"ID" help:"With --connect: join this session of the daemon (its transcript, then live), which an editor or the dashboard may be driving too."`
+	TokenFile    string   `name:"connect-token-file" placeholder:"FILE" help:"With --connect: the daemon's bearer token, read from this file."`
+	ConnectLabel string   `name:"connect-label" hidden:"" help:"How the status line names the --connect endpoint (corvid passes the socket auto stands for)."`
+	Keys         []string `name:"key" hidden:"" sep:"none" placeholder:"ACTION=KEYS" help:"A key binding of [tui.keys] (corvid passes them from config.toml)."`
+	Command      []string `arg:"" optional:"" passthrough:"" placeholder:"-- CMD ARGS" help:"Drive this ACP agent on its stdio instead of corvid acp: corvid tui -- CMD ARGS…"`
 }
 
 // Help is what `corvid tui --help` says beyond the flags, including what
@@ -26,7 +35,7 @@ const Help = `Opens a chat in this terminal (bare corvid in a terminal does the 
 
 "corvid tui -- CMD ARGS…" drives any other ACP agent on stdio instead (the agent flags -m, --agent, --yolo, --allow and --sandbox are corvid's and do not apply to it).
 
-Not built yet: --connect URL (joining a session of "corvid serve") and key rebinding under [tui.keys].`
+"corvid tui --connect URL|unix:PATH|auto [--session ID]" attaches to the daemon (corvid serve): a new session there, or with --session a session an editor or the dashboard may be driving too (its transcript, then live). A permission question goes to every client attached; the first answer wins. The status line names the endpoint; a dropped connection is shown and reconnected. With auto, -m, --agent, --yolo, --allow and --sandbox are passed to a daemon it starts; otherwise the daemon's own apply.`
 
 // Validate refuses contradictory flags.
 func (f *Flags) Validate() error {
@@ -36,15 +45,42 @@ func (f *Flags) Validate() error {
 	if len(f.Command) > 0 && f.Command[0] == "--" {
 		f.Command = f.Command[1:]
 	}
+	if f.Connect != "" && !validEndpoint(f.Connect) {
+		return fmt.Errorf("--connect %q: want auto, unix:PATH, ws://HOST:PORT/acp or http://HOST:PORT/acp", f.Connect)
+	}
+	if f.Session != "" && f.Connect == "" {
+		return errors.New("--session needs --connect: it names a session of the daemon")
+	}
+	if f.TokenFile != "" && f.Connect == "" {
+		return errors.New("--connect-token-file needs --connect")
+	}
+	if f.Connect != "" && (len(f.Command) > 0 || f.Resume != "" || (f.Continue && f.Session != "")) {
+		return errors.New("--connect attaches to the daemon: it does not go with -- CMD, --resume (use --session) or --continue with --session")
+	}
 	if len(f.Command) > 0 && (f.Model != "" || f.Agent != "" || f.Yolo || len(f.Allow) > 0 || f.Sandbox != "") {
 		return errors.New("-m, --agent, --yolo, --allow and --sandbox are corvid's: they do not apply to another agent (corvid tui -- CMD)")
 	}
 	return nil
 }
 
+// validEndpoint tells whether --connect names something the relay
+// (`corvid acp --connect`) can reach: a TUI would otherwise retry a typo
+// forever.
+func validEndpoint(e string) bool {
+	if e == "auto" || (strings.HasPrefix(e, "unix:") && len(e) > len("unix:")) {
+		return true
+	}
+	for _, p := range []string{"ws://", "wss://", "http://", "https://"} {
+		if strings.HasPrefix(e, p) && len(e) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // Forward is f as arguments again, for corvid-tui.
 func (f *Flags) Forward() []string {
-	args := f.ACPArgs()[3:] // the agent's flags, without "acp --log-level warn"
+	args := f.agentArgs(nil)
 	if f.Continue {
 		args = append(args, "--continue")
 	}
@@ -54,15 +90,42 @@ func (f *Flags) Forward() []string {
 	if f.Theme != "" {
 		args = append(args, "--theme", f.Theme)
 	}
+	if f.Connect != "" {
+		args = append(args, "--connect", f.Connect)
+	}
+	if f.Session != "" {
+		args = append(args, "--session", f.Session)
+	}
+	if f.TokenFile != "" {
+		args = append(args, "--connect-token-file", f.TokenFile)
+	}
+	if f.ConnectLabel != "" {
+		args = append(args, "--connect-label", f.ConnectLabel)
+	}
+	for _, k := range f.Keys {
+		args = append(args, "--key", k)
+	}
 	if len(f.Command) > 0 {
 		args = append(append(args, "--"), f.Command...)
 	}
 	return args
 }
 
-// ACPArgs are the arguments of the child `corvid acp`.
+// ACPArgs are the arguments of the child `corvid acp`: the agent itself,
+// or with --connect the relay to the daemon.
 func (f *Flags) ACPArgs() []string {
-	args := []string{"acp", "--log-level", "warn"}
+	args := f.agentArgs([]string{"acp", "--log-level", "warn"})
+	if f.Connect != "" {
+		args = append(args, "--connect", f.Connect)
+		if f.TokenFile != "" {
+			args = append(args, "--connect-token-file", f.TokenFile)
+		}
+	}
+	return args
+}
+
+// agentArgs appends the agent's flags to args.
+func (f *Flags) agentArgs(args []string) []string {
 	if f.Model != "" {
 		args = append(args, "--model", f.Model)
 	}

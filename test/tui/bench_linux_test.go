@@ -28,6 +28,7 @@ type ptyTUI struct {
 	master *os.File
 	mu     sync.Mutex
 	out    bytes.Buffer
+	base   int           // bytes dropped from the front of out
 	grew   chan struct{} // signalled after each read
 }
 
@@ -101,7 +102,7 @@ func (p *ptyTUI) waitFrom(b testing.TB, from int, want string) time.Time {
 	deadline := time.After(30 * time.Second)
 	for {
 		p.mu.Lock()
-		found := bytes.Contains(p.out.Bytes()[min(from, p.out.Len()):], []byte(want))
+		found := bytes.Contains(p.out.Bytes()[min(max(from-p.base, 0), p.out.Len()):], []byte(want))
 		p.mu.Unlock()
 		if found {
 			return time.Now()
@@ -114,7 +115,7 @@ func (p *ptyTUI) waitFrom(b testing.TB, from int, want string) time.Time {
 	}
 }
 
-func (p *ptyTUI) len() int { p.mu.Lock(); defer p.mu.Unlock(); return p.out.Len() }
+func (p *ptyTUI) len() int { p.mu.Lock(); defer p.mu.Unlock(); return p.base + p.out.Len() }
 
 // cpuTime is the process's user+system time.
 func cpuTime(b testing.TB, pid int) time.Duration {

@@ -260,10 +260,13 @@ func TestModelPicker(t *testing.T) {
 	}
 }
 
-// When the agent dies, the TUI says so, restores the terminal and exits 0.
-func TestAgentKilled(t *testing.T) {
+// When the agent dies mid-turn, the TUI says so, restores the terminal
+// (the cursor shown again) and exits 0.
+func TestAgentKilledMidTurn(t *testing.T) {
 	s := newSession(t)
-	tm := s.open(80, 24, nil, "tui", "-m", s.script("edit.json", editScript))
+	model := s.script("slow.json", `{"chunkSize": 1, "delayMs": 30, "responses": [
+	  {"parts": [{"type": "text", "text": "A slow answer that is still streaming when its agent is killed."}]}]}`)
+	tm := s.open(80, 24, nil, "tui", "-m", model)
 	tm.ready()
 	var pane int
 	fmt.Sscan(tm.tmux("display-message", "-p", "-t", "main", "#{pane_pid}"), &pane)
@@ -276,12 +279,24 @@ func TestAgentKilled(t *testing.T) {
 	if len(agent) != 1 {
 		t.Fatalf("found agent processes %v under the pane's shell %d", agent, pane)
 	}
+	tm.typeText("go slowly")
+	tm.keys("Enter")
+	tm.waitFor("A slow")
+	if !strings.Contains(tm.screen(), "working") {
+		t.Fatalf("the turn is not running:\n%s", tm.screen())
+	}
 	p, err := os.FindProcess(agent[0])
 	must(t, err)
 	must(t, p.Kill())
 	out := tm.waitFor("EXIT=0")
 	if !strings.Contains(out, "the agent exited") {
 		t.Errorf("the agent's death is not told:\n%s", out)
+	}
+	if strings.Contains(out, "still streaming when its agent is killed.") {
+		t.Errorf("the answer ended: the agent was not killed mid-turn:\n%s", out)
+	}
+	if c := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "main", "#{cursor_flag}")); c != "1" {
+		t.Errorf("the cursor is still hidden after the TUI exited (cursor_flag %s)", c)
 	}
 }
 

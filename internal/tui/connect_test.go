@@ -1,0 +1,112 @@
+package tui
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/corvid-agent/corvid/internal/acp"
+)
+
+func connectedModel() *model {
+	m := newModel(Options{Endpoint: "unix:/run/s.sock"}, newTheme(true, false))
+	m.width, m.height = 80, 24
+	m.sessionID, m.ready = "s1", true
+	return m
+}
+
+func msgChunk(id, text string) acp.ContentChunk {
+	return acp.ContentChunk{SessionUpdate: "agent_message_chunk", Content: acp.TextBlock(text), MessageID: id}
+}
+
+// A re-attach replays the whole session; only what the screen had not
+// shown goes on: the rest of a message cut by the drop, tool calls that
+// had not ended, new messages. Nothing is printed twice.
+func TestRejoinReplayShowsOnlyWhatIsNew(t *testing.T) {
+	m := connectedModel()
+	m.feed(t, msgChunk("m1", "First line.\n"))
+	m.feed(t, acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "t1", Title: "Read a.go", Kind: "read", Status: "completed"})
+	m.feed(t, msgChunk("m2", "Half of "))
+	m.feed(t, msgChunk("m2", "the sec"))
+	before := m.printed()
+
+	// The connection drops; the re-attach's session/load replays.
+	m.rejoining = true
+	m.shown.startReplay()
+	m.feed(t, acp.ContentChunk{SessionUpdate: "user_message_chunk", Content: acp.TextBlock("hi"), MessageID: "u1"})
+	m.feed(t, msgChunk("m1", "First line.\n"))
+	m.feed(t, acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "t1", Title: "Read a.go", Kind: "read", Status: "completed"})
+	m.feed(t, msgChunk("m2", "Half of the second line.\n"))
+	m.Update(sessionMsg{id: "s1", loaded: true, rejoin: true})
+	m.feed(t, msgChunk("m2", "Live again.\n"))
+	m.feed(t, msgChunk("m3", "A new message.\n"))
+	m.settle()
+	all := strings.Join(append(before, m.printed()...), "\n")
+	for _, want := range []string{"First line.", "Read a.go", "Half of the second line.", "Live again.", "A new message.", "reconnected to unix:/run/s.sock"} {
+		if n := strings.Count(all, want); n != 1 {
+			t.Errorf("%q is printed %d times:\n%s", want, n, all)
+		}
+	}
+	if strings.Contains(all, "hi") {
+		t.Errorf("the replayed user message is printed:\n%s", all)
+	}
+}
+
+// A question another client answered first is closed, and says who
+// answered when the tool call's update names them (before or after).
+func TestQuestionAnsweredElsewhereNamesTheClient(t *testing.T) {
+	for _, metaFirst := range []bool{true, false} {
+		m := connectedModel()
+		req := &acp.RequestPermissionRequest{SessionID: "s1", ToolCall: acp.ToolCallUpdate{ToolCallID: "t1", Title: "Write notes.txt"}}
+		update, _ := json.Marshal(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress",
+			"_meta": map[string]any{"corvid.dev/answeredBy": map[string]any{"name": "zed", "title": "Zed", "version": "0.220.0"}}})
+		m.Update(permissionMsg{req: req, reply: make(chan string, 1)})
+		if metaFirst {
+			m.Update(updateMsg{sessionID: "s1", raw: update})
+		}
+		m.answeredElsewhere(req)
+		m.withdraw(req)
+		if !metaFirst {
+			m.Update(updateMsg{sessionID: "s1", raw: update})
+		}
+		if m.perm != nil {
+			t.Fatal("the question is still open")
+		}
+		all := strings.Join(m.printed(), "\n")
+		if !strings.Contains(all, "Write notes.txt") || !strings.Contains(all, "Zed 0.220.0") {
+			t.Errorf("metaFirst=%v: who answered is not told:\n%s", metaFirst, all)
+		}
+	}
+}
+
+// A re-attach the daemon refuses (it lost the session) ends the
+// reconnection: the error is shown and the input works again (/new).
+func TestRejoinRefusedEndsTheReconnection(t *testing.T) {
+	m := connectedModel()
+	m.offline, m.rejoining, m.attempts = true, true, 3
+	m.st.note = "reconnecting…"
+	m.Update(sessionMsg{rejoin: true, err: errSessionGone})
+	if m.offline || m.rejoining || m.st.note != "" {
+		t.Errorf("still reconnecting: offline %v, rejoining %v, note %q", m.offline, m.rejoining, m.st.note)
+	}
+	if all := strings.Join(m.printed(), "\n"); !strings.Contains(all, "no such session") {
+		t.Errorf("the error is not shown:\n%s", all)
+	}
+}
+
+var errSessionGone = acp.InvalidParams("no such session", "")
+
+// The $/cancel_request that withdraws a question may name who answered in
+// its _meta (the dashboard's reading of corvid serve): the TUI says so.
+func TestWithdrawalThatNamesTheClientIsTold(t *testing.T) {
+	m := connectedModel()
+	req := &acp.RequestPermissionRequest{SessionID: "s1", ToolCall: acp.ToolCallUpdate{ToolCallID: "t1", Title: "Write notes.txt"}}
+	m.Update(permissionMsg{req: req, reply: make(chan string, 1)})
+	m.Update(permissionDoneMsg{req: req, by: json.RawMessage(`{"name":"corvid-dashboard","version":"1"}`)})
+	if m.perm != nil {
+		t.Fatal("the question is still open")
+	}
+	if all := strings.Join(m.printed(), "\n"); !strings.Contains(all, "Write notes.txt → answered by corvid-dashboard 1") {
+		t.Errorf("who answered is not told:\n%s", all)
+	}
+}

@@ -1,0 +1,55 @@
+package tui_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Keys rebound under [tui.keys] in config.toml: Ctrl+O sends instead of
+// Enter, which then does nothing; a binding that cannot be read is told
+// when the TUI opens.
+func TestKeysReboundInConfig(t *testing.T) {
+	s := newSession(t)
+	var corvidHome string
+	for _, e := range s.env {
+		if v, ok := strings.CutPrefix(e, "CORVID_HOME="); ok {
+			corvidHome = v
+		}
+	}
+	if corvidHome == "" {
+		t.Fatal("the session has no CORVID_HOME")
+	}
+	must(t, os.MkdirAll(filepath.Join(corvidHome, "config"), 0o700))
+	must(t, os.WriteFile(filepath.Join(corvidHome, "config", "config.toml"),
+		[]byte("[tui.keys]\nsend = \"ctrl+o\"\ncancel = \"ctrl+nope\"\n"), 0o600))
+	tm := s.open(80, 24, nil, "tui", "-m", s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Sent with Ctrl+O."}]}]}`))
+	tm.ready()
+	tm.waitFor(`cancel = "ctrl+nope": unknown key "nope"`)
+	tm.typeText("hello")
+	tm.keys("Enter")
+	tm.typeText(" there")
+	tm.waitUntil("the input to hold both words", func(string) bool { return strings.Contains(tm.screen(), "hello there") })
+	if strings.Contains(tm.all(), "Sent with Ctrl+O.") {
+		t.Fatal("Enter still sends")
+	}
+	tm.keys("C-o")
+	tm.waitFor("Sent with Ctrl+O.")
+}
+
+// corvid doctor in a real terminal asks it about Shift+Enter: tmux
+// answers the device attributes query but neither keyboard query, and
+// doctor says what tmux's extended-keys is set to.
+func TestDoctorAsksTheTerminalAboutShiftEnter(t *testing.T) {
+	s := newSession(t)
+	tm := s.open(250, 40, nil, "doctor", "--timeout", "10s")
+	out := tm.waitFor("EXIT=")
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "shift+enter in tmux") {
+		t.Errorf("doctor did not get tmux's answer:\n%s", out)
+	}
+	if !strings.Contains(flat, "[ok ] tui keys default keys") {
+		t.Errorf("doctor lacks the [tui.keys] check:\n%s", out)
+	}
+}
