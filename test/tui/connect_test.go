@@ -138,7 +138,7 @@ func joinAndAnswerElsewhere(t *testing.T, over string) {
 		t.Errorf("the question lacks the file:\n%s", q)
 	}
 	close(asked)
-	out := tm.waitFor("→ answered by")
+	out := tm.waitFor("answered by Zed") // the editor's clientInfo, from the daemon's corvid.dev/answeredBy
 	if stop := <-done; stop != "end_turn" {
 		t.Fatalf("the editor's prompt: %s", stop)
 	}
