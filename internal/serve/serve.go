@@ -208,7 +208,7 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 		}
 		hs := s.httpServer(l)
 		https = append(https, hs)
-		go func() { errc <- hs.Serve(l.ln) }()
+		go func() { errc <- hs.Serve(guardedListener{l.ln, s.log}) }() // peer.go
 	}
 	var err error
 	select {
