@@ -9,7 +9,8 @@
 //
 // Start with Server.Run (this file); conn.go is one connection and its
 // outbound queues, http.go the /acp routes, ws.go the WebSocket side,
-// unix.go the socket listener. The rules it copies come from the
+// unix.go the socket listener, peer.go who may connect (never the
+// daemon's own descendants). The rules it copies come from the
 // TypeScript SDK's reference server (@agentclientprotocol/sdk 2.4.0,
 // dist/transports/server.js); docs/serve.md says where corvid differs.
 package serve
