@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -137,4 +138,71 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// The fallback (/proc/net/tcp, tcp6) finds the socket sock_diag finds, on
+// IPv4 and IPv6 loopback.
+func TestProcNetTCPAgreesWithSockDiag(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Logf("%s: %v", addr, err)
+			continue
+		}
+		defer ln.Close()
+		mine, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mine.Close()
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		r, l := c.RemoteAddr().(*net.TCPAddr), c.LocalAddr().(*net.TCPAddr)
+		diag, err := diagInode(r, l)
+		if err != nil || diag == 0 {
+			t.Fatalf("%s: sock_diag: %d %v", addr, diag, err)
+		}
+		file := "/proc/net/tcp"
+		if r.IP.To4() == nil {
+			file = "/proc/net/tcp6"
+		}
+		proc, err := findSocket(file, r, l)
+		if err != nil || proc != diag {
+			t.Fatalf("%s: %s says %d (%v), sock_diag %d", addr, file, proc, err, diag)
+		}
+		// and it is the dialer's socket, not the accepted one
+		var st syscall.Stat_t
+		f, _ := mine.(*net.TCPConn).File()
+		defer f.Close()
+		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Ino != diag {
+			t.Fatalf("%s: the dialer's socket is inode %d, found %d", addr, st.Ino, diag)
+		}
+	}
+}
+
+// The fallback of kernels without children files lists the same
+// descendants, grandchildren included.
+func TestDescendantsByParentAgreesWithChildrenFiles(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60 & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // killed as a group
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var a, b []int
+	for deadline := time.Now().Add(5 * time.Second); len(a) < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		a, _ = descendants(os.Getpid())
+	}
+	b, err := descendantsByParent(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(a)
+	slices.Sort(b)
+	if len(a) < 3 || !slices.Equal(a, b) {
+		t.Fatalf("children files: %v; parents: %v; want the same 3 or more", a, b)
+	}
 }
