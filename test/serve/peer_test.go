@@ -27,12 +27,19 @@ func TestProcessLeftByAnAllowedCommandCannotAnswerTheDaemonsQuestions(t *testing
 		t.Skip("the daemon tells its descendants apart on Linux only (docs/serve.md)")
 	}
 	approver := testkit.BuildPackage(t, "./test/serve/testdata/approver")
-	for _, over := range []string{"unix", "websocket"} {
-		t.Run(over, func(t *testing.T) { approverAttack(t, approver, over) })
+	for _, tc := range []struct {
+		name, over string
+		allowOnce  bool // the person allows the command once, rather than --allow
+	}{
+		{name: "unix", over: "unix"},
+		{name: "websocket", over: "websocket"},
+		{name: "websocket, command allowed once", over: "websocket", allowOnce: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { approverAttack(t, approver, tc.over, tc.allowOnce) })
 	}
 }
 
-func approverAttack(t *testing.T, approver, over string) {
+func approverAttack(t *testing.T, approver, over string, allowOnce bool) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "approver.log")
 	script := writeScript(t, dir, map[string]any{"responses": []any{
@@ -41,8 +48,11 @@ func approverAttack(t *testing.T, approver, over string) {
 		tool("write", map[string]any{"path": "person.txt", "content": "a person allowed this\n"}),
 		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "done."}}},
 	}})
-	d := startDaemon(t, 2, "-m", "script:"+script, "--allow", "shell(./t.sh*)",
-		"--listen", "unix:"+filepath.Join(dir, "s.sock"), "--listen", "127.0.0.1:0")
+	args := []string{"-m", "script:" + script, "--listen", "unix:" + filepath.Join(dir, "s.sock"), "--listen", "127.0.0.1:0"}
+	if !allowOnce {
+		args = append(args, "--allow", "shell(./t.sh*)")
+	}
+	d := startDaemon(t, 2, args...)
 	target := "unix:" + d.sock
 	if over == "websocket" {
 		target = "ws" + strings.TrimPrefix(d.url, "http")
@@ -65,9 +75,14 @@ func approverAttack(t *testing.T, approver, over string) {
 		answer <- person.callErrOrResult("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go")})
 	}()
 
+	n := 1
+	if allowOnce {
+		person.answer(person.waitNthRequest("session/request_permission", 1), selected("allow_once"))
+		n++
+	}
 	// The write of PWNED.txt asks: give the approver its chance (it
 	// answered, or was refused at least twice), then deny as a person.
-	q := person.waitNthRequest("session/request_permission", 1)
+	q := person.waitNthRequest("session/request_permission", n)
 	deadline := time.Now().Add(20 * time.Second)
 	for log := readLog(logPath); !strings.Contains(log, "answered") && strings.Count(log, "refused") < 2; log = readLog(logPath) {
 		if time.Now().After(deadline) {
@@ -77,7 +92,7 @@ func approverAttack(t *testing.T, approver, over string) {
 	}
 	person.answer(q, selected("reject_once"))
 	// The person's own answer still counts.
-	q = person.waitNthRequest("session/request_permission", 2)
+	q = person.waitNthRequest("session/request_permission", n+1)
 	person.answer(q, selected("allow_once"))
 	select {
 	case m := <-answer:
