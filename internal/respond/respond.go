@@ -155,3 +155,11 @@ type response struct {
 // platforms that cannot tell it fails, so callers refuse the peer.
 // `corvid serve` checks its sockets' peers with it too.
 func PeerUID(conn *net.UnixConn) (int, error) { return peerUID(conn) }
+
+// RefuseDescendant says why the peer of a unix socket connection may not
+// answer corvid's questions when it descends from this process (a command
+// corvid ran, or anything that command left behind, detached or not), and
+// is nil for any other peer. On platforms that cannot tell it is nil:
+// there only the uid is checked. `corvid serve` checks its socket's peers
+// with it too; internal/serve does the same for loopback TCP peers.
+func RefuseDescendant(conn *net.UnixConn) error { return refuseDescendant(conn) }

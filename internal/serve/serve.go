@@ -9,7 +9,8 @@
 //
 // Start with Server.Run (this file); conn.go is one connection and its
 // outbound queues, http.go the /acp routes, ws.go the WebSocket side,
-// unix.go the socket listener. The rules it copies come from the
+// unix.go the socket listener, peer.go who may connect (never the
+// daemon's own descendants). The rules it copies come from the
 // TypeScript SDK's reference server (@agentclientprotocol/sdk 2.4.0,
 // dist/transports/server.js); docs/serve.md says where corvid differs.
 package serve
@@ -208,7 +209,7 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 		}
 		hs := s.httpServer(l)
 		https = append(https, hs)
-		go func() { errc <- hs.Serve(l.ln) }()
+		go func() { errc <- hs.Serve(guardedListener{l.ln, s.log}) }() // peer.go
 	}
 	var err error
 	select {

@@ -13,8 +13,8 @@ import (
 )
 
 // listenUnix binds a socket only this user can reach: its directory is
-// 0700 (created if needed), the socket 0600, and each peer's uid is checked
-// when it connects. A socket left by a daemon that died is replaced; one
+// 0700 (created if needed), the socket 0600, and each peer is checked when
+// it connects (admitUnix). A socket left by a daemon that died is replaced; one
 // that still answers is another daemon, and an error.
 func listenUnix(a Addr) (*Listener, error) {
 	path := a.Address
@@ -54,10 +54,7 @@ func (s *Server) acceptUnix(ctx context.Context, l *Listener) error {
 			}
 			return fmt.Errorf("accept on %s: %w", l.URL, err)
 		}
-		uid, err := respond.PeerUID(nc)
-		if err != nil || uid != os.Getuid() {
-			s.log.Warn("unix socket: refused a peer of another user", "peer_uid", uid, "err", err)
-			nc.Close()
+		if !s.admitUnix(nc) { // peer.go: the same user, not the daemon's descendant
 			continue
 		}
 		c := s.newConn(overUnix)
