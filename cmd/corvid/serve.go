@@ -9,9 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/acpserver"
@@ -33,6 +31,7 @@ type serveCmd struct {
 	MaxOutputStall   time.Duration `name:"max-output-stall" default:"60s" help:"How long a client may read none of its waiting output before its connection is closed."`
 	MaxBodyBytes     int64         `name:"max-body-bytes" default:"16777216" help:"Largest POST body or WebSocket frame, in bytes."`
 	HTTPIdleTimeout  time.Duration `name:"http-idle-timeout" default:"10m" help:"Close a Streamable HTTP connection whose client neither posts nor holds a stream for this long (it left without DELETE); its sessions go on."`
+	DrainTimeout     time.Duration `name:"drain-timeout" default:"30s" help:"On SIGTERM or SIGINT, how long running turns may go on before they are interrupted (stored as such); a second signal interrupts them at once."`
 }
 
 // exitUsage is the exit status of a refused launch line.
@@ -76,6 +75,7 @@ func (c *serveCmd) Run() error {
 	ag, opts := c.wire(logger)
 	opts.OnDisconnect = c.OnDisconnect
 	opts.Hub = acpserver.NewHub()
+	life := &lifecycle{log: logger, hub: opts.Hub, timeout: c.DrainTimeout}
 	srv := serve.New(serve.Options{
 		Handler: func(ctx context.Context, r io.Reader, w io.Writer) error {
 			return acpserver.Serve(ctx, r, w, opts)
@@ -87,6 +87,7 @@ func (c *serveCmd) Run() error {
 		MaxOutputStall:   c.MaxOutputStall,
 		MaxBodyBytes:     c.MaxBodyBytes,
 		IdleTimeout:      c.HTTPIdleTimeout,
+		Drain:            life.drain,
 	})
 	lns, err := srv.Listen(addrs)
 	if err != nil {
@@ -110,7 +111,7 @@ func (c *serveCmd) Run() error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := watchServeSignals(life)
 	defer stop()
 	err = srv.Serve(ctx, lns)
 	for _, l := range lns {

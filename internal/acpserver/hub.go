@@ -2,6 +2,7 @@ package acpserver
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/corvid-agent/corvid/internal/acp"
 )
@@ -14,8 +15,9 @@ import (
 // Fanning one turn's updates out to every attached connection, and putting
 // its questions to all of them, are not built (docs/serve.md).
 type Hub struct {
-	mu      sync.Mutex
-	servers map[*Server]struct{}
+	mu       sync.Mutex
+	servers  map[*Server]struct{}
+	draining atomic.Bool // the daemon stops: prompts are refused (drain.go)
 }
 
 // NewHub returns the hub for the connections of one process.

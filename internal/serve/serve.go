@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/dashboard"
@@ -66,14 +67,23 @@ type Options struct {
 	// neither posted nor held a stream for that long: it went away
 	// without DELETE (its sessions go on). 0: DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// Drain, when set, runs once Serve's ctx has ended and the listeners
+	// are closed (new connections are refused), before the open
+	// connections close: the daemon lets its running turns end there
+	// (cmd/corvid/serve.go). Open connections keep being served while it
+	// runs, so their clients see those turns to the end.
+	Drain func()
 }
 
 // Server accepts connections and runs a Handler for each.
 type Server struct {
 	opts Options
 	log  *slog.Logger
-	ctx  context.Context
+	ctx  context.Context // the connections': it ends after the drain
 	wg   sync.WaitGroup
+	// draining is set once the listeners closed: an initialize POST or a
+	// WebSocket upgrade on a kept-alive HTTP socket gets 503.
+	draining atomic.Bool
 
 	mu    sync.Mutex
 	conns map[string]*conn
@@ -193,12 +203,14 @@ func listenTCP(a Addr) (*Listener, error) {
 	return &Listener{Addr: a, ln: ln, URL: "http://" + ln.Addr().String() + "/acp"}, nil
 }
 
-// Serve accepts connections on every listener until ctx ends, then closes
-// the connections and waits for their handlers to return.
+// Serve accepts connections on every listener until ctx ends. Then it
+// stops accepting (the listeners close), runs Options.Drain while the open
+// connections are still served, closes the connections and waits for their
+// handlers to return.
 func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s.ctx = ctx
+	connCtx, cancelConns := context.WithCancel(context.Background())
+	defer cancelConns()
+	s.ctx = connCtx
 	errc := make(chan error, len(lns))
 	var https []*http.Server
 	for _, l := range lns {
@@ -218,10 +230,18 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 			err = nil
 		}
 	}
-	cancel()
+	s.draining.Store(true)
 	for _, l := range lns {
 		_ = l.ln.Close()
 	}
+	for _, hs := range https {
+		hs.SetKeepAlivesEnabled(false) // a socket kept alive ends after its request
+	}
+	if s.opts.Drain != nil && err == nil {
+		s.log.Info("stopped accepting; draining")
+		s.opts.Drain()
+	}
+	cancelConns()
 	for _, hs := range https {
 		_ = hs.Close()
 	}
@@ -231,6 +251,9 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 	s.wg.Wait()
 	return err
 }
+
+// Draining says the listeners have closed: the daemon is stopping.
+func (s *Server) Draining() bool { return s.draining.Load() }
 
 func (s *Server) httpServer(l *Listener) *http.Server {
 	mux := http.NewServeMux()

@@ -20,6 +20,10 @@ var (
 // carries JSON-RPC in text frames both ways. The first frame must be
 // initialize; the connection is registered once it is answered.
 func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	if s.Draining() {
+		stopping(w)
+		return
+	}
 	c := s.newConn(overWS)
 	w.Header().Set(headerConnectionID, c.id)
 	// The Origin was checked already, and more strictly than Accept would

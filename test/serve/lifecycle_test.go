@@ -1,0 +1,219 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// The daemon's signals (docs/serve.md, "Signals"): SIGTERM and SIGINT
+// drain, a second one interrupts at once, SIGHUP reloads the config.
+
+// dialWS is dial over the daemon's WebSocket at url (http://…/acp).
+func dialWS(t *testing.T, url string) *client {
+	t.Helper()
+	ctx := context.Background()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadLimit(1 << 26)
+	nc := websocket.NetConn(ctx, ws, websocket.MessageText)
+	c := &client{t: t, conn: nc, enc: json.NewEncoder(nc), wait: map[int]chan map[string]any{}, gone: make(chan struct{})}
+	t.Cleanup(func() { nc.Close() })
+	go func() {
+		defer close(c.gone)
+		dec := json.NewDecoder(nc)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				return
+			}
+			c.take(m)
+		}
+	}()
+	return c
+}
+
+// slowerScript answers with 60 words, one chunk every 50 ms (about 3 s),
+// ending in END.
+func slowerScript(delayMs int) map[string]any {
+	var words []string
+	for i := range 60 {
+		words = append(words, fmt.Sprintf("part-%02d", i))
+	}
+	return map[string]any{"chunkSize": 8, "delayMs": delayMs, "responses": []any{
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": strings.Join(words, " ") + " END"}}},
+	}}
+}
+
+// refusesNewConnections waits until neither the socket nor the WebSocket
+// takes a new connection.
+func refusesNewConnections(t *testing.T, d *daemon) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		sockErr := func() error {
+			c, err := net.Dial("unix", d.sock)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		}()
+		wsErr := func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(d.url, "http"), nil)
+			if err == nil {
+				ws.CloseNow()
+			}
+			return err
+		}()
+		if sockErr != nil && wsErr != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("while draining, a new connection was accepted: socket err %v, websocket err %v", sockErr, wsErr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exited waits for the daemon to exit and returns its status.
+func (d *daemon) exited(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-d.done:
+		return d.cmd.ProcessState.ExitCode()
+	case <-time.After(within):
+		t.Fatalf("the daemon did not exit within %s", within)
+	}
+	return -1
+}
+
+// drainSetup starts a daemon on a socket and a TCP port with a slow
+// script; a socket client runs a turn, a WebSocket client attaches to it
+// and holds an idle session of its own. It returns where the turn's
+// answer arrives.
+func drainSetup(t *testing.T, script map[string]any, extra ...string) (d *daemon, dir, sid, idle string, a, w *client, answer chan map[string]any) {
+	t.Helper()
+	dir = t.TempDir()
+	path := writeScript(t, dir, script)
+	args := append([]string{"-m", "script:" + path, "--yolo", "--listen", "127.0.0.1:0", "--listen", "unix:" + filepath.Join(dir, "s.sock")}, extra...)
+	d = startDaemon(t, 2, args...)
+	a = dial(t, d.sock)
+	initialize(a)
+	sid = newSession(a, dir)
+	w = dialWS(t, d.url)
+	initialize(w)
+	idle = newSession(w, dir)
+	answer = make(chan map[string]any, 1)
+	go func() {
+		answer <- a.callErrOrResult("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go")})
+	}()
+	a.waitText(sid, "part-02")
+	w.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	return d, dir, sid, idle, a, w, answer
+}
+
+func TestSIGTERMLetsTheRunningTurnFinishThenExits0(t *testing.T) {
+	d, dir, sid, idle, a, w, answer := drainSetup(t, slowerScript(50))
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	refusesNewConnections(t, d)
+	// A connection already open is still served, but a new prompt is
+	// refused: the daemon is stopping.
+	e := w.callErr("session/prompt", map[string]any{"sessionId": idle, "prompt": prompt("more")})
+	if e == nil || !strings.Contains(fmt.Sprint(e["message"]), "stopping") {
+		t.Fatalf("a prompt while draining: %v; want an error saying the daemon is stopping", e)
+	}
+	select {
+	case m := <-answer:
+		if stopReason(m) != "end_turn" {
+			t.Fatalf("the running turn's answer while draining: %v; want end_turn", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the running turn never answered")
+	}
+	for name, c := range map[string]*client{"socket client": a, "attached websocket client": w} {
+		if got := c.text(sid); !strings.Contains(got, "part-59 END") || strings.Contains(got, "interrupted") {
+			t.Errorf("%s saw %q; want the whole answer, not interrupted", name, got)
+		}
+	}
+	if code := d.exited(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit status %d; want 0", code)
+	}
+	// Stored whole: a new daemon replays it.
+	d2 := startDaemonIn(t, d.home, 1, "-m", "script:"+filepath.Join(dir, "script.json"), "--yolo", "--listen", "unix:"+d.sock)
+	if got := replayAfter(t, d2.sock, sid, dir, "END", 10*time.Second); !strings.Contains(got, "part-59 END") {
+		t.Fatalf("replay after the drain: %q", got)
+	}
+}
+
+// interruptedReplay checks what a turn cut short left: its answer and the
+// prompt's, what the clients saw, and the replay of a new daemon.
+func interruptedReplay(t *testing.T, d *daemon, dir, sid string, a, w *client, answer chan map[string]any) {
+	t.Helper()
+	select {
+	case m := <-answer:
+		if stopReason(m) != "cancelled" {
+			t.Fatalf("the interrupted turn's answer: %v; want cancelled", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the interrupted turn never answered")
+	}
+	shown := a.text(sid)
+	if strings.Contains(shown, "END") || !strings.Contains(shown, "This turn was interrupted") {
+		t.Fatalf("the client saw %q; want the answer cut short and the note", shown)
+	}
+	w.waitText(sid, "This turn was interrupted")
+	if code := d.exited(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit status %d; want 0", code)
+	}
+	d2 := startDaemonIn(t, d.home, 2, "-m", "script:"+filepath.Join(dir, "script.json"), "--yolo", "--listen", "127.0.0.1:0", "--listen", "unix:"+d.sock)
+	c := dialWS(t, d2.url)
+	initialize(c)
+	c.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	got := c.text(sid)
+	cut := strings.Index(shown, "\n\n[corvid]")
+	if !strings.Contains(got, shown[:cut]) || !strings.Contains(got, "This turn was interrupted") {
+		t.Fatalf("replay on a new daemon:\n%q\nwant what was shown:\n%q\nand the note", got, shown)
+	}
+}
+
+func TestDrainTimeoutInterruptsTheTurnAndStoresIt(t *testing.T) {
+	d, dir, sid, _, a, w, answer := drainSetup(t, slowerScript(200), "--drain-timeout", "500ms")
+	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	interruptedReplay(t, d, dir, sid, a, w, answer)
+	if !strings.Contains(d.stderr(), "drain timeout (500ms)") {
+		t.Errorf("the log does not say why the turn was interrupted:\n%s", d.stderr())
+	}
+}
+
+func TestSecondSignalInterruptsAtOnce(t *testing.T) {
+	// A drain timeout far beyond the test's patience: only the second
+	// signal can end the turn in time.
+	d, dir, sid, _, a, w, answer := drainSetup(t, slowerScript(200), "--drain-timeout", "10m")
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	refusesNewConnections(t, d)
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	interruptedReplay(t, d, dir, sid, a, w, answer)
+	if !strings.Contains(d.stderr(), "second signal") {
+		t.Errorf("the log does not say why the turn was interrupted:\n%s", d.stderr())
+	}
+}
