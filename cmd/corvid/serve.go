@@ -48,7 +48,9 @@ func (c *serveCmd) Run() error {
 	if c.Multitask || c.Profile.Agent == "multitask" {
 		return fmt.Errorf("--multitask and --agent multitask cannot be used with serve: multitask is set per session")
 	}
-	env := config.OSEnv{}
+	// A copy: wire scrubs CORVID_* and the keys from the process
+	// environment, and SIGHUP still needs CORVID_HOME to find the config.
+	env := config.SnapshotEnv()
 	addrs, token, err := c.listenAddrs(env)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid serve:", err)
@@ -72,13 +74,25 @@ func (c *serveCmd) Run() error {
 		logger.Log(context.Background(), level, "processes that detach from corvid's commands can answer its out-of-band questions", "err", err)
 	}
 
+	// The daemon reads the user's config.toml now and on SIGHUP only
+	// (servereload.go).
+	content, err := readUserConfig(env)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(1)
+	}
+	c.userConfig = &userConfig{content: content}
 	ag, opts := c.wire(logger)
 	opts.OnDisconnect = c.OnDisconnect
 	opts.Hub = acpserver.NewHub()
-	life := &lifecycle{log: logger, hub: opts.Hub, timeout: c.DrainTimeout}
+	cwd, _ := os.Getwd()
+	rl := &reloader{c: c, env: env, cwd: cwd, log: logger}
+	rl.file, _ = c.loadConfig(env, cwd) // wire loaded it already
+	rl.opts.Store(&opts)
+	life := &lifecycle{log: logger, hub: opts.Hub, timeout: c.DrainTimeout, reload: rl.reload}
 	srv := serve.New(serve.Options{
 		Handler: func(ctx context.Context, r io.Reader, w io.Writer) error {
-			return acpserver.Serve(ctx, r, w, opts)
+			return acpserver.Serve(ctx, r, w, rl.connOptions())
 		},
 		Logger:           logger,
 		Token:            token,

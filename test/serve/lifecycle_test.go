@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
 )
 
 // The daemon's signals (docs/serve.md, "Signals"): SIGTERM and SIGINT
@@ -215,5 +219,81 @@ func TestSecondSignalInterruptsAtOnce(t *testing.T) {
 	interruptedReplay(t, d, dir, sid, a, w, answer)
 	if !strings.Contains(d.stderr(), "second signal") {
 		t.Errorf("the log does not say why the turn was interrupted:\n%s", d.stderr())
+	}
+}
+
+// waitLog waits until the daemon's stderr has said want n times.
+func (d *daemon) waitLog(t *testing.T, want string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(d.stderr(), want) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon never logged %q (%d times):\n%s", want, n, d.stderr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// editIn runs examples/edit.json's turn (it writes notes.txt) in a new
+// session rooted at a new directory, on a new connection, and says
+// whether the file was written.
+func editIn(t *testing.T, d *daemon) bool {
+	t.Helper()
+	dir := t.TempDir()
+	c := dial(t, d.sock)
+	initialize(c)
+	sid := newSession(c, dir)
+	if r := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("write the notes")}); r["stopReason"] != "end_turn" {
+		t.Fatalf("prompt: %v", r)
+	}
+	c.conn.Close()
+	_, err := os.Stat(filepath.Join(dir, "notes.txt"))
+	return err == nil
+}
+
+// TestSIGHUPReloadsTheConfigAndKeepsTheOldOneWhenBroken: the daemon reads
+// config.toml at start and on SIGHUP only. An edit applies to sessions
+// that start after SIGHUP; a broken file on SIGHUP is refused, logged,
+// and the previous configuration stays.
+func TestSIGHUPReloadsTheConfigAndKeepsTheOldOneWhenBroken(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := startDaemon(t, 1, "-m", "script:"+filepath.Join(root, "examples", "edit.json"), "--yolo", "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	cfg := filepath.Join(d.home, ".corvid", "config", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(s string) {
+		if err := os.WriteFile(cfg, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("interaction_timeout = \"7m\"\n\n[permissions]\ndeny = [\"write\"]\n")
+	if !editIn(t, d) {
+		t.Fatal("before SIGHUP, a session followed the edited config (its deny)")
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	d.waitLog(t, "SIGHUP: config reloaded", 1)
+	if !strings.Contains(d.stderr(), "interaction_timeout=7m0s") || !strings.Contains(d.stderr(), "permission_rules=1") {
+		t.Errorf("the reload's log line does not say what it reloaded:\n%s", d.stderr())
+	}
+	if editIn(t, d) {
+		t.Fatal("after SIGHUP, a new session wrote despite the reloaded deny rule")
+	}
+	write("model = \"anthropic:claude-sonnet-4-6\"\n[permissions\ndeny = \n")
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	d.waitLog(t, "SIGHUP: config not reloaded; keeping the previous configuration", 1)
+	if editIn(t, d) {
+		t.Fatal("after a broken config on SIGHUP, a new session lost the previous deny rule")
+	}
+	write("model = \"anthropic:claude-sonnet-4-6\"\n\n[permissions]\ndeny = [\"write\"]\n")
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	d.waitLog(t, "SIGHUP: config reloaded", 2)
+	d.waitLog(t, "take effect only after a restart", 1)
+	if !regexp.MustCompile(`keys="?\[model\]`).MatchString(d.stderr()) {
+		t.Errorf("the log does not name model as needing a restart:\n%s", d.stderr())
 	}
 }
