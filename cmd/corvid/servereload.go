@@ -75,7 +75,7 @@ type reloader struct {
 	env  config.Env
 	cwd  string
 	log  *slog.Logger
-	file *config.File                        // as last loaded (cwd's view)
+	file *config.File                      // as last loaded (cwd's view)
 	opts atomic.Pointer[acpserver.Options] // what a new connection gets
 }
 
