@@ -297,3 +297,51 @@ func TestSIGHUPReloadsTheConfigAndKeepsTheOldOneWhenBroken(t *testing.T) {
 		t.Errorf("the log does not name model as needing a restart:\n%s", d.stderr())
 	}
 }
+
+// TestKillDashNineLosesNothingShown: kill -9 while a turn streams to a
+// WebSocket client; everything that client was shown, and a finished
+// session of a socket client, is served by the next daemon: session/list
+// lists both, session/load replays them over either transport.
+func TestKillDashNineLosesNothingShown(t *testing.T) {
+	dir := t.TempDir()
+	script := writeScript(t, dir, slowerScript(60))
+	sock := filepath.Join(dir, "s.sock")
+	d := startDaemon(t, 2, "-m", "script:"+script, "--yolo", "--listen", "127.0.0.1:0", "--listen", "unix:"+sock)
+	a := dial(t, sock)
+	initialize(a)
+	done := newSession(a, dir)
+	if r := a.call("session/prompt", map[string]any{"sessionId": done, "prompt": prompt("go")}); r["stopReason"] != "end_turn" {
+		t.Fatalf("prompt: %v", r)
+	}
+	w := dialWS(t, d.url)
+	initialize(w)
+	cut := newSession(w, dir)
+	w.send("session/prompt", map[string]any{"sessionId": cut, "prompt": prompt("go")})
+	w.waitText(cut, "part-10")
+	_ = d.cmd.Process.Kill()
+	<-d.done
+	<-w.gone
+	shown := w.text(cut)
+	if strings.Contains(shown, "END") {
+		t.Fatalf("the turn ended before the kill: %q", shown)
+	}
+
+	d2 := startDaemonIn(t, d.home, 2, "-m", "script:"+script, "--yolo", "--listen", "127.0.0.1:0", "--listen", "unix:"+sock)
+	c := dialWS(t, d2.url)
+	initialize(c)
+	list := c.call("session/list", map[string]any{})
+	ids := map[string]bool{}
+	for _, s := range list["sessions"].([]any) {
+		ids[s.(map[string]any)["sessionId"].(string)] = true
+	}
+	if !ids[done] || !ids[cut] {
+		t.Fatalf("session/list on the restarted daemon: %v; want %s and %s", list, done, cut)
+	}
+	c.call("session/load", map[string]any{"sessionId": cut, "cwd": dir, "mcpServers": []any{}})
+	if got := c.text(cut); !strings.Contains(got, shown) {
+		t.Fatalf("replay over WebSocket after kill -9:\n%q\nlost some of what was shown:\n%q", got, shown)
+	}
+	if got := replayAfter(t, d2.sock, done, dir, "part-59 END", 5*time.Second); !strings.Contains(got, "part-59 END") {
+		t.Fatalf("replay over the socket after kill -9: %q", got)
+	}
+}
