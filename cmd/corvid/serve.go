@@ -34,6 +34,15 @@ type serveCmd struct {
 	DrainTimeout     time.Duration `name:"drain-timeout" default:"30s" help:"On SIGTERM or SIGINT, how long running turns may go on before they are interrupted (stored as such); a second signal interrupts them at once."`
 }
 
+// The protocol connection's buffers under serve (acpserver.Options): its
+// writer hands frames to serve's queue, which never blocks, so a few dozen
+// slots keep it busy; input lines longer than the buffer are read in
+// pieces.
+const (
+	connQueueFrames = 64
+	connReadBuffer  = 4 << 10
+)
+
 // exitUsage is the exit status of a refused launch line.
 const exitUsage = 2
 
@@ -85,6 +94,9 @@ func (c *serveCmd) Run() error {
 	ag, opts := c.wire(logger)
 	opts.OnDisconnect = c.OnDisconnect
 	opts.Hub = acpserver.NewHub()
+	// Each connection's output queue is serve's (internal/serve): the
+	// protocol connection's own stays small, as thousands may be idle.
+	opts.ConnQueueFrames, opts.ConnReadBuffer = connQueueFrames, connReadBuffer
 	cwd, _ := os.Getwd()
 	rl := &reloader{c: c, env: env, cwd: cwd, log: logger}
 	rl.file, _ = c.loadConfig(env, cwd) // wire loaded it already

@@ -97,12 +97,13 @@ func (s *Server) newConn(kind transport) *conn {
 	return c
 }
 
-// start runs the protocol handler on r and the stall watchdog. The
+// start runs the protocol handler on r (Server.sweep watches its
+// output for stalls). The
 // connection closes when the handler returns: after its input ended (a
 // unix client that half-closed still gets the answers to what it sent, as
 // on stdio) or the conn closed it.
 func (c *conn) start(r io.Reader) {
-	c.srv.wg.Add(2)
+	c.srv.wg.Add(1)
 	go func() {
 		defer c.srv.wg.Done()
 		c.log.Info("connection opened")
@@ -111,10 +112,6 @@ func (c *conn) start(r io.Reader) {
 			c.log.Debug("protocol handler ended", "err", err)
 		}
 		c.end("protocol handler ended")
-	}()
-	go func() {
-		defer c.srv.wg.Done()
-		c.watchStall()
 	}()
 }
 
@@ -396,28 +393,34 @@ func (c *conn) next(ctx context.Context, mb *mailbox, keepAlive time.Duration) (
 	}
 }
 
-// watchStall closes the connection when a receiver holds a stream with
-// messages and takes none of them for MaxOutputStall, or when an HTTP
-// client went away without DELETE (IdleTimeout).
-func (c *conn) watchStall() {
-	limit, idle := c.srv.opts.MaxOutputStall, c.srv.opts.IdleTimeout
+// sweep closes, every period until ctx ends, each connection whose
+// receiver holds a stream with messages and takes none of them for
+// MaxOutputStall, or whose HTTP client went away without DELETE
+// (IdleTimeout). One sweeper serves every connection: an idle one costs no
+// goroutine or timer of its own.
+func (s *Server) sweep(ctx context.Context) {
+	limit, idle := s.opts.MaxOutputStall, s.opts.IdleTimeout
 	period := min(max(min(limit, idle)/4, 10*time.Millisecond), time.Second)
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if c.stalled(now, limit) {
-				c.close(fmt.Sprintf("client read none of its output for %s (--max-output-stall)", limit))
-				return
-			}
-			if c.idle(now, idle) {
-				c.close(fmt.Sprintf("client neither posted nor listened for %s (--http-idle-timeout)", idle))
-				return
+			for _, c := range s.all() {
+				c.check(now, limit, idle)
 			}
 		}
+	}
+}
+
+// check closes the connection if it stalled or sat idle past the limits.
+func (c *conn) check(now time.Time, limit, idle time.Duration) {
+	if c.stalled(now, limit) {
+		c.close(fmt.Sprintf("client read none of its output for %s (--max-output-stall)", limit))
+	} else if c.idle(now, idle) {
+		c.close(fmt.Sprintf("client neither posted nor listened for %s (--http-idle-timeout)", idle))
 	}
 }
 

@@ -211,6 +211,11 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 	connCtx, cancelConns := context.WithCancel(context.Background())
 	defer cancelConns()
 	s.ctx = connCtx
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.sweep(connCtx)
+	}()
 	errc := make(chan error, len(lns))
 	var https []*http.Server
 	for _, l := range lns {
