@@ -42,7 +42,14 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		defer s.wg.Done()
 		c.pump(mb, func(msg []byte) error { return ws.Write(c.ctx, websocket.MessageText, msg) })
 	}()
-	c.readFrames(ws)
+	// The socket is hijacked: the request's goroutine, whose stack grew
+	// while it parsed the request and the handshake, may end; a fresh one
+	// with a small stack reads the frames (an idle connection costs less).
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		c.readFrames(ws)
+	}()
 }
 
 // readFrames reads the client's frames until the socket or the conn ends.
