@@ -36,11 +36,12 @@ type serveCmd struct {
 
 // The protocol connection's buffers under serve (acpserver.Options): its
 // writer hands frames to serve's queue, which never blocks, so a few dozen
-// slots keep it busy; input lines longer than the buffer are read in
-// pieces.
+// slots keep it busy (16 cut BenchmarkServeStreamedTurn's rate, 64 did
+// not); input lines longer than the buffer are read in pieces. Both count
+// against BenchmarkServeIdleWebSockets' 64 KiB per connection.
 const (
 	connQueueFrames = 64
-	connReadBuffer  = 4 << 10
+	connReadBuffer  = 2 << 10
 )
 
 // exitUsage is the exit status of a refused launch line.
