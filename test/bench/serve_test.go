@@ -253,3 +253,30 @@ func maxTime(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// BenchmarkServeStreamedTurn: one socket client, a turn of 20,000
+// one-word chunks as fast as the scripted model makes them; updates/s is
+// what the daemon delivers (compare BenchmarkStreamedTurn on stdio).
+func BenchmarkServeStreamedTurn(b *testing.B) {
+	const chunks = 20000
+	bin := testkit.BuildCorvid(b)
+	home := b.TempDir()
+	d := startServe(b, bin, home, wordsScript(b, chunks, 0), false)
+	p := sockPeer(b, d.sock)
+	p.initialize()
+	var total time.Duration
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		sid := p.newSession(home)
+		b.StartTimer()
+		t0 := time.Now()
+		id := p.send("session/prompt", promptParams(sid))
+		at, err := arrivals(p, sid, chunks, id, true)
+		total += time.Since(t0)
+		if err != nil || len(at) != chunks {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(chunks*b.N)/total.Seconds(), "updates/s")
+}
