@@ -68,7 +68,7 @@ echo
 serve_home=$tmp/serve-home
 CORVID_HOME=$serve_home CORVID_KEYRING=off "$bin" serve -m "script:$tmp/script.json" --listen "unix:$tmp/serve.sock" 2>"$tmp/serve.log" &
 serve_pid=$!
-trap 'kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do [[ -S $tmp/serve.sock ]] && break; sleep 0.05; done
 "$tmp/compare" -n "$rounds" -env CORVID_KEYRING=off -agent "relay=$bin acp --connect unix:$tmp/serve.sock" -agent "floor=$tmp/floor"
 echo
