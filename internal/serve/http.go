@@ -165,10 +165,8 @@ func (h *acpHandler) post(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// stopping answers a new connection while the daemon drains: 503, and
-// the socket closes after it.
+// stopping answers a new connection while the daemon drains: 503.
 func stopping(w http.ResponseWriter) {
-	w.Header().Set("Connection", "close")
 	text(w, http.StatusServiceUnavailable, "The daemon is stopping")
 }
 

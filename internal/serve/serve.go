@@ -67,11 +67,12 @@ type Options struct {
 	// neither posted nor held a stream for that long: it went away
 	// without DELETE (its sessions go on). 0: DefaultIdleTimeout.
 	IdleTimeout time.Duration
-	// Drain, when set, runs once Serve's ctx has ended and the listeners
-	// are closed (new connections are refused), before the open
-	// connections close: the daemon lets its running turns end there
-	// (cmd/corvid/serve.go). Open connections keep being served while it
-	// runs, so their clients see those turns to the end.
+	// Drain, when set, runs once Serve's ctx has ended and new connections
+	// are refused (socket listeners closed, HTTP answering 503 to a new
+	// one), before the open connections close: the daemon lets its running
+	// turns end there (cmd/corvid/servelife.go). Open connections keep
+	// being served while it runs, so their clients see those turns to the
+	// end.
 	Drain func()
 }
 
@@ -81,8 +82,8 @@ type Server struct {
 	log  *slog.Logger
 	ctx  context.Context // the connections': it ends after the drain
 	wg   sync.WaitGroup
-	// draining is set once the listeners closed: an initialize POST or a
-	// WebSocket upgrade on a kept-alive HTTP socket gets 503.
+	// draining is set once the daemon stops accepting: an initialize POST
+	// or a WebSocket upgrade gets 503.
 	draining atomic.Bool
 
 	mu    sync.Mutex
@@ -204,8 +205,8 @@ func listenTCP(a Addr) (*Listener, error) {
 }
 
 // Serve accepts connections on every listener until ctx ends. Then it
-// stops accepting (the listeners close), runs Options.Drain while the open
-// connections are still served, closes the connections and waits for their
+// stops accepting new connections, runs Options.Drain while the open ones
+// are still served, closes them and the listeners, and waits for their
 // handlers to return.
 func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 	connCtx, cancelConns := context.WithCancel(context.Background())
@@ -235,18 +236,25 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 			err = nil
 		}
 	}
+	// Stop accepting connections. A socket's connection is an ACP
+	// connection: its listener closes. Over HTTP, the clients of the
+	// connections already open must still post (a cancel, a question's
+	// answer) and may need a new TCP socket for it: the listener stays
+	// open, and only a new ACP connection gets 503 (Draining).
 	s.draining.Store(true)
 	for _, l := range lns {
-		_ = l.ln.Close()
-	}
-	for _, hs := range https {
-		hs.SetKeepAlivesEnabled(false) // a socket kept alive ends after its request
+		if l.Addr.Network == "unix" {
+			_ = l.ln.Close()
+		}
 	}
 	if s.opts.Drain != nil && err == nil {
 		s.log.Info("stopped accepting; draining")
 		s.opts.Drain()
 	}
 	cancelConns()
+	for _, l := range lns {
+		_ = l.ln.Close()
+	}
 	for _, hs := range https {
 		_ = hs.Close()
 	}
@@ -257,7 +265,7 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 	return err
 }
 
-// Draining says the listeners have closed: the daemon is stopping.
+// Draining says the daemon stopped accepting connections: it is stopping.
 func (s *Server) Draining() bool { return s.draining.Load() }
 
 func (s *Server) httpServer(l *Listener) *http.Server {
