@@ -45,7 +45,7 @@ func TestSmallReadBufferReadsLongLinesWhole(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","method":"n","params":{"t":"` + text + `"}}`)
 	select {
 	case n := <-got:
-		if want := len(`{"t":"`+text+`"}`); n != want {
+		if want := len(`{"t":"` + text + `"}`); n != want {
 			t.Fatalf("params of %d bytes; want %d", n, want)
 		}
 	case <-time.After(5 * time.Second):
