@@ -17,7 +17,7 @@ import (
 type Hub struct {
 	mu       sync.Mutex
 	servers  map[*Server]struct{}
-	draining atomic.Bool // the daemon stops: prompts are refused (drain.go)
+	draining atomic.Bool // the daemon stops: prompts are refused (hubstop.go)
 }
 
 // NewHub returns the hub for the connections of one process.
