@@ -345,3 +345,23 @@ func TestKillDashNineLosesNothingShown(t *testing.T) {
 		t.Fatalf("replay over the socket after kill -9: %q", got)
 	}
 }
+
+// TestDrainWaitsForATurnWhoseClientLeft: a turn that outlives its client
+// (--on-disconnect continue) is a running turn too: the drain lets it
+// finish and store its whole answer before the daemon exits.
+func TestDrainWaitsForATurnWhoseClientLeft(t *testing.T) {
+	dir := t.TempDir()
+	script := writeScript(t, dir, slowerScript(40))
+	d := startDaemon(t, 1, "-m", "script:"+script, "--yolo", "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	sid := startTurnAndLeave(t, d, dir)
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := d.exited(t, 20*time.Second); code != 0 {
+		t.Fatalf("exit status %d; want 0", code)
+	}
+	d2 := startDaemonIn(t, d.home, 1, "-m", "script:"+script, "--yolo", "--listen", "unix:"+d.sock)
+	if got := replayAfter(t, d2.sock, sid, dir, "END", 5*time.Second); !strings.Contains(got, "part-59 END") || strings.Contains(got, "interrupted") {
+		t.Fatalf("replay of a turn whose client left before the drain: %q; want the whole answer", got)
+	}
+}
