@@ -21,7 +21,9 @@ func errStopping() error {
 }
 
 // running is every agent session some connection of the hub holds whose
-// turn runs, each once (attached connections share one).
+// turn runs, each once (attached connections share one). As holders does,
+// it asks each session outside the connection's lock: a turn's events
+// take that lock on their way out.
 func (h *Hub) running() []*agent.Session {
 	h.mu.Lock()
 	servers := make([]*Server, 0, len(h.servers))
@@ -30,16 +32,22 @@ func (h *Hub) running() []*agent.Session {
 	}
 	h.mu.Unlock()
 	seen := map[*agent.Session]bool{}
-	var out []*agent.Session
+	var all []*agent.Session
 	for _, s := range servers {
 		s.mu.Lock()
 		for _, ss := range s.sessions {
-			if ss.Session != nil && !seen[ss.Session] && ss.Running() {
+			if ss.Session != nil && !seen[ss.Session] {
 				seen[ss.Session] = true
-				out = append(out, ss.Session)
+				all = append(all, ss.Session)
 			}
 		}
 		s.mu.Unlock()
+	}
+	var out []*agent.Session
+	for _, as := range all {
+		if as.Running() {
+			out = append(out, as)
+		}
 	}
 	return out
 }
