@@ -48,8 +48,10 @@ type conn struct {
 	inMu   sync.Mutex
 	in     *io.PipeWriter // HTTP and WebSocket: messages to the handler
 	inRead *io.PipeReader
-	// closeTransport ends the client side (a socket) when the conn closes.
+	// closeTransport ends the client side (a socket) when the conn closes;
+	// closeInput only its input (a unix socket's read side).
 	closeTransport func()
+	closeInput     func()
 
 	mu       sync.Mutex
 	main     *mailbox            // HTTP: the connection stream; otherwise all output
@@ -119,15 +121,13 @@ func (c *conn) start(r io.Reader) {
 // waits for its client to take the last answers.
 const drainTimeout = 5 * time.Second
 
-// end follows the handler's return. A unix client that only half-closed
-// (a piped handshake) still gets the answers the handler wrote before it
-// returned: the pump writes what is queued, then closes. Over HTTP and
-// WebSocket the handler returns only once the conn closed its input.
+// end follows the handler's return. A client still gets the answers the
+// handler wrote before it returned: a unix client that only half-closed (a
+// piped handshake), or any client of a daemon that is stopping
+// (endInput). The pump writes what is queued, then closes; at the latest
+// after drainTimeout. Over HTTP and WebSocket the handler returns
+// otherwise only once the conn closed its input.
 func (c *conn) end(why string) {
-	if c.kind != overUnix {
-		c.close(why)
-		return
-	}
 	c.mu.Lock()
 	c.ending = true
 	c.main.signal()
@@ -158,6 +158,37 @@ func (c *conn) close(why string) {
 	}
 	c.srv.forget(c)
 	c.log.Info("connection closed", "why", why)
+}
+
+// endInput ends what the handler reads, as a client that closes its
+// side would: it answers what it was sent, then returns (end). The
+// daemon's stop does this before it closes the connections.
+func (c *conn) endInput() {
+	if c.closeInput != nil {
+		c.closeInput()
+	}
+	if c.in != nil {
+		_ = c.in.Close()
+	}
+}
+
+// settled reports whether the connection is closed, or its handler has
+// returned and every answer it wrote was taken.
+func (c *conn) settled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return true
+	}
+	if !c.ending || len(c.main.q) > 0 {
+		return false
+	}
+	for _, m := range c.sessions {
+		if len(m.q) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *conn) isClosed() bool {

@@ -251,6 +251,7 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 		s.log.Info("stopped accepting; draining")
 		s.opts.Drain()
 	}
+	s.closeGently(closeGrace)
 	cancelConns()
 	for _, l := range lns {
 		_ = l.ln.Close()
@@ -263,6 +264,26 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 	}
 	s.wg.Wait()
 	return err
+}
+
+// closeGrace bounds how long a stopping daemon waits for its connections
+// to answer what they were sent and for their clients to take it.
+const closeGrace = 5 * time.Second
+
+// closeGently ends every connection's input, as its client closing would,
+// and waits until each has answered and its client taken the answers (a
+// turn that ended in the drain still answers its prompt), or until grace.
+func (s *Server) closeGently(grace time.Duration) {
+	all := s.all()
+	for _, c := range all {
+		c.endInput()
+	}
+	deadline := time.Now().Add(grace)
+	for _, c := range all {
+		for !c.settled() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
 
 // Draining says the daemon stopped accepting connections: it is stopping.
