@@ -148,6 +148,9 @@ func TestSIGTERMLetsTheRunningTurnFinishThenExits0(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the running turn never answered")
 	}
+	// The attached client's updates may still be on their way: another
+	// connection.
+	w.waitText(sid, "part-59 END")
 	for name, c := range map[string]*client{"socket client": a, "attached websocket client": w} {
 		if got := c.text(sid); !strings.Contains(got, "part-59 END") || strings.Contains(got, "interrupted") {
 			t.Errorf("%s saw %q; want the whole answer, not interrupted", name, got)
