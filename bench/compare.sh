@@ -70,9 +70,12 @@ CORVID_HOME=$serve_home CORVID_KEYRING=off "$bin" serve -m "script:$tmp/script.j
 serve_pid=$!
 trap 'kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do [[ -S $tmp/serve.sock ]] && break; sleep 0.05; done
-"$tmp/compare" -n "$rounds" -env CORVID_KEYRING=off -agent "relay=$bin acp --connect unix:$tmp/serve.sock" -agent "floor=$tmp/floor"
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/minrelay" ./bench/minrelay
+"$tmp/compare" -n "$rounds" -env CORVID_KEYRING=off -agent "relay=$bin acp --connect unix:$tmp/serve.sock" -agent "floor=$tmp/floor" \
+	-agent "minrelay=$tmp/minrelay $tmp/serve.sock"
 echo
-echo "Goal: spawn → initialize ≤ 1.5× the floor (the paired ratio)."
+echo "Goal: spawn → initialize ≤ 1.5× the floor (the paired ratio relay / floor). minrelay dials and copies"
+echo "with none of corvid's code: minrelay − floor is the daemon's round trip, relay − minrelay the binary's start."
 kill "$serve_pid" 2>/dev/null || true
 wait "$serve_pid" 2>/dev/null || true
 
