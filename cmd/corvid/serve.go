@@ -116,6 +116,10 @@ func (c *serveCmd) Run() error {
 		IdleTimeout:      c.HTTPIdleTimeout,
 		Drain:            life.drain,
 	})
+	// Signals are ours before a launcher can learn that we listen: an
+	// early SIGHUP would otherwise end the process (its default action).
+	ctx, stop := watchServeSignals(life)
+	defer stop()
 	lns, err := srv.Listen(addrs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid serve:", err)
@@ -138,8 +142,6 @@ func (c *serveCmd) Run() error {
 		}
 	}
 
-	ctx, stop := watchServeSignals(life)
-	defer stop()
 	err = srv.Serve(ctx, lns)
 	for _, l := range lns {
 		if l.Addr.Network == "unix" {
