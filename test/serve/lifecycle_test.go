@@ -368,3 +368,60 @@ func TestDrainWaitsForATurnWhoseClientLeft(t *testing.T) {
 		t.Fatalf("replay of a turn whose client left before the drain: %q; want the whole answer", got)
 	}
 }
+
+// TestSIGHUPInteractionTimeoutReachesNewConnections: after SIGHUP, an
+// out-of-band question (its client left) of a connection opened since
+// waits for the reloaded interaction_timeout, then is denied and the turn
+// goes on.
+func TestSIGHUPInteractionTimeoutReachesNewConnections(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := startDaemon(t, 1, "-m", "script:"+filepath.Join(root, "examples", "edit.json"), "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	cfg := filepath.Join(d.home, ".corvid", "config", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("interaction_timeout = \"300ms\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	d.waitLog(t, "SIGHUP: config reloaded", 1)
+	a := dial(t, d.sock)
+	initialize(a)
+	sid := newSession(a, dir)
+	a.send("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("write the notes")})
+	a.waitText(sid, "I will create notes.txt.")
+	time.Sleep(200 * time.Millisecond) // the question is on its way to A, which never answers
+	a.conn.Close()
+	// The default interaction_timeout is an hour: only the reloaded one
+	// lets the turn end within the test.
+	got := replayAfter(t, d.sock, sid, dir, "Done: notes.txt now exists.", 15*time.Second)
+	if !strings.Contains(got, "Done: notes.txt now exists.") {
+		t.Fatalf("the question after SIGHUP: %q; want it denied after 300ms and the turn to go on", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err == nil {
+		t.Fatal("notes.txt was written; the unanswered question should have been denied")
+	}
+}
+
+// TestSIGHUPAsSoonAsItListensKeepsTheDaemon: a launcher may signal the
+// daemon the moment it says where it listens; SIGHUP's default action
+// would end it, so its signals must be handled by then.
+func TestSIGHUPAsSoonAsItListensKeepsTheDaemon(t *testing.T) {
+	dir := t.TempDir()
+	script := writeScript(t, dir, slowScript())
+	for i := range 5 {
+		sock := filepath.Join(dir, fmt.Sprintf("s%d.sock", i))
+		d := startDaemon(t, 1, "-m", "script:"+script, "--listen", "unix:"+sock)
+		_ = d.cmd.Process.Signal(syscall.SIGHUP)
+		d.waitLog(t, "SIGHUP: config reloaded", 1)
+		select {
+		case <-d.done:
+			t.Fatalf("start %d: SIGHUP right after listening ended the daemon:\n%s", i, d.stderr())
+		default:
+		}
+	}
+}
