@@ -61,6 +61,25 @@ printf 'Goals: spawn → initialize ≤ 8 ms and ≤ 4× the floor; idle RSS ≤
 	"$(awk -v b="$(stat -c %s "$bin")" 'BEGIN {printf "%.1f", b/1e6}')"
 
 echo
+echo "## The relay to a daemon: corvid acp --connect unix:… (issue 30)"
+echo
+# A daemon already running on a socket, as an editor finds it; the relay
+# alone is spawned per round. The daemon's own answer is part of the time.
+serve_home=$tmp/serve-home
+CORVID_HOME=$serve_home CORVID_KEYRING=off "$bin" serve -m "script:$tmp/script.json" --listen "unix:$tmp/serve.sock" 2>"$tmp/serve.log" &
+serve_pid=$!
+trap 'kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+for _ in $(seq 100); do [[ -S $tmp/serve.sock ]] && break; sleep 0.05; done
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/minrelay" ./bench/minrelay
+"$tmp/compare" -n "$rounds" -env CORVID_KEYRING=off -agent "relay=$bin acp --connect unix:$tmp/serve.sock" -agent "floor=$tmp/floor" \
+	-agent "minrelay=$tmp/minrelay $tmp/serve.sock"
+echo
+echo "Goal: spawn → initialize ≤ 1.5× the floor (the paired ratio relay / floor). minrelay dials and copies"
+echo "with none of corvid's code: minrelay − floor is the daemon's round trip, relay − minrelay the binary's start."
+kill "$serve_pid" 2>/dev/null || true
+wait "$serve_pid" 2>/dev/null || true
+
+echo
 echo "## session/load of N stored one-character chunk rows"
 echo
 echo "merged: one answer, its N chunks merge into one replayed message; distinct: N chunks"

@@ -56,6 +56,10 @@ type acpCmd struct {
 	// line: kage never auto-approves and never asks for the client's fs or
 	// terminal, so those are this alias's defaults (kageDefaults).
 	kage bool
+	// userConfig, when set (serve), is the content of the user's
+	// config.toml as last read (servereload.go); nil: read the file each
+	// time (acp).
+	userConfig *userConfig
 }
 
 // kageDefaults fills in what a flag left unset with the defaults of the
@@ -146,7 +150,7 @@ func (c *acpCmd) wire(logger *slog.Logger) (*agent.Agent, acpserver.Options) {
 	// CORVID_* settings (unless pass_env lists them).
 	env := config.SnapshotEnv()
 	cwd, _ := os.Getwd()
-	file, err := config.Load(env, cwd)
+	file, err := c.loadConfig(env, cwd)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid:", err)
 		os.Exit(1)
@@ -426,7 +430,7 @@ func (c *acpCmd) permissions(file *config.File) (agent.Permissions, error) {
 // --agent profile, or dir's agent.leviath), with the launch flags on top.
 func (c *acpCmd) sessionConfig(env config.Env, logger *slog.Logger) func(dir string) (agent.SessionConfig, error) {
 	return func(dir string) (agent.SessionConfig, error) {
-		f, err := config.Load(env, dir)
+		f, err := c.loadConfig(env, dir)
 		if err != nil {
 			return agent.SessionConfig{}, err
 		}

@@ -25,7 +25,7 @@ func (c *acpCmd) switchProfile(env config.Env, file *config.File) func(name, cwd
 		if profile.IsPath(name) {
 			return agent.ProfileSwitch{}, fmt.Errorf("agent %q: session/set_agent takes a profile name, not a path", name)
 		}
-		f, err := config.Load(env, cwd)
+		f, err := c.loadConfig(env, cwd)
 		if err != nil {
 			f = file
 		}

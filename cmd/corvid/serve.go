@@ -9,9 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/acpserver"
@@ -33,7 +31,18 @@ type serveCmd struct {
 	MaxOutputStall   time.Duration `name:"max-output-stall" default:"60s" help:"How long a client may read none of its waiting output before its connection is closed."`
 	MaxBodyBytes     int64         `name:"max-body-bytes" default:"16777216" help:"Largest POST body or WebSocket frame, in bytes."`
 	HTTPIdleTimeout  time.Duration `name:"http-idle-timeout" default:"10m" help:"Close a Streamable HTTP connection whose client neither posts nor holds a stream for this long (it left without DELETE); its sessions go on."`
+	DrainTimeout     time.Duration `name:"drain-timeout" default:"30s" help:"On SIGTERM or SIGINT, how long running turns may go on before they are interrupted (stored as such); a second signal interrupts them at once."`
 }
+
+// The protocol connection's buffers under serve (acpserver.Options): its
+// writer hands frames to serve's queue, which never blocks, so a few dozen
+// slots keep it busy (16 cut BenchmarkServeStreamedTurn's rate, 64 did
+// not); input lines longer than the buffer are read in pieces. Both count
+// against BenchmarkServeIdleWebSockets' 64 KiB per connection.
+const (
+	connQueueFrames = 64
+	connReadBuffer  = 2 << 10
+)
 
 // exitUsage is the exit status of a refused launch line.
 const exitUsage = 2
@@ -49,7 +58,9 @@ func (c *serveCmd) Run() error {
 	if c.Multitask || c.Profile.Agent == "multitask" {
 		return fmt.Errorf("--multitask and --agent multitask cannot be used with serve: multitask is set per session")
 	}
-	env := config.OSEnv{}
+	// A copy: wire scrubs CORVID_* and the keys from the process
+	// environment, and SIGHUP still needs CORVID_HOME to find the config.
+	env := config.SnapshotEnv()
 	addrs, token, err := c.listenAddrs(env)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid serve:", err)
@@ -73,12 +84,28 @@ func (c *serveCmd) Run() error {
 		logger.Log(context.Background(), level, "processes that detach from corvid's commands can answer its out-of-band questions", "err", err)
 	}
 
+	// The daemon reads the user's config.toml now and on SIGHUP only
+	// (servereload.go).
+	content, err := readUserConfig(env)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corvid:", err)
+		os.Exit(1)
+	}
+	c.userConfig = &userConfig{content: content}
 	ag, opts := c.wire(logger)
 	opts.OnDisconnect = c.OnDisconnect
 	opts.Hub = acpserver.NewHub()
+	// Each connection's output queue is serve's (internal/serve): the
+	// protocol connection's own stays small, as thousands may be idle.
+	opts.ConnQueueFrames, opts.ConnReadBuffer = connQueueFrames, connReadBuffer
+	cwd, _ := os.Getwd()
+	rl := &reloader{c: c, env: env, cwd: cwd, log: logger}
+	rl.file, _ = c.loadConfig(env, cwd) // wire loaded it already
+	rl.opts.Store(&opts)
+	life := &lifecycle{log: logger, hub: opts.Hub, timeout: c.DrainTimeout, reload: rl.reload}
 	srv := serve.New(serve.Options{
 		Handler: func(ctx context.Context, r io.Reader, w io.Writer) error {
-			return acpserver.Serve(ctx, r, w, opts)
+			return acpserver.Serve(ctx, r, w, rl.connOptions())
 		},
 		Logger:           logger,
 		Token:            token,
@@ -87,7 +114,12 @@ func (c *serveCmd) Run() error {
 		MaxOutputStall:   c.MaxOutputStall,
 		MaxBodyBytes:     c.MaxBodyBytes,
 		IdleTimeout:      c.HTTPIdleTimeout,
+		Drain:            life.drain,
 	})
+	// Signals are ours before a launcher can learn that we listen: an
+	// early SIGHUP would otherwise end the process (its default action).
+	ctx, stop := watchServeSignals(life)
+	defer stop()
 	lns, err := srv.Listen(addrs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corvid serve:", err)
@@ -110,8 +142,6 @@ func (c *serveCmd) Run() error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	err = srv.Serve(ctx, lns)
 	opts.Hub.Close() // the daemon's control socket (corvid respond)
 	for _, l := range lns {

@@ -43,7 +43,21 @@ type Options struct {
 	// with NotifyIf whose keep says their own event was stored; responses
 	// still go.
 	BeforeWrite func() error
+	// QueueFrames is how many frames may wait for the writer (0:
+	// DefaultQueueFrames) and ReadBuffer the input buffer's size in bytes
+	// (0: DefaultReadBuffer; a longer line is read in pieces). Both are
+	// per connection: a transport that queues output itself and holds
+	// many idle connections (corvid serve) keeps them small.
+	QueueFrames int
+	ReadBuffer  int
 }
+
+// Defaults of Options.QueueFrames and Options.ReadBuffer: what one stdio
+// connection streaming at full speed wants.
+const (
+	DefaultQueueFrames = 4096
+	DefaultReadBuffer  = 64 << 10
+)
 
 // ErrClosed is returned when the connection is gone.
 var ErrClosed = errors.New("acp: connection closed")
@@ -73,6 +87,9 @@ type Conn struct {
 	runSlots chan struct{}
 	gone     chan struct{} // closed when the peer's stdin reached EOF or stdout broke
 	goneOnce sync.Once
+	goneMu   sync.Mutex
+	// afterGone run once gone closes (AfterGone), guarded by goneMu.
+	afterGone []func()
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
@@ -98,9 +115,15 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.QueueFrames <= 0 {
+		opts.QueueFrames = DefaultQueueFrames
+	}
+	if opts.ReadBuffer <= 0 {
+		opts.ReadBuffer = DefaultReadBuffer
+	}
 	c := &Conn{
 		r: r, w: w, h: h, opts: opts, log: opts.Logger,
-		out:        make(chan outFrame, 4096),
+		out:        make(chan outFrame, opts.QueueFrames),
 		writerDone: make(chan struct{}),
 		runSlots:   make(chan struct{}, maxRunBufs),
 		gone:       make(chan struct{}),
@@ -116,7 +139,34 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 // broke. Long-running work should stop then.
 func (c *Conn) Gone() <-chan struct{} { return c.gone }
 
-func (c *Conn) markGone() { c.goneOnce.Do(func() { close(c.gone) }) }
+func (c *Conn) markGone() {
+	c.goneOnce.Do(func() {
+		c.goneMu.Lock()
+		close(c.gone)
+		fs := c.afterGone
+		c.afterGone = nil
+		c.goneMu.Unlock()
+		for _, f := range fs {
+			go f()
+		}
+	})
+}
+
+// AfterGone runs f in a goroutine of its own once the peer is gone (when
+// Gone closes; at once if it has). Unlike a goroutine waiting on Gone, it
+// costs nothing while the connection lives: a daemon holds thousands.
+func (c *Conn) AfterGone(f func()) {
+	c.goneMu.Lock()
+	select {
+	case <-c.gone:
+		c.goneMu.Unlock()
+		go f()
+		return
+	default:
+	}
+	c.afterGone = append(c.afterGone, f)
+	c.goneMu.Unlock()
+}
 
 // wireMessage is any inbound or outbound JSON-RPC message.
 type wireMessage struct {

@@ -13,7 +13,7 @@ import (
 )
 
 func (c *Conn) readLoop(ctx context.Context) error {
-	br := bufio.NewReaderSize(c.r, 64<<10)
+	br := bufio.NewReaderSize(c.r, c.opts.ReadBuffer)
 	for {
 		line, tooLong, err := c.readLine(br)
 		if ctx.Err() != nil {

@@ -119,7 +119,7 @@ func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
 	defer c.writerEnded()
 	var batch bytes.Buffer
-	var frames []outFrame // the frames of batch, for dropping notifications
+	var frames []outFrame // the frames of one write, for dropping notifications
 	broken := false
 	stop := false
 	for !stop {
@@ -127,69 +127,81 @@ func (c *Conn) writeLoop() {
 		if !ok || f.b == nil {
 			break
 		}
-		batch.Reset()
-		batch.Write(f.b)
 		c.takenRun(f)
 		c.taken(f)
-		recycle(frames) // the last batch's, written or dropped by now
 		frames = append(frames[:0], f)
+		size := len(f.b)
 		// Take whatever else is queued, so one barrier and one write serve
 		// many frames.
 	drain:
-		for batch.Len() < maxBatchBytes {
+		for size < maxBatchBytes {
 			select {
 			case more := <-c.out:
 				if more.b == nil {
 					stop = true
 					break drain
 				}
-				batch.Write(more.b)
 				c.takenRun(more)
 				c.taken(more)
 				frames = append(frames, more)
+				size += len(more.b)
 			default:
 				break drain
 			}
 		}
-		if broken {
-			continue
+		if !broken {
+			broken = !c.writeFrames(&batch, frames)
 		}
-		if c.opts.BeforeWrite != nil {
-			if err := c.opts.BeforeWrite(); err != nil {
-				// Only notifications that answer for themselves (keep:
-				// their own event was stored) still go.
-				rebuild(&batch, frames, func(f outFrame) bool { return f.keep != nil && f.keep() })
-				c.log.Warn("notifications not sent: what they report could not be stored", "err", err)
-			} else if slices.ContainsFunc(frames, dropped) {
-				rebuild(&batch, frames, func(f outFrame) bool { return !dropped(f) })
-			}
-		}
-		if batch.Len() == 0 {
-			continue
-		}
-		if _, err := c.w.Write(batch.Bytes()); err != nil {
-			broken = true
-			c.log.Warn("output broken; the client is gone", "err", err)
-			c.markGone()
+		// Written or dropped: hold none of them while idle (a daemon
+		// keeps thousands of idle connections; serve.md).
+		recycle(frames)
+		clear(frames)
+	}
+}
+
+// writeFrames writes frames in one write, less the notifications that
+// must not go out (BeforeWrite), and reports whether the output still
+// works. A lone frame is written as it is; several are joined in batch.
+func (c *Conn) writeFrames(batch *bytes.Buffer, frames []outFrame) bool {
+	keep := func(outFrame) bool { return true }
+	if c.opts.BeforeWrite != nil {
+		if err := c.opts.BeforeWrite(); err != nil {
+			// Only notifications that answer for themselves (keep:
+			// their own event was stored) still go.
+			keep = func(f outFrame) bool { return !f.note || (f.keep != nil && f.keep()) }
+			c.log.Warn("notifications not sent: what they report could not be stored", "err", err)
+		} else if slices.ContainsFunc(frames, dropped) {
+			keep = func(f outFrame) bool { return !dropped(f) }
 		}
 	}
+	var out []byte
+	if len(frames) == 1 {
+		if keep(frames[0]) {
+			out = frames[0].b
+		}
+	} else {
+		batch.Reset()
+		for _, f := range frames {
+			if keep(f) {
+				batch.Write(f.b)
+			}
+		}
+		out = batch.Bytes()
+	}
+	if len(out) == 0 {
+		return true
+	}
+	if _, err := c.w.Write(out); err != nil {
+		c.log.Warn("output broken; the client is gone", "err", err)
+		c.markGone()
+		return false
+	}
+	return true
 }
 
 // dropped reports whether f is a notification whose keep, asked now,
 // says it must not go out.
 func dropped(f outFrame) bool { return f.note && f.keep != nil && !f.keep() }
-
-// rebuild rewrites batch with the frames that are not notifications
-// (responses and requests) and the notifications keepNote keeps.
-func rebuild(batch *bytes.Buffer, frames []outFrame, keepNote func(outFrame) bool) {
-	batch.Reset()
-	for _, f := range frames {
-		if f.note && !keepNote(f) {
-			continue
-		}
-		batch.Write(f.b)
-	}
-}
 
 // maxBatchBytes bounds how much output one write carries.
 const maxBatchBytes = 1 << 20

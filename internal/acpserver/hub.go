@@ -3,6 +3,7 @@ package acpserver
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/acp"
@@ -27,6 +28,7 @@ type Hub struct {
 	brk        *respond.Broker
 	brokerErr  error
 	settle     *time.Timer // a sessions_changed notification due (watch.go)
+	draining   atomic.Bool // the daemon stops: prompts are refused (hubstop.go)
 }
 
 // NewHub returns the hub for the connections of one process.

@@ -71,6 +71,11 @@ type Options struct {
 	// a session/cancel reaches the turn any connection runs, and
 	// session/list tells which sessions run (hub.go). nil on stdio.
 	Hub *Hub
+	// ConnQueueFrames and ConnReadBuffer size the protocol connection's
+	// own buffers (acp.Options; 0: its defaults). serve, which queues each
+	// connection's output itself and may hold thousands, keeps them small.
+	ConnQueueFrames int
+	ConnReadBuffer  int
 }
 
 // OnDisconnect policies.
@@ -141,16 +146,16 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*session{}, connID: agent.NewID("conn")}
-	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes, BeforeWrite: opts.Agent.Sync})
+	s.conn = acp.NewConn(r, w, s, acp.Options{Logger: opts.Logger, MaxLineBytes: opts.MaxLineBytes, BeforeWrite: opts.Agent.Sync,
+		QueueFrames: opts.ConnQueueFrames, ReadBuffer: opts.ConnReadBuffer})
 	if opts.Hub != nil {
 		opts.Hub.join(s)
 		defer opts.Hub.leave(s)
 	}
-	go func() {
-		<-s.conn.Gone()
+	s.conn.AfterGone(func() {
 		s.dropMembers()
 		s.detachAll(ctx)
-	}()
+	})
 	if opts.Interrupt != nil {
 		go func() {
 			for {

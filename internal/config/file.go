@@ -117,17 +117,35 @@ var ProjectConfigName = filepath.Join(".corvid", "config.toml")
 // Load reads the user config and the project config found from cwd upward,
 // and merges them. Missing files are not an error; a malformed one is.
 func Load(env Env, cwd string) (*File, error) {
+	userPath := UserConfigPath(env)
+	b, err := os.ReadFile(userPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return LoadWithUser(env, cwd, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return LoadWithUser(env, cwd, b)
+}
+
+// UserConfigPath is the user's config.toml.
+func UserConfigPath(env Env) string { return filepath.Join(ConfigDir(env), "config.toml") }
+
+// LoadWithUser is Load with the user config's content given (nil: there is
+// none) instead of read from UserConfigPath: a daemon keeps its last good
+// read of the file and reads it again only when told to (SIGHUP).
+func LoadWithUser(env Env, cwd string, userContent []byte) (*File, error) {
 	f := &File{InteractionTimeout: DefaultInteractionTimeout}
-	userPath := filepath.Join(ConfigDir(env), "config.toml")
-	user, err := readFile(userPath)
-	switch {
-	case err == nil:
+	userPath := UserConfigPath(env)
+	if userContent != nil {
+		user, err := parseFile(userContent, userPath)
+		if err != nil {
+			return nil, err
+		}
 		f.UserPath = userPath
 		if err := f.merge(user, true, ""); err != nil {
 			return nil, fmt.Errorf("%s: %w", userPath, err)
 		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, err
 	}
 
 	dir, projPath := findProject(cwd)
@@ -154,14 +172,6 @@ func Load(env Env, cwd string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", projPath, err)
 	}
 	return f, nil
-}
-
-func readFile(path string) (*File, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return parseFile(b, path)
 }
 
 func parseFile(b []byte, path string) (*File, error) {

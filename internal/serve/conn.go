@@ -48,8 +48,10 @@ type conn struct {
 	inMu   sync.Mutex
 	in     *io.PipeWriter // HTTP and WebSocket: messages to the handler
 	inRead *io.PipeReader
-	// closeTransport ends the client side (a socket) when the conn closes.
+	// closeTransport ends the client side (a socket) when the conn closes;
+	// closeInput only its input (a unix socket's read side).
 	closeTransport func()
+	closeInput     func()
 
 	mu       sync.Mutex
 	main     *mailbox            // HTTP: the connection stream; otherwise all output
@@ -97,12 +99,13 @@ func (s *Server) newConn(kind transport) *conn {
 	return c
 }
 
-// start runs the protocol handler on r and the stall watchdog. The
+// start runs the protocol handler on r (Server.sweep watches its
+// output for stalls). The
 // connection closes when the handler returns: after its input ended (a
 // unix client that half-closed still gets the answers to what it sent, as
 // on stdio) or the conn closed it.
 func (c *conn) start(r io.Reader) {
-	c.srv.wg.Add(2)
+	c.srv.wg.Add(1)
 	go func() {
 		defer c.srv.wg.Done()
 		c.log.Info("connection opened")
@@ -112,25 +115,19 @@ func (c *conn) start(r io.Reader) {
 		}
 		c.end("protocol handler ended")
 	}()
-	go func() {
-		defer c.srv.wg.Done()
-		c.watchStall()
-	}()
 }
 
 // drainTimeout bounds how long a unix connection whose handler returned
 // waits for its client to take the last answers.
 const drainTimeout = 5 * time.Second
 
-// end follows the handler's return. A unix client that only half-closed
-// (a piped handshake) still gets the answers the handler wrote before it
-// returned: the pump writes what is queued, then closes. Over HTTP and
-// WebSocket the handler returns only once the conn closed its input.
+// end follows the handler's return. A client still gets the answers the
+// handler wrote before it returned: a unix client that only half-closed (a
+// piped handshake), or any client of a daemon that is stopping
+// (endInput). The pump writes what is queued, then closes; at the latest
+// after drainTimeout. Over HTTP and WebSocket the handler returns
+// otherwise only once the conn closed its input.
 func (c *conn) end(why string) {
-	if c.kind != overUnix {
-		c.close(why)
-		return
-	}
 	c.mu.Lock()
 	c.ending = true
 	c.main.signal()
@@ -161,6 +158,37 @@ func (c *conn) close(why string) {
 	}
 	c.srv.forget(c)
 	c.log.Info("connection closed", "why", why)
+}
+
+// endInput ends what the handler reads, as a client that closes its
+// side would: it answers what it was sent, then returns (end). The
+// daemon's stop does this before it closes the connections.
+func (c *conn) endInput() {
+	if c.closeInput != nil {
+		c.closeInput()
+	}
+	if c.in != nil {
+		_ = c.in.Close()
+	}
+}
+
+// settled reports whether the connection is closed, or its handler has
+// returned and every answer it wrote was taken.
+func (c *conn) settled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return true
+	}
+	if !c.ending || len(c.main.q) > 0 {
+		return false
+	}
+	for _, m := range c.sessions {
+		if len(m.q) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *conn) isClosed() bool {
@@ -396,28 +424,34 @@ func (c *conn) next(ctx context.Context, mb *mailbox, keepAlive time.Duration) (
 	}
 }
 
-// watchStall closes the connection when a receiver holds a stream with
-// messages and takes none of them for MaxOutputStall, or when an HTTP
-// client went away without DELETE (IdleTimeout).
-func (c *conn) watchStall() {
-	limit, idle := c.srv.opts.MaxOutputStall, c.srv.opts.IdleTimeout
+// sweep closes, every period until ctx ends, each connection whose
+// receiver holds a stream with messages and takes none of them for
+// MaxOutputStall, or whose HTTP client went away without DELETE
+// (IdleTimeout). One sweeper serves every connection: an idle one costs no
+// goroutine or timer of its own.
+func (s *Server) sweep(ctx context.Context) {
+	limit, idle := s.opts.MaxOutputStall, s.opts.IdleTimeout
 	period := min(max(min(limit, idle)/4, 10*time.Millisecond), time.Second)
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if c.stalled(now, limit) {
-				c.close(fmt.Sprintf("client read none of its output for %s (--max-output-stall)", limit))
-				return
-			}
-			if c.idle(now, idle) {
-				c.close(fmt.Sprintf("client neither posted nor listened for %s (--http-idle-timeout)", idle))
-				return
+			for _, c := range s.all() {
+				c.check(now, limit, idle)
 			}
 		}
+	}
+}
+
+// check closes the connection if it stalled or sat idle past the limits.
+func (c *conn) check(now time.Time, limit, idle time.Duration) {
+	if c.stalled(now, limit) {
+		c.close(fmt.Sprintf("client read none of its output for %s (--max-output-stall)", limit))
+	} else if c.idle(now, idle) {
+		c.close(fmt.Sprintf("client neither posted nor listened for %s (--http-idle-timeout)", idle))
 	}
 }
 

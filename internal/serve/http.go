@@ -165,11 +165,20 @@ func (h *acpHandler) post(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
+// stopping answers a new connection while the daemon drains: 503.
+func stopping(w http.ResponseWriter) {
+	text(w, http.StatusServiceUnavailable, "The daemon is stopping")
+}
+
 // initialize opens a connection: the handler's answer is the POST's body,
 // with the new connection's id in Acp-Connection-Id.
 func (h *acpHandler) initialize(w http.ResponseWriter, r *http.Request, msg *message) {
 	if len(msg.env.ID) == 0 || string(msg.env.ID) == "null" {
 		text(w, http.StatusBadRequest, "Initialize request must include an ID")
+		return
+	}
+	if h.srv.Draining() {
+		stopping(w)
 		return
 	}
 	c := h.srv.newConn(overHTTP)

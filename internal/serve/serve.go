@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/dashboard"
@@ -67,14 +68,24 @@ type Options struct {
 	// neither posted nor held a stream for that long: it went away
 	// without DELETE (its sessions go on). 0: DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// Drain, when set, runs once Serve's ctx has ended and new connections
+	// are refused (socket listeners closed, HTTP answering 503 to a new
+	// one), before the open connections close: the daemon lets its running
+	// turns end there (cmd/corvid/servelife.go). Open connections keep
+	// being served while it runs, so their clients see those turns to the
+	// end.
+	Drain func()
 }
 
 // Server accepts connections and runs a Handler for each.
 type Server struct {
 	opts Options
 	log  *slog.Logger
-	ctx  context.Context
+	ctx  context.Context // the connections': it ends after the drain
 	wg   sync.WaitGroup
+	// draining is set once the daemon stops accepting: an initialize POST
+	// or a WebSocket upgrade gets 503.
+	draining atomic.Bool
 
 	mu    sync.Mutex
 	conns map[string]*conn
@@ -194,12 +205,19 @@ func listenTCP(a Addr) (*Listener, error) {
 	return &Listener{Addr: a, ln: ln, URL: "http://" + ln.Addr().String() + "/acp"}, nil
 }
 
-// Serve accepts connections on every listener until ctx ends, then closes
-// the connections and waits for their handlers to return.
+// Serve accepts connections on every listener until ctx ends. Then it
+// stops accepting new connections, runs Options.Drain while the open ones
+// are still served, closes them and the listeners, and waits for their
+// handlers to return.
 func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s.ctx = ctx
+	connCtx, cancelConns := context.WithCancel(context.Background())
+	defer cancelConns()
+	s.ctx = connCtx
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.sweep(connCtx)
+	}()
 	errc := make(chan error, len(lns))
 	var https []*http.Server
 	for _, l := range lns {
@@ -219,7 +237,23 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 			err = nil
 		}
 	}
-	cancel()
+	// Stop accepting connections. A socket's connection is an ACP
+	// connection: its listener closes. Over HTTP, the clients of the
+	// connections already open must still post (a cancel, a question's
+	// answer) and may need a new TCP socket for it: the listener stays
+	// open, and only a new ACP connection gets 503 (Draining).
+	s.draining.Store(true)
+	for _, l := range lns {
+		if l.Addr.Network == "unix" {
+			_ = l.ln.Close()
+		}
+	}
+	if s.opts.Drain != nil && err == nil {
+		s.log.Info("stopped accepting; draining")
+		s.opts.Drain()
+	}
+	s.closeGently(closeGrace)
+	cancelConns()
 	for _, l := range lns {
 		_ = l.ln.Close()
 	}
@@ -232,6 +266,29 @@ func (s *Server) Serve(ctx context.Context, lns []*Listener) error {
 	s.wg.Wait()
 	return err
 }
+
+// closeGrace bounds how long a stopping daemon waits for its connections
+// to answer what they were sent and for their clients to take it.
+const closeGrace = 5 * time.Second
+
+// closeGently ends every connection's input, as its client closing would,
+// and waits until each has answered and its client taken the answers (a
+// turn that ended in the drain still answers its prompt), or until grace.
+func (s *Server) closeGently(grace time.Duration) {
+	all := s.all()
+	for _, c := range all {
+		c.endInput()
+	}
+	deadline := time.Now().Add(grace)
+	for _, c := range all {
+		for !c.settled() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// Draining says the daemon stopped accepting connections: it is stopping.
+func (s *Server) Draining() bool { return s.draining.Load() }
 
 func (s *Server) httpServer(l *Listener) *http.Server {
 	mux := http.NewServeMux()

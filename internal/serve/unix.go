@@ -59,6 +59,7 @@ func (s *Server) acceptUnix(ctx context.Context, l *Listener) error {
 		}
 		c := s.newConn(overUnix)
 		c.closeTransport = func() { _ = nc.Close() }
+		c.closeInput = func() { _ = nc.CloseRead() }
 		s.register(c)
 		mb, _ := c.acquire("")
 		s.wg.Add(1)

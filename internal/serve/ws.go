@@ -20,6 +20,10 @@ var (
 // carries JSON-RPC in text frames both ways. The first frame must be
 // initialize; the connection is registered once it is answered.
 func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	if s.Draining() {
+		stopping(w)
+		return
+	}
 	c := s.newConn(overWS)
 	w.Header().Set(headerConnectionID, c.id)
 	// The Origin was checked already, and more strictly than Accept would
@@ -38,7 +42,14 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		defer s.wg.Done()
 		c.pump(mb, func(msg []byte) error { return ws.Write(c.ctx, websocket.MessageText, msg) })
 	}()
-	c.readFrames(ws)
+	// The socket is hijacked: the request's goroutine, whose stack grew
+	// while it parsed the request and the handshake, may end; a fresh one
+	// with a small stack reads the frames (an idle connection costs less).
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		c.readFrames(ws)
+	}()
 }
 
 // readFrames reads the client's frames until the socket or the conn ends.

@@ -49,7 +49,6 @@ var skipped = map[string]string{
 	"docs/serve.md|corvid serve": "starts the daemon, which runs until it is stopped (test/serve drives it)",
 	"docs/serve.md|corvid acp --connect auto -m anthropic:claude-sonnet-4-6":        "needs an Anthropic key, and starts a daemon that outlives the block",
 	"docs/serve.md|head -c 32 /dev/urandom | base64 > ~/.config/corvid/serve.token": "starts the daemon, which runs until it is stopped",
-	"docs/serve.md|T=$(mktemp -d); CGO_ENABLED=0 go build -trimpath":                "benchmarks: run by hand (bench/)",
 	"docs/tui.md|corvid":                                             "opens the terminal UI, which needs a terminal (test/tui drives it in tmux)",
 	"docs/tui.md|go test ./internal/tui/":                            "runs other packages' tests, which `go test ./...` runs anyway",
 	"docs/status.md|go build -race -o /tmp/corvid-race ./cmd/corvid": "the race-detector run of the e2e suites: many minutes of CPU",

@@ -92,6 +92,10 @@ func startDaemonIn(t *testing.T, home string, want int, args ...string) *daemon 
 		close(d.done)
 	}()
 	t.Cleanup(func() {
+		// Twice: the first drains (running turns may go on for
+		// --drain-timeout), the second interrupts them at once.
+		_ = d.cmd.Process.Signal(os.Interrupt)
+		time.Sleep(20 * time.Millisecond)
 		_ = d.cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-d.done:
@@ -171,20 +175,26 @@ func dial(t *testing.T, sock string) *client {
 			if json.Unmarshal(sc.Bytes(), &m) != nil {
 				continue
 			}
-			c.mu.Lock()
-			if id, ok := m["id"].(float64); ok && m["method"] == nil {
-				if ch := c.wait[int(id)]; ch != nil {
-					ch <- m
-				}
-			} else if m["id"] == nil {
-				c.note = append(c.note, m)
-			} else {
-				c.reqs = append(c.reqs, m)
-			}
-			c.mu.Unlock()
+			c.take(m)
 		}
 	}()
 	return c
+}
+
+// take files one message from the agent: an answer, a notification or a
+// request.
+func (c *client) take(m map[string]any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if id, ok := m["id"].(float64); ok && m["method"] == nil {
+		if ch := c.wait[int(id)]; ch != nil {
+			ch <- m
+		}
+	} else if m["id"] == nil {
+		c.note = append(c.note, m)
+	} else {
+		c.reqs = append(c.reqs, m)
+	}
 }
 
 // call sends a request and waits for its answer's result.
