@@ -61,18 +61,28 @@ func (a *Agent) ListState(ctx context.Context, id string, updatedAt time.Time) (
 	return ls, nil
 }
 
-// listRow is the part of a stored event a ListState reads.
+// listRow is the part of a stored event a ListState reads: the fields it
+// leaves out (a tool call's content and output, a message's text) are
+// skipped by the decoder, not built.
 type listRow struct {
-	MessageID string         `json:"messageId"`
-	Content   *Block         `json:"content"`
-	ToolCall  *ToolCall      `json:"toolCall"`
-	Usage     *Usage         `json:"usage"`
-	Meta      map[string]any `json:"meta"`
+	MessageID string `json:"messageId"`
+	Content   *struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	ToolCall *struct {
+		ID     string     `json:"id"`
+		Status ToolStatus `json:"status"`
+	} `json:"toolCall"`
+	Usage *struct {
+		CostUSD *float64 `json:"costUsd"`
+	} `json:"usage"`
+	Meta map[string]any `json:"meta"`
 }
 
-// scanListState reads the log once, decoding only prompts, tool call
-// states, usage readings and the rows that may hold the drain's note; a
-// context record's role is found without decoding it.
+// scanListState reads the end of the log, from its last prompt and its
+// last usage reading, decoding only prompts, tool call states, usage
+// readings and the rows that may hold the drain's note; a context
+// record's role is found without decoding it.
 func scanListState(ctx context.Context, st *store.Store, id string) (ListState, error) {
 	var (
 		ls       ListState
@@ -83,7 +93,10 @@ func scanListState(ctx context.Context, st *store.Store, id string) (ListState, 
 		noted    bool   // the drain's note was stored in the turn
 		tools    = map[string]ToolStatus{}
 	)
-	err := st.ScanEvents(ctx, id, func(r store.Event) error {
+	// From the last prompt and the last usage reading on: what came
+	// before tells nothing of the last turn or the cost so far.
+	tail := []string{string(EventUserChunk), string(EventUsage)}
+	err := st.ScanEventsTail(ctx, id, tail, func(r store.Event) error {
 		switch r.Kind {
 		case recordContext:
 			owed = roleAt(r.Payload, bytes.Index) == "user"

@@ -176,13 +176,15 @@ func TestAgentListStateCachesUntilTheSessionChanges(t *testing.T) {
 }
 
 // BenchmarkListSessions100 lists 100 stored sessions of 20 turns each
-// (two pages):
+// (two pages), and cold-long of 200 turns each:
 // rows is what session/list read before ListState (the rows alone), cold
 // reads every session's state from its log, cached what a list repeated
 // with nothing changed costs.
 func BenchmarkListSessions100(b *testing.B) {
 	path := b.TempDir() + "/s.db"
 	listStore(b, path, 100, 20)
+	long := b.TempDir() + "/long.db"
+	listStore(b, long, 100, 200)
 	run := func(b *testing.B, state, fresh bool) {
 		a := New(Config{StorePath: path})
 		defer a.Close()
@@ -221,4 +223,6 @@ func BenchmarkListSessions100(b *testing.B) {
 	b.Run("rows", func(b *testing.B) { run(b, false, false) })
 	b.Run("cold", func(b *testing.B) { run(b, true, true) })
 	b.Run("cached", func(b *testing.B) { run(b, true, false) })
+	path = long // 200 turns (about 1,000 rows) each
+	b.Run("cold-long", func(b *testing.B) { run(b, true, true) })
 }
