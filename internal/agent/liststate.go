@@ -76,7 +76,23 @@ type listRow struct {
 	Usage *struct {
 		CostUSD *float64 `json:"costUsd"`
 	} `json:"usage"`
-	Meta map[string]any `json:"meta"`
+	// A detached worker's event: its member tag says background (typed
+	// rows), or, in rows of releases before them, its _meta's
+	// corvid.dev/subagent does.
+	Member *struct {
+		Background bool `json:"background"`
+	} `json:"member"`
+	Meta *struct {
+		Subagent *struct {
+			Background bool `json:"background"`
+		} `json:"corvid.dev/subagent"`
+	} `json:"meta"`
+}
+
+// fromWorker reports whether the row is a detached worker's, which belongs
+// to no turn.
+func (r *listRow) fromWorker() bool {
+	return (r.Member != nil && r.Member.Background) || (r.Meta != nil && r.Meta.Subagent != nil && r.Meta.Subagent.Background)
 }
 
 // scanListState reads the end of the log, from its last prompt and its
@@ -131,7 +147,7 @@ func scanListState(ctx context.Context, st *store.Store, id string) (ListState, 
 				noted = true
 			}
 		case EventToolCall, EventToolCallState:
-			if row.ToolCall == nil || IsWorkerEvent(row.Meta) {
+			if row.ToolCall == nil || row.fromWorker() {
 				return nil // a detached worker's calls belong to no turn
 			}
 			s, seen := tools[row.ToolCall.ID]

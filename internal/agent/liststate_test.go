@@ -14,11 +14,20 @@ import (
 
 func usd(v float64) *float64 { return &v }
 
+// rawRow is a stored row given as its kind and JSON payload.
+type rawRow struct{ kind, payload string }
+
 // appendRows stores items (as rowsOf encodes them, plus turn_error rows
-// given as turnErrorRecord) in session id.
+// given as turnErrorRecord and rawRows as they are) in session id.
 func appendRows(t testing.TB, st *store.Store, id string, items ...any) {
 	t.Helper()
 	for _, it := range items {
+		if r, ok := it.(rawRow); ok {
+			if err := st.Append(id, r.kind, []byte(r.payload)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		if te, ok := it.(turnErrorRecord); ok {
 			b, _ := json.Marshal(te)
 			if err := st.Append(id, recordTurnError, b); err != nil {
@@ -51,7 +60,10 @@ func TestListStateSaysWhetherTheLastTurnEndedAndTheCost(t *testing.T) {
 	user := llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("go")}}
 	toolUse := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartToolUse, ToolUseID: "c1", ToolName: "shell",
 		Input: json.RawMessage(`{"role":"user"}`)}}}
-	worker := map[string]any{SubagentMeta: map[string]any{"background": true}}
+	// A detached worker's running call, as rows of this release and of
+	// the typed rows (schema 3) tag it.
+	workerMeta := rawRow{string(EventToolCall), `{"kind":"tool_call","toolCall":{"id":"w1","status":"in_progress"},"meta":{"corvid.dev/subagent":{"id":"w","background":true}}}`}
+	workerTag := rawRow{string(EventToolCall), `{"kind":"tool_call","toolCall":{"id":"w2","status":"in_progress"},"member":{"id":"w","name":"w","parentToolCallId":"c0","depth":1,"background":true}}`}
 	cases := []struct {
 		name        string
 		rows        []any
@@ -83,8 +95,9 @@ func TestListStateSaysWhetherTheLastTurnEndedAndTheCost(t *testing.T) {
 			finishedTurn(3, 0.75)...), false, usd(0.75)},
 		{"a turn that failed", append(finishedTurn(1, 0.25), chunk(EventUserChunk, "u2", "again"), user,
 			turnErrorRecord{Message: "the model failed"}), false, usd(0.25)},
-		{"a worker still running after the turn", append(finishedTurn(1, 0.25),
-			Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: "w1", Status: ToolInProgress}, Meta: worker}), false, usd(0.25)},
+		{"a worker still running after the turn", append(finishedTurn(1, 0.25), workerMeta, workerTag), false, usd(0.25)},
+		{"a turn's own call still running", append(finishedTurn(1, 0.25),
+			rawRow{string(EventToolCall), `{"kind":"tool_call","toolCall":{"id":"w3","status":"in_progress"},"member":{"id":"m","name":"m","parentToolCallId":"c0","depth":1}}`}), true, usd(0.25)},
 		{"a refused prompt, reset away", append(finishedTurn(1, 0.25), chunk(EventUserChunk, "u2", "bad"), user,
 			[]llm.Message{user, {Role: llm.RoleAssistant, Parts: []llm.Part{llm.Text("answer")}}}), false, usd(0.25)},
 	}
