@@ -115,6 +115,7 @@ func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest)
 		}
 		if s.opts.Hub != nil {
 			info.Meta = s.opts.Hub.listMeta(si)
+			s.addStoredState(ctx, si, info.Meta)
 		}
 		resp.Sessions = append(resp.Sessions, info)
 		if req.Meta[metaListMembers] == true {

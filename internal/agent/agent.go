@@ -115,6 +115,10 @@ type Agent struct {
 	// int64) for this process, so session/load and session/resume keep
 	// it; a new process starts at the model's default window.
 	windows sync.Map
+
+	// listStates caches each stored session's ListState (session id →
+	// listStateEntry) for session/list (liststate.go).
+	listStates sync.Map
 }
 
 // New returns an agent.

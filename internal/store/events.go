@@ -702,7 +702,7 @@ func (s *Store) Events(ctx context.Context, sessionID string) ([]Event, error) {
 // is. An unknown session yields [ErrNotFound]. The walk reads one snapshot:
 // events appended meanwhile are not seen.
 func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) error) error {
-	return s.walk(ctx, sessionID, true, fn)
+	return s.walk(ctx, sessionID, true, nil, fn)
 }
 
 // ScanEvents is [Store.EachEvent] for a reader that decodes each event
@@ -710,11 +710,12 @@ func (s *Store) EachEvent(ctx context.Context, sessionID string, fn func(Event) 
 // returns (its bytes are reused for the next events), which spares an
 // allocation and a copy per row. Time is not read (zero).
 func (s *Store) ScanEvents(ctx context.Context, sessionID string, fn func(Event) error) error {
-	return s.walk(ctx, sessionID, false, fn)
+	return s.walk(ctx, sessionID, false, nil, fn)
 }
 
-// walk is EachEvent (fresh payloads) and ScanEvents (reused ones).
-func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, fn func(Event) error) error {
+// walk is EachEvent (fresh payloads) and ScanEvents (reused ones); with
+// tail, ScanEventsTail (tail.go).
+func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, tail []string, fn func(Event) error) error {
 	if err := s.flushSession(ctx, sessionID); err != nil {
 		return fmt.Errorf("events of session %s: %w", sessionID, err)
 	}
@@ -751,11 +752,17 @@ func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, fn func(
 		if err != nil {
 			return err
 		}
-		q := `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? ORDER BY seq`
-		if !fresh {
-			q = `SELECT seq, kind, payload FROM events WHERE session_pk = ? ORDER BY seq` // each column costs
+		var from int64
+		if tail != nil {
+			if from, err = tailStart(ctx, tx, pk, kinds, tail); err != nil {
+				return err
+			}
 		}
-		rows, err := tx.QueryContext(ctx, q, pk)
+		q := `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? AND seq >= ? ORDER BY seq`
+		if !fresh {
+			q = `SELECT seq, kind, payload FROM events WHERE session_pk = ? AND seq >= ? ORDER BY seq` // each column costs
+		}
+		rows, err := tx.QueryContext(ctx, q, pk, from)
 		if err != nil {
 			return err
 		}

@@ -27,7 +27,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		t.Skip("node is not installed")
 	}
-	cmd := exec.Command(node, "--test", "--test-concurrency=1", "--test-timeout=120000", "dashboard.test.mjs", "live.test.mjs")
+	cmd := exec.Command(node, "--test", "--test-concurrency=1", "--test-timeout=120000", "dashboard.test.mjs", "live.test.mjs", "stored.test.mjs")
 	cmd.Env = append(os.Environ(), "CORVID_BIN="+testkit.BuildCorvid(t))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("node --test dashboard.test.mjs: %v\n%s", err, out)

@@ -40,17 +40,20 @@ export function tempDir(t) {
 // startDaemon runs `corvid serve` on a loopback port with script and
 // resolves with {base, login, project}: the page's URL, the login link
 // (with a token) and a project directory to open sessions in.
-export async function startDaemon(t, script, { yolo = true, token = "", extra = [] } = {}) {
-  const home = tempDir(t);
+// home reuses a home (and its store) of an earlier daemon; model and env
+// run it on another model (e.g. a fake provider's) instead of script.
+export async function startDaemon(t, script, { yolo = true, token = "", extra = [], home = "", model = "", env: more = {} } = {}) {
+  home = home || tempDir(t);
   const project = join(home, "project");
-  mkdirSync(project);
+  mkdirSync(project, { recursive: true });
   const file = join(home, "script.json");
   writeFileSync(file, JSON.stringify(script));
   const env = { ...process.env, HOME: home, CORVID_HOME: join(home, ".corvid"), CORVID_KEYRING: "off" };
   for (const k of Object.keys(env)) {
     if (k.startsWith("XDG_") || k.endsWith("_API_KEY") || k.endsWith("_BASE_URL")) delete env[k];
   }
-  const args = ["serve", "-m", `script:${file}`, "--listen", "127.0.0.1:0"];
+  Object.assign(env, more);
+  const args = ["serve", "-m", model || `script:${file}`, "--listen", "127.0.0.1:0"];
   if (yolo) args.push("--yolo");
   args.push(...extra);
   if (token) {
@@ -63,7 +66,7 @@ export async function startDaemon(t, script, { yolo = true, token = "", extra = 
   process.once("exit", killOnExit);
   t.after(async () => {
     process.off("exit", killOnExit);
-    if (child.exitCode === null) {
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
     }
@@ -81,7 +84,7 @@ export async function startDaemon(t, script, { yolo = true, token = "", extra = 
     child.once("exit", (code) => reject(new Error(`corvid serve exited ${code}:\n${stderr}`)));
   });
   const base = new URL("/", link).href;
-  return { base, login: link, project, stderr: () => stderr };
+  return { base, login: link, project, home, child, stderr: () => stderr };
 }
 
 // openPage opens a tab that records dialogs, console errors, requests to

@@ -23,5 +23,5 @@ echo "== npm ci (test/dashboard)"
 (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 
 echo "== node --test (Chromium, puppeteer-core)"
-(cd "$here" && node --test --test-concurrency=1 --test-timeout=120000 dashboard.test.mjs live.test.mjs)
+(cd "$here" && node --test --test-concurrency=1 --test-timeout=120000 dashboard.test.mjs live.test.mjs stored.test.mjs)
 echo "== test/dashboard: ok"
