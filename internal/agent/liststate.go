@@ -100,77 +100,88 @@ func (r *listRow) fromWorker() bool {
 // readings and the rows that may hold the drain's note; a context
 // record's role is found without decoding it.
 func scanListState(ctx context.Context, st *store.Store, id string) (ListState, error) {
-	var (
-		ls       ListState
-		turn     bool   // a prompted turn was seen
-		lastUser string // its prompt's message id
-		owed     bool   // the last context record is the user's: the model owes an answer
-		ended    bool   // a turn_error closed the turn
-		noted    bool   // the drain's note was stored in the turn
-		tools    = map[string]ToolStatus{}
-	)
+	sc := listScan{tools: map[string]ToolStatus{}}
 	// From the last prompt and the last usage reading on: what came
 	// before tells nothing of the last turn or the cost so far.
 	tail := []string{string(EventUserChunk), string(EventUsage)}
-	err := st.ScanEventsTail(ctx, id, tail, func(r store.Event) error {
-		switch r.Kind {
-		case recordContext:
-			owed = roleAt(r.Payload, bytes.Index) == "user"
-			return nil
-		case recordContextReset:
-			owed = roleAt(r.Payload, bytes.LastIndex) == "user"
-			return nil
-		case recordTurnError:
-			ended = true
-			return nil
-		case string(EventUserChunk), string(EventToolCall), string(EventToolCallState), string(EventUsage):
-		case string(EventMessageChunk):
-			if !bytes.Contains(r.Payload, []byte(InterruptedTurnNote)) {
-				return nil
-			}
-		default:
-			return nil
-		}
-		var row listRow
-		if json.Unmarshal(r.Payload, &row) != nil {
-			return nil
-		}
-		switch EventKind(r.Kind) {
-		case EventUserChunk:
-			if row.MessageID != lastUser {
-				lastUser, turn = row.MessageID, true
-				owed, ended, noted = false, false, false
-				clear(tools)
-			}
-		case EventMessageChunk:
-			if row.Content != nil && strings.HasPrefix(strings.TrimSpace(row.Content.Text), InterruptedTurnNote) {
-				noted = true
-			}
-		case EventToolCall, EventToolCallState:
-			if row.ToolCall == nil || row.fromWorker() {
-				return nil // a detached worker's calls belong to no turn
-			}
-			s, seen := tools[row.ToolCall.ID]
-			if row.ToolCall.Status != "" || !seen {
-				s = row.ToolCall.Status
-			}
-			tools[row.ToolCall.ID] = s
-		case EventUsage:
-			if row.Usage != nil && row.Usage.CostUSD != nil {
-				ls.CostUSD = row.Usage.CostUSD
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := st.ScanEventsTail(ctx, id, tail, sc.take); err != nil {
 		return ListState{}, err
 	}
 	unfinished := false
-	for _, s := range tools {
+	for _, s := range sc.tools {
 		unfinished = unfinished || (s != ToolCompleted && s != ToolFailed)
 	}
-	ls.Interrupted = turn && !ended && (owed || unfinished || noted)
-	return ls, nil
+	sc.ls.Interrupted = sc.turn && !sc.ended && (sc.owed || unfinished || sc.noted)
+	return sc.ls, nil
+}
+
+// listScan is what scanListState has read of a log's end so far.
+type listScan struct {
+	ls       ListState
+	turn     bool   // a prompted turn was seen
+	lastUser string // its prompt's message id
+	owed     bool   // the last context record is the user's: the model owes an answer
+	ended    bool   // a turn_error closed the turn
+	noted    bool   // the drain's note was stored in the turn
+	tools    map[string]ToolStatus
+}
+
+// take reads one row: the records by their kind alone, the events it
+// needs decoded.
+func (sc *listScan) take(r store.Event) error {
+	switch r.Kind {
+	case recordContext:
+		sc.owed = roleAt(r.Payload, bytes.Index) == "user"
+		return nil
+	case recordContextReset:
+		sc.owed = roleAt(r.Payload, bytes.LastIndex) == "user"
+		return nil
+	case recordTurnError:
+		sc.ended = true
+		return nil
+	case string(EventUserChunk), string(EventToolCall), string(EventToolCallState), string(EventUsage):
+	case string(EventMessageChunk):
+		if !bytes.Contains(r.Payload, []byte(InterruptedTurnNote)) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	var row listRow
+	if json.Unmarshal(r.Payload, &row) != nil {
+		return nil
+	}
+	sc.event(EventKind(r.Kind), &row)
+	return nil
+}
+
+// event reads one decoded event row.
+func (sc *listScan) event(kind EventKind, row *listRow) {
+	switch kind {
+	case EventUserChunk:
+		if row.MessageID != sc.lastUser {
+			sc.lastUser, sc.turn = row.MessageID, true
+			sc.owed, sc.ended, sc.noted = false, false, false
+			clear(sc.tools)
+		}
+	case EventMessageChunk:
+		if row.Content != nil && strings.HasPrefix(strings.TrimSpace(row.Content.Text), InterruptedTurnNote) {
+			sc.noted = true
+		}
+	case EventToolCall, EventToolCallState:
+		if row.ToolCall == nil || row.fromWorker() {
+			return // a detached worker's calls belong to no turn
+		}
+		s, seen := sc.tools[row.ToolCall.ID]
+		if row.ToolCall.Status != "" || !seen {
+			s = row.ToolCall.Status
+		}
+		sc.tools[row.ToolCall.ID] = s
+	case EventUsage:
+		if row.Usage != nil && row.Usage.CostUSD != nil {
+			sc.ls.CostUSD = row.Usage.CostUSD
+		}
+	}
 }
 
 // roleAt is the role of a context record's message, found without

@@ -72,9 +72,28 @@ func Key(s string) (string, error) {
 	if s == "+" || strings.HasSuffix(s, "++") {
 		parts = append(parts[:len(parts)-2], "+") // the plus key itself
 	}
-	base := parts[len(parts)-1]
+	has, err := readModifiers(parts[:len(parts)-1])
+	if err != nil {
+		return "", err
+	}
+	base, err := readBase(strings.TrimSpace(parts[len(parts)-1]), has)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, m := range modifiers {
+		if has[m] {
+			b.WriteString(m + "+")
+		}
+	}
+	b.WriteString(base)
+	return b.String(), nil
+}
+
+// readModifiers reads the modifiers before a key, each once.
+func readModifiers(parts []string) (map[string]bool, error) {
 	has := map[string]bool{}
-	for _, p := range parts[:len(parts)-1] {
+	for _, p := range parts {
 		p = strings.TrimSpace(p)
 		switch p {
 		case "control":
@@ -89,17 +108,21 @@ func Key(s string) (string, error) {
 			known = known || p == m
 		}
 		if !known {
-			return "", fmt.Errorf("unknown modifier %q (use %s)", p, strings.Join(modifiers, ", "))
+			return nil, fmt.Errorf("unknown modifier %q (use %s)", p, strings.Join(modifiers, ", "))
 		}
 		if has[p] {
-			return "", fmt.Errorf("%s twice", p)
+			return nil, fmt.Errorf("%s twice", p)
 		}
 		has[p] = true
 	}
-	base = strings.TrimSpace(base)
+	return has, nil
+}
+
+// readBase reads the key after the modifiers in has.
+func readBase(base string, has map[string]bool) (string, error) {
 	switch name := namedKey(base); {
 	case name != "":
-		base = name
+		return name, nil
 	case len(base) > 1 && base[0] == 'f' && isNumber(base[1:]):
 		if n := atoi(base[1:]); n < 1 || n > 63 {
 			return "", fmt.Errorf("no function key %s", base)
@@ -113,14 +136,7 @@ func Key(s string) (string, error) {
 	default:
 		return "", fmt.Errorf("unknown key %q", base)
 	}
-	var b strings.Builder
-	for _, m := range modifiers {
-		if has[m] {
-			b.WriteString(m + "+")
-		}
-	}
-	b.WriteString(base)
-	return b.String(), nil
+	return base, nil
 }
 
 func isNumber(s string) bool {
