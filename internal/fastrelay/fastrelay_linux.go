@@ -1,6 +1,9 @@
 package fastrelay
 
-import "syscall"
+import (
+	"syscall"
+	"unsafe"
+)
 
 func init() {
 	args, ok := cmdline()
@@ -19,16 +22,28 @@ func init() {
 		syscall.Close(fd)
 		return // relay.go says why, or starts the daemon (auto)
 	}
-	go func() {
-		_ = copyFD(fd, 0)
-		_ = syscall.Shutdown(fd, syscall.SHUT_WR)
-	}()
+	// The editor's first request and the daemon's first answer pass on
+	// this thread; the second, which waits on stdin, starts after them.
+	stdinEnded, err := firstAnswer(fd)
+	if err != nil {
+		fail(err)
+	}
+	if !stdinEnded {
+		go func() {
+			_ = copyFD(fd, 0)
+			_ = syscall.Shutdown(fd, syscall.SHUT_WR)
+		}()
+	}
 	if err := copyFD(1, fd); err != nil {
-		msg := "corvid acp --connect: " + err.Error() + "\n"
-		_, _ = syscall.Write(2, []byte(msg))
-		syscall.Exit(1)
+		fail(err)
 	}
 	syscall.Exit(0)
+}
+
+// fail ends the relay as relay.go does when a copy fails.
+func fail(err error) {
+	_, _ = syscall.Write(2, []byte("corvid acp --connect: "+err.Error()+"\n"))
+	syscall.Exit(1)
 }
 
 // cmdline is the process's arguments, program name first.
@@ -97,15 +112,77 @@ func copyFD(dst, src int) error {
 		if n == 0 {
 			return nil
 		}
-		for p := buf[:n]; len(p) > 0; {
-			m, err := syscall.Write(dst, p)
+		if err := writeAll(dst, buf[:n]); err != nil {
+			return err
+		}
+	}
+}
+
+// firstAnswer copies both ways on this one thread, waiting in select(2),
+// until the daemon has sent its first bytes, and writes at most 4 KiB of
+// them: a write that fits an empty pipe never blocks. Until the daemon has
+// sent something it waits on nothing of ours, so the blocking writes to
+// it cannot deadlock. It reports whether stdin ended (the socket is then
+// half-closed). A socket numbered past select's limit skips it.
+func firstAnswer(sock int) (stdinEnded bool, err error) {
+	var set syscall.FdSet
+	fdBits := 8 * int(unsafe.Sizeof(set.Bits[0]))
+	if sock >= fdBits*len(set.Bits) {
+		return false, nil
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		var rfds syscall.FdSet
+		if !stdinEnded {
+			rfds.Bits[0] |= 1
+		}
+		rfds.Bits[sock/fdBits] |= 1 << (sock % fdBits)
+		if _, err := syscall.Select(sock+1, &rfds, nil, nil, nil); err != nil {
 			if err == syscall.EINTR {
 				continue
 			}
-			if err != nil {
-				return err
+			return stdinEnded, err
+		}
+		if rfds.Bits[sock/fdBits]&(1<<(sock%fdBits)) != 0 {
+			n, err := syscall.Read(sock, buf[:4<<10])
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err != nil:
+				return stdinEnded, err
+			case n == 0:
+				return stdinEnded, nil // the daemon closed: copyFD sees it too
 			}
-			p = p[m:]
+			return stdinEnded, writeAll(1, buf[:n])
+		}
+		if !stdinEnded && rfds.Bits[0]&1 != 0 {
+			n, err := syscall.Read(0, buf)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || n == 0 {
+				stdinEnded = true
+				_ = syscall.Shutdown(sock, syscall.SHUT_WR)
+				continue
+			}
+			if err := writeAll(sock, buf[:n]); err != nil {
+				return stdinEnded, err
+			}
 		}
 	}
+}
+
+// writeAll writes p to dst.
+func writeAll(dst int, p []byte) error {
+	for len(p) > 0 {
+		n, err := syscall.Write(dst, p)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
 }
