@@ -64,3 +64,37 @@ func TestRelayRunsBeforeTheAgentIsInitialised(t *testing.T) {
 		}
 	}
 }
+
+// TestFastRelayPastSelectsLimit starts the relay with 1,030 inherited
+// descriptors, so its socket is numbered past what select(2) can watch:
+// it relays a piped handshake all the same (without the first answer on
+// one thread), rather than indexing past its descriptor set.
+func TestFastRelayPastSelectsLimit(t *testing.T) {
+	dir := t.TempDir()
+	script := writeScript(t, dir, slowScript())
+	d := startDaemon(t, 1, "-m", "script:"+script, "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	cmd := exec.Command(testkit.BuildCorvid(t), "acp", "--connect", "unix:"+d.sock)
+	for range 1030 {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, null)
+	}
+	cmd.Env = append(isolatedEnv(t.TempDir()), "GODEBUG=inittrace=1")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"` + dir + `","mcpServers":[]}}` + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("relay: %v\n%s", err, stderr.String())
+	}
+	if n := strings.Count(string(out), `"result"`); n != 2 || !strings.Contains(string(out), `"sessionId"`) {
+		t.Fatalf("%d answers:\n%s", n, out)
+	}
+	if strings.Contains(stderr.String(), "init main @") {
+		t.Fatal("the relay took the full path; want the fast one")
+	}
+}
