@@ -9,6 +9,7 @@
 #   LOAD_SIZES=1000,10000 TURN_CHUNKS=100000 bench/compare.sh   # quicker
 #   FIRST_CHUNK_BURST=50000 FIRST_CHUNK_OPS=10 bench/compare.sh  # smaller burst
 #   CODEX_ACP_BIN=/path/to/codex-acp bench/compare.sh
+#   RELAY_ONLY=1 ROUNDS=200 bench/compare.sh   # the relay section alone (issue 30)
 #
 # Start-up, memory and exit are timed by bench/compare (Go, stdlib only):
 # every round runs each agent once, in rotating order, so machine load hits
@@ -52,16 +53,18 @@ else
 fi
 
 sync
-echo "## Start-up, memory and exit ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
-echo
-# No provider keys, keyring or user config reach any agent.
-"$tmp/compare" -n "$rounds" -env CORVID_KEYRING=off "${agents[@]}"
-echo
-printf 'Goals: spawn → initialize ≤ 8 ms and ≤ 4× the floor; idle RSS ≤ 16 MiB; EOF → exit ≤ 100 ms; binary ≤ 30 MB (this build: %s MB).\n' \
-	"$(awk -v b="$(stat -c %s "$bin")" 'BEGIN {printf "%.1f", b/1e6}')"
+if [[ ${RELAY_ONLY:-0} != 1 ]]; then
+	echo "## Start-up, memory and exit ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+	echo
+	# No provider keys, keyring or user config reach any agent.
+	"$tmp/compare" -n "$rounds" -env CORVID_KEYRING=off "${agents[@]}"
+	echo
+	printf 'Goals: spawn → initialize ≤ 8 ms and ≤ 4× the floor; idle RSS ≤ 16 MiB; EOF → exit ≤ 100 ms; binary ≤ 30 MB (this build: %s MB).\n' \
+		"$(awk -v b="$(stat -c %s "$bin")" 'BEGIN {printf "%.1f", b/1e6}')"
+fi
 
 echo
-echo "## The relay to a daemon: corvid acp --connect unix:… (issue 30)"
+echo "## The relay to a daemon: corvid acp --connect unix:… (issue 30; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
 # A daemon already running on a socket, as an editor finds it; the relay
 # alone is spawned per round. The daemon's own answer is part of the time.
@@ -72,12 +75,17 @@ trap 'kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || tr
 for _ in $(seq 100); do [[ -S $tmp/serve.sock ]] && break; sleep 0.05; done
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/minrelay" ./bench/minrelay
 "$tmp/compare" -n "$rounds" -env CORVID_KEYRING=off -agent "relay=$bin acp --connect unix:$tmp/serve.sock" -agent "floor=$tmp/floor" \
-	-agent "minrelay=$tmp/minrelay $tmp/serve.sock"
+	-agent "minrelay=$tmp/minrelay $tmp/serve.sock" -agent "relay-full=$bin acp --connect unix:$tmp/serve.sock --log-level info"
 echo
 echo "Goal: spawn → initialize ≤ 1.5× the floor (the paired ratio relay / floor). minrelay dials and copies"
 echo "with none of corvid's code: minrelay − floor is the daemon's round trip, relay − minrelay the binary's start."
+echo "relay is the plain launch line, relayed from package init (internal/fastrelay); relay-full has one more"
+echo "flag, which takes the whole program's start (cmd/corvid/relay.go)."
 kill "$serve_pid" 2>/dev/null || true
 wait "$serve_pid" 2>/dev/null || true
+if [[ ${RELAY_ONLY:-0} == 1 ]]; then
+	exit 0
+fi
 
 echo
 echo "## session/load of N stored one-character chunk rows"

@@ -73,6 +73,7 @@ func TestImportsPointDown(t *testing.T) {
 			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config", "internal/codemode", "internal/usererr"},
 		"internal/codemode":   {},
 		"internal/stackstart": {},
+		"internal/fastrelay":  {},
 		"internal/acpserver":  {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
 		"internal/print":      {"internal/agent", "internal/tool"},
 		"internal/serve":      {"internal/respond", "internal/dashboard"},

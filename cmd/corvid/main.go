@@ -8,6 +8,9 @@ import (
 	// First: grows the main goroutine's stack before package init runs
 	// (see the package's doc; issue 18, idle memory).
 	_ "github.com/corvid-agent/corvid/internal/stackstart"
+	// Then, as soon as syscall is initialised: the relay to a daemon, run
+	// before the packages it does not use are (issue 30; its doc).
+	_ "github.com/corvid-agent/corvid/internal/fastrelay"
 
 	"fmt"
 	"os"
