@@ -152,3 +152,40 @@ func TestClientToolsGoOnlyToTheConnectionThatNegotiatedThem(t *testing.T) {
 		t.Errorf("B's tool calls after the editor left: %s\nwant the read and the command on disk", out)
 	}
 }
+
+// The other way round: a session opened by a client without client-side
+// tools reads and runs on disk, and an editor that attaches with fs and
+// terminal and prompts it is sent no fs/* or terminal/* request.
+func TestAttachingEditorIsNotSentAnotherSessionsToolRequests(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("from-disk\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, dir, map[string]any{"responses": []any{
+		map[string]any{"parts": []any{
+			map[string]any{"type": "tool_call", "name": "read", "input": map[string]any{"path": "a.txt"}},
+			map[string]any{"type": "tool_call", "name": "shell", "input": map[string]any{"command": "echo ran-on-disk"}},
+		}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "done"}}},
+	}})
+	d := startDaemon(t, 1, "-m", "script:"+script, "--yolo", "--listen", "unix:"+filepath.Join(dir, "s.sock"))
+	b := dial(t, d.sock)
+	initializeWith(b, map[string]any{})
+	sid := newSession(b, dir)
+	a := dial(t, d.sock)
+	initializeWith(a, editorCaps)
+	serveClientTools(t, a, "from-the-editor")
+	a.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	if r := a.call("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("go")}); r["stopReason"] != "end_turn" {
+		t.Fatalf("A's prompt: %v", r)
+	}
+	for name, c := range map[string]*client{"A": a, "B": b} {
+		if got := c.clientToolRequests(); len(got) != 0 {
+			t.Errorf("%s was sent %v for a session opened without client tools", name, got)
+		}
+		c.waitText(sid, "done")
+		if out := c.toolOutputs(sid); !strings.Contains(out, "from-disk") || !strings.Contains(out, "ran-on-disk") {
+			t.Errorf("%s's tool calls %s; want the read and the command on disk, shown", name, out)
+		}
+	}
+}
