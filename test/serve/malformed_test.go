@@ -107,3 +107,20 @@ func TestUnterminatedLineOverTheSocketLimitGetsAnError(t *testing.T) {
 	}
 	stillServes(t, d, "an oversized line")
 }
+
+// The daemon serves h2c (HTTP/2 with prior knowledge) beside HTTP/1.1,
+// as the RFD asks.
+func TestH2CInitialize(t *testing.T) {
+	d := malformedDaemon(t)
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: &p}, Timeout: 10 * time.Second}
+	resp, err := client.Post(d.url, "application/json", strings.NewReader(initBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || resp.Header.Get("Acp-Connection-Id") == "" {
+		t.Fatalf("h2c initialize: %s %d, Acp-Connection-Id %q; want HTTP/2 200 with an id", resp.Proto, resp.StatusCode, resp.Header.Get("Acp-Connection-Id"))
+	}
+}
