@@ -141,6 +141,7 @@ func TestClientToolsGoOnlyToTheConnectionThatNegotiatedThem(t *testing.T) {
 	// The editor leaves; B's next turn reads and runs on disk.
 	a.conn.Close()
 	<-a.gone
+	waitAttached(t, b, sid, 1)
 	if r := b.call("session/prompt", map[string]any{"sessionId": sid, "prompt": prompt("again")}); r["stopReason"] != "end_turn" {
 		t.Fatalf("B's prompt after A left: %v", r)
 	}
@@ -188,4 +189,24 @@ func TestAttachingEditorIsNotSentAnotherSessionsToolRequests(t *testing.T) {
 			t.Errorf("%s's tool calls %s; want the read and the command on disk, shown", name, out)
 		}
 	}
+}
+
+// waitAttached waits until session/list, asked on c, says n clients hold
+// sid (the daemon noticed a client that left).
+func waitAttached(t *testing.T, c *client, sid string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		list := c.call("session/list", map[string]any{})
+		sessions, _ := list["sessions"].([]any)
+		for _, s := range sessions {
+			m, _ := s.(map[string]any)
+			meta, _ := m["_meta"].(map[string]any)
+			if m["sessionId"] == sid && meta["corvid.dev/attached"] == float64(n) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("session/list never said %d clients hold %s", n, sid)
 }
