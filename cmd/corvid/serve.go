@@ -26,7 +26,7 @@ type serveCmd struct {
 	Listen           []string      `name:"listen" placeholder:"ADDR" help:"Where to listen (repeatable): HOST:PORT serves ACP over Streamable HTTP and WebSocket at /acp; unix:PATH serves NDJSON ACP as on stdio. Default: unix:$CORVID_HOME/run/serve.sock."`
 	TokenFile        string        `name:"token-file" placeholder:"FILE" help:"Require Authorization: Bearer with the token in FILE on every HTTP request; needed for a non-loopback --listen."`
 	AllowOrigin      []string      `name:"allow-origin" placeholder:"ORIGIN" help:"A browser Origin accepted besides the listener's own http://HOST:PORT (repeatable), e.g. https://agent.example.com behind a TLS proxy."`
-	OnDisconnect     string        `name:"on-disconnect" default:"continue" enum:"continue,cancel" help:"What a client that goes away does to the turns it started: continue (they run to their end, stored) or cancel."`
+	OnDisconnect     string        `name:"on-disconnect" default:"" enum:",continue,cancel" help:"What a client that goes away does to the turns it started: continue (they run to their end, stored) or cancel. Default: on_disconnect in config, else continue."`
 	MaxBufferedBytes int64         `name:"max-buffered-bytes" default:"67108864" help:"Output that may wait for one connection's client, in bytes; more closes the connection (its sessions go on)."`
 	MaxOutputStall   time.Duration `name:"max-output-stall" default:"60s" help:"How long a client may read none of its waiting output before its connection is closed."`
 	MaxBodyBytes     int64         `name:"max-body-bytes" default:"16777216" help:"Largest POST body or WebSocket frame, in bytes."`
@@ -93,7 +93,6 @@ func (c *serveCmd) Run() error {
 	}
 	c.userConfig = &userConfig{content: content}
 	ag, opts := c.wire(logger)
-	opts.OnDisconnect = c.OnDisconnect
 	opts.Hub = acpserver.NewHub()
 	// Each connection's output queue is serve's (internal/serve): the
 	// protocol connection's own stays small, as thousands may be idle.
@@ -101,6 +100,7 @@ func (c *serveCmd) Run() error {
 	cwd, _ := os.Getwd()
 	rl := &reloader{c: c, env: env, cwd: cwd, log: logger}
 	rl.file, _ = c.loadConfig(env, cwd) // wire loaded it already
+	opts.OnDisconnect = c.onDisconnect(rl.file)
 	rl.opts.Store(&opts)
 	life := &lifecycle{log: logger, hub: opts.Hub, timeout: c.DrainTimeout, reload: rl.reload}
 	srv := serve.New(serve.Options{
@@ -197,4 +197,16 @@ func lower(in []string) []string {
 		out[i] = strings.TrimSuffix(strings.ToLower(s), "/")
 	}
 	return out
+}
+
+// onDisconnect is the policy for a client that goes away: the flag, else
+// on_disconnect in the user's config, else continue.
+func (c *serveCmd) onDisconnect(f *config.File) string {
+	switch {
+	case c.OnDisconnect != "":
+		return c.OnDisconnect
+	case f != nil && f.OnDisconnect != "":
+		return f.OnDisconnect
+	}
+	return acpserver.DisconnectContinue
 }

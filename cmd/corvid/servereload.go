@@ -21,7 +21,8 @@ import (
 //
 // Live after SIGHUP: the [permissions] rules, default_mode, sandbox and
 // [mcp_servers] for sessions that start (new, load, resume) from then on,
-// and interaction_timeout for connections opened from then on. Everything
+// and interaction_timeout and on_disconnect (unless --on-disconnect is
+// given) for connections opened from then on. Everything
 // else (model, providers and their model lists, identity, code_mode,
 // pass_env, and every flag, --log-level included) needs a restart; a
 // reload that changes one of them says so in the log.
@@ -112,10 +113,11 @@ func (r *reloader) reload() {
 	r.file = f
 	o := r.connOptions()
 	o.InteractionTimeout = f.InteractionTimeout
+	o.OnDisconnect = r.c.onDisconnect(f)
 	o.MCPConfigured = len(f.MCPServers) > 0
 	r.opts.Store(&o)
 	r.log.Info("SIGHUP: config reloaded", "file", path,
-		"interaction_timeout", f.InteractionTimeout.String(),
+		"interaction_timeout", f.InteractionTimeout.String(), "on_disconnect", o.OnDisconnect,
 		"permission_rules", len(f.Permissions.Allow)+len(f.Permissions.Ask)+len(f.Permissions.Deny),
 		"default_mode", f.DefaultMode, "sandbox", f.Sandbox, "mcp_servers", len(f.MCPServers),
 		"applies_to", "sessions and connections that start from now on")

@@ -14,8 +14,9 @@ import (
 
 func (c *Conn) readLoop(ctx context.Context) error {
 	br := bufio.NewReaderSize(c.r, c.opts.ReadBuffer)
+	discarding := false // the rest of a line already refused as too long
 	for {
-		line, tooLong, err := c.readLine(br)
+		line, tooLong, err := c.readLine(br, &discarding)
 		if ctx.Err() != nil {
 			return ctx.Err() // Serve has returned; nobody would answer
 		}
@@ -38,14 +39,27 @@ func (c *Conn) readLoop(ctx context.Context) error {
 }
 
 // readLine returns the next line without its terminator. A line whose
-// content (without "\n" or "\r\n") is over the limit is discarded up to its
-// newline and reported as tooLong (its size so far).
+// content (without "\n" or "\r\n") is over the limit is reported as
+// tooLong (its size so far) as soon as it passes the limit, without
+// waiting for a newline that may never come (a peer on a daemon's socket),
+// and *discarding is set: the next call drops the rest of that line, up to
+// its newline, before it reads one. Nothing of it is buffered.
 //
 // A long line arrives in pieces of the reader's buffer size; they are kept
 // as pieces and copied once into a line of the exact size, not appended to
 // a growing array, which would copy the line several times over (issue
 // 29: a 50 MB prompt).
-func (c *Conn) readLine(br *bufio.Reader) (line []byte, tooLong int, err error) {
+func (c *Conn) readLine(br *bufio.Reader, discarding *bool) (line []byte, tooLong int, err error) {
+	for *discarding {
+		_, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		*discarding = false
+		if err != nil {
+			return nil, 0, err
+		}
+	}
 	var pieces [][]byte
 	size := 0
 	for {
@@ -56,11 +70,9 @@ func (c *Conn) readLine(br *bufio.Reader) (line []byte, tooLong int, err error) 
 			pieces = nil
 		}
 		if tooLong > 0 {
-			if err == nil {
-				return nil, tooLong, nil
-			}
 			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
+				*discarding = true // report it now; drop the rest next
+				return nil, tooLong, nil
 			}
 			return nil, tooLong, err
 		}

@@ -147,6 +147,7 @@ func (s *Server) attach(ctx context.Context, req *acp.LoadSessionRequest, live *
 		return nil, rpcError(s, err)
 	}
 	ss.detach = detach
+	s.takeOver(ctx, live.Session)
 	s.mu.Lock()
 	s.sessions[req.SessionID] = ss
 	s.mu.Unlock()
@@ -158,4 +159,16 @@ func (s *Server) attach(ctx context.Context, req *acp.LoadSessionRequest, live *
 			live.holders.offer(ss) // after the response: the client knows the session
 		},
 	}, nil
+}
+
+// takeOver applies the owner rule (C56, docs/codebuddy.md) to a session
+// this connection loaded or resumed, whether it opened it from the store
+// or attached to it live on another connection of the daemon: the
+// connection that loaded it last owns it. The owner is recorded with the
+// session's settings, so the rule is the same across the daemon's
+// connections as across corvid processes sharing the store.
+func (s *Server) takeOver(ctx context.Context, as *agent.Session) {
+	if err := as.TakeOver(ctx, s.connID); err != nil {
+		s.log.Warn("record the session's owner", "session", as.ID, "err", err)
+	}
 }

@@ -134,10 +134,27 @@ func (s *Server) toolBackends(sessionID string) (tool.FS, tool.Terminals) {
 		return fsys, terms
 	}
 	if caps.FS.ReadTextFile || caps.FS.WriteTextFile {
-		fsys = &clientFS{conn: s.conn, sessionID: sessionID, read: caps.FS.ReadTextFile, write: caps.FS.WriteTextFile, useLocal: s.messagesHost.Load}
+		fsys = &clientFS{conn: s.conn, sessionID: sessionID, read: caps.FS.ReadTextFile, write: caps.FS.WriteTextFile, useLocal: s.toolsOnDisk}
 	}
 	if caps.Terminal {
-		terms = &switchTerminals{client: &clientTerminals{conn: s.conn, sessionID: sessionID}, local: tool.NewLocalTerminals(), useLocal: s.messagesHost.Load, localIDs: map[string]bool{}}
+		terms = &switchTerminals{client: &clientTerminals{conn: s.conn, sessionID: sessionID}, local: tool.NewLocalTerminals(), useLocal: s.toolsOnDisk, localIDs: map[string]bool{}}
 	}
 	return fsys, terms
+}
+
+// toolsOnDisk says the session's files and commands go to disk from now
+// on, although this connection's client advertised fs or terminal: a host
+// that prompts with messages (gascity.go), or a client that went away
+// while the session lives on in the daemon with other clients attached
+// (serve: their capabilities are their own, so nothing goes to them).
+func (s *Server) toolsOnDisk() bool {
+	if s.messagesHost.Load() {
+		return true
+	}
+	select {
+	case <-s.conn.Gone():
+		return true
+	default:
+		return false
+	}
 }

@@ -164,13 +164,13 @@ func (s *Server) SetAgent(_ context.Context, req *acp.SetSessionAgentRequest) (a
 		if after := ss.Controls(); after.Model != before.Model {
 			// The model switch was stored before the profile's write
 			// failed: the client hears of what did change.
-			ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptionsFor(after)})
+			ss.settingsChanged(false)
 		}
 		return none, rpcError(s, err)
 	}
 	after := ss.Controls()
 	if after.Model != before.Model {
-		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptionsFor(after)})
+		ss.settingsChanged(false)
 	}
 	return acp.SetSessionAgentResponse{Meta: sessionMeta(after)}, nil
 }
@@ -255,7 +255,7 @@ func (s *Server) writeMultitask(ss *session, on bool) (already bool, opts []acp.
 		return false, nil, err
 	}
 	opts = s.configOptionsFor(ss.Controls())
-	ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts})
+	ss.settingsChanged(false)
 	return already, opts, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/corvid-agent/corvid/internal/acp"
@@ -115,12 +116,8 @@ func (s *Server) SetConfigOption(ctx context.Context, req *acp.SetSessionConfigO
 		return none, err
 	}
 	after := ss.Controls()
-	opts := s.configOptionsFor(after)
-	ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts})
-	if after.Mode != before.Mode {
-		ss.notify(acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: after.Mode})
-	}
-	return acp.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
+	ss.settingsChanged(after.Mode != before.Mode)
+	return acp.SetSessionConfigOptionResponse{ConfigOptions: s.configOptionsFor(after)}, nil
 }
 
 // SetMode switches the session's permission mode.
@@ -135,8 +132,7 @@ func (s *Server) SetMode(_ context.Context, req *acp.SetSessionModeRequest) (str
 	}
 	after := ss.Controls()
 	if after.Mode != before.Mode {
-		ss.notify(acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: after.Mode})
-		ss.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptionsFor(after)})
+		ss.settingsChanged(true)
 	}
 	return struct{}{}, nil
 }
@@ -147,6 +143,24 @@ func optionIDs(opts []acp.SessionConfigOption) string {
 		ids[i] = o.ID
 	}
 	return strings.Join(ids, ", ")
+}
+
+// settingsChanged tells every connection that holds the session
+// (attach.go) that its settings changed, since they are the session's: the
+// option set as each connection's dialect offers it, and the mode when it
+// changed (the mode first). The connection that wrote hears first.
+func (ss *session) settingsChanged(mode bool) {
+	others := slices.DeleteFunc(ss.holders.connected(), func(h *session) bool { return h == ss })
+	for _, h := range append([]*session{ss}, others...) {
+		if h != ss && !h.ready.Load() {
+			continue // its load answer, still to come, carries them
+		}
+		after := h.Controls()
+		if mode {
+			h.notify(acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: after.Mode})
+		}
+		h.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: h.srv.configOptionsFor(after)})
+	}
 }
 
 // notify sends one session/update for this session.

@@ -78,9 +78,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			return nil, rpcError(s, err)
 		}
 		ss.Session = as
-		if err := as.TakeOver(ctx, s.connID); err != nil {
-			s.log.Warn("record the session's owner", "session", as.ID, "err", err)
-		}
+		s.takeOver(ctx, as)
 		s.restoreProfile(ss)
 		s.mu.Lock()
 		s.sessions[as.ID] = ss

@@ -10,9 +10,12 @@ import (
 // Connection ownership (CodeBuddy's C56, docs/codebuddy.md): a stored
 // session is owned by the connection that last created, loaded or resumed
 // it, recorded with its settings; writes that must come from the owner
-// (the multitask option) ask OwnedBy first. corvid serves one connection
-// per process, so another connection is another corvid process on the same
-// store. A session kept only in memory is never shared, so always owned.
+// (the multitask option) ask OwnedBy first. The rule is the session's, not
+// a connection's: another connection is either another client of the same
+// `corvid serve` (which shares this Session: acpserver's hub) or another
+// corvid process on the same store, and both find the owner here. A
+// session kept only in memory is never shared (serve always stores), so
+// always owned.
 
 // storedOwner is the owner recorded in a stored settings blob ("": none).
 func storedOwner(cfg json.RawMessage) string {

@@ -93,6 +93,9 @@ type File struct {
 	CodeMode CodeModeLimits `toml:"code_mode"`
 	// TUI holds the terminal UI's settings (tui.go); user config only.
 	TUI TUI `toml:"tui"`
+	// OnDisconnect is `corvid serve`'s policy for the turns of a client
+	// that goes away ("continue" or "cancel"; serve.go); user config only.
+	OnDisconnect string `toml:"on_disconnect"`
 
 	// UserPath and ProjectPath are the files that were read ("" = none).
 	UserPath    string `toml:"-"`
@@ -266,6 +269,9 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 		}
 	}
 	if err := f.mergeCodeMode(o, from); err != nil {
+		return err
+	}
+	if err := f.mergeServe(o, from); err != nil {
 		return err
 	}
 	if o.Store != "" {
