@@ -166,6 +166,7 @@ func (s *Server) attach(ctx context.Context, req *acp.LoadSessionRequest, live *
 	var replayTo func(agent.Event)
 	if replay {
 		run = s.conn.NewRun()
+		ss.replayRun = run
 		var turns replayTurnMeta
 		replayTo = func(ev agent.Event) { ss.replay(run, ev, turns.next(ev)) }
 	}

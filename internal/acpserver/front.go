@@ -44,6 +44,14 @@ func (ss *session) Emit(ev agent.Event) {
 	}
 }
 
+// ReplayDone sends the replay written so far (agent.ReplayBuffer): live
+// frames after it follow it.
+func (ss *session) ReplayDone() {
+	if ss.replayRun != nil {
+		_ = ss.replayRun.Flush()
+	}
+}
+
 // emit sends ev's updates with the turn meta turn.
 func (ss *session) emit(ev agent.Event, turn map[string]any) {
 	mirror := ss.srv.messagesHost.Load()

@@ -58,6 +58,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			// construction: both leave through the same ordered writer.
 			// The replay is written as the log is read.
 			run = s.conn.NewRun()
+			ss.replayRun = run
 			var turns replayTurnMeta
 			o.ReplayTextMax = maxTextBytes // the pieces updatesFor cuts
 			o.Replay = func(ev agent.Event) {

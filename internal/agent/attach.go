@@ -25,9 +25,15 @@ func (s *Session) Attach(ctx context.Context, front FrontEnd, replay func(Event)
 		if n := c.log.last(); n > 0 && !c.log.settle(n, 5*time.Second) {
 			return nil, storeFailure("store the session's events before the replay", errNotSettled)
 		}
-		if _, err := FoldStream(ctx, st, s.ID, textMax, replay); err != nil {
+		lg, err := FoldStream(ctx, st, s.ID, textMax, replay)
+		if err != nil {
 			return nil, storeFailure("read the events", err)
 		}
+		// Another process's rows the replay read and the front ends
+		// here were not shown yet: shown to them now, and to front from
+		// the replay; the later ones to all of them live.
+		c.catchUpLocked(0, lg.LastSeq)
+		replayDone(front)
 	}
 	c.fans = append(c.fans, front)
 	return func() {

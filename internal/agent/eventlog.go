@@ -310,6 +310,9 @@ type Log struct {
 	ToolIDs []string
 	// LastSeq is the seq of the last row (0 for an empty log).
 	LastSeq int64
+	// lastPayload is the last row's payload (follow.go: the base of the
+	// next row, which may be a delta of it).
+	lastPayload []byte
 	// Team is the last member_status_change of the session's team (nil:
 	// no team, or it was deleted).
 	Team map[string]any
@@ -460,6 +463,7 @@ type folder struct {
 
 func (f *folder) row(r *store.Event) {
 	f.log.LastSeq = r.Seq
+	f.log.lastPayload = append(f.log.lastPayload[:0], r.Payload...)
 	if r.Kind == recordContextText {
 		f.contextText(r.Payload)
 		return

@@ -91,6 +91,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, er
 		s.env.Images = m.Info().Images
 	}
 	s.conv.restore(lg)
+	s.follow(lg)
 	if o.Cwd != meta.Cwd || !slices.Equal(o.Roots, meta.AdditionalDirs) {
 		_ = st.UpdateSession(ctx, o.ID, func(ss *store.Session) { ss.Cwd, ss.AdditionalDirs = o.Cwd, o.Roots })
 	}
