@@ -106,13 +106,24 @@ func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest)
 		return acp.ListSessionsResponse{}, rpcError(s, err)
 	}
 	resp := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}, NextCursor: next}
+	var elsewhere map[string]bool
+	if s.opts.Hub != nil && len(list) > 0 {
+		ids := make([]string, len(list))
+		for i, si := range list {
+			ids[i] = si.ID
+		}
+		// A shared store (PostgreSQL): turns other daemons run now.
+		if elsewhere, err = s.opts.Agent.RunningElsewhere(ctx, ids); err != nil {
+			s.log.Warn("read which sessions run elsewhere", "err", err)
+		}
+	}
 	for _, si := range list {
 		info := acp.SessionInfo{SessionID: si.ID, Cwd: si.Cwd, AdditionalDirectories: si.AdditionalDirs, Title: si.Title}
 		if !si.UpdatedAt.IsZero() {
 			info.UpdatedAt = si.UpdatedAt.UTC().Format(time.RFC3339Nano)
 		}
 		if s.opts.Hub != nil {
-			info.Meta = s.opts.Hub.listMeta(si.ID)
+			info.Meta = s.opts.Hub.listMeta(si.ID, elsewhere[si.ID])
 		}
 		resp.Sessions = append(resp.Sessions, info)
 	}

@@ -80,11 +80,12 @@ func (h *Hub) cancel(id string) {
 	}
 }
 
-// listMeta says whether session id runs a turn, and how many connected
-// clients hold it live.
-func (h *Hub) listMeta(id string) acp.Meta {
+// listMeta says whether session id runs a turn (here, or elsewhere: in
+// another process on a shared store), and how many connected clients of
+// this daemon hold it live.
+func (h *Hub) listMeta(id string, elsewhere bool) acp.Meta {
 	all, present := h.holders(id)
-	running, attached := false, 0
+	running, attached := elsewhere, 0
 	for i, ss := range all {
 		running = running || ss.Running()
 		if present[i] {

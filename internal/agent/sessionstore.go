@@ -135,6 +135,17 @@ func (a *Agent) ListSessions(ctx context.Context, cwd, cursor string) ([]Session
 	return out, next, nil
 }
 
+// RunningElsewhere reports which of ids run a turn in another process or
+// on another machine now, as a shared store (PostgreSQL) knows it from
+// its lease rows; nil on a store that does not say (SQLite).
+func (a *Agent) RunningElsewhere(ctx context.Context, ids []string) (map[string]bool, error) {
+	st, err := a.openStore()
+	if err != nil || st == nil {
+		return nil, err
+	}
+	return st.RunningElsewhere(ctx, ids)
+}
+
 // ErrBadCursor is returned by ListSessions for a cursor it did not issue.
 var ErrBadCursor = store.ErrBadCursor
 
