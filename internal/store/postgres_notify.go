@@ -26,8 +26,16 @@ import (
 // called with seq 0 (catch up from what you saw) each pollEvery until it
 // is back, and once more when it is: polling is only the fallback.
 
-// notifyChannel is the channel corvid's commits notify.
-const notifyChannel = "corvid_events"
+// notifyChannel is the channel corvid's commits notify; questionChannel
+// the one its shared questions notify (postgres_questions.go), with the
+// same payload (SEQ is 1 there).
+const (
+	notifyChannel   = "corvid_events"
+	questionChannel = "corvid_questions"
+)
+
+// watchKey is what a watch of sid on channel ch is filed under.
+func watchKey(ch, sid string) string { return ch + "\x00" + sid }
 
 // pgQueryNotify queues the commit's notification (sent at COMMIT).
 const pgQueryNotify = `SELECT pg_notify('corvid_events', ?)`
@@ -88,9 +96,15 @@ type watch struct {
 // seq). The rows of this Store's own commits do not call fn. On SQLite it
 // does nothing. stop ends the watch; fn is not called after it returns.
 func (s *Store) Watch(sid string, fn func(seq int64)) (stop func()) {
+	return s.watchOn(notifyChannel, sid, fn)
+}
+
+// watchOn is Watch on channel ch.
+func (s *Store) watchOn(ch, sid string, fn func(seq int64)) (stop func()) {
 	if !s.pg {
 		return func() {}
 	}
+	sid = watchKey(ch, sid)
 	w := &watch{fn: fn, kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	ws := &s.watch
 	ws.mu.Lock()
@@ -232,7 +246,7 @@ func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel+"; LISTEN "+questionChannel); err != nil {
 		_ = conn.Close(ctx)
 		return nil, err
 	}
@@ -247,7 +261,7 @@ func (s *Store) hear(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return err
 		}
-		if n.Channel != notifyChannel {
+		if n.Channel != notifyChannel && n.Channel != questionChannel {
 			continue
 		}
 		origin, seq, sid, ok := parseNotify(n.Payload)
@@ -259,7 +273,7 @@ func (s *Store) hear(ctx context.Context, conn *pgx.Conn) error {
 			continue // this Store's own rows: its sessions showed them
 		}
 		ws.seen.Add(1)
-		ws.dispatch(sid, seq)
+		ws.dispatch(watchKey(n.Channel, sid), seq)
 	}
 }
 
