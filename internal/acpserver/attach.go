@@ -28,6 +28,11 @@ type holders struct {
 	// pending are the permission questions open now; a connection that
 	// attaches meanwhile is asked too (offer).
 	pending map[*question]struct{}
+	// Other daemons' questions this daemon's clients are asked
+	// (sharedask.go): their ids, with what withdraws each, and what
+	// stops the watch.
+	remote     map[string]context.CancelFunc
+	sharedStop func()
 }
 
 // question is one permission question put to several connections.
@@ -137,6 +142,9 @@ func (ss *session) Close() {
 	}
 	if ss.holders != nil && !ss.holders.leave(ss) {
 		return
+	}
+	if ss.holders != nil {
+		ss.holders.stopShared()
 	}
 	if ss.Session != nil {
 		ss.Session.Close()

@@ -376,6 +376,19 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 // itself. Under serve, a session several connections hold asks all of
 // them, and the first answer wins (attach.go).
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
+	if ss.Session != nil && ss.SharesQuestions() {
+		// A shared store: other daemons' clients may answer too
+		// (sharedask.go).
+		if ans, ok := ss.askShared(ctx, call, func(c context.Context) (agent.Answer, error) { return ss.askHere(c, call) }); ok {
+			return ans, nil
+		}
+	}
+	return ss.askHere(ctx, call)
+}
+
+// askHere is RequestPermission among this daemon's clients (or out of
+// band).
+func (ss *session) askHere(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
 	if targets := ss.holders.present(); len(targets) > 1 || (len(targets) == 1 && ss.srv.opts.Hub != nil) {
 		// Under serve even one client is asked this way, so one that
 		// attaches while the question is open is asked too.

@@ -86,7 +86,12 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 		c := as.Controls()
 		return acp.Then{
 			Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
-			After:  ss.started,
+			After: func() {
+				ss.started()
+				// Other daemons' open questions, and those to come.
+				ss.holders.watchShared(as)
+				go ss.holders.syncShared(as)
+			},
 		}, nil
 	})
 }

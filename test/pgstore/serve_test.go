@@ -89,12 +89,19 @@ func serveDaemon(t *testing.T, script, workspace, url string, extra ...string) *
 // relay) and initializes it.
 func (d *daemon) client(t *testing.T, workspace string) *machine {
 	t.Helper()
+	return d.clientWith(t, workspace, nil)
+}
+
+// clientWith is client with the editor's answer to permission requests.
+func (d *daemon) clientWith(t *testing.T, workspace string, perm testkit.PermissionHandler) *machine {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	e := testkit.Start(t, corvidBin(t), testkit.Options{
-		Args: []string{"acp", "--connect", "unix:" + d.sock},
-		Dir:  workspace,
-		Env:  []string{"CORVID_HOME=" + t.TempDir()},
+		Args:       []string{"acp", "--connect", "unix:" + d.sock},
+		Dir:        workspace,
+		Env:        []string{"CORVID_HOME=" + t.TempDir()},
+		Permission: perm,
 	})
 	m := &machine{Editor: e, ctx: ctx}
 	if _, rerr := m.Initialize(ctx, testkit.Minimal()); rerr != nil {
