@@ -40,9 +40,15 @@ type agent struct {
 
 func startAgent(tb testing.TB, bin, home, workspace string, args ...string) *agent {
 	tb.Helper()
+	return startAgentOn(tb, bin, home, workspace, storeURL(tb, home), args...)
+}
+
+// startAgentOn is startAgent on the store u ("": the file in home).
+func startAgentOn(tb testing.TB, bin, home, workspace, u string, args ...string) *agent {
+	tb.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = testkit.IsolatedEnvAt(home, "CORVID_HOME="+filepath.Join(home, "corvid"), "CORVID_KEYRING=off")
-	if u := storeURL(tb, home); u != "" {
+	if u != "" {
 		cmd.Env = append(cmd.Env, "CORVID_STORE="+u)
 	}
 	cmd.Dir = workspace
