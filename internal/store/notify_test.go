@@ -149,3 +149,83 @@ func TestWatchOnSQLiteDoesNothing(t *testing.T) {
 	}
 	s.Watch("s1", func(int64) { t.Error("called") })()
 }
+
+// A shared question: another Store sees it open while the asker's turn
+// holds the lease; of answers sent at once from several Stores exactly
+// one wins, and every loser reads the winner's answer.
+func TestSharedQuestionFirstAnswerWins(t *testing.T) {
+	url := pgDatabase(t)
+	a := openStore(t, url)
+	ctx := context.Background()
+	mustCreate(t, a, Session{ID: "s1", Cwd: "/w"})
+	release, _, err := a.AcquireTurn(ctx, "s1", "turn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := a.Append("s1", "chunk", []byte(`{}`)); err != nil { // the turn's first commit writes the lease
+		t.Fatal(err)
+	}
+	if err := a.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id, err := a.AskQuestion(ctx, "s1", []byte(`{"call":{"id":"c1"}}`))
+	if err != nil || id == "" {
+		t.Fatalf("AskQuestion = %q, %v", id, err)
+	}
+	others := make([]*Store, 4)
+	for i := range others {
+		others[i] = openStore(t, url)
+	}
+	open, err := others[0].OpenQuestions(ctx, "s1")
+	if err != nil || len(open) != 1 || open[0].ID != id || string(open[0].Body) != `{"call":{"id":"c1"}}` {
+		t.Fatalf("OpenQuestions on another Store = %+v, %v", open, err)
+	}
+	if mine, _ := a.OpenQuestions(ctx, "s1"); len(mine) != 0 {
+		t.Fatalf("the asker's own question is open to it: %+v", mine)
+	}
+	var wg sync.WaitGroup
+	won := make([]bool, len(others))
+	for i, s := range others {
+		wg.Go(func() {
+			w, err := s.AnswerQuestion(ctx, id, fmt.Sprint("answer-", i))
+			if err != nil {
+				t.Error(err)
+			}
+			won[i] = w
+		})
+	}
+	wg.Wait()
+	winners := 0
+	winner := ""
+	for i, w := range won {
+		if w {
+			winners++
+			winner = fmt.Sprint("answer-", i)
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d answers won, want exactly 1", winners)
+	}
+	if ans, ok, err := a.QuestionAnswer(ctx, id); err != nil || !ok || ans != winner {
+		t.Fatalf("QuestionAnswer = %q %v %v, want the winner's %q", ans, ok, err, winner)
+	}
+	if w, _ := a.AnswerQuestion(ctx, id, "late"); w {
+		t.Fatal("an answer after the first won too")
+	}
+	if open, _ := others[0].OpenQuestions(ctx, "s1"); len(open) != 0 {
+		t.Fatalf("an answered question is still open: %+v", open)
+	}
+	if err := a.DropQuestion(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := a.QuestionAnswer(ctx, id); ok {
+		t.Fatal("a dropped question still has an answer")
+	}
+	// A question whose turn let go of the lease is open to nobody.
+	id2, _ := a.AskQuestion(ctx, "s1", []byte(`{}`))
+	release()
+	if open, _ := others[0].OpenQuestions(ctx, "s1"); len(open) != 0 {
+		t.Fatalf("question %s of a turn that ended is open: %+v", id2, open)
+	}
+}
