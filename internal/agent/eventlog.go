@@ -459,6 +459,9 @@ type folder struct {
 	emit    func(Event)
 	sent    int
 	maxText int // FoldStream's
+	// running: a turn of the session runs now (here or in another
+	// process), so a tool call without a final state is still running.
+	running bool
 }
 
 func (f *folder) row(r *store.Event) {
@@ -621,8 +624,12 @@ func (f *folder) toolUpdate(upd *ToolCall) {
 func (f *folder) finish() *Log {
 	f.closeRun()
 	l := f.log
-	// A tool call that never finished was interrupted (the process died).
+	// A tool call that never finished was interrupted (the process died),
+	// unless the turn still runs (running: it is being followed live).
 	for _, i := range f.finals {
+		if f.running {
+			break
+		}
 		e := l.entry(i)
 		if s := e.Final.Status; s != ToolCompleted && s != ToolFailed {
 			e.Interrupted = true

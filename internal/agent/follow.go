@@ -70,6 +70,16 @@ func replayDone(fe FrontEnd) {
 	}
 }
 
+// runsElsewhere reports whether another process runs a turn of session
+// id now (a shared store; false on SQLite or when it cannot tell).
+func runsElsewhere(ctx context.Context, st *store.Store, id string) bool {
+	if !st.Notifies() {
+		return false
+	}
+	m, err := st.RunningElsewhere(ctx, []string{id})
+	return err == nil && m[id]
+}
+
 // unfollow stops following (Close).
 func (c *conversation) unfollow() {
 	if c.fol.stop != nil {

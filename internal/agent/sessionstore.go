@@ -72,7 +72,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, er
 	}
 	var lg *Log
 	if o.Replay != nil {
-		lg, err = FoldStream(ctx, st, o.ID, o.ReplayTextMax, o.Replay)
+		lg, err = foldStream(ctx, st, o.ID, o.ReplayTextMax, o.Replay, runsElsewhere(ctx, st, o.ID))
 	} else {
 		lg, err = FoldStored(ctx, st, o.ID)
 	}

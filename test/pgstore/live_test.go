@@ -217,3 +217,64 @@ func TestSessionIDOfAnotherStoreReadsNothing(t *testing.T) {
 		t.Fatalf("C's transcript holds A's text")
 	}
 }
+
+// A tool call that runs on A when B loads the session is replayed as
+// running, not as interrupted (its turn runs, elsewhere), and its result
+// then reaches B live.
+func TestToolCallRunningOnAIsNotInterruptedOnB(t *testing.T) {
+	url := database(t)
+	workspace := t.TempDir()
+	script := testkit.WriteScript(t, map[string]any{"responses": []any{
+		map[string]any{"parts": []any{map[string]any{"type": "tool_call", "name": "shell",
+			"input": map[string]any{"command": "sleep 5 && echo slept"}}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "finished"}}},
+	}})
+	a := start(t, script, workspace, []string{"--store", url, "--yolo"})
+	b := start(t, script, workspace, []string{"--store", url})
+	sid := a.NewSession(a.ctx, workspace)
+	p := a.CallAsync("session/prompt", testkit.TextPrompt(sid, "run it"))
+	deadline := time.Now().Add(20 * time.Second)
+	called := func() bool {
+		for _, u := range a.Updates(sid) {
+			if u.SessionUpdate == "tool_call" {
+				return true
+			}
+		}
+		return false
+	}
+	for !called() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the call's rows committed, the shell running (5 s)
+	replay := b.load(t, sid, workspace)
+	if _, rerr := p.Wait(a.ctx); rerr != nil {
+		t.Fatalf("A's turn: %v", rerr)
+	}
+	midCall := false
+	for _, u := range replay {
+		midCall = midCall || u.SessionUpdate == "tool_call"
+		if u.Status == "completed" {
+			midCall = false
+			break
+		}
+	}
+	if !midCall {
+		t.Fatalf("B's load was not in the middle of the tool call: %d replayed updates", len(replay))
+	}
+	for _, u := range replay {
+		raw := strings.ToLower(string(u.Raw))
+		if strings.Contains(raw, "interrupted") || u.Status == "failed" {
+			t.Fatalf("B's replay shows the running call as interrupted or failed: %s", raw)
+		}
+	}
+	for text(b.Updates(sid)) != "finished" && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	completed := false
+	for _, u := range b.Updates(sid) {
+		completed = completed || u.Status == "completed"
+	}
+	if !completed || text(b.Updates(sid)) != "finished" {
+		t.Fatalf("B did not see the call complete and the answer live: %q, completed %v", text(b.Updates(sid)), completed)
+	}
+}
