@@ -175,6 +175,10 @@ func (h *holders) syncShared(as *agent.Session) {
 func (h *holders) answerShared(ctx context.Context, as *agent.Session, q agent.SharedQuestion) {
 	targets := h.present()
 	if len(targets) == 0 {
+		// Nobody here to ask: the next sync (a client's load) asks it.
+		h.mu.Lock()
+		delete(h.remote, q.ID)
+		h.mu.Unlock()
 		return
 	}
 	ans, ok := h.askFirst(ctx, targets, q.Call)
