@@ -278,3 +278,42 @@ func TestToolCallRunningOnAIsNotInterruptedOnB(t *testing.T) {
 		t.Fatalf("B did not see the call complete and the answer live: %q, completed %v", text(b.Updates(sid)), completed)
 	}
 }
+
+// The listening connections lost in the middle of a turn (terminated by
+// the server): B catches up by polling until it listens again, and shows
+// A's turn exactly, nothing missing, nothing twice.
+func TestLostListenConnectionCatchesUp(t *testing.T) {
+	url := database(t)
+	workspace := t.TempDir()
+	script := liveScript(t)
+	a := start(t, script, workspace, []string{"--store", url})
+	b := start(t, script, workspace, []string{"--store", url})
+	sid := a.NewSession(a.ctx, workspace)
+	b.load(t, sid, workspace)
+	p := a.CallAsync("session/prompt", testkit.TextPrompt(sid, "stream it"))
+	waitText(t, b, sid, 300)
+	db := dbName(t, url)
+	out, err := server(t).Psql(db, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'")
+	if err != nil || strings.TrimSpace(out) == "0" {
+		t.Fatalf("terminate the listening connections: %q %v", out, err)
+	}
+	if _, rerr := p.Wait(a.ctx); rerr != nil {
+		t.Fatalf("A's turn: %v", rerr)
+	}
+	want := strings.Repeat("0123456789", 150)
+	waitText(t, b, sid, len(want))
+	time.Sleep(100 * time.Millisecond)
+	if got := text(b.Updates(sid)); got != want {
+		t.Fatalf("B showed %d bytes after losing its listening connection, want exactly A's %d", len(got), len(want))
+	}
+	// And it listens again: A's next turn is seen live too.
+	before := len(b.Updates(sid))
+	a.MustCall(a.ctx, "session/prompt", testkit.TextPrompt(sid, "again"), nil)
+	deadline := time.Now().Add(20 * time.Second)
+	for text(b.Updates(sid)[before:]) != want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := text(b.Updates(sid)[before:]); got != want {
+		t.Fatalf("B showed %d bytes of A's next turn, want %d", len(got), len(want))
+	}
+}
