@@ -165,3 +165,38 @@ func TestSessionListOnBSaysWhatRunsOnA(t *testing.T) {
 		t.Fatalf("B (a daemon) showed %d bytes, want exactly A's %d", len(got), len(want))
 	}
 }
+
+// Two clients of daemon B: the first loaded the session before A's turn,
+// the second loads it in the middle of the turn (it attaches to the
+// session B already follows). Both show A's text exactly.
+func TestSecondClientOfBAttachesMidTurn(t *testing.T) {
+	url := database(t)
+	workspace := t.TempDir()
+	script := liveScript(t)
+	da := serveDaemon(t, script, workspace, url)
+	db := serveDaemon(t, script, workspace, url)
+	a := da.client(t, workspace)
+	b1 := db.client(t, workspace)
+	b2 := db.client(t, workspace)
+	sid := a.NewSession(a.ctx, workspace)
+	b1.load(t, sid, workspace)
+	p := a.CallAsync("session/prompt", testkit.TextPrompt(sid, "stream it"))
+	waitText(t, b1, sid, 300)
+	replayed := text(b2.load(t, sid, workspace))
+	if _, rerr := p.Wait(a.ctx); rerr != nil {
+		t.Fatalf("A's turn: %v", rerr)
+	}
+	want := strings.Repeat("0123456789", 150)
+	if len(replayed) < 300 || len(replayed) >= len(want) {
+		t.Fatalf("B's second client replayed %d bytes; want a load in the middle of the turn", len(replayed))
+	}
+	for _, m := range []*machine{b1, b2} {
+		waitText(t, m, sid, len(want))
+	}
+	time.Sleep(100 * time.Millisecond)
+	for i, m := range []*machine{b1, b2} {
+		if got := text(m.Updates(sid)); got != want {
+			t.Fatalf("B's client %d showed %d bytes, want exactly A's %d", i+1, len(got), len(want))
+		}
+	}
+}
