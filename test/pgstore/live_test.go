@@ -1,7 +1,8 @@
 package pgstore
 
 import (
-	"net/url"
+	neturl "net/url"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func prompts(us []testkit.Update) []string {
 
 // dbName is the database a pgtest URL names.
 func dbName(t *testing.T, u string) string {
-	p, err := url.Parse(u)
+	p, err := neturl.Parse(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +216,28 @@ func TestSessionIDOfAnotherStoreReadsNothing(t *testing.T) {
 	}
 	if strings.Contains(c.TranscriptString(), "0123456789") {
 		t.Fatalf("C's transcript holds A's text")
+	}
+
+	// Another user, whose role may not connect to A's database: its
+	// corvid pointed at A's database is refused at start, naming the
+	// store, and lists nothing.
+	adb := dbName(t, url)
+	role := "mallory_" + adb // roles are the server's, not the database's: one per test
+	for _, q := range []string{"CREATE ROLE " + role + " LOGIN", "REVOKE CONNECT ON DATABASE " + adb + " FROM PUBLIC"} {
+		if out, err := server(t).Psql("postgres", q); err != nil {
+			t.Fatalf("%s: %v\n%s", q, err, out)
+		}
+	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.User(role)
+	cmd := exec.Command(corvidBin(t), "sessions", "list", "--all", "--store", u.String())
+	cmd.Env = append(cmd.Environ(), "CORVID_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(out), sid) || !strings.Contains(string(out), "permission denied") {
+		t.Fatalf("corvid sessions list as another role on A's database = %v\n%s\nwant refused (permission denied), nothing listed", err, out)
 	}
 }
 
