@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Live across daemons (docs/store.md, "Live across machines"). Every
@@ -77,6 +75,9 @@ type watchers struct {
 	seen, malformed atomic.Int64
 	// up: the listening connection is listening now.
 	up atomic.Bool
+	// self is this Store's origin (its lease holder id): its own
+	// notifications are not dispatched.
+	self string
 }
 
 // watch is one Watch: fn runs on the watch's own goroutine, one call at
@@ -116,7 +117,7 @@ func (s *Store) watchOn(ch, sid string, fn func(seq int64)) (stop func()) {
 	}
 	ws.subs[sid][w] = struct{}{}
 	if !ws.started {
-		ws.started = true
+		ws.started, ws.self = true, s.lease.holder
 		ws.stop, ws.done = make(chan struct{}), make(chan struct{})
 		go s.listen()
 	}
@@ -198,8 +199,8 @@ func (ws *watchers) dispatch(sid string, seq int64) {
 	}
 }
 
-// listen keeps a connection listening on notifyChannel until Close, and
-// dispatches what it hears; while it cannot, it polls.
+// listen keeps a connection listening (listenOnce, postgres_listen.go)
+// until Close, and dispatches what it hears; while it cannot, it polls.
 func (s *Store) listen() {
 	ws := &s.watch
 	defer close(ws.done)
@@ -210,18 +211,13 @@ func (s *Store) listen() {
 		cancel()
 	}()
 	for first := true; ; first = false {
-		conn, err := s.listenConn(ctx)
-		if err == nil {
+		_ = s.listenOnce(ctx, func() { // its error: the connection is gone, whatever it was
 			ws.up.Store(true)
 			if !first {
 				ws.dispatch("", 0) // what was committed while nobody listened
 			}
-			_ = s.hear(ctx, conn)
-			ws.up.Store(false)
-			closeCtx, stop := context.WithTimeout(context.Background(), time.Second)
-			_ = conn.Close(closeCtx)
-			stop()
-		}
+		}, ws.heard)
+		ws.up.Store(false)
 		if ctx.Err() != nil {
 			return
 		}
@@ -238,43 +234,22 @@ func (s *Store) listen() {
 	}
 }
 
-// listenConn opens a connection of its own (not the pool's: it stays in
-// LISTEN for the Store's life) and listens.
-func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, error) {
-	cfg := s.pool.Config().ConnConfig.Copy()
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, err
+// heard dispatches one notification the listening connection received
+// (every channel's: only corvid's two count).
+func (ws *watchers) heard(channel, payload string) {
+	if channel != notifyChannel && channel != questionChannel {
+		return
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel+"; LISTEN "+questionChannel); err != nil {
-		_ = conn.Close(ctx)
-		return nil, err
+	origin, seq, sid, ok := parseNotify(payload)
+	if !ok {
+		ws.malformed.Add(1)
+		return
 	}
-	return conn, nil
-}
-
-// hear dispatches conn's notifications until it fails or ctx ends.
-func (s *Store) hear(ctx context.Context, conn *pgx.Conn) error {
-	ws := &s.watch
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		if n.Channel != notifyChannel && n.Channel != questionChannel {
-			continue
-		}
-		origin, seq, sid, ok := parseNotify(n.Payload)
-		if !ok {
-			ws.malformed.Add(1)
-			continue
-		}
-		if origin == s.lease.holder {
-			continue // this Store's own rows: its sessions showed them
-		}
-		ws.seen.Add(1)
-		ws.dispatch(watchKey(n.Channel, sid), seq)
+	if origin == ws.self {
+		return // this Store's own rows: its sessions showed them
 	}
+	ws.seen.Add(1)
+	ws.dispatch(watchKey(channel, sid), seq)
 }
 
 // stopWatch ends the listening connection (Close).
