@@ -125,6 +125,9 @@ type session struct {
 	// session's own front end).
 	holders *holders
 	detach  func()
+	// replayRun is the run a session/load writes its replay into, until
+	// the load's response (ReplayDone sends it before a live event).
+	replayRun *acp.Run
 }
 
 // shutdownGrace bounds how long in-flight work may take to answer after the
