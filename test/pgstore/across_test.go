@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -130,5 +131,39 @@ func TestChoiceOnAIsAnsweredOnB(t *testing.T) {
 	}
 	if !withdrawn(a) {
 		t.Fatalf("A's client's request was not withdrawn after B answered")
+	}
+}
+
+// A plain `corvid acp` on the shared store (no daemon) shares its
+// questions too: its own client holds the question, a client of a daemon
+// that holds the session answers it, and the acp's client is told so.
+func TestPlainACPQuestionIsAnsweredOnADaemon(t *testing.T) {
+	url := database(t)
+	workspace := t.TempDir()
+	script := editScript(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	e := testkit.Start(t, corvidBin(t), testkit.Options{
+		Args:       []string{"acp", "-m", "script:" + script, "--store", url},
+		Dir:        workspace,
+		Env:        []string{"CORVID_HOME=" + t.TempDir()},
+		Permission: testkit.HoldPermission(nil, nil), // never answers
+	})
+	a := &machine{Editor: e, ctx: ctx}
+	if _, rerr := a.Initialize(ctx, as("client-a", "1.0")); rerr != nil {
+		t.Fatalf("initialize: %v\n%s", rerr, e.Stderr())
+	}
+	db := serveDaemon(t, script, workspace, url)
+	b := db.clientAs(t, workspace, as("client-b", "2.0"), testkit.AllowOnce())
+	sid := a.NewSession(a.ctx, workspace)
+	b.load(t, sid, workspace)
+	if res, rerr := a.Call(a.ctx, "session/prompt", testkit.TextPrompt(sid, "write the notes")); rerr != nil || !strings.Contains(string(res), "end_turn") {
+		t.Fatalf("the acp's turn after B's answer: %s %v", res, rerr)
+	}
+	if got, err := os.ReadFile(filepath.Join(workspace, "notes.txt")); err != nil || string(got) != "written by corvid\n" {
+		t.Fatalf("notes.txt after B allowed it: %q %v", got, err)
+	}
+	if by := answeredBy(answeredUpdate(t, a, sid)); by["name"] != "client-b" {
+		t.Fatalf("the acp's client was told %v answered; want client-b", by)
 	}
 }
