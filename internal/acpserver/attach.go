@@ -28,7 +28,7 @@ type holders struct {
 	// that attaches meanwhile is asked too (offer).
 	pending map[*question]struct{}
 	// Other daemons' questions this daemon's clients are asked
-	// (sharedask.go): their ids, with what withdraws each, and what
+	// (across.go): their ids, with what withdraws each, and what
 	// stops the watch.
 	remote     map[string]context.CancelFunc
 	sharedStop func()
