@@ -77,27 +77,33 @@ func TestQuestionOnAIsAnsweredOnB(t *testing.T) {
 }
 
 // Both daemons' clients answer, differently; exactly one answer counts,
-// the first: here A's client allows at once and B's client, asked a
-// moment later, would reject. The write happens, and B's request is
-// withdrawn (or answered too late to count).
+// the first: here A's client allows as soon as B's client has been asked,
+// and B's client would reject 3 s after it was asked. The write happens,
+// and B's request is withdrawn (or answered too late to count). (A's
+// client waits for B's to be asked: were it to answer before B's daemon
+// read the question, B would never be asked, which is right but not what
+// this test is about.)
 func TestFirstAnswerAcrossDaemonsWins(t *testing.T) {
 	url := database(t)
 	workspace := t.TempDir()
 	script := editScript(t)
 	da := serveDaemon(t, script, workspace, url)
 	db := serveDaemon(t, script, workspace, url)
-	a := da.clientWith(t, workspace, testkit.DelayPermission(300*time.Millisecond, testkit.AllowOnce()))
+	release := make(chan struct{})
+	a := da.clientWith(t, workspace, testkit.HoldPermission(release, testkit.AllowOnce()))
 	b := db.clientWith(t, workspace, testkit.DelayPermission(3*time.Second, testkit.RejectOnce()))
 	sid := a.NewSession(a.ctx, workspace)
 	b.load(t, sid, workspace)
-	if _, rerr := a.Call(a.ctx, "session/prompt", testkit.TextPrompt(sid, "write the notes")); rerr != nil {
+	p := a.CallAsync("session/prompt", testkit.TextPrompt(sid, "write the notes"))
+	if _, err := b.WaitPermission(b.ctx); err != nil {
+		t.Fatalf("B's client was never asked: %v", err)
+	}
+	close(release)
+	if _, rerr := p.Wait(a.ctx); rerr != nil {
 		t.Fatalf("A's turn: %v", rerr)
 	}
 	if got, err := os.ReadFile(filepath.Join(workspace, "notes.txt")); err != nil || string(got) != "written by corvid\n" {
 		t.Fatalf("notes.txt after A's client allowed first: %q %v", got, err)
-	}
-	if _, err := b.WaitPermission(b.ctx); err != nil {
-		t.Fatalf("B's client was never asked: %v", err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !withdrawn(b) && time.Now().Before(deadline) {
