@@ -167,9 +167,11 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 	for _, t := range h.connected() {
 		start(t)
 	}
-	won := func(rep reply) (any, bool) {
+	// won settles the question with rep; here says it was given on this
+	// daemon (and is claimed in the store, where another may have won).
+	won := func(rep reply, here bool) (any, bool) {
 		switch {
-		case x != nil:
+		case x != nil && here:
 			rep = x.claim(rep) // the first answer of every daemon's
 		case r.claim != nil:
 			rep = r.claim(rep)
@@ -191,11 +193,11 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 			}
 		case <-x.wake():
 			if rep, ok := x.answer(qctx); ok {
-				return won(rep) // another daemon's
+				return won(rep, false) // another daemon's
 			}
 		case rep := <-results:
 			if rep.valid {
-				return won(rep)
+				return won(rep, true)
 			}
 		case <-qctx.Done():
 			return nil, false
