@@ -210,12 +210,13 @@ func (s *Store) listen() {
 		<-ws.stop
 		cancel()
 	}()
-	for first := true; ; first = false {
+	for {
 		_ = s.listenOnce(ctx, func() { // its error: the connection is gone, whatever it was
 			ws.up.Store(true)
-			if !first {
-				ws.dispatch("", 0) // what was committed while nobody listened
-			}
+			// What was committed while nobody listened: after a lost
+			// connection, and on the first one too (a watch began before
+			// it listened).
+			ws.dispatch("", 0)
 		}, ws.heard)
 		ws.up.Store(false)
 		if ctx.Err() != nil {
