@@ -210,13 +210,12 @@ func (s *Store) listen() {
 		<-ws.stop
 		cancel()
 	}()
-	for {
+	for first := true; ; first = false {
 		_ = s.listenOnce(ctx, func() { // its error: the connection is gone, whatever it was
 			ws.up.Store(true)
-			// What was committed while nobody listened: after a lost
-			// connection, and on the first one too (a watch began before
-			// it listened).
-			ws.dispatch("", 0)
+			if !first {
+				ws.dispatch("", 0) // what was committed while nobody listened
+			}
 		}, ws.heard)
 		ws.up.Store(false)
 		if ctx.Err() != nil {
