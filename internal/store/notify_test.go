@@ -229,31 +229,3 @@ func TestSharedQuestionFirstAnswerWins(t *testing.T) {
 		t.Fatalf("question %s of a turn that ended is open: %+v", id2, open)
 	}
 }
-
-// A commit of another Store right after Watch returns, before the
-// watcher's listening connection (its first) listens, still calls the
-// watcher: once the connection listens, every watcher catches up, as
-// after a lost connection. (A daemon's first session loaded in the middle
-// of another daemon's turn otherwise missed the turn's last rows.)
-func TestWatchSeesCommitsBeforeItsFirstListen(t *testing.T) {
-	url := pgDatabase(t)
-	for i := range 5 {
-		a, b := openStore(t, url), openStore(t, url)
-		sid := fmt.Sprint("s", i)
-		mustCreate(t, a, Session{ID: sid, Cwd: "/w"})
-		got := make(chan int64, 100)
-		stop := b.Watch(sid, func(seq int64) { got <- seq })
-		if err := a.Append(sid, "chunk", []byte(`{"text":"before b listens"}`)); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Flush(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-got:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("round %d: watch not called for a commit made as it started (listening %v)", i, b.Listening())
-		}
-		stop()
-	}
-}
