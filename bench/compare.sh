@@ -175,7 +175,7 @@ else
 	sync
 	CORVID_BIN=$pgbin CORVID_BENCH_STORE=postgres CORVID_LOAD_SIZES=100000 CORVID_TURN_CHUNKS=$turn_chunks \
 		CORVID_FIRST_CHUNK_BURST=${FIRST_CHUNK_BURST:-200000} \
-		go test -run '^$' -bench 'BenchmarkFirstChunk|BenchmarkStreamedTurn|BenchmarkLoadCurve/merged' \
+		go test -run '^$' -bench 'BenchmarkFirstChunk|BenchmarkStreamedTurn|BenchmarkLoadCurve/merged|BenchmarkCrossDaemon' \
 		-benchtime "${PG_OPS:-10}x" -timeout 60m ./test/bench/ |
 		awk '
 		BEGIN { print "| measure (PostgreSQL) | figure | budget |\n|---|---:|---:|" }
@@ -183,5 +183,6 @@ else
 		/^BenchmarkFirstChunk\/burst/ { printf "| prompt → first chunk, large burst, median | %.2f ms | ≤ 5 ms |\n", m["ms-first-chunk-p50"] }
 		/^BenchmarkFirstChunk\/tiny/ { printf "| prompt → first chunk, two characters, median | %.2f ms | ≤ 5 ms |\n", m["ms-first-chunk-p50"] }
 		/^BenchmarkStreamedTurn/ { printf "| streamed turn | %.0f updates/s | ≥ 100k |\n", m["updates/s"] }
-		/^BenchmarkLoadCurve\/merged/ { printf "| session/load of %d events | %.1f ms | ≤ 1000 ms |\n", m["events"], m["ms/load"] }'
+		/^BenchmarkLoadCurve\/merged/ { printf "| session/load of %d events | %.1f ms | ≤ 1000 ms |\n", m["events"], m["ms/load"] }
+		/^BenchmarkCrossDaemon/ { printf "| cross-daemon latency (A'"'"'s frame → B'"'"'s frame), p50 | %.2f ms (p90 %.2f ms) | ≤ 20 ms |\n", m["ms-cross-p50"], m["ms-cross-p90"] }'
 fi

@@ -27,6 +27,11 @@ type holders struct {
 	// pending are the questions open now (questions.go); a connection
 	// that attaches meanwhile is asked too (offer).
 	pending map[*question]struct{}
+	// Other daemons' questions this daemon's clients are asked
+	// (across.go): their ids, with what withdraws each, and what
+	// stops the watch.
+	remote     map[string]context.CancelFunc
+	sharedStop func()
 }
 
 func newHolders(first *session) *holders { return &holders{members: []*session{first}} }
@@ -107,6 +112,9 @@ func (ss *session) Close() {
 	if ss.holders != nil && !ss.holders.leave(ss) {
 		return
 	}
+	if ss.holders != nil {
+		ss.holders.stopShared()
+	}
 	if ss.Session != nil {
 		ss.Session.Close()
 	}
@@ -135,6 +143,7 @@ func (s *Server) attach(ctx context.Context, req *acp.LoadSessionRequest, live *
 	var replayTo func(agent.Event)
 	if replay {
 		run = s.conn.NewRun()
+		ss.replayRun = run
 		turns := replayTurnMeta{srv: s}
 		replayTo = func(ev agent.Event) { ss.replay(run, ev, turns.next(ev)) }
 	}

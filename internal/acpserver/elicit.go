@@ -83,8 +83,8 @@ const dismissOption = "_corvid_dismiss"
 // leave it unanswered; a host that cannot answer requests gets it out of
 // band (corvid respond).
 func (ss *session) Choose(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
-	if ss.shared() {
-		return ss.routeChoice(ctx, q) // serve (questions.go)
+	if ss.shared() || ss.sharesAcross() {
+		return ss.routeChoice(ctx, q) // serve, or a shared store (questions.go)
 	}
 	if ss.srv.cannotAnswer() || ss.srv.keepsTurns() {
 		// keepsTurns: a turn that outlived its client (serve).

@@ -48,6 +48,14 @@ func (ss *session) Emit(ev agent.Event) {
 	}
 }
 
+// ReplayDone sends the replay written so far (agent.ReplayBuffer): live
+// frames after it follow it.
+func (ss *session) ReplayDone() {
+	if ss.replayRun != nil {
+		_ = ss.replayRun.Flush()
+	}
+}
+
 // emit sends ev's updates with the turn meta turn.
 func (ss *session) emit(ev agent.Event, turn map[string]any) {
 	mirror := ss.srv.messagesHost.Load()
@@ -382,10 +390,14 @@ func permissionOptions(call agent.ToolCall) []acp.PermissionOption {
 // RequestPermission asks the client. Cancelled, an unknown option, an error
 // or a vanished client all mean reject once; nothing here ever allows by
 // itself. Under serve, every connection holding the session is asked, and
-// corvid respond can answer; the first answer wins (questions.go).
+// corvid respond can answer; on a shared store (PostgreSQL) so can the
+// clients of every other daemon holding it. The first answer wins
+// (questions.go, across.go).
 func (ss *session) RequestPermission(ctx context.Context, call agent.ToolCall) (agent.Answer, error) {
-	if ss.shared() {
-		return ss.routePermission(ctx, call), nil // serve (questions.go)
+	if ss.shared() || ss.sharesAcross() {
+		// serve, or a shared store: every client that can answer, here
+		// and on the other daemons, and corvid respond (questions.go).
+		return ss.routePermission(ctx, call), nil
 	}
 	srv := ss.srv
 	if srv.cannotAnswer() || srv.keepsTurns() {

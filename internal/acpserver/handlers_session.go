@@ -45,7 +45,10 @@ func (s *Server) NewSession(_ context.Context, req *acp.NewSessionRequest) (any,
 		c := as.Controls()
 		return acp.Then{
 			Result: acp.NewSessionResponse{SessionID: as.ID, Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
-			After:  ss.started,
+			After: func() {
+				ss.started()
+				ss.holders.watchShared(as) // after the response: the client knows the session
+			},
 		}, nil
 	})
 }

@@ -61,6 +61,7 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 			// construction: both leave through the same ordered writer.
 			// The replay is written as the log is read.
 			run = s.conn.NewRun()
+			ss.replayRun = run
 			turns := replayTurnMeta{srv: s}
 			o.ReplayTextMax = maxTextBytes // the pieces updatesFor cuts
 			o.Replay = func(ev agent.Event) {
@@ -86,7 +87,12 @@ func (s *Server) restore(ctx context.Context, req *acp.LoadSessionRequest, repla
 		c := as.Controls()
 		return acp.Then{
 			Result: acp.LoadSessionResponse{Modes: modeState(c), ConfigOptions: s.configOptionsFor(c), Meta: sessionMeta(c)},
-			After:  ss.started,
+			After: func() {
+				ss.started()
+				// Other daemons' open questions, and those to come.
+				ss.holders.watchShared(as)
+				go ss.holders.syncShared(as)
+			},
 		}, nil
 	})
 }
@@ -106,13 +112,24 @@ func (s *Server) ListSessions(ctx context.Context, req *acp.ListSessionsRequest)
 		return acp.ListSessionsResponse{}, rpcError(s, err)
 	}
 	resp := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}, NextCursor: next}
+	var elsewhere map[string]bool
+	if s.opts.Hub != nil && len(list) > 0 {
+		ids := make([]string, len(list))
+		for i, si := range list {
+			ids[i] = si.ID
+		}
+		// A shared store (PostgreSQL): turns other daemons run now.
+		if elsewhere, err = s.opts.Agent.RunningElsewhere(ctx, ids); err != nil {
+			s.log.Warn("read which sessions run elsewhere", "err", err)
+		}
+	}
 	for _, si := range list {
 		info := acp.SessionInfo{SessionID: si.ID, Cwd: si.Cwd, AdditionalDirectories: si.AdditionalDirs, Title: si.Title}
 		if !si.UpdatedAt.IsZero() {
 			info.UpdatedAt = si.UpdatedAt.UTC().Format(time.RFC3339Nano)
 		}
 		if s.opts.Hub != nil {
-			info.Meta = s.opts.Hub.listMeta(si)
+			info.Meta = s.opts.Hub.listMeta(si, elsewhere[si.ID])
 			s.addStoredState(ctx, si, info.Meta)
 		}
 		resp.Sessions = append(resp.Sessions, info)

@@ -97,12 +97,13 @@ func (h *Hub) cancel(id string) {
 	}
 }
 
-// listMeta says whether the stored session si runs a turn, waits for an
-// answer, how many connected clients hold it live, and its model and mode
-// (live: the session's own; else what the store recorded).
-func (h *Hub) listMeta(si agent.SessionInfo) acp.Meta {
+// listMeta says whether the stored session si runs a turn (here, or
+// elsewhere: in another process on a shared store), waits for an answer,
+// how many connected clients of this daemon hold it live, and its model
+// and mode (live: the session's own; else what the store recorded).
+func (h *Hub) listMeta(si agent.SessionInfo, elsewhere bool) acp.Meta {
 	all, present := h.holders(si.ID)
-	running, attached := false, 0
+	running, attached := elsewhere, 0
 	for i, ss := range all {
 		running = running || ss.Running()
 		if present[i] {

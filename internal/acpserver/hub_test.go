@@ -130,7 +130,7 @@ func TestHubQuestionReachesConnectionsThatAttachWhileItIsOpen(t *testing.T) {
 			s.mu.Unlock()
 			joined[i] = ss
 			ss.holders.offer(ss)
-			_ = hub.listMeta(agent.SessionInfo{ID: "sess_hub"})
+			_ = hub.listMeta(agent.SessionInfo{ID: "sess_hub"}, false)
 		})
 	}
 	wg.Go(func() { all[1].holders.leave(all[1]) })

@@ -20,7 +20,10 @@ import (
 // are cancelled, which withdraws them with $/cancel_request; the agent
 // session records who answered (agent.Session.Answered) on the call's next
 // update, which every attachment is shown. Nobody answering within the
-// interaction timeout is no answer: a denial.
+// interaction timeout is no answer: a denial. On a shared store
+// (PostgreSQL) the same route also puts a permission or a choice to the
+// other daemons holding the session, whose clients and corvid respond
+// answer it through the store; the first answer anywhere wins (across.go).
 
 // question is one question open in a shared session.
 type question struct {
@@ -56,6 +59,14 @@ type routed struct {
 	// notice is what a connected client that cannot answer requests (Gas
 	// City) is shown instead: how to answer with corvid respond.
 	notice func(respond.Question) string
+	// share, when set, shares the question with the other daemons on a
+	// shared store (across.go).
+	share *sharing
+	// elsewhere: another daemon's question, routed here for its asker
+	// (across.go answerShared); claim hands the answer to the store, and
+	// the asker records who answered.
+	elsewhere bool
+	claim     func(reply) reply
 }
 
 // reply is one answerer's answer.
@@ -121,6 +132,11 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 			}()
 		}
 	}
+	var x *across // the question's row, for the other daemons
+	if !r.elsewhere {
+		x = ss.shareAcross(r.share)
+		defer x.drop() // after the answer: the other daemons withdraw it
+	}
 	h := ss.holders
 	h.openQuestion(q)
 	ss.srv.opts.Hub.changed() // session/list: it waits (watch.go)
@@ -151,22 +167,37 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 	for _, t := range h.connected() {
 		start(t)
 	}
+	// won settles the question with rep; here says it was given on this
+	// daemon (and is claimed in the store, where another may have won).
+	won := func(rep reply, here bool) (any, bool) {
+		switch {
+		case x != nil && here:
+			rep = x.claim(rep) // the first answer of every daemon's
+		case r.claim != nil:
+			rep = r.claim(rep)
+		}
+		if ss.Session != nil && !r.elsewhere {
+			ss.Session.Answered(r.toolCallID, rep.by)
+		}
+		withdraw(fmt.Errorf("%w, by %s", respond.ErrAnsweredElsewhere, rep.by.Name))
+		if asking != nil {
+			<-asking // corvid respond is told so from now on
+		}
+		return rep.val, true
+	}
 	for {
 		select {
 		case <-q.wake:
 			for _, t := range h.takeLate(q) {
 				start(t)
 			}
+		case <-x.wake():
+			if rep, ok := x.answer(qctx); ok {
+				return won(rep, false) // another daemon's
+			}
 		case rep := <-results:
 			if rep.valid {
-				if ss.Session != nil {
-					ss.Session.Answered(r.toolCallID, rep.by)
-				}
-				withdraw(fmt.Errorf("%w, by %s", respond.ErrAnsweredElsewhere, rep.by.Name))
-				if asking != nil {
-					<-asking // corvid respond is told so from now on
-				}
-				return rep.val, true
+				return won(rep, true)
 			}
 		case <-qctx.Done():
 			return nil, false

@@ -20,8 +20,17 @@ func anyClient(*session) bool { return true }
 // routePermission asks every holder and corvid respond; no answer is a
 // denial.
 func (ss *session) routePermission(ctx context.Context, call agent.ToolCall) agent.Answer {
-	v, ok := ss.route(ctx, routed{
-		toolCallID: call.ID, title: call.Title, can: anyClient,
+	v, ok := ss.route(ctx, ss.permissionRouted(call))
+	if !ok {
+		return agent.RejectOnce
+	}
+	return v.(agent.Answer)
+}
+
+// permissionRouted is how route puts a permission question.
+func (ss *session) permissionRouted(call agent.ToolCall) routed {
+	return routed{
+		toolCallID: call.ID, title: call.Title, can: anyClient, share: ss.sharePermission(call),
 		ask: func(ctx context.Context, t *session) (any, bool) {
 			a, err := t.askClient(ctx, call)
 			return a, err == nil
@@ -37,16 +46,24 @@ func (ss *session) routePermission(ctx context.Context, call agent.ToolCall) age
 			}
 			return agent.RejectOnce
 		},
-	})
-	if !ok {
-		return agent.RejectOnce
 	}
-	return v.(agent.Answer)
 }
 
 // routeChoice asks a single-choice question (ask_user, exit_plan) of every
 // holder, as session/request_permission, and of corvid respond.
 func (ss *session) routeChoice(ctx context.Context, q tool.ChoiceQuestion) (string, error) {
+	v, ok := ss.route(ctx, ss.choiceRouted(q))
+	switch {
+	case ok:
+		return v.(string), nil
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	}
+	return "", tool.ErrNoAnswer
+}
+
+// choiceRouted is how route puts a single-choice question.
+func (ss *session) choiceRouted(q tool.ChoiceQuestion) routed {
 	labels := make([]string, 0, len(q.Choices)+1)
 	for _, c := range q.Choices {
 		labels = append(labels, c.Label)
@@ -57,8 +74,8 @@ func (ss *session) routeChoice(ctx context.Context, q tool.ChoiceQuestion) (stri
 		title = q.Title
 	}
 	req := choiceRequest(ss.id, q)
-	v, ok := ss.route(ctx, routed{
-		toolCallID: q.ToolCallID, title: title, can: anyClient,
+	return routed{
+		toolCallID: q.ToolCallID, title: title, can: anyClient, share: ss.shareChoice(q),
 		ask: func(ctx context.Context, t *session) (any, bool) {
 			var resp acp.RequestPermissionResponse
 			if err := t.srv.conn.Call(ctx, "session/request_permission", req, &resp); err != nil {
@@ -79,14 +96,7 @@ func (ss *session) routeChoice(ctx context.Context, q tool.ChoiceQuestion) (stri
 			}
 			return "" // Don't answer
 		},
-	})
-	switch {
-	case ok:
-		return v.(string), nil
-	case ctx.Err() != nil:
-		return "", ctx.Err()
 	}
-	return "", tool.ErrNoAnswer
 }
 
 // routeElicit sends elicitation/create to every holder whose client

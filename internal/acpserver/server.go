@@ -134,6 +134,9 @@ type session struct {
 	detach  func()
 	// turns keeps the running turn's _meta (dialect.go).
 	turns turnMetaCache
+	// replayRun is the run a session/load writes its replay into, until
+	// the load's response (ReplayDone sends it before a live event).
+	replayRun *acp.Run
 }
 
 // shutdownGrace bounds how long in-flight work may take to answer after the

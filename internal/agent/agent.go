@@ -211,7 +211,11 @@ func (a *Agent) NewSession(o SessionOptions) (*Session, error) {
 			return nil, storeFailure("record the new session", err)
 		}
 	}
-	return a.newSession(o, st, sc)
+	s, err := a.newSession(o, st, sc)
+	if err == nil {
+		s.follow(nil)
+	}
+	return s, err
 }
 
 // newSession builds the runtime state of a session.

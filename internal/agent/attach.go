@@ -19,15 +19,27 @@ import (
 // session's own front end. It returns detach, which stops the events.
 func (s *Session) Attach(ctx context.Context, front FrontEnd, replay func(Event), textMax int) (detach func(), err error) {
 	c := s.conv
+	// Asked before the show lock: a turn that runs (here or elsewhere)
+	// has tool calls that are running, not interrupted.
+	running := false
+	if st := c.log.store; st != nil && replay != nil {
+		running = s.Running() || runsElsewhere(ctx, st, s.ID)
+	}
 	c.show.Lock()
 	defer c.show.Unlock()
 	if st := c.log.store; st != nil && replay != nil {
 		if n := c.log.last(); n > 0 && !c.log.settle(n, 5*time.Second) {
 			return nil, storeFailure("store the session's events before the replay", errNotSettled)
 		}
-		if _, err := FoldStream(ctx, st, s.ID, textMax, replay); err != nil {
+		lg, err := foldStream(ctx, st, s.ID, textMax, replay, running)
+		if err != nil {
 			return nil, storeFailure("read the events", err)
 		}
+		// Another process's rows the replay read and the front ends
+		// here were not shown yet: shown to them now, and to front from
+		// the replay; the later ones to all of them live.
+		c.catchUpLocked(0, lg.LastSeq)
+		replayDone(front)
 	}
 	c.fans = append(c.fans, front)
 	return func() {

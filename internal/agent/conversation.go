@@ -26,6 +26,8 @@ type conversation struct {
 	// or live. fans are the attached front ends besides front.
 	show sync.Mutex
 	fans []FrontEnd
+	// fol follows the rows other processes commit (follow.go).
+	fol follower
 	// fresh: a prompt was recorded and nothing of its turn shown yet.
 	fresh atomic.Bool
 	// stale: a commit failed during a turn, so the model context may hold

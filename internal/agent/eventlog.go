@@ -310,6 +310,9 @@ type Log struct {
 	ToolIDs []string
 	// LastSeq is the seq of the last row (0 for an empty log).
 	LastSeq int64
+	// lastPayload is the last row's payload (follow.go: the base of the
+	// next row, which may be a delta of it).
+	lastPayload []byte
 	// Team is the last member_status_change of the session's team (nil:
 	// no team, or it was deleted).
 	Team map[string]any
@@ -456,10 +459,14 @@ type folder struct {
 	emit    func(Event)
 	sent    int
 	maxText int // FoldStream's
+	// running: a turn of the session runs now (here or in another
+	// process), so a tool call without a final state is still running.
+	running bool
 }
 
 func (f *folder) row(r *store.Event) {
 	f.log.LastSeq = r.Seq
+	f.log.lastPayload = append(f.log.lastPayload[:0], r.Payload...)
 	if r.Kind == recordContextText {
 		f.contextText(r.Payload)
 		return
@@ -615,8 +622,12 @@ func (f *folder) toolUpdate(upd *ToolCall) {
 func (f *folder) finish() *Log {
 	f.closeRun()
 	l := f.log
-	// A tool call that never finished was interrupted (the process died).
+	// A tool call that never finished was interrupted (the process died),
+	// unless the turn still runs (running: it is being followed live).
 	for _, i := range f.finals {
+		if f.running {
+			break
+		}
 		e := l.entry(i)
 		if s := e.Final.Status; s != ToolCompleted && s != ToolFailed {
 			e.Interrupted = true

@@ -34,8 +34,14 @@ func FoldStored(ctx context.Context, st *store.Store, sessionID string) (*Log, e
 // stored after the call completed or failed (corvid writes none) is not
 // replayed.
 func FoldStream(ctx context.Context, st *store.Store, sessionID string, maxText int, emit func(Event)) (*Log, error) {
+	return foldStream(ctx, st, sessionID, maxText, emit, false)
+}
+
+// foldStream is FoldStream; running says a turn of the session runs now,
+// so its tool calls without a final state are running, not interrupted.
+func foldStream(ctx context.Context, st *store.Store, sessionID string, maxText int, emit func(Event), running bool) (*Log, error) {
 	f := newFolder()
-	f.dec.wire, f.emit, f.maxText = true, emit, maxText
+	f.dec.wire, f.emit, f.maxText, f.running = true, emit, maxText, running
 	lg, err := foldScan(ctx, st, sessionID, f)
 	if lg != nil {
 		lg.entries, lg.n, lg.first, lg.spare = nil, 0, 0, nil

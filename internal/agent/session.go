@@ -98,6 +98,7 @@ func (s *Session) Close() {
 		_ = c.Close()
 	}
 	s.toolbox.close()
+	s.conv.unfollow()
 	s.conv.flush()
 	s.conv.log.close()
 }

@@ -72,7 +72,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, er
 	}
 	var lg *Log
 	if o.Replay != nil {
-		lg, err = FoldStream(ctx, st, o.ID, o.ReplayTextMax, o.Replay)
+		lg, err = foldStream(ctx, st, o.ID, o.ReplayTextMax, o.Replay, runsElsewhere(ctx, st, o.ID))
 	} else {
 		lg, err = FoldStored(ctx, st, o.ID)
 	}
@@ -91,6 +91,7 @@ func (a *Agent) LoadSession(ctx context.Context, o SessionOptions) (*Session, er
 		s.env.Images = m.Info().Images
 	}
 	s.conv.restore(lg)
+	s.follow(lg)
 	if o.Cwd != meta.Cwd || !slices.Equal(o.Roots, meta.AdditionalDirs) {
 		_ = st.UpdateSession(ctx, o.ID, func(ss *store.Session) { ss.Cwd, ss.AdditionalDirs = o.Cwd, o.Roots })
 	}
@@ -133,6 +134,17 @@ func (a *Agent) ListSessions(ctx context.Context, cwd, cursor string) ([]Session
 		out = append(out, SessionInfo{ID: ss.ID, Cwd: ss.Cwd, AdditionalDirs: ss.AdditionalDirs, Title: ss.Title, Model: ss.Model, Mode: ss.Mode, UpdatedAt: ss.UpdatedAt})
 	}
 	return out, next, nil
+}
+
+// RunningElsewhere reports which of ids run a turn in another process or
+// on another machine now, as a shared store (PostgreSQL) knows it from
+// its lease rows; nil on a store that does not say (SQLite).
+func (a *Agent) RunningElsewhere(ctx context.Context, ids []string) (map[string]bool, error) {
+	st, err := a.openStore()
+	if err != nil || st == nil {
+		return nil, err
+	}
+	return st.RunningElsewhere(ctx, ids)
 }
 
 // ErrBadCursor is returned by ListSessions for a cursor it did not issue.

@@ -628,6 +628,12 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 		evs = evs[n:]
 	}
 	t.newBases[pk] = deltaBase{seq: seq, payload: prev}
+	if t.w.s.pg {
+		// Delivered at COMMIT, and only if it commits (postgres_notify.go).
+		if _, err := t.rc.exec(pgQueryNotify, t.w.s.notifyPayload(sid, seq)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -63,6 +63,22 @@ CREATE TABLE leases (
 	heartbeat  BIGINT NOT NULL
 );
 `,
+	// 2: permission questions of running turns, open to every daemon
+	// (postgres_questions.go). holder is the asking Store's lease
+	// holder id; answer is NULL until the one answer that wins.
+	`
+CREATE TABLE questions (
+	id          TEXT COLLATE "C" PRIMARY KEY,
+	session_id  TEXT COLLATE "C" NOT NULL,
+	holder      TEXT NOT NULL,
+	body        BYTEA NOT NULL,
+	asked_at    BIGINT NOT NULL,
+	answer      TEXT,
+	answered_by TEXT,
+	answered_at BIGINT
+);
+CREATE INDEX questions_by_session ON questions (session_id);
+`,
 }
 
 // pgMigrateLock is the advisory lock key that serialises migrations of

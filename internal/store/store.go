@@ -97,6 +97,7 @@ type Store struct {
 	lease   leaseState
 	deleted deletedSessions // sessions found deleted under this Store (deleted.go)
 	failed  failedRows      // sessions whose rows failed to commit (failed.go)
+	watch   watchers        // PostgreSQL: sessions watched for other Stores' commits (postgres_notify.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -200,6 +201,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.holds.release("")
 		err := s.w.close()
+		s.stopWatch()
 		s.stopHeartbeat()
 		s.releaseAll()
 		for _, st := range s.stmts {

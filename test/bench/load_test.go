@@ -40,8 +40,15 @@ type agent struct {
 
 func startAgent(tb testing.TB, bin, home, workspace string, args ...string) *agent {
 	tb.Helper()
+	return startAgentOn(tb, bin, home, workspace, storeURL(tb, home), args...)
+}
+
+// startAgentOn is startAgent on the store u ("": the file in home). On a
+// postgres:// store it runs corvid-pg, whatever bin is (store_test.go).
+func startAgentOn(tb testing.TB, bin, home, workspace, u string, args ...string) *agent {
+	tb.Helper()
 	env := testkit.IsolatedEnvAt(home, "CORVID_HOME="+filepath.Join(home, "corvid"), "CORVID_KEYRING=off")
-	if u := storeURL(tb, home); u != "" {
+	if u != "" {
 		env = append(env, "CORVID_STORE="+u)
 		bin = corvidPG(tb)
 	}

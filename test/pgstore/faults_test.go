@@ -14,7 +14,7 @@ import (
 // naming the URL without its password.
 func TestUnreachableStoreExitsNamingTheURLWithoutItsPassword(t *testing.T) {
 	srv := server(t)
-	bin := testkit.BuildCorvidPG(t)
+	bin := corvidBin(t)
 	cases := []struct{ name, url, want string }{
 		{"no server", "postgres://corvid:s3cret-pw@/corvid?host=" + t.TempDir() + "&port=1", "postgres://corvid:xxxxx@/corvid"},
 		{"no such database", strings.Replace(srv.URL("nosuchdb"), "postgres://", "postgres://postgres:s3cret-pw@", 1), "no such database"},

@@ -31,6 +31,15 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// corvidBin is the corvid binary every test here runs: built once, by
+// this one function, so that how it is built changes in one place. It is
+// the default corvid with corvid-pg beside it, so every test also drives
+// the hand-off to corvid-pg a postgres:// store makes.
+func corvidBin(t testing.TB) string {
+	t.Helper()
+	return testkit.BuildCorvidPG(t)
+}
+
 // server returns the test process's PostgreSQL server, started on first use.
 func server(t *testing.T) *pgtest.Server {
 	t.Helper()
@@ -63,7 +72,7 @@ type machine struct {
 // the store given by --store (flag) or CORVID_STORE (env), in workspace.
 func start(t *testing.T, script, workspace string, args []string, env ...string) *machine {
 	t.Helper()
-	bin := testkit.BuildCorvidPG(t)
+	bin := corvidBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	e := testkit.Start(t, bin, testkit.Options{

@@ -57,7 +57,7 @@ func TestTwoHomesShareOneHistoryThroughPostgres(t *testing.T) {
 		t.Errorf("B's own turn showed %q", got)
 	}
 	// sessions list, on a third home, sees the session.
-	bin := testkit.BuildCorvidPG(t)
+	bin := corvidBin(t)
 	cmd := exec.Command(bin, "sessions", "list", "--all", "--store", url)
 	cmd.Env = append(cmd.Environ(), "CORVID_HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
@@ -137,7 +137,7 @@ func TestStoreMigrateFromSQLite(t *testing.T) {
 			"parts": []any{map[string]any{"type": "text", "text": "kept on sqlite ", "repeat": 30}}}},
 	})
 	home := t.TempDir()
-	bin := testkit.BuildCorvidPG(t)
+	bin := corvidBin(t)
 	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp", "-m", "script:" + script}, Dir: workspace, Env: []string{"CORVID_HOME=" + home}})
 	ctx := t.Context()
 	if _, rerr := e.Initialize(ctx, testkit.Minimal()); rerr != nil {
