@@ -43,7 +43,20 @@ func TestGoldenComponents(t *testing.T) {
 		used: 23_400, size: 200_000, cost: &acp.Cost{Amount: 0.0123, Currency: "USD"}, working: true}
 	md := "# Title\n\nSome **bold**, *em* and `code`, a [link](https://example.com).\n\n- one\n- two with a long line that has to wrap somewhere near the end\n\n```go\nfunc f() {}\n```\n> quoted"
 
+	code := "```go\n// Greet says hello.\nfunc Greet(name string) (int, error) {\n\treturn fmt.Printf(\"hello, %s\\n\", name) /* 2 values */\n}\n```\n" +
+		"```python\ndef area(r: float) -> float:\n    \"\"\"The area.\"\"\"\n    return 3.14159 * r ** 2  # approx\n```\n" +
+		"```json\n{\"name\": \"corvid\", \"port\": 8080, \"tls\": false}\n```\n" +
+		"```sh\nexport GOFLAGS=-trimpath # build\nif [ -n \"$CI\" ]; then go test ./...; fi\n```"
+
 	components := map[string]func(th *theme, w int) []string{
+		"code": func(th *theme, w int) []string {
+			r := markdown{th: th}
+			var out []string
+			for _, l := range strings.Split(code, "\n") {
+				out = append(out, r.line(l, w)...)
+			}
+			return out
+		},
 		"toolcard": func(th *theme, w int) []string { return renderToolCard(th, card, w) },
 		"shell":    func(th *theme, w int) []string { return renderToolCard(th, shell, w) },
 		"diff": func(th *theme, w int) []string {
