@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -49,6 +50,19 @@ func TestGoldenComponents(t *testing.T) {
 		"```sh\nexport GOFLAGS=-trimpath # build\nif [ -n \"$CI\" ]; then go test ./...; fi\n```"
 
 	components := map[string]func(th *theme, w int) []string{
+		// A collapsed thought: the live line while it streams, then the
+		// summary it leaves in the scrollback.
+		"thought": func(th *theme, w int) []string {
+			m := newModel(Options{}, th)
+			m.width, m.height, m.sessionID = w, 40, "s1"
+			raw, _ := json.Marshal(acp.ContentChunk{SessionUpdate: "agent_thought_chunk",
+				Content: acp.TextBlock("The pager drops the last page when the count divides evenly.\nCheck pages()\nthen the off-by-one in")})
+			m.applyUpdate(raw)
+			out := []string{m.thoughtSummary(m.live[0].(*textBlock), true)}
+			m.closeText()
+			m.drain()
+			return append(out, m.printQ...)
+		},
 		"code": func(th *theme, w int) []string {
 			r := markdown{th: th}
 			var out []string

@@ -38,6 +38,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.finderKey(s) {
 		return nil
 	}
+	if cmd, ok := m.renderKey(s); ok { // keys_render.go
+		return cmd
+	}
 	switch s {
 	case "ctrl+c":
 		switch {

@@ -53,6 +53,7 @@ type model struct {
 	files      []string
 	filesAsked bool
 	finder     *finder
+	thoughts   thoughtState
 	gap        bool // the turn has output: the next block starts after a blank line
 	quitArm    bool // Ctrl+C on an empty input once already
 	quitting   bool

@@ -22,6 +22,12 @@ type textBlock struct {
 	lines  []string // rendered, not yet moved to the print queue
 	tail   string
 	closed bool
+	// A thought's source: its first lines, how many lines it has and
+	// the last one, for the collapsed summary (thoughts.go).
+	first    string
+	lastSrc  string
+	srcLines int
+	lead     bool // its first line is the blank line after other output
 }
 
 // addText appends streamed text, rendering each line it completes.
@@ -37,6 +43,7 @@ func (m *model) addText(kind, text string) {
 		b = &textBlock{kind: kind, md: markdown{th: m.th}}
 		if m.gap && kind != "user" {
 			b.lines = append(b.lines, "") // a blank line after a card or another kind of text
+			b.lead = true
 		}
 		m.gap = true
 		m.live = append(m.live, b)
@@ -72,6 +79,13 @@ func (m *model) renderText(b *textBlock, md *markdown, line string) []string {
 	line = strings.TrimRight(line, "\r")
 	switch b.kind {
 	case "thought":
+		if md == &b.md { // a finished line, not the tail drawn live
+			b.srcLines++
+			b.lastSrc = line
+			if len(b.first) < 200 {
+				b.first += line + "\n"
+			}
+		}
 		return wrapStyled(m.th.thought.Render(line), m.width, "  ", "  ")
 	case "user":
 		return wrapStyled(m.th.bold.Render(line), m.width, m.th.accent.Render("› "), "  ")
@@ -98,8 +112,16 @@ func (m *model) drain() {
 	for len(m.live) > 0 {
 		switch b := m.live[0].(type) {
 		case *textBlock:
+			if m.heldThought(b) {
+				if !b.closed {
+					return
+				}
+				m.collapseThought(b)
+				break
+			}
 			m.printQ = append(m.printQ, b.lines...)
 			b.lines = nil
+			b.first, b.srcLines, b.lead = "", 0, false // printed: a later summary covers only what follows
 			if !b.closed {
 				return
 			}

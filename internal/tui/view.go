@@ -23,6 +23,13 @@ func (m *model) View() tea.View {
 	for _, bl := range m.live {
 		switch b := bl.(type) {
 		case *textBlock:
+			if m.heldThought(b) {
+				if b.lead {
+					top = append(top, "")
+				}
+				top = append(top, m.thoughtSummary(b, true))
+				continue
+			}
 			top = append(top, b.lines...)
 			if b.tail != "" {
 				md := b.md // a copy: the tail is drawn, not consumed

@@ -47,3 +47,25 @@ func grepLines(s string, words ...string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A thought is collapsed to one summary line; Ctrl+T prints it in full.
+func TestThoughtCollapsedThenShown(t *testing.T) {
+	s := newSession(t)
+	model := s.script("think.json", `{"chunkSize": 8, "delayMs": 2, "responses": [
+	  {"parts": [{"type": "thinking", "text": "First, read the pager.\nSecond, find the off-by-one.\nThird, fix it."},
+	             {"type": "text", "text": "The pager is fixed."}]}]}`)
+	tm := s.open(80, 24, nil, "tui", "-m", model)
+	tm.ready()
+	tm.typeText("fix the pager")
+	tm.keys("Enter")
+	tm.waitFor("The pager is fixed.")
+	out := tm.idle()
+	if !strings.Contains(out, "∴ Thought: First, read the pager. (3 lines, Ctrl+T shows)") || strings.Contains(out, "find the off-by-one") {
+		t.Fatalf("the thought is not collapsed to its summary:\n%s", out)
+	}
+	tm.keys("C-t")
+	out = tm.waitFor("Third, fix it.")
+	if !strings.Contains(out, "Second, find the off-by-one.") {
+		t.Errorf("Ctrl+T did not show the whole thought:\n%s", out)
+	}
+}
