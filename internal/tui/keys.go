@@ -373,6 +373,7 @@ func helpLines(th *theme) []string {
 		{"y a n r, 1-9, ↑/↓ Enter", "answer a permission question"},
 		{"/model /mode /new /sessions /help /quit", "the TUI's commands; the agent's follow /"},
 	}
+	rows = append(rows, renderKeyHelp...) // keys_render.go
 	out := []string{th.bold.Render("Keys")}
 	for _, r := range rows {
 		out = append(out, "  "+th.key.Render(r[0])+"  "+r[1])

@@ -10,6 +10,11 @@ var renderKeys = map[string]func(m *model) tea.Cmd{
 	"ctrl+t": func(m *model) tea.Cmd { m.toggleThoughts(); return nil }, // expand/collapse thoughts
 }
 
+// renderKeyHelp are their lines in /help.
+var renderKeyHelp = [][2]string{
+	{"Ctrl+T", "expand or collapse thoughts"},
+}
+
 // renderKey runs the rendering key k, and tells whether it was one.
 func (m *model) renderKey(k string) (tea.Cmd, bool) {
 	f, ok := renderKeys[k]
