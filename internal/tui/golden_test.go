@@ -37,6 +37,9 @@ func TestGoldenComponents(t *testing.T) {
 		Options: []acp.PermissionOption{{OptionID: "o1", Name: "Allow once", Kind: "allow_once"},
 			{OptionID: "o2", Name: "Always allow `shell(go build*)`", Kind: "allow_always"},
 			{OptionID: "o3", Name: "Reject", Kind: "reject_once"}, {OptionID: "o4", Name: "Always reject", Kind: "reject_always"}}}
+	editPerm := &acp.RequestPermissionRequest{SessionID: "s", ToolCall: acp.ToolCallUpdate{ToolCallID: "c1",
+		Title: "Edit main.go", Kind: "edit", Content: card.content},
+		Options: perm.Options}
 	plan := []acp.PlanEntry{{Content: "Read the failing test", Status: "completed"},
 		{Content: "Fix the off-by-one in the pager so that the last page is shown in full", Status: "in_progress"},
 		{Content: "Run the tests", Status: "pending"}}
@@ -76,9 +79,10 @@ func TestGoldenComponents(t *testing.T) {
 		"diff": func(th *theme, w int) []string {
 			return renderDiff(th, card.content[0].Path, card.content[0].OldText, card.content[0].NewText, w)
 		},
-		"permission": func(th *theme, w int) []string { return renderPermission(th, perm, 1, w, "") },
-		"plan":       func(th *theme, w int) []string { return renderPlan(th, plan, w) },
-		"status":     func(th *theme, w int) []string { return []string{renderStatus(th, st, w)} },
+		"permission":     func(th *theme, w int) []string { return renderPermission(th, perm, 1, w, "") },
+		"editpermission": func(th *theme, w int) []string { return renderPermission(th, editPerm, 0, w, "") },
+		"plan":           func(th *theme, w int) []string { return renderPlan(th, plan, w) },
+		"status":         func(th *theme, w int) []string { return []string{renderStatus(th, st, w)} },
 		"markdown": func(th *theme, w int) []string {
 			r := markdown{th: th}
 			var out []string

@@ -3,6 +3,8 @@ package tui_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -67,5 +69,30 @@ func TestThoughtCollapsedThenShown(t *testing.T) {
 	out = tm.waitFor("Third, fix it.")
 	if !strings.Contains(out, "Second, find the off-by-one.") {
 		t.Errorf("Ctrl+T did not show the whole thought:\n%s", out)
+	}
+}
+
+// At 140 columns an edit's diff in the permission question is split side
+// by side (old left, new right); at 80 it is unified.
+func TestWideDiffIsSplit(t *testing.T) {
+	for _, c := range []struct {
+		width int
+		split bool
+	}{{140, true}, {80, false}} {
+		t.Run(fmt.Sprint(c.width), func(t *testing.T) {
+			s := newSession(t)
+			must(t, os.WriteFile(filepath.Join(s.dir, "notes.txt"), []byte("old notes\nkept\n"), 0o644))
+			tm := s.open(c.width, 30, nil, "tui", "-m", s.script("edit.json", editScript))
+			tm.ready()
+			tm.typeText("write the notes")
+			tm.keys("Enter")
+			q := tm.waitFor("[r/4]")
+			row := grepLines(q, "+written by corvid")
+			if split := strings.Contains(row, "-old notes") && strings.Contains(row, "│"); split != c.split {
+				t.Errorf("at %d columns split=%v, want %v:\n%s", c.width, split, c.split, q)
+			}
+			tm.keys("n")
+			tm.waitFor("Finished with notes.txt.")
+		})
 	}
 }
