@@ -79,7 +79,12 @@ func renderToolCard(th *theme, c *toolCall, width int) []string {
 				out = append(out, "  "+l)
 			}
 		case "content":
-			if ct.Content != nil && ct.Content.Type == "text" {
+			if ct.Content == nil || ct.Content.Type != "text" {
+				break
+			}
+			if c.kind == "execute" && c.finished() {
+				out = append(out, outputSummary(th, outputLines(ct.Content.Text), width))
+			} else {
 				out = append(out, tailLines(th, ct.Content.Text, width)...)
 			}
 		case "terminal":

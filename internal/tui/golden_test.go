@@ -32,6 +32,10 @@ func TestGoldenComponents(t *testing.T) {
 		rawInput: []byte(`{"command":"go test ./..."}`),
 		content: []acp.ToolCallContent{{Type: "content", Content: &acp.ContentBlock{Type: "text",
 			Text: "ok  a\nok  b\nok  c\nok  d\nok  e\nok  f\nFAIL g\nexit status 1"}}}}
+	running := &toolCall{id: "c4", title: "go test ./...", kind: "execute", status: "in_progress",
+		rawInput: []byte(`{"command":"go test ./..."}`),
+		content: []acp.ToolCallContent{{Type: "content", Content: &acp.ContentBlock{Type: "text",
+			Text: "```\n…\nok  a 0.1s\nok  b 0.2s\nok  c 0.3s\nok  d 0.4s\nok  e 0.5s\nok  f 0.6s\nok  g 0.7s\n```"}}}}
 	perm := &acp.RequestPermissionRequest{SessionID: "s", ToolCall: acp.ToolCallUpdate{ToolCallID: "c3",
 		Title: "rm -rf build && go build ./...", Kind: "execute", RawInput: []byte(`{"command":"rm -rf build && go build ./..."}`)},
 		Options: []acp.PermissionOption{{OptionID: "o1", Name: "Allow once", Kind: "allow_once"},
@@ -74,8 +78,9 @@ func TestGoldenComponents(t *testing.T) {
 			}
 			return out
 		},
-		"toolcard": func(th *theme, w int) []string { return renderToolCard(th, card, w) },
-		"shell":    func(th *theme, w int) []string { return renderToolCard(th, shell, w) },
+		"toolcard":     func(th *theme, w int) []string { return renderToolCard(th, card, w) },
+		"shell":        func(th *theme, w int) []string { return renderToolCard(th, shell, w) },
+		"shellrunning": func(th *theme, w int) []string { return renderToolCard(th, running, w) },
 		"diff": func(th *theme, w int) []string {
 			return renderDiff(th, card.content[0].Path, card.content[0].OldText, card.content[0].NewText, w)
 		},

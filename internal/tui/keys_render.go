@@ -8,11 +8,13 @@ import tea "charm.land/bubbletea/v2"
 // docs/tui.md lists them.
 var renderKeys = map[string]func(m *model) tea.Cmd{
 	"ctrl+t": func(m *model) tea.Cmd { m.toggleThoughts(); return nil }, // expand/collapse thoughts
+	"ctrl+o": func(m *model) tea.Cmd { m.showOutput(); return nil },     // the last shell output in full
 }
 
 // renderKeyHelp are their lines in /help.
 var renderKeyHelp = [][2]string{
 	{"Ctrl+T", "expand or collapse thoughts"},
+	{"Ctrl+O", "print the last shell call's output in full"},
 }
 
 // renderKey runs the rendering key k, and tells whether it was one.

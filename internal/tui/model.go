@@ -54,8 +54,9 @@ type model struct {
 	filesAsked bool
 	finder     *finder
 	thoughts   thoughtState
-	gap        bool // the turn has output: the next block starts after a blank line
-	quitArm    bool // Ctrl+C on an empty input once already
+	lastOutput *shownOutput // the last finished shell call's output, for Ctrl+O
+	gap        bool         // the turn has output: the next block starts after a blank line
+	quitArm    bool         // Ctrl+C on an empty input once already
 	quitting   bool
 	gone       bool
 }

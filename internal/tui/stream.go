@@ -130,6 +130,7 @@ func (m *model) drain() {
 				return
 			}
 			m.printQ = append(m.printQ, m.card(b)...)
+			m.keepOutput(b)
 		}
 		m.live = m.live[1:]
 	}

@@ -96,3 +96,36 @@ func TestWideDiffIsSplit(t *testing.T) {
 		})
 	}
 }
+
+// A shell call's output shows in its card while it runs; when it ends the
+// card keeps a one-line summary, and Ctrl+O prints the output in full.
+func TestShellOutputLiveThenSummary(t *testing.T) {
+	s := newSession(t)
+	model := s.script("shell.json", `{"responses": [
+	  {"parts": [{"type": "tool_call", "name": "shell", "input": {"command": "for i in 1 2 3 4 5 6 7 8 9 10; do echo out-line-$i; sleep 0.3; done"}}]},
+	  {"parts": [{"type": "text", "text": "All ten printed."}]}], "onExhausted": "repeat-last"}`)
+	tm := s.open(80, 30, nil, "tui", "--yolo", "-m", model)
+	tm.ready()
+	tm.typeText("count to ten")
+	tm.keys("Enter")
+	live := tm.waitFor("out-line-3")
+	if strings.Contains(live, "All ten printed.") {
+		t.Fatalf("the output showed only after the call ended:\n%s", live)
+	}
+	tm.waitFor("All ten printed.")
+	out := tm.idle()
+	if !strings.Contains(out, "└ 10 lines: out-line-10") {
+		t.Errorf("no summary of the output in the card:\n%s", out)
+	}
+	if strings.Contains(out, "out-line-3\n") {
+		t.Errorf("the live output was left in the scrollback:\n%s", out)
+	}
+	tm.keys("C-o")
+	full := tm.waitFor("  out-line-3")
+	full = full[strings.LastIndex(full, "$ for i in"):]
+	for i := 1; i <= 10; i++ {
+		if n := strings.Count(full, fmt.Sprintf("out-line-%d\n", i)); n != 1 {
+			t.Errorf("after Ctrl+O out-line-%d shows %d times:\n%s", i, n, full)
+		}
+	}
+}
