@@ -57,6 +57,20 @@ func TestGoldenComponents(t *testing.T) {
 		"```sh\nexport GOFLAGS=-trimpath # build\nif [ -n \"$CI\" ]; then go test ./...; fi\n```"
 
 	components := map[string]func(th *theme, w int) []string{
+		// Two members' lines, each behind its label, and one's card.
+		"members": func(th *theme, w int) []string {
+			m := newModel(Options{}, th)
+			m.width, m.height, m.sessionID = w, 40, "s1"
+			for _, u := range []any{
+				acp.ContentChunk{SessionUpdate: "agent_message_chunk", Content: acp.TextBlock("The **pager** drops its last page; `pages()` rounds down.\n"), Meta: acp.Meta{memberMeta: "reviewer"}},
+				acp.ContentChunk{SessionUpdate: "agent_message_chunk", Content: acp.TextBlock("- wrote the fix\n"), Meta: acp.Meta{memberMeta: "a-very-long-member-name"}},
+				acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "x/c1", Title: "Read pager.go", Kind: "read", Status: "completed", Meta: acp.Meta{memberMeta: "reviewer"}},
+			} {
+				raw, _ := json.Marshal(u)
+				m.applyUpdate(raw)
+			}
+			return m.printQ
+		},
 		// A collapsed thought: the live line while it streams, then the
 		// summary it leaves in the scrollback.
 		"thought": func(th *theme, w int) []string {

@@ -54,11 +54,14 @@ type model struct {
 	filesAsked bool
 	finder     *finder
 	thoughts   thoughtState
-	lastOutput *shownOutput // the last finished shell call's output, for Ctrl+O
-	gap        bool         // the turn has output: the next block starts after a blank line
-	quitArm    bool         // Ctrl+C on an empty input once already
-	quitting   bool
-	gone       bool
+	// Members' streams (member.go), by kind and name, in order of arrival.
+	memberTexts map[string]*memberText
+	memberOrder []string
+	lastOutput  *shownOutput // the last finished shell call's output, for Ctrl+O
+	gap         bool         // the turn has output: the next block starts after a blank line
+	quitArm     bool         // Ctrl+C on an empty input once already
+	quitting    bool
+	gone        bool
 }
 
 // picker is a list to choose one item from (/model, /mode, /sessions).

@@ -140,6 +140,7 @@ func (m *model) drain() {
 // scrollback, unfinished cards as they stand, then the final plan.
 func (m *model) settle() {
 	m.closeText()
+	m.closeMembers("")
 	for _, bl := range m.live {
 		if c, ok := bl.(*toolCall); ok && !c.finished() {
 			m.printQ = append(m.printQ, m.card(c)...)
@@ -166,8 +167,22 @@ func (m *model) applyUpdate(raw json.RawMessage) {
 	if json.Unmarshal(raw, &head) != nil {
 		return
 	}
+	member, parent := memberOf(raw)
 	switch head.SessionUpdate {
-	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
+	case "agent_message_chunk", "agent_thought_chunk":
+		if member != "" {
+			var u acp.ContentChunk
+			if json.Unmarshal(raw, &u) == nil && u.Content.Type == "text" {
+				kind := "agent"
+				if head.SessionUpdate == "agent_thought_chunk" {
+					kind = "thought"
+				}
+				m.addMemberText(member, parent, kind, u.Content.Text)
+			}
+			return
+		}
+		m.applyChunk(head.SessionUpdate, raw)
+	case "user_message_chunk":
 		m.applyChunk(head.SessionUpdate, raw)
 	case "tool_call", "tool_call_update":
 		var u acp.ToolCallUpdate
@@ -177,15 +192,20 @@ func (m *model) applyUpdate(raw json.RawMessage) {
 		c := m.tools[u.ToolCallID]
 		if c == nil {
 			m.closeText()
-			c = &toolCall{id: u.ToolCallID, gap: m.gap && m.lastText(), cwd: m.opts.Cwd}
+			c = &toolCall{id: u.ToolCallID, gap: m.gap && m.lastText(), cwd: m.opts.Cwd, member: member}
 			m.gap = true
 			m.tools[u.ToolCallID] = c
 			m.live = append(m.live, c)
 		}
 		c.apply(u)
+		if c.finished() && len(m.memberOrder) > 0 {
+			m.closeMembers(c.id) // the members it started said all they will
+		}
 		m.drain()
 	default:
-		m.applySetting(head.SessionUpdate, raw)
+		if member == "" { // a member's plan, usage or title is not the session's
+			m.applySetting(head.SessionUpdate, raw)
+		}
 	}
 }
 

@@ -39,6 +39,7 @@ func (m *model) View() tea.View {
 			top = append(top, m.card(b)...)
 		}
 	}
+	top = append(top, m.liveMembers()...)
 	if len(m.plan) > 0 {
 		top = append(top, renderPlan(m.th, m.plan, w)...)
 	}

@@ -129,3 +129,37 @@ func TestShellOutputLiveThenSummary(t *testing.T) {
 		}
 	}
 }
+
+// Two sub-agents (team members) answer during a turn: their lines are
+// labelled by member in the terminal, and the main answer is not.
+func TestMemberOutputLabelledByMember(t *testing.T) {
+	s := newSession(t)
+	child := func(name string) string {
+		return s.script(name+".json", fmt.Sprintf(`{"chunkSize": 5, "delayMs": 2, "responses": [
+		  {"parts": [{"type": "text", "text": "%s reports line one\n%s reports line two"}]}]}`, name, name))
+	}
+	task := func(id, name string) string {
+		return fmt.Sprintf(`{"type": "tool_call", "id": %q, "name": "task", "input": {"name": %q, "description": "review", "prompt": "review it", "model": %q}}`,
+			id, name, child(name))
+	}
+	model := s.script("team.json", `{"responses": [
+	  {"parts": [{"type": "text", "text": "Asking two reviewers."}, `+task("t1", "alice")+`, `+task("t2", "bob")+`]},
+	  {"parts": [{"type": "text", "text": "Both reviewers answered."}]}], "onExhausted": "repeat-last"}`)
+	tm := s.open(100, 40, nil, "tui", "--yolo", "-m", model)
+	tm.ready()
+	tm.typeText("review")
+	tm.keys("Enter")
+	tm.waitFor("Both reviewers answered.")
+	out := tm.idle()
+	if l := grepLines(out, "Both reviewers answered.", "Asking two reviewers."); strings.Contains(l, "│") {
+		t.Errorf("the main answer is labelled as a member's:\n%s", l)
+	}
+	for _, name := range []string{"alice", "bob"} {
+		for _, l := range []string{"line one", "line two"} {
+			want := name + " │ " + name + " reports " + l
+			if n := strings.Count(out, want); n != 1 {
+				t.Errorf("%q shows %d times:\n%s", want, n, out)
+			}
+		}
+	}
+}
