@@ -57,6 +57,19 @@ func TestGoldenComponents(t *testing.T) {
 		"```sh\nexport GOFLAGS=-trimpath # build\nif [ -n \"$CI\" ]; then go test ./...; fi\n```"
 
 	components := map[string]func(th *theme, w int) []string{
+		"form": func(th *theme, w int) []string {
+			req := &acp.CreateElicitationRequest{Mode: "form", Message: "Set up the service",
+				RequestedSchema: json.RawMessage(formSchema)}
+			fields, err := parseForm(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := &form{req: req, fields: fields, focus: 1, err: "Port: a whole number, please"}
+			fields[0].sel, fields[0].chosen = 1, true
+			fields[1].text = []rune("billing")
+			fields[5].picked[2] = true
+			return renderForm(th, f, w)
+		},
 		// Two members' lines, each behind its label, and one's card.
 		"members": func(th *theme, w int) []string {
 			m := newModel(Options{}, th)

@@ -32,6 +32,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.perm != nil {
 		return m.permissionKey(k)
 	}
+	if m.form != nil { // formkeys.go
+		return m.formKey(k)
+	}
 	if m.picker != nil {
 		return m.pickerKey(s)
 	}

@@ -47,6 +47,8 @@ type model struct {
 	perm    *permissionMsg
 	permSel int
 	permQ   []permissionMsg
+	form    *form // an open elicitation (form.go), and those behind it
+	formQ   []*form
 	picker  *picker
 	// The @ finder: the workspace's files (listed once, on the first @),
 	// the matches of the @word at the cursor and the selected one.
@@ -141,7 +143,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd = tea.Batch(cmd, c)
 		}
 	case tea.PasteMsg:
-		if m.perm == nil && m.picker == nil {
+		if m.form != nil {
+			m.form.paste(msg.Content)
+		} else if m.perm == nil && m.picker == nil {
 			m.in.pasteText(msg.Content)
 		}
 	default:
@@ -184,6 +188,10 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 		}
 	case permissionDoneMsg:
 		m.withdraw(msg.req)
+	case elicitMsg:
+		m.openForm(msg)
+	case elicitDoneMsg:
+		m.withdrawForm(msg.req)
 	case sessionMsg:
 		cmd = m.sessionOpened(msg)
 	case promptDoneMsg:
@@ -350,6 +358,7 @@ func (m *model) cancelQuestions() {
 		q.reply <- ""
 	}
 	m.permQ = nil
+	m.cancelForms()
 	if !m.running {
 		m.st.note = ""
 	}

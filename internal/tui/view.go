@@ -61,6 +61,8 @@ func (m *model) bottom(w int) []string {
 	switch {
 	case m.perm != nil:
 		bottom = append(bottom, renderPermission(m.th, m.perm.req, m.permSel, w, m.opts.Cwd)...)
+	case m.form != nil:
+		bottom = append(bottom, renderForm(m.th, m.form, w)...)
 	case m.picker != nil:
 		bottom = append(bottom, renderPicker(m.th, m.picker, w)...)
 	case m.finder != nil && !m.finder.off && len(m.finder.matches) > 0:
@@ -92,7 +94,7 @@ func (m *model) bottom(w int) []string {
 				placeholder = "no session (/new tries again, Ctrl+D quits)"
 			}
 		}
-		bottom = append(bottom, m.in.render(m.th, w, m.perm == nil && m.picker == nil, placeholder)...)
+		bottom = append(bottom, m.in.render(m.th, w, m.perm == nil && m.picker == nil && m.form == nil, placeholder)...)
 	}
 	return bottom
 }

@@ -163,3 +163,32 @@ func TestMemberOutputLabelledByMember(t *testing.T) {
 		}
 	}
 }
+
+// The model asks two questions (ask_user): the TUI, which declares form
+// elicitation, shows a form; a choice by arrow and Enter and a typed answer
+// go back, and the model reads them.
+func TestAskUserForm(t *testing.T) {
+	s := newSession(t)
+	model := s.script("ask.json", `{"responses": [
+	  {"parts": [{"type": "tool_call", "name": "ask_user", "input": {"questions": [
+	    {"header": "Database", "question": "Which database?", "options": [{"label": "Postgres", "description": "relational"}, {"label": "SQLite"}]},
+	    {"header": "Name", "question": "The service's name?"}]}}]},
+	  {"parts": [{"type": "text", "text": "Thanks for answering."}]}], "onExhausted": "repeat-last"}`)
+	tm := s.open(80, 30, nil, "tui", "-m", model)
+	tm.ready()
+	tm.typeText("set it up")
+	tm.keys("Enter")
+	q := tm.waitFor("Tab, Enter next field")
+	for _, w := range []string{"Database", "1 ○ Postgres relational", "2 ○ SQLite", "The service's name?"} {
+		if !strings.Contains(q, w) {
+			t.Errorf("the form lacks %q:\n%s", w, q)
+		}
+	}
+	tm.keys("Down", "Enter")
+	tm.typeText("billing")
+	tm.keys("Enter")
+	out := tm.waitFor("Thanks for answering.")
+	if !strings.Contains(out, "Database → SQLite; Name → billing") {
+		t.Errorf("the answer is not shown:\n%s", out)
+	}
+}
