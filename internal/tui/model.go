@@ -41,6 +41,15 @@ type model struct {
 	termSize   func() (int, int, error)
 	// printSkipped says the print in flight was dropped (filterPrint).
 	printSkipped bool
+	// writes counts the writes to the terminal (anchor.go); printWrites
+	// is the count after the last print; anchorSeen and anchorFlip drive
+	// the status line's last cell.
+	writes      func() int64
+	printWrites int64
+	printedOnce bool
+	anchorSeen  int64
+	anchorFlip  bool
+	viewRows    [2]int // the heights of the last two views
 
 	in      input
 	running bool
@@ -174,6 +183,9 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 			m.holdPrints = time.Now().Add(resizeSettle)
 		} else {
 			m.printQ = m.printQ[m.printing:]
+			if m.writes != nil {
+				m.printWrites, m.printedOnce = m.writes(), true
+			}
 		}
 		m.printing, m.printSkipped = 0, false
 	case printRetryMsg:
@@ -266,11 +278,23 @@ func (m *model) printCmd() tea.Cmd {
 		m.printHeld = true
 		return tea.Tick(wait, func(time.Time) tea.Msg { return printRetryMsg{} })
 	}
+	if !m.printReady() { // no frame since the last print yet (anchor.go)
+		m.printHeld = true
+		return tea.Tick(4*time.Millisecond, func(time.Time) tea.Msg { return printRetryMsg{} })
+	}
 	// bubbletea scrolls the screen by the lines it prints, then moves up
 	// over them and the live region to insert them: more lines than the
 	// screen has rows above the live region cannot be reached, and some
 	// would be lost. A long batch goes in pieces.
-	m.printing = min(len(m.printQ), max(m.height/2, 1))
+	//
+	// The cursor is on the live region's last row (anchor.go): the move
+	// up is the lines printed plus the live region's rows, which must stay
+	// on screen.
+	rows := m.height / 2
+	if m.writes != nil {
+		rows = m.height - max(m.viewRows[0], m.viewRows[1]) - 1
+	}
+	m.printing = min(len(m.printQ), max(rows, 1))
 	text := strings.Join(m.printQ[:m.printing], "\n")
 	if text == "" {
 		text = " " // an empty print prints nothing

@@ -53,8 +53,18 @@ func Run(opts Options) error {
 	if opts.In != nil {
 		popts = append(popts, tea.WithInput(opts.In))
 	}
-	if opts.Out != nil {
-		popts = append(popts, tea.WithOutput(opts.Out))
+	// The output counts its writes (anchor.go).
+	if f, ok := opts.Out.(*os.File); ok || opts.Out == nil {
+		if !ok {
+			f = os.Stdout
+		}
+		out := &countingFile{File: f}
+		m.writes = out.n.Load
+		popts = append(popts, tea.WithOutput(out))
+	} else {
+		out := &countingWriter{w: opts.Out}
+		m.writes = out.n.Load
+		popts = append(popts, tea.WithOutput(out))
 	}
 	p := tea.NewProgram(m, popts...)
 	ag, err := startAgent(opts.Agent, opts.Cwd, func(msg any) { p.Send(msg) })

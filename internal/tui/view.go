@@ -46,12 +46,14 @@ func (m *model) View() tea.View {
 	bottom := m.bottom(w)
 	st := m.st
 	st.working = m.running
-	bottom = append(bottom, renderStatus(m.th, st, w))
+	bottom = append(bottom, m.anchorLine(renderStatus(m.th, st, w-1), w)) // anchor.go
 	room := max(m.height-1-len(bottom), 0)
 	if len(top) > room {
 		top = top[len(top)-room:]
 	}
-	return tea.NewView(strings.Join(append(top, bottom...), "\n"))
+	lines := append(top, bottom...)
+	m.viewRows = [2]int{m.viewRows[1], len(lines)}
+	return tea.NewView(strings.Join(lines, "\n"))
 }
 
 // bottom is the part of the live region under the blocks: a question, a
