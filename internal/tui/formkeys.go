@@ -118,52 +118,10 @@ func (m *model) formKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	fl := f.fields[f.focus]
-	textual := fl.kind == fieldText || fl.kind == fieldNumber || fl.kind == fieldInteger
-	switch s {
-	case "ctrl+c":
-		return m.cancel()
-	case "esc":
-		m.closeForm(acp.CreateElicitationResponse{Action: "cancel"})
-		return nil
-	case "tab":
-		f.focus = (f.focus + 1) % len(f.fields)
-		return nil
-	case "shift+tab":
-		f.focus = (f.focus + len(f.fields) - 1) % len(f.fields)
-		return nil
-	case "enter":
-		if fl.kind == fieldChoice && len(fl.choices) > 0 {
-			fl.chosen = true
-		}
-		if f.focus < len(f.fields)-1 {
-			f.focus++
-			return nil
-		}
-		m.submitForm()
-		return nil
-	case "up", "down":
-		d := 1
-		if s == "up" {
-			d = -1
-		}
-		if (fl.kind == fieldChoice || fl.kind == fieldMulti) && len(fl.choices) > 0 {
-			fl.sel = (fl.sel + d + len(fl.choices)) % len(fl.choices)
-		} else {
-			f.focus = (f.focus + d + len(f.fields)) % len(f.fields)
-		}
-		return nil
-	case "backspace":
-		if textual && len(fl.text) > 0 {
-			fl.text = fl.text[:len(fl.text)-1]
-		}
-		return nil
-	case "ctrl+u":
-		if textual {
-			fl.text = nil
-		}
-		return nil
+	if cmd, ok := m.formMoveKey(s); ok {
+		return cmd
 	}
+	fl := f.fields[f.focus]
 	switch fl.kind {
 	case fieldBool:
 		switch s {
@@ -175,21 +133,7 @@ func (m *model) formKey(k tea.KeyPressMsg) tea.Cmd {
 			fl.on = false
 		}
 	case fieldChoice, fieldMulti:
-		if s == "space" && len(fl.choices) > 0 {
-			if fl.kind == fieldMulti {
-				fl.picked[fl.sel] = !fl.picked[fl.sel]
-			} else {
-				fl.chosen = true
-			}
-		}
-		if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(fl.choices) {
-			fl.sel = int(s[0] - '1')
-			if fl.kind == fieldMulti {
-				fl.picked[fl.sel] = !fl.picked[fl.sel]
-			} else {
-				fl.chosen = true
-			}
-		}
+		choiceKey(fl, s)
 	default:
 		if k.Text != "" {
 			fl.text = append(fl.text, []rune(k.Text)...)
@@ -197,6 +141,74 @@ func (m *model) formKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	f.err = ""
 	return nil
+}
+
+// formMoveKey handles the keys that move between fields and choices,
+// edit a text, send or dismiss the form; it tells whether s was one.
+func (m *model) formMoveKey(s string) (tea.Cmd, bool) {
+	f := m.form
+	fl := f.fields[f.focus]
+	textual := fl.kind == fieldText || fl.kind == fieldNumber || fl.kind == fieldInteger
+	switch s {
+	case "ctrl+c":
+		return m.cancel(), true
+	case "esc":
+		m.closeForm(acp.CreateElicitationResponse{Action: "cancel"})
+	case "tab":
+		f.focus = (f.focus + 1) % len(f.fields)
+	case "shift+tab":
+		f.focus = (f.focus + len(f.fields) - 1) % len(f.fields)
+	case "enter":
+		if fl.kind == fieldChoice && len(fl.choices) > 0 {
+			fl.chosen = true
+		}
+		if f.focus < len(f.fields)-1 {
+			f.focus++
+		} else {
+			m.submitForm()
+		}
+	case "up", "down":
+		d := 1
+		if s == "up" {
+			d = -1
+		}
+		if (fl.kind == fieldChoice || fl.kind == fieldMulti) && len(fl.choices) > 0 {
+			fl.sel = (fl.sel + d + len(fl.choices)) % len(fl.choices)
+		} else {
+			f.focus = (f.focus + d + len(f.fields)) % len(f.fields)
+		}
+	case "backspace":
+		if textual && len(fl.text) > 0 {
+			fl.text = fl.text[:len(fl.text)-1]
+		}
+	case "ctrl+u":
+		if textual {
+			fl.text = nil
+		}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// choiceKey picks in a choice or multiple-choice field: Space the
+// selected one, 1-9 by number.
+func choiceKey(fl *formField, s string) {
+	if s == "space" && len(fl.choices) > 0 {
+		if fl.kind == fieldMulti {
+			fl.picked[fl.sel] = !fl.picked[fl.sel]
+		} else {
+			fl.chosen = true
+		}
+	}
+	if len(s) == 1 && s[0] >= '1' && s[0] <= '9' && int(s[0]-'1') < len(fl.choices) {
+		fl.sel = int(s[0] - '1')
+		if fl.kind == fieldMulti {
+			fl.picked[fl.sel] = !fl.picked[fl.sel]
+		} else {
+			fl.chosen = true
+		}
+	}
 }
 
 // submitForm sends the form, or marks the field that keeps it from going.

@@ -166,56 +166,53 @@ func (h *highlighter) line(th *theme, src string) string {
 			plain = i
 			continue
 		}
-		c := src[i]
-		switch {
-		case strings.IndexByte(l.quotes, c) >= 0:
+		kind, n := l.token(src, i)
+		if kind != tkPlain {
 			flush(i)
-			n := quotedLen(rest)
-			kind := tkString
-			if l.keyColon && followedByColon(rest[n:]) {
-				kind = tkKey
-			}
 			emit(kind, rest[:n])
-			i += n
-			plain = i
-			continue
-		case c >= '0' && c <= '9' && (i == 0 || !isWordByte(src[i-1])):
-			flush(i)
-			n := 1
-			for n < len(rest) && (isWordByte(rest[n]) || rest[n] == '.') {
-				n++
-			}
-			emit(tkNumber, rest[:n])
-			i += n
-			plain = i
-			continue
-		case isWordByte(c) || c == '#' && l.keywords != nil:
-			n := 1
-			for n < len(rest) && (isWordByte(rest[n]) || rest[n] == '-' && l.keyColon) {
-				n++
-			}
-			w := rest[:n]
-			kind := tkPlain
-			switch {
-			case l.keywords[w]:
-				kind = tkKeyword
-			case l.types[w]:
-				kind = tkType
-			case l.keyColon && followedByColon(rest[n:]):
-				kind = tkKey
-			}
-			if kind != tkPlain {
-				flush(i)
-				emit(kind, w)
-				plain = i + n
-			}
-			i += n
-			continue
+			plain = i + n
 		}
-		i++
+		i += n
 	}
 	flush(len(src))
 	return b.String()
+}
+
+// token is the kind and length of the string, number or word at src[i]
+// (tkPlain for one that is not highlighted, and for any other byte).
+func (l *langDef) token(src string, i int) (kind, n int) {
+	rest := src[i:]
+	c := src[i]
+	switch {
+	case strings.IndexByte(l.quotes, c) >= 0:
+		n = quotedLen(rest)
+		if l.keyColon && followedByColon(rest[n:]) {
+			return tkKey, n
+		}
+		return tkString, n
+	case c >= '0' && c <= '9' && (i == 0 || !isWordByte(src[i-1])):
+		n = 1
+		for n < len(rest) && (isWordByte(rest[n]) || rest[n] == '.') {
+			n++
+		}
+		return tkNumber, n
+	case isWordByte(c) || c == '#' && l.keywords != nil:
+		n = 1
+		for n < len(rest) && (isWordByte(rest[n]) || rest[n] == '-' && l.keyColon) {
+			n++
+		}
+		w := rest[:n]
+		switch {
+		case l.keywords[w]:
+			return tkKeyword, n
+		case l.types[w]:
+			return tkType, n
+		case l.keyColon && followedByColon(rest[n:]):
+			return tkKey, n
+		}
+		return tkPlain, n
+	}
+	return tkPlain, 1
 }
 
 func lineCommentAt(l *langDef, src string, i int) bool {
