@@ -75,9 +75,9 @@ func TestGoldenComponents(t *testing.T) {
 			m := newModel(Options{}, th)
 			m.width, m.height, m.sessionID = w, 40, "s1"
 			for _, u := range []any{
-				acp.ContentChunk{SessionUpdate: "agent_message_chunk", Content: acp.TextBlock("The **pager** drops its last page; `pages()` rounds down.\n"), Meta: acp.Meta{memberMeta: "reviewer"}},
-				acp.ContentChunk{SessionUpdate: "agent_message_chunk", Content: acp.TextBlock("- wrote the fix\n"), Meta: acp.Meta{memberMeta: "a-very-long-member-name"}},
-				acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "x/c1", Title: "Read pager.go", Kind: "read", Status: "completed", Meta: acp.Meta{memberMeta: "reviewer"}},
+				acp.ContentChunk{SessionUpdate: "agent_message_chunk", Content: acp.TextBlock("The **pager** drops its last page; `pages()` rounds down.\n"), Meta: acp.Meta{memberMeta: memberTag("reviewer")}},
+				acp.ContentChunk{SessionUpdate: "agent_message_chunk", Content: acp.TextBlock("- wrote the fix\n"), Meta: acp.Meta{memberMeta: memberTag("a-very-long-member-name")}},
+				acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "x/c1", Title: "Read pager.go", Kind: "read", Status: "completed", Meta: acp.Meta{memberMeta: memberTag("reviewer")}},
 			} {
 				raw, _ := json.Marshal(u)
 				m.applyUpdate(raw)

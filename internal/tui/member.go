@@ -11,36 +11,42 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// Team members and workers (CodeBuddy teams, sub-agents, multitask
+// Team members and workers (sub-agents, CodeBuddy teams, multitask
 // workers) stream into their parent session's updates, each tagged with
-// _meta["codebuddy.ai/memberEvent"]: the member's name (docs/subagents.md).
-// Their text is kept apart from the main answer: every line is printed
+// corvid's own _meta["corvid.dev/subagent"] ({id, name, parentToolCallId,
+// depth[, background]}, sent in every dialect; docs/subagents.md). Their
+// text is kept apart from the main answer: every line is printed
 // behind its member's label as soon as it is complete (members stream at
 // the same time, so their lines interleave, each labelled), the unfinished
 // tail of each drawn live. Their tool cards carry the label in the title;
 // their plans, usage and titles are not the session's and are ignored.
 
-// memberMeta is the _meta key that names the member of an update.
-const memberMeta = "codebuddy.ai/memberEvent"
+// memberMeta is the _meta key that tags a member's update.
+const memberMeta = "corvid.dev/subagent"
 
 // memberOf is the member an update comes from, or "", and the tool call
-// that started it (_meta["corvid.dev/subagent"].parentToolCallId), if
-// told. meta is the update's _meta, kept raw by applyUpdate's one pass:
-// an update without one (most chunks) costs nothing more.
+// that started it, if told. meta is the update's _meta, kept raw by
+// applyUpdate's one pass: an update without the tag (most chunks) costs
+// nothing more.
 func memberOf(meta json.RawMessage) (name, parent string) {
 	if len(meta) == 0 || !bytes.Contains(meta, []byte(memberMeta)) {
 		return "", ""
 	}
 	var h struct {
-		Name string `json:"codebuddy.ai/memberEvent"`
-		Sub  struct {
+		Sub *struct {
+			ID     string `json:"id"`
+			Name   string `json:"name"`
 			Parent string `json:"parentToolCallId"`
 		} `json:"corvid.dev/subagent"`
 	}
-	if json.Unmarshal(meta, &h) != nil {
+	if json.Unmarshal(meta, &h) != nil || h.Sub == nil {
 		return "", ""
 	}
-	return strings.TrimSpace(h.Name), h.Sub.Parent
+	name = strings.TrimSpace(h.Sub.Name)
+	if name == "" {
+		name = strings.TrimSpace(h.Sub.ID)
+	}
+	return name, h.Sub.Parent
 }
 
 // memberText is one member's stream of one kind (message or thought).

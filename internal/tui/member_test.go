@@ -11,8 +11,14 @@ import (
 
 func memberChunk(kind, member, text string) acp.ContentChunk {
 	c := chunk(kind, text)
-	c.Meta = acp.Meta{memberMeta: member}
+	c.Meta = acp.Meta{memberMeta: memberTag(member)}
 	return c
+}
+
+// memberTag is corvid's sub-agent tag of a member (the TUI reads only its
+// name and parentToolCallId).
+func memberTag(name string) map[string]any {
+	return map[string]any{"id": "sub_" + name, "name": name, "parentToolCallId": "", "depth": 1}
 }
 
 // Two members streaming at once and the main answer: every member line is
@@ -44,9 +50,9 @@ func TestMemberOutputLabelled(t *testing.T) {
 	// A member's tool call is labelled; its plan is not the session's.
 	m.running = true
 	m.feed(t, acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "s.sub_1/c1", Title: "Read a.go", Kind: "read",
-		Status: "completed", Meta: acp.Meta{memberMeta: "alice"}})
+		Status: "completed", Meta: acp.Meta{memberMeta: memberTag("alice")}})
 	m.feed(t, acp.PlanUpdate{SessionUpdate: "plan", Entries: []acp.PlanEntry{{Content: "alice's step", Status: "pending"}},
-		Meta: acp.Meta{memberMeta: "alice"}})
+		Meta: acp.Meta{memberMeta: memberTag("alice")}})
 	if got := strings.Join(m.printed(), "\n"); !strings.Contains(got, "read [alice] Read a.go") {
 		t.Errorf("the member's card is not labelled:\n%s", got)
 	}
@@ -62,7 +68,7 @@ func TestMemberTailPrintedWhenItsTaskEnds(t *testing.T) {
 	m.running = true
 	m.feed(t, acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "t1", Title: "Sub-agent alice", Kind: "other", Status: "in_progress"})
 	c := memberChunk("agent_message_chunk", "alice", "no newline at the end")
-	c.Meta["corvid.dev/subagent"] = map[string]any{"parentToolCallId": "t1", "name": "alice"}
+	c.Meta[memberMeta] = map[string]any{"parentToolCallId": "t1", "name": "alice"}
 	m.feed(t, c)
 	m.feed(t, memberChunk("agent_message_chunk", "bob", "bob's tail"))
 	if got := strings.Join(m.printed(), "\n"); strings.Contains(got, "no newline") {
