@@ -46,7 +46,7 @@ func TestDoctorChecksTUIKeysAndShiftEnter(t *testing.T) {
 		want   []string
 	}{
 		{"", keyboardAnswer{answered: true, kitty: true}, []string{"[ok  ] tui keys     default keys", "[ok  ] shift+enter  the terminal speaks the kitty keyboard protocol"}},
-		{"[tui.keys]\nsessions = \"ctrl+o\"\n", keyboardAnswer{answered: true, modifyKey: true}, []string{"[ok  ] tui keys     [tui.keys] rebinds 1 action", "[ok  ] shift+enter  the terminal answers modifyOtherKeys"}},
+		{"[tui.keys]\nsessions = \"ctrl+y\"\n", keyboardAnswer{answered: true, modifyKey: true}, []string{"[ok  ] tui keys     [tui.keys] rebinds 1 action", "[ok  ] shift+enter  the terminal answers modifyOtherKeys"}},
 		{"[tui.keys]\nteleport = \"ctrl+t\"\nsend = \"ctrl+nope\"\ncancel = \"ctrl+d\"\nnewline = 3\n", keyboardAnswer{answered: true},
 			[]string{"[warn] tui keys     [tui.keys] teleport: no such action", `[warn] tui keys     [tui.keys] send = "ctrl+nope": unknown key "nope"`,
 				"[warn] tui keys     [tui.keys] ctrl+d is bound to cancel, and is quit's default key", "[warn] tui keys     [tui.keys] newline: a key", "[warn] shift+enter  the terminal reports neither"}},

@@ -6,7 +6,7 @@ import "fmt"
 // (`corvid tui`, docs/tui.md).
 //
 //	[tui.keys]
-//	sessions = "ctrl+o"
+//	sessions = "ctrl+y"
 //	newline  = ["ctrl+j", "alt+enter"]
 type TUI struct {
 	// Keys rebinds the TUI's actions: action → a key or a list of keys.

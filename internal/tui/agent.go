@@ -115,9 +115,13 @@ func (a *agent) takeUpdates() []updateMsg {
 }
 
 // HandleRequest answers the agent's requests. The TUI advertises no file
-// system, terminal or elicitation capability, so the only request it gets
-// is session/request_permission, which waits for the user's answer.
+// system or terminal capability, so the requests it gets are
+// session/request_permission and elicitation/create (form mode), which
+// wait for the user's answer.
 func (a *agent) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method == "elicitation/create" { // formkeys.go
+		return a.elicit(ctx, params)
+	}
 	if method != "session/request_permission" {
 		return nil, acp.MethodNotFound(method)
 	}

@@ -20,6 +20,7 @@ type toolCall struct {
 	rawInput                json.RawMessage
 	gap                     bool   // drawn after a blank line
 	cwd                     string // the session's directory: paths under it are shown relative
+	member                  string // the team member that runs it (member.go), or ""
 }
 
 func (c *toolCall) apply(u acp.ToolCallUpdate) {
@@ -64,7 +65,7 @@ func renderToolCard(th *theme, c *toolCall, width int) []string {
 	if kind == "" {
 		kind = "tool"
 	}
-	head := glyph + " " + th.accent.Render(kind) + " " + ansi.Truncate(oneLine(c.title), max(width-ansi.StringWidth(kind)-3, 4), "…")
+	head := glyph + " " + th.accent.Render(kind) + " " + ansi.Truncate(oneLine(memberTitle(c.member, c.title)), max(width-ansi.StringWidth(kind)-3, 4), "…")
 	out := []string{head}
 	if loc := locationsText(c.locations, c.cwd); loc != "" {
 		out = append(out, th.dim.Render(ansi.Truncate("  "+loc, width, "…")))
@@ -79,7 +80,12 @@ func renderToolCard(th *theme, c *toolCall, width int) []string {
 				out = append(out, "  "+l)
 			}
 		case "content":
-			if ct.Content != nil && ct.Content.Type == "text" {
+			if ct.Content == nil || ct.Content.Type != "text" {
+				break
+			}
+			if c.kind == "execute" && c.finished() {
+				out = append(out, outputSummary(th, outputLines(ct.Content.Text), width))
+			} else {
 				out = append(out, tailLines(th, ct.Content.Text, width)...)
 			}
 		case "terminal":

@@ -110,3 +110,49 @@ func TestWithdrawalThatNamesTheClientIsTold(t *testing.T) {
 		t.Errorf("who answered is not told:\n%s", all)
 	}
 }
+
+// A dropped connection withdraws the open forms as it does permission
+// questions (the daemon asks again once the session is attached again):
+// each is answered cancel, none stays on screen, and a form asked after
+// the re-attach opens as usual.
+func TestConnectionLostWithdrawsForms(t *testing.T) {
+	m := connectedModel()
+	ask := func(msg string) chan acp.CreateElicitationResponse {
+		reply := make(chan acp.CreateElicitationResponse, 1)
+		m.Update(elicitMsg{req: &acp.CreateElicitationRequest{SessionID: "s1", Mode: "form", Message: msg,
+			RequestedSchema: json.RawMessage(formSchema)}, reply: reply})
+		return reply
+	}
+	first, second := ask("First"), ask("Second")
+	perm := make(chan string, 1)
+	m.Update(permissionMsg{req: &acp.RequestPermissionRequest{SessionID: "s1", ToolCall: acp.ToolCallUpdate{ToolCallID: "t1"}}, reply: perm})
+	if m.form == nil || len(m.formQ) != 1 {
+		t.Fatalf("the forms did not open: %+v %d", m.form, len(m.formQ))
+	}
+	m.Update(agentGoneMsg{ag: m.ag})
+	for i, r := range []chan acp.CreateElicitationResponse{first, second} {
+		select {
+		case got := <-r:
+			if got.Action != "cancel" {
+				t.Errorf("form %d answered %q; want cancel", i, got.Action)
+			}
+		default:
+			t.Errorf("form %d was not answered when the connection dropped", i)
+		}
+	}
+	if m.form != nil || len(m.formQ) != 0 || m.perm != nil {
+		t.Fatalf("questions left open after the drop: form %v, %d queued, perm %v", m.form, len(m.formQ), m.perm)
+	}
+	if got := <-perm; got != "" {
+		t.Errorf("the permission question answered %q; want cancelled", got)
+	}
+	m.Update(sessionMsg{id: "s1", loaded: true, rejoin: true})
+	third := ask("Third")
+	if m.form == nil || m.form.req.Message != "Third" {
+		t.Fatalf("a form after the re-attach did not open: %+v", m.form)
+	}
+	m.closeForm(acp.CreateElicitationResponse{Action: "decline"})
+	if got := <-third; got.Action != "decline" {
+		t.Errorf("the form after the re-attach answered %q", got.Action)
+	}
+}

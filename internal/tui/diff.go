@@ -11,6 +11,10 @@ import (
 // the rest is counted, not shown.
 const maxDiffLines = 40
 
+// splitDiffWidth is the width from which a diff is drawn side by side:
+// the old lines on the left, the new on the right.
+const splitDiffWidth = 120
+
 // renderDiff shows the change from old to new as one unified hunk: the
 // common head and tail are trimmed (with up to 2 lines of context kept) and
 // what lies between is diffed line by line. Scattered edits show as one
@@ -42,21 +46,71 @@ func renderDiff(th *theme, path string, oldText *string, newText string, width i
 		return append(out, th.dim.Render("  (no change)"))
 	}
 	out = append(out, th.hunk.Render(fmt.Sprintf("@@ -%s +%s @@", hunkRange(start, endA-start), hunkRange(start, endB-start))))
-	var body []string
+	var ops []lineOp
 	for i := start; i < pre; i++ {
-		body = append(body, diffLine(th, ' ', a[i], width))
+		ops = append(ops, lineOp{' ', a[i]})
 	}
-	for _, op := range lineOps(a[pre:len(a)-suf], b[pre:len(b)-suf]) {
-		body = append(body, diffLine(th, op.sign, op.text, width))
-	}
+	ops = append(ops, lineOps(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
 	for i := len(b) - suf; i < endB; i++ {
-		body = append(body, diffLine(th, ' ', b[i], width))
+		ops = append(ops, lineOp{' ', b[i]})
+	}
+	var body []string
+	if width >= splitDiffWidth {
+		body = splitRows(th, ops, start+1, width)
+	} else {
+		for _, op := range ops {
+			body = append(body, diffLine(th, op.sign, op.text, width))
+		}
 	}
 	if len(body) > maxDiffLines {
 		more := len(body) - maxDiffLines
 		body = append(body[:maxDiffLines], th.dim.Render(fmt.Sprintf("… %d more lines", more)))
 	}
 	return append(out, body...)
+}
+
+// splitRows lays ops out side by side: a context line on both sides, a
+// run of removals beside the run of additions that follows it.
+// Each side numbers its lines from first.
+func splitRows(th *theme, ops []lineOp, first, width int) []string {
+	col := (width - 3) / 2
+	sep := th.dim.Render(" │ ")
+	oldN, newN := first, first
+	cell := func(op *lineOp, n *int) string {
+		if op == nil {
+			return strings.Repeat(" ", col)
+		}
+		num := th.dim.Render(fmt.Sprintf("%4d ", *n))
+		*n++
+		l := num + diffLine(th, op.sign, op.text, col-5)
+		return l + strings.Repeat(" ", max(0, col-ansi.StringWidth(l)))
+	}
+	var rows []string
+	for i := 0; i < len(ops); {
+		if ops[i].sign == ' ' {
+			rows = append(rows, cell(&ops[i], &oldN)+sep+strings.TrimRight(cell(&ops[i], &newN), " "))
+			i++
+			continue
+		}
+		var dels, adds []*lineOp
+		for ; i < len(ops) && ops[i].sign == '-'; i++ {
+			dels = append(dels, &ops[i])
+		}
+		for ; i < len(ops) && ops[i].sign == '+'; i++ {
+			adds = append(adds, &ops[i])
+		}
+		for j := 0; j < max(len(dels), len(adds)); j++ {
+			var l, r *lineOp
+			if j < len(dels) {
+				l = dels[j]
+			}
+			if j < len(adds) {
+				r = adds[j]
+			}
+			rows = append(rows, strings.TrimRight(cell(l, &oldN)+sep+cell(r, &newN), " "))
+		}
+	}
+	return rows
 }
 
 func diffLine(th *theme, sign byte, text string, width int) string {

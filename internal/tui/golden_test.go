@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -31,11 +32,18 @@ func TestGoldenComponents(t *testing.T) {
 		rawInput: []byte(`{"command":"go test ./..."}`),
 		content: []acp.ToolCallContent{{Type: "content", Content: &acp.ContentBlock{Type: "text",
 			Text: "ok  a\nok  b\nok  c\nok  d\nok  e\nok  f\nFAIL g\nexit status 1"}}}}
+	running := &toolCall{id: "c4", title: "go test ./...", kind: "execute", status: "in_progress",
+		rawInput: []byte(`{"command":"go test ./..."}`),
+		content: []acp.ToolCallContent{{Type: "content", Content: &acp.ContentBlock{Type: "text",
+			Text: "```\n…\nok  a 0.1s\nok  b 0.2s\nok  c 0.3s\nok  d 0.4s\nok  e 0.5s\nok  f 0.6s\nok  g 0.7s\n```"}}}}
 	perm := &acp.RequestPermissionRequest{SessionID: "s", ToolCall: acp.ToolCallUpdate{ToolCallID: "c3",
 		Title: "rm -rf build && go build ./...", Kind: "execute", RawInput: []byte(`{"command":"rm -rf build && go build ./..."}`)},
 		Options: []acp.PermissionOption{{OptionID: "o1", Name: "Allow once", Kind: "allow_once"},
 			{OptionID: "o2", Name: "Always allow `shell(go build*)`", Kind: "allow_always"},
 			{OptionID: "o3", Name: "Reject", Kind: "reject_once"}, {OptionID: "o4", Name: "Always reject", Kind: "reject_always"}}}
+	editPerm := &acp.RequestPermissionRequest{SessionID: "s", ToolCall: acp.ToolCallUpdate{ToolCallID: "c1",
+		Title: "Edit main.go", Kind: "edit", Content: card.content},
+		Options: perm.Options}
 	plan := []acp.PlanEntry{{Content: "Read the failing test", Status: "completed"},
 		{Content: "Fix the off-by-one in the pager so that the last page is shown in full", Status: "in_progress"},
 		{Content: "Run the tests", Status: "pending"}}
@@ -43,15 +51,70 @@ func TestGoldenComponents(t *testing.T) {
 		used: 23_400, size: 200_000, cost: &acp.Cost{Amount: 0.0123, Currency: "USD"}, working: true}
 	md := "# Title\n\nSome **bold**, *em* and `code`, a [link](https://example.com).\n\n- one\n- two with a long line that has to wrap somewhere near the end\n\n```go\nfunc f() {}\n```\n> quoted"
 
+	code := "```go\n// Greet says hello.\nfunc Greet(name string) (int, error) {\n\treturn fmt.Printf(\"hello, %s\\n\", name) /* 2 values */\n}\n```\n" +
+		"```python\ndef area(r: float) -> float:\n    \"\"\"The area.\"\"\"\n    return 3.14159 * r ** 2  # approx\n```\n" +
+		"```json\n{\"name\": \"corvid\", \"port\": 8080, \"tls\": false}\n```\n" +
+		"```sh\nexport GOFLAGS=-trimpath # build\nif [ -n \"$CI\" ]; then go test ./...; fi\n```"
+
 	components := map[string]func(th *theme, w int) []string{
-		"toolcard": func(th *theme, w int) []string { return renderToolCard(th, card, w) },
-		"shell":    func(th *theme, w int) []string { return renderToolCard(th, shell, w) },
+		"form": func(th *theme, w int) []string {
+			req := &acp.CreateElicitationRequest{Mode: "form", Message: "Set up the service",
+				RequestedSchema: json.RawMessage(formSchema)}
+			fields, err := parseForm(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := &form{req: req, fields: fields, focus: 1, err: "Port: a whole number, please"}
+			fields[0].sel, fields[0].chosen = 1, true
+			fields[1].text = []rune("billing")
+			fields[5].picked[2] = true
+			return renderForm(th, f, w)
+		},
+		// Two members' lines, each behind its label, and one's card.
+		"members": func(th *theme, w int) []string {
+			m := newModel(Options{}, th)
+			m.width, m.height, m.sessionID = w, 40, "s1"
+			for _, u := range []any{
+				acp.ContentChunk{SessionUpdate: "agent_message_chunk", Content: acp.TextBlock("The **pager** drops its last page; `pages()` rounds down.\n"), Meta: acp.Meta{memberMeta: memberTag("reviewer")}},
+				acp.ContentChunk{SessionUpdate: "agent_message_chunk", Content: acp.TextBlock("- wrote the fix\n"), Meta: acp.Meta{memberMeta: memberTag("a-very-long-member-name")}},
+				acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "x/c1", Title: "Read pager.go", Kind: "read", Status: "completed", Meta: acp.Meta{memberMeta: memberTag("reviewer")}},
+			} {
+				raw, _ := json.Marshal(u)
+				m.applyUpdate(raw)
+			}
+			return m.printQ
+		},
+		// A collapsed thought: the live line while it streams, then the
+		// summary it leaves in the scrollback.
+		"thought": func(th *theme, w int) []string {
+			m := newModel(Options{}, th)
+			m.width, m.height, m.sessionID = w, 40, "s1"
+			raw, _ := json.Marshal(acp.ContentChunk{SessionUpdate: "agent_thought_chunk",
+				Content: acp.TextBlock("The pager drops the last page when the count divides evenly.\nCheck pages()\nthen the off-by-one in")})
+			m.applyUpdate(raw)
+			out := []string{m.thoughtSummary(m.live[0].(*textBlock), true)}
+			m.closeText()
+			m.drain()
+			return append(out, m.printQ...)
+		},
+		"code": func(th *theme, w int) []string {
+			r := markdown{th: th}
+			var out []string
+			for _, l := range strings.Split(code, "\n") {
+				out = append(out, r.line(l, w)...)
+			}
+			return out
+		},
+		"toolcard":     func(th *theme, w int) []string { return renderToolCard(th, card, w) },
+		"shell":        func(th *theme, w int) []string { return renderToolCard(th, shell, w) },
+		"shellrunning": func(th *theme, w int) []string { return renderToolCard(th, running, w) },
 		"diff": func(th *theme, w int) []string {
 			return renderDiff(th, card.content[0].Path, card.content[0].OldText, card.content[0].NewText, w)
 		},
-		"permission": func(th *theme, w int) []string { return renderPermission(th, perm, 1, w, "") },
-		"plan":       func(th *theme, w int) []string { return renderPlan(th, plan, w) },
-		"status":     func(th *theme, w int) []string { return []string{renderStatus(th, st, w)} },
+		"permission":     func(th *theme, w int) []string { return renderPermission(th, perm, 1, w, "") },
+		"editpermission": func(th *theme, w int) []string { return renderPermission(th, editPerm, 0, w, "") },
+		"plan":           func(th *theme, w int) []string { return renderPlan(th, plan, w) },
+		"status":         func(th *theme, w int) []string { return []string{renderStatus(th, st, w)} },
 		"markdown": func(th *theme, w int) []string {
 			r := markdown{th: th}
 			var out []string

@@ -34,11 +34,17 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.perm != nil {
 		return m.permissionKey(k)
 	}
+	if m.form != nil { // formkeys.go
+		return m.formKey(k)
+	}
 	if m.picker != nil {
 		return m.pickerKey(s)
 	}
 	if m.finderKey(s) {
 		return nil
+	}
+	if cmd, ok := m.renderKey(act); ok { // keys_render.go
+		return cmd
 	}
 	switch act {
 	case "interrupt":

@@ -17,6 +17,7 @@ type markdown struct {
 	th     *theme
 	inCode bool
 	fence  string
+	hl     highlighter // the open code block's (a value: the live tail renders a copy)
 }
 
 // line renders one complete source line (without its newline) wrapped to
@@ -31,6 +32,7 @@ func (m *markdown) line(src string, width int) []string {
 			return []string{th.dim.Render("  " + strings.Repeat("─", min(width-2, 20)))}
 		}
 		m.inCode, m.fence = true, f
+		m.hl = highlighter{lang: langFor(lang)}
 		label := "──"
 		if lang != "" {
 			label += " " + lang + " "
@@ -39,10 +41,19 @@ func (m *markdown) line(src string, width int) []string {
 	}
 	if m.inCode {
 		src = strings.ReplaceAll(src, "\t", "    ")
-		wrapped := ansi.Hardwrap(src, width-2, true)
+		var wrapped string
+		if m.hl.lang != nil {
+			// lipgloss.Wrap carries a token's style over a break.
+			wrapped = lipgloss.Wrap(m.hl.line(th, src), width-2, "")
+		} else {
+			wrapped = ansi.Hardwrap(src, width-2, true)
+		}
 		var out []string
 		for _, l := range strings.Split(wrapped, "\n") {
-			out = append(out, "  "+th.code.Render(l))
+			if m.hl.lang == nil {
+				l = th.code.Render(l)
+			}
+			out = append(out, "  "+l)
 		}
 		return out
 	}
@@ -73,7 +84,7 @@ func (m *markdown) line(src string, width int) []string {
 }
 
 // flush ends the rendering of one message: an unclosed code block ends.
-func (m *markdown) reset() { m.inCode, m.fence = false, "" }
+func (m *markdown) reset() { m.inCode, m.fence, m.hl = false, "", highlighter{} }
 
 func fenceLine(s string) (fence, lang string, ok bool) {
 	for _, f := range []string{"```", "~~~"} {

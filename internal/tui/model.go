@@ -43,22 +43,38 @@ type model struct {
 	termSize   func() (int, int, error)
 	// printSkipped says the print in flight was dropped (filterPrint).
 	printSkipped bool
+	// writes counts the writes to the terminal (anchor.go); printWrites
+	// is the count after the last print; anchorSeen and anchorFlip drive
+	// the status line's last cell.
+	writes      func() int64
+	printWrites int64
+	printedOnce bool
+	anchorSeen  int64
+	anchorFlip  bool
+	viewRows    [2]int // the heights of the last two views
 
 	in      input
 	running bool
 	perm    *permissionMsg
 	permSel int
 	permQ   []permissionMsg
+	form    *form // an open elicitation (form.go), and those behind it
+	formQ   []*form
 	picker  *picker
 	// The @ finder: the workspace's files (listed once, on the first @),
 	// the matches of the @word at the cursor and the selected one.
 	files      []string
 	filesAsked bool
 	finder     *finder
-	gap        bool // the turn has output: the next block starts after a blank line
-	quitArm    bool // Ctrl+C on an empty input once already
-	quitting   bool
-	gone       bool
+	thoughts   thoughtState
+	// Members' streams (member.go), by kind and name, in order of arrival.
+	memberTexts map[string]*memberText
+	memberOrder []string
+	lastOutput  *shownOutput // the last finished shell call's output, for Ctrl+O
+	gap         bool         // the turn has output: the next block starts after a blank line
+	quitArm     bool         // Ctrl+C on an empty input once already
+	quitting    bool
+	gone        bool
 
 	// send delivers messages to the program (agents started later, on a
 	// reconnection, report through it).
@@ -173,7 +189,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd = tea.Batch(cmd, c)
 		}
 	case tea.PasteMsg:
-		if m.perm == nil && m.picker == nil {
+		if m.form != nil {
+			m.form.paste(msg.Content)
+		} else if m.perm == nil && m.picker == nil {
 			m.in.pasteText(msg.Content)
 		}
 	default:
@@ -202,6 +220,9 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 			m.holdPrints = time.Now().Add(resizeSettle)
 		} else {
 			m.printQ = m.printQ[m.printing:]
+			if m.writes != nil {
+				m.printWrites, m.printedOnce = m.writes(), true
+			}
 		}
 		m.printing, m.printSkipped = 0, false
 	case printRetryMsg:
@@ -222,6 +243,10 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 		m.withdraw(msg.req)
 	case reconnectMsg:
 		cmd = m.reconnect()
+	case elicitMsg:
+		m.openForm(msg)
+	case elicitDoneMsg:
+		m.withdrawForm(msg.req)
 	case sessionMsg:
 		cmd = m.sessionOpened(msg)
 	case promptDoneMsg:
@@ -308,11 +333,23 @@ func (m *model) printCmd() tea.Cmd {
 		m.printHeld = true
 		return tea.Tick(wait, func(time.Time) tea.Msg { return printRetryMsg{} })
 	}
+	if !m.printReady() { // no frame since the last print yet (anchor.go)
+		m.printHeld = true
+		return tea.Tick(4*time.Millisecond, func(time.Time) tea.Msg { return printRetryMsg{} })
+	}
 	// bubbletea scrolls the screen by the lines it prints, then moves up
 	// over them and the live region to insert them: more lines than the
 	// screen has rows above the live region cannot be reached, and some
 	// would be lost. A long batch goes in pieces.
-	m.printing = min(len(m.printQ), max(m.height/2, 1))
+	//
+	// The cursor is on the live region's last row (anchor.go): the move
+	// up is the lines printed plus the live region's rows, which must stay
+	// on screen.
+	rows := m.height / 2
+	if m.writes != nil {
+		rows = m.height - max(m.viewRows[0], m.viewRows[1]) - 1
+	}
+	m.printing = min(len(m.printQ), max(rows, 1))
 	text := strings.Join(m.printQ[:m.printing], "\n")
 	if text == "" {
 		text = " " // an empty print prints nothing
@@ -338,14 +375,16 @@ func (m *model) filterPrint(msg printMsg) tea.Msg {
 	return tea.Println(msg.text)()
 }
 
-// filter is the program's message filter.
-func filter(mod tea.Model, msg tea.Msg) tea.Msg {
-	if p, ok := msg.(printMsg); ok {
-		if m, ok := mod.(*model); ok {
+// printFilter is the program's message filter. It holds m itself, not
+// the root model bubbletea hands it: Options.wrap may wrap the model, and
+// a print that did not reach filterPrint would never be written.
+func printFilter(m *model) func(tea.Model, tea.Msg) tea.Msg {
+	return func(_ tea.Model, msg tea.Msg) tea.Msg {
+		if p, ok := msg.(printMsg); ok {
 			return m.filterPrint(p)
 		}
+		return msg
 	}
-	return msg
 }
 
 // prompt sends text as a turn.
@@ -407,6 +446,7 @@ func (m *model) cancelQuestions() {
 		q.reply <- ""
 	}
 	m.permQ = nil
+	m.cancelForms()
 	if !m.running {
 		m.st.note = ""
 	}

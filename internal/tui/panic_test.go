@@ -83,3 +83,27 @@ func TestPanicRestoresTheTerminalAndEndsWithoutError(t *testing.T) {
 		}
 	}
 }
+
+// The print filter reaches the model when Options.wrap wraps it (the
+// program hands the filter the wrapper): a print is written at the size
+// the program knows, and dropped for a retry when the terminal changed.
+func TestPrintFilterReachesAWrappedModel(t *testing.T) {
+	m := newModel(Options{}, newTheme(true, false))
+	m.width, m.height = 80, 24
+	w, h := 80, 24
+	m.termSize = func() (int, int, error) { return w, h, nil }
+	f := printFilter(m)
+	root := panicky{Model: m}
+	if got := f(root, printMsg{text: "a line"}); got == nil {
+		t.Fatal("a print at the known size was dropped")
+	} else if _, still := got.(printMsg); still {
+		t.Fatal("the print went past the filter unwritten: it did not reach the wrapped model")
+	}
+	w = 100
+	if got := f(root, printMsg{text: "a line"}); got != nil || !m.printSkipped {
+		t.Fatalf("a print after a resize was let through (%T), printSkipped=%v; want it dropped for a retry", got, m.printSkipped)
+	}
+	if _, ok := f(root, tea.KeyPressMsg{}).(tea.KeyPressMsg); !ok {
+		t.Fatal("the filter changed a message that is not a print")
+	}
+}

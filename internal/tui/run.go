@@ -68,12 +68,22 @@ func Run(opts Options) error {
 		fd := int(os.Stdout.Fd())
 		m.termSize = func() (int, int, error) { return term.GetSize(fd) }
 	}
-	popts := []tea.ProgramOption{tea.WithFPS(60), tea.WithFilter(filter)}
+	popts := []tea.ProgramOption{tea.WithFPS(60), tea.WithFilter(printFilter(m))}
 	if opts.In != nil {
 		popts = append(popts, tea.WithInput(opts.In))
 	}
-	if opts.Out != nil {
-		popts = append(popts, tea.WithOutput(opts.Out))
+	// The output counts its writes (anchor.go).
+	if f, ok := opts.Out.(*os.File); ok || opts.Out == nil {
+		if !ok {
+			f = os.Stdout
+		}
+		out := &countingFile{File: f}
+		m.writes = out.n.Load
+		popts = append(popts, tea.WithOutput(out))
+	} else {
+		out := &countingWriter{w: opts.Out}
+		m.writes = out.n.Load
+		popts = append(popts, tea.WithOutput(out))
 	}
 	var root tea.Model = m
 	if opts.wrap != nil {

@@ -182,9 +182,10 @@ func (a *agent) initialize(ctx context.Context) error {
 		AuthMethods []authMethod `json:"authMethods"`
 	}
 	req := map[string]any{
-		"protocolVersion":    1,
-		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false},
-		"clientInfo":         map[string]string{"name": "corvid-tui", "version": "1"},
+		"protocolVersion": 1,
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false,
+			"elicitation": map[string]any{"form": map[string]any{}}}, // forms: form.go
+		"clientInfo": map[string]string{"name": "corvid-tui", "version": "1"},
 	}
 	if err := a.call(ctx, "initialize", req, &init); err != nil {
 		return fmt.Errorf("initialize: %s", rpcMessage(err))

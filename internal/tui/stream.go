@@ -26,6 +26,12 @@ type textBlock struct {
 	// chunk.
 	tail   []byte
 	closed bool
+	// A thought's source: its first lines, how many lines it has and
+	// the last one, for the collapsed summary (thoughts.go).
+	first    string
+	lastSrc  string
+	srcLines int
+	lead     bool // its first line is the blank line after other output
 }
 
 // addText appends streamed text, rendering each line it completes.
@@ -41,6 +47,7 @@ func (m *model) addText(kind, text string) {
 		b = &textBlock{kind: kind, md: markdown{th: m.th}}
 		if m.gap && kind != "user" {
 			b.lines = append(b.lines, "") // a blank line after a card or another kind of text
+			b.lead = true
 		}
 		m.gap = true
 		m.live = append(m.live, b)
@@ -79,6 +86,13 @@ func (m *model) renderText(b *textBlock, md *markdown, line string) []string {
 	line = strings.TrimRight(line, "\r")
 	switch b.kind {
 	case "thought":
+		if md == &b.md { // a finished line, not the tail drawn live
+			b.srcLines++
+			b.lastSrc = line
+			if len(b.first) < 200 {
+				b.first += line + "\n"
+			}
+		}
 		return wrapStyled(m.th.thought.Render(line), m.width, "  ", "  ")
 	case "user":
 		return wrapStyled(m.th.bold.Render(line), m.width, m.th.accent.Render("› "), "  ")
@@ -105,8 +119,16 @@ func (m *model) drain() {
 	for len(m.live) > 0 {
 		switch b := m.live[0].(type) {
 		case *textBlock:
+			if m.heldThought(b) {
+				if !b.closed {
+					return
+				}
+				m.collapseThought(b)
+				break
+			}
 			m.printQ = append(m.printQ, b.lines...)
 			b.lines = nil
+			b.first, b.srcLines, b.lead = "", 0, false // printed: a later summary covers only what follows
 			if !b.closed {
 				return
 			}
@@ -115,6 +137,7 @@ func (m *model) drain() {
 				return
 			}
 			m.printQ = append(m.printQ, m.card(b)...)
+			m.keepOutput(b)
 		}
 		m.live = m.live[1:]
 	}
@@ -124,6 +147,7 @@ func (m *model) drain() {
 // scrollback, unfinished cards as they stand, then the final plan.
 func (m *model) settle() {
 	m.closeText()
+	m.closeMembers("")
 	for _, bl := range m.live {
 		if c, ok := bl.(*toolCall); ok && !c.finished() {
 			m.printQ = append(m.printQ, m.card(c)...)
@@ -149,13 +173,15 @@ func (m *model) applyUpdate(raw json.RawMessage) {
 	var head struct {
 		SessionUpdate string          `json:"sessionUpdate"`
 		Content       json.RawMessage `json:"content"`
+		Meta          json.RawMessage `json:"_meta"`
 	}
 	if json.Unmarshal(raw, &head) != nil {
 		return
 	}
+	member, parent := memberOf(head.Meta)
 	switch head.SessionUpdate {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
-		m.applyChunk(head.SessionUpdate, head.Content)
+		m.applyChunk(head.SessionUpdate, head.Content, member, parent)
 	case "tool_call", "tool_call_update":
 		var u acp.ToolCallUpdate
 		if json.Unmarshal(raw, &u) != nil {
@@ -164,15 +190,20 @@ func (m *model) applyUpdate(raw json.RawMessage) {
 		c := m.tools[u.ToolCallID]
 		if c == nil {
 			m.closeText()
-			c = &toolCall{id: u.ToolCallID, gap: m.gap && m.lastText(), cwd: m.opts.Cwd}
+			c = &toolCall{id: u.ToolCallID, gap: m.gap && m.lastText(), cwd: m.opts.Cwd, member: member}
 			m.gap = true
 			m.tools[u.ToolCallID] = c
 			m.live = append(m.live, c)
 		}
 		c.apply(u)
+		if c.finished() && len(m.memberOrder) > 0 {
+			m.closeMembers(c.id) // the members it started said all they will
+		}
 		m.drain()
 	default:
-		m.applySetting(head.SessionUpdate, raw)
+		if member == "" { // a member's plan, usage or title is not the session's
+			m.applySetting(head.SessionUpdate, raw)
+		}
 	}
 }
 
@@ -199,8 +230,9 @@ func (m *model) card(c *toolCall) []string {
 	return lines
 }
 
-// applyChunk handles a message, thought or (replayed) user chunk.
-func (m *model) applyChunk(update string, content json.RawMessage) {
+// applyChunk handles a message, thought or (replayed) user chunk; a
+// member's (member.go) goes to that member's stream.
+func (m *model) applyChunk(update string, content json.RawMessage, member, parent string) {
 	var u struct{ Content acp.ContentBlock }
 	if json.Unmarshal(content, &u.Content) != nil {
 		return
@@ -214,6 +246,12 @@ func (m *model) applyChunk(update string, content json.RawMessage) {
 	}
 	if kind == "user" && !m.replaying {
 		return // the TUI echoed the prompt itself
+	}
+	if member != "" && kind != "user" {
+		if u.Content.Type == "text" {
+			m.addMemberText(member, parent, kind, u.Content.Text)
+		}
+		return
 	}
 	text := u.Content.Text
 	switch u.Content.Type {

@@ -17,6 +17,8 @@ type theme struct {
 	accent, ok, warn, fail, info lipgloss.Style
 	add, del, hunk               lipgloss.Style
 	code, heading, key, thought  lipgloss.Style
+	// Syntax highlighting of code blocks (highlight.go).
+	hlPlain, hlKeyword, hlType, hlString, hlComment, hlNumber, hlKey lipgloss.Style
 }
 
 func newTheme(dark, useColor bool) *theme {
@@ -31,6 +33,8 @@ func newTheme(dark, useColor bool) *theme {
 	t.key = base.Bold(true)
 	t.accent, t.ok, t.warn, t.fail, t.info = base.Bold(true), base, base, base.Bold(true), base
 	t.add, t.del, t.hunk, t.code = base, base, base.Faint(true), base
+	t.hlPlain, t.hlKeyword, t.hlType, t.hlString, t.hlNumber, t.hlKey = base, base.Bold(true), base, base, base, base
+	t.hlComment = base.Faint(true)
 	if !useColor {
 		return t
 	}
@@ -47,5 +51,11 @@ func newTheme(dark, useColor bool) *theme {
 	t.code = base.Foreground(c("#953800", "#FFA657"))
 	t.heading = base.Bold(true).Foreground(c("#0550AE", "#79C0FF"))
 	t.key = base.Bold(true).Foreground(c("#5B3FD6", "#A48BFF"))
+	t.hlKeyword = base.Foreground(c("#CF222E", "#FF7B72"))
+	t.hlType = base.Foreground(c("#0550AE", "#79C0FF"))
+	t.hlNumber = t.hlType
+	t.hlString = base.Foreground(c("#0A3069", "#A5D6FF"))
+	t.hlComment = base.Italic(true).Foreground(c("#6E7781", "#8B949E"))
+	t.hlKey = base.Foreground(c("#116329", "#7EE787"))
 	return t
 }

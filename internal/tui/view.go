@@ -23,6 +23,13 @@ func (m *model) View() tea.View {
 	for _, bl := range m.live {
 		switch b := bl.(type) {
 		case *textBlock:
+			if m.heldThought(b) {
+				if b.lead {
+					top = append(top, "")
+				}
+				top = append(top, m.thoughtSummary(b, true))
+				continue
+			}
 			top = append(top, b.lines...)
 			if len(b.tail) > 0 {
 				md := b.md // a copy: the tail is drawn, not consumed
@@ -32,18 +39,21 @@ func (m *model) View() tea.View {
 			top = append(top, m.card(b)...)
 		}
 	}
+	top = append(top, m.liveMembers()...)
 	if len(m.plan) > 0 {
 		top = append(top, renderPlan(m.th, m.plan, w)...)
 	}
 	bottom := m.bottom(w)
 	st := m.st
 	st.working = m.running
-	bottom = append(bottom, renderStatus(m.th, st, w))
+	bottom = append(bottom, m.anchorLine(renderStatus(m.th, st, w-1), w)) // anchor.go
 	room := max(m.height-1-len(bottom), 0)
 	if len(top) > room {
 		top = top[len(top)-room:]
 	}
-	return tea.NewView(strings.Join(append(top, bottom...), "\n"))
+	lines := append(top, bottom...)
+	m.viewRows = [2]int{m.viewRows[1], len(lines)}
+	return tea.NewView(strings.Join(lines, "\n"))
 }
 
 // bottom is the part of the live region under the blocks: a question, a
@@ -53,6 +63,8 @@ func (m *model) bottom(w int) []string {
 	switch {
 	case m.perm != nil:
 		bottom = append(bottom, renderPermission(m.th, m.perm.req, m.permSel, w, m.opts.Cwd)...)
+	case m.form != nil:
+		bottom = append(bottom, renderForm(m.th, m.form, w)...)
 	case m.picker != nil:
 		bottom = append(bottom, renderPicker(m.th, m.picker, w)...)
 	case m.finder != nil && !m.finder.off && len(m.finder.matches) > 0:
@@ -84,7 +96,7 @@ func (m *model) bottom(w int) []string {
 				placeholder = "no session (/new tries again, Ctrl+D quits)"
 			}
 		}
-		bottom = append(bottom, m.in.render(m.th, w, m.perm == nil && m.picker == nil, placeholder)...)
+		bottom = append(bottom, m.in.render(m.th, w, m.perm == nil && m.picker == nil && m.form == nil, placeholder)...)
 	}
 	return bottom
 }

@@ -26,6 +26,8 @@ var Actions = []Action{
 	{"cycle_mode", "next mode of the session (session/set_mode)", []string{"shift+tab"}},
 	{"sessions", "list this directory's sessions and load one", []string{"ctrl+s"}},
 	{"complete", "complete a / command", []string{"tab"}},
+	{"thoughts", "expand or collapse thoughts; with none streaming, print the last one in full", []string{"ctrl+t"}},
+	{"output", "print the last shell call's output in full", []string{"ctrl+o"}},
 	{"up", "previous prompt of this run; in a multi-line input, the line above", []string{"up", "ctrl+p"}},
 	{"down", "next prompt of this run; in a multi-line input, the line below", []string{"down", "ctrl+n"}},
 	{"left", "move left", []string{"left", "ctrl+b"}},

@@ -67,13 +67,13 @@ func TestKeyReadsConfigNamesIntoKeystrokes(t *testing.T) {
 
 func TestKeymapRebindsAndReportsProblems(t *testing.T) {
 	km, problems := Keymap(map[string][]string{
-		"sessions": {"ctrl+o"},        // moved
+		"sessions": {"ctrl+y"},        // moved
 		"newline":  {"ctrl+j", "f99"}, // one key cannot be read
 		"cancel":   {"ctrl+d"},        // takes quit's default key
-		"complete": {"ctrl+o"},        // the same key as sessions
+		"complete": {"ctrl+y"},        // the same key as sessions
 		"teleport": {"ctrl+t"},        // no such action
 	})
-	for key, act := range map[string]string{"ctrl+o": "sessions", "ctrl+j": "newline", "ctrl+d": "cancel", "enter": "send"} {
+	for key, act := range map[string]string{"ctrl+y": "sessions", "ctrl+j": "newline", "ctrl+d": "cancel", "enter": "send"} {
 		if km[key] != act {
 			t.Errorf("%s runs %q; want %q", key, km[key], act)
 		}
@@ -84,7 +84,7 @@ func TestKeymapRebindsAndReportsProblems(t *testing.T) {
 		}
 	}
 	all := strings.Join(problems, "\n")
-	for _, want := range []string{"teleport: no such action", `"f99": no function key`, "ctrl+o is bound to both sessions and complete; sessions keeps it", "ctrl+d is bound to cancel, and is quit's default key"} {
+	for _, want := range []string{"teleport: no such action", `"f99": no function key`, "ctrl+y is bound to both sessions and complete; sessions keeps it", "ctrl+d is bound to cancel, and is quit's default key"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the problems lack %q:\n%s", want, all)
 		}

@@ -99,7 +99,14 @@ func startPTY(b testing.TB, s *session, model string) *ptyTUI {
 // returns the time it was read.
 func (p *ptyTUI) waitFrom(b testing.TB, from int, want string) time.Time {
 	b.Helper()
-	deadline := time.After(30 * time.Second)
+	return p.waitFromWithin(b, from, want, 30*time.Second)
+}
+
+// waitFromWithin is waitFrom with its own deadline (a benchmark that
+// measures a slow path reports how slow, rather than failing).
+func (p *ptyTUI) waitFromWithin(b testing.TB, from int, want string, within time.Duration) time.Time {
+	b.Helper()
+	deadline := time.After(within)
 	for {
 		p.mu.Lock()
 		found := bytes.Contains(p.out.Bytes()[min(max(from-p.base, 0), p.out.Len()):], []byte(want))

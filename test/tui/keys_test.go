@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Keys rebound under [tui.keys] in config.toml: Ctrl+O sends instead of
+// Keys rebound under [tui.keys] in config.toml: Ctrl+Y sends instead of
 // Enter, which then does nothing; a binding that cannot be read is told
 // when the TUI opens.
 func TestKeysReboundInConfig(t *testing.T) {
@@ -23,19 +23,19 @@ func TestKeysReboundInConfig(t *testing.T) {
 	}
 	must(t, os.MkdirAll(filepath.Join(corvidHome, "config"), 0o700))
 	must(t, os.WriteFile(filepath.Join(corvidHome, "config", "config.toml"),
-		[]byte("[tui.keys]\nsend = \"ctrl+o\"\ncancel = \"ctrl+nope\"\n"), 0o600))
-	tm := s.open(80, 24, nil, "tui", "-m", s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Sent with Ctrl+O."}]}]}`))
+		[]byte("[tui.keys]\nsend = \"ctrl+y\"\ncancel = \"ctrl+nope\"\n"), 0o600))
+	tm := s.open(80, 24, nil, "tui", "-m", s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Sent with Ctrl+Y."}]}]}`))
 	tm.ready()
 	tm.waitFor(`cancel = "ctrl+nope": unknown key "nope"`)
 	tm.typeText("hello")
 	tm.keys("Enter")
 	tm.typeText(" there")
 	tm.waitUntil("the input to hold both words", func(string) bool { return strings.Contains(tm.screen(), "hello there") })
-	if strings.Contains(tm.all(), "Sent with Ctrl+O.") {
+	if strings.Contains(tm.all(), "Sent with Ctrl+Y.") {
 		t.Fatal("Enter still sends")
 	}
-	tm.keys("C-o")
-	tm.waitFor("Sent with Ctrl+O.")
+	tm.keys("C-y")
+	tm.waitFor("Sent with Ctrl+Y.")
 }
 
 // corvid doctor in a real terminal asks it about Shift+Enter: tmux

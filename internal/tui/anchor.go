@@ -1,0 +1,85 @@
+package tui
+
+import (
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Printing above the live region stays right through a resize when the
+// terminal's cursor rests on the live region's last row whenever a print
+// starts.
+//
+// bubbletea prints (tea.Println) by moving the cursor from where it is to
+// the bottom of the live region, scrolling the screen by the lines
+// printed, moving up over them and the live region, inserting lines there
+// and writing them; it then leaves the cursor on the live region's first
+// row until its next frame. A terminal whose height shrinks deletes the
+// rows below the cursor (tmux does) to keep the cursor on screen. If that
+// happens while the cursor is on the live region's first row, and a print
+// written for the old size is still on its way, the print's move down
+// stops short, its move up goes too far by the rows deleted, and the
+// lines it inserts push as many printed lines into the live region, whose
+// next frame draws over them: they were lost (1–2 lines a resize).
+//
+// So a frame always ends on the last row: the status line's last column
+// holds one cell whose style flips whenever anything was written since the
+// last view (anchorCell), so every frame redraws it, and the renderer,
+// having drawn the last column, leaves the cursor at that row's start. And a print starts only after a
+// frame was written since the previous print (printCmd checks the count
+// of writes), so it finds the cursor on the last row, where a resize
+// deletes nothing below it and every move of the print is relative to
+// the bottom, which a resize keeps.
+
+// countingFile is the terminal as bubbletea's output, counting writes. It
+// embeds the *os.File so bubbletea still sees a terminal (its Fd).
+type countingFile struct {
+	*os.File
+	n atomic.Int64
+}
+
+func (c *countingFile) Write(p []byte) (int, error) {
+	c.n.Add(1)
+	return c.File.Write(p)
+}
+
+// countingWriter is countingFile for an output that is not a file.
+type countingWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n.Add(1)
+	return c.w.Write(p)
+}
+
+// anchorCell is the last cell of the status line: a space, plain or
+// faint by turns, flipped when the output was written since the last view.
+func (m *model) anchorCell() string {
+	if m.writes != nil {
+		if n := m.writes(); n != m.anchorSeen {
+			m.anchorSeen, m.anchorFlip = n, !m.anchorFlip
+		}
+	}
+	if m.anchorFlip {
+		return "\x1b[2m \x1b[m" // faint
+	}
+	return "\x1b[3m \x1b[m" // italic: as invisible, but not a blank the renderer may skip
+}
+
+// anchorLine is the status line padded to the last column, where the
+// anchor cell goes: after drawing the last column the renderer moves the
+// cursor to the row's start, where a terminal that re-wraps the row when
+// it narrows keeps the cursor on the row's first part.
+func (m *model) anchorLine(status string, width int) string {
+	pad := max(width-1-ansi.StringWidth(status), 0)
+	return status + strings.Repeat(" ", pad) + m.anchorCell()
+}
+
+// printReady tells whether a frame was written since the last print.
+func (m *model) printReady() bool {
+	return m.writes == nil || !m.printedOnce || m.writes() > m.printWrites
+}
