@@ -143,3 +143,31 @@ func TestBShowsATurnThatEndedBeforeItsFirstListen(t *testing.T) {
 	}
 	t.Logf("B replayed %d bytes, had %d before its LISTEN, %d after", len(replayed), len(before), len(got))
 }
+
+// The writer's own first LISTEN takes effect in the middle of its turn:
+// the catch-up it then makes shows none of the rows it wrote (and
+// showed) itself again.
+func TestWriterListeningMidTurnShowsNothingTwice(t *testing.T) {
+	url := database(t)
+	hold, heldURL := holdListen(t, url)
+	workspace := t.TempDir()
+	script := liveScript(t)
+	a := start(t, script, workspace, []string{"--store", heldURL})
+	sid := a.NewSession(a.ctx, workspace)
+	select {
+	case <-hold.held:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("A never sent its LISTEN\n%s", a.Stderr())
+	}
+	p := a.CallAsync("session/prompt", testkit.TextPrompt(sid, "stream it"))
+	waitText(t, a, sid, 300)
+	hold.open()
+	if _, rerr := p.Wait(a.ctx); rerr != nil {
+		t.Fatalf("A's turn: %v", rerr)
+	}
+	time.Sleep(100 * time.Millisecond) // a duplicate would come now
+	want := strings.Repeat("0123456789", 150)
+	if got := text(a.Updates(sid)); got != want {
+		t.Fatalf("A showed %d bytes of its own turn, want exactly %d:\n%.300q", len(got), len(want), got)
+	}
+}
