@@ -101,8 +101,8 @@ func (c *conversation) catchUpLocked(seq, upto int64) {
 	if k := st.OwnThrough(c.log.id); k > cur {
 		// This process wrote (and showed) the rows after it: the next row
 		// of another process starts afresh (it is no delta of ours).
-		// Not knownSeq: it counts rows appended, which a turn's reload
-		// (syncWithStore) can set behind rows still being committed.
+		// Not knownSeq: it counts rows appended, not seqs committed (it
+		// runs ahead of the store when a commit fails).
 		cur, base = k, nil
 	}
 	if (seq != 0 && seq <= cur) || (upto != 0 && upto <= cur) {

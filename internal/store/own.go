@@ -27,16 +27,15 @@ func (o *ownSeqs) reserve(sid string, seq int64) {
 }
 
 // settle ends the commit under way: its reservations become this Store's
-// rows if it committed, and are given back if not.
+// rows if it committed, and are given back if not. Entries are never
+// dropped (one int per session this Store wrote: forgetting one would let
+// a catch-up show that session's rows twice).
 func (o *ownSeqs) settle(committed bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if committed {
 		if o.committed == nil {
 			o.committed = map[string]int64{}
-		}
-		if len(o.committed) > maxBases {
-			clear(o.committed) // sessions long gone: forgetting one only costs a reread
 		}
 		for sid, seq := range o.pending {
 			o.committed[sid] = max(o.committed[sid], seq)
