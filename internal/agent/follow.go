@@ -98,9 +98,11 @@ func (c *conversation) catchUpLocked(seq, upto int64) {
 	}
 	f := &c.fol
 	cur, base := f.seq, f.base
-	if k := c.log.knownSeq.Load(); k > cur {
-		// This process wrote the rows after it: the next row of another
-		// process starts afresh (it is no delta of ours).
+	if k := st.OwnThrough(c.log.id); k > cur {
+		// This process wrote (and showed) the rows after it: the next row
+		// of another process starts afresh (it is no delta of ours).
+		// Not knownSeq: it counts rows appended, not seqs committed (it
+		// runs ahead of the store when a commit fails).
 		cur, base = k, nil
 	}
 	if (seq != 0 && seq <= cur) || (upto != 0 && upto <= cur) {
@@ -111,6 +113,9 @@ func (c *conversation) catchUpLocked(seq, upto int64) {
 	last := cur
 	next, err := st.EventsAfter(ctx, c.log.id, cur, upto, base, func(r store.Event) error {
 		last = r.Seq
+		if r.Seq <= st.OwnThrough(c.log.id) {
+			return nil // committed here while this read: shown when recorded
+		}
 		if ev, ok := shownEvent(&r); ok {
 			c.front.Emit(ev)
 			for _, fe := range c.fans {

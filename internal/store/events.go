@@ -483,6 +483,9 @@ func (w *writer) commit(ctx context.Context, batch []pendingEvent) error {
 		}
 		return nil
 	})
+	if w.s.pg {
+		w.s.own.settle(err == nil)
+	}
 	if err != nil {
 		w.s.failBatch(ctx, order, bySID, err)
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
@@ -629,6 +632,9 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	}
 	t.newBases[pk] = deltaBase{seq: seq, payload: prev}
 	if t.w.s.pg {
+		// Before COMMIT: no reader sees these rows before they are known
+		// to be this Store's (own.go).
+		t.w.s.own.reserve(sid, seq)
 		// Delivered at COMMIT, and only if it commits (postgres_notify.go).
 		if _, err := t.rc.exec(pgQueryNotify, t.w.s.notifyPayload(sid, seq)); err != nil {
 			return err

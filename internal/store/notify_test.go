@@ -42,10 +42,7 @@ func TestWatchSeesAnotherStoresCommits(t *testing.T) {
 		got <- seq
 	})
 	defer stop()
-	deadline := time.Now().Add(10 * time.Second)
-	for !b.Listening() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFirstCatchUp(t, b, got)
 	// b's own rows call nothing.
 	if err := b.Append("s1", "chunk", []byte(`{"n":0,"text":"own"}`)); err != nil {
 		t.Fatal(err)
@@ -113,10 +110,7 @@ func TestMalformedNotificationIsIgnored(t *testing.T) {
 	got := make(chan int64, 100)
 	stop := b.Watch("s1", func(seq int64) { got <- seq })
 	defer stop()
-	deadline := time.Now().Add(10 * time.Second)
-	for !b.Listening() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFirstCatchUp(t, b, got)
 	for _, p := range []string{"garbage", "x -1 s1", "x 1", ""} {
 		if _, err := a.writeDB.Exec(`SELECT pg_notify('corvid_events', $1)`, p); err != nil {
 			t.Fatal(err)
@@ -227,5 +221,20 @@ func TestSharedQuestionFirstAnswerWins(t *testing.T) {
 	release()
 	if open, _ := others[0].OpenQuestions(ctx, "s1"); len(open) != 0 {
 		t.Fatalf("question %s of a turn that ended is open: %+v", id2, open)
+	}
+}
+
+// waitFirstCatchUp waits for the call every watcher gets once its Store's
+// first listening connection listens: a catch-up (seq 0), for what was
+// committed before.
+func waitFirstCatchUp(t *testing.T, s *Store, got <-chan int64) {
+	t.Helper()
+	select {
+	case seq := <-got:
+		if seq != 0 {
+			t.Fatalf("a watch's first call had seq %d, want the catch-up (0) once its connection listens", seq)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("a watch was not called to catch up once its connection listened (listening %v)", s.Listening())
 	}
 }

@@ -20,9 +20,10 @@ import (
 // connection of its own and, for a notification of another Store's rows,
 // calls the watcher, which reads the new rows itself (EventsAfter): the
 // notification carries no content, so a lost or forged one changes
-// nothing a reader shows. When that connection is lost, every watcher is
-// called with seq 0 (catch up from what you saw) each pollEvery until it
-// is back, and once more when it is: polling is only the fallback.
+// nothing a reader shows. Once that connection listens (the first time
+// too), and each pollEvery while it is lost, every watcher is called
+// with seq 0 (catch up from what you saw): a commit made before a watch's
+// LISTEN took effect is read then. Polling is only the fallback.
 
 // notifyChannel is the channel corvid's commits notify; questionChannel
 // the one its shared questions notify (postgres_questions.go), with the
@@ -210,12 +211,15 @@ func (s *Store) listen() {
 		<-ws.stop
 		cancel()
 	}()
-	for first := true; ; first = false {
+	for {
 		_ = s.listenOnce(ctx, func() { // its error: the connection is gone, whatever it was
 			ws.up.Store(true)
-			if !first {
-				ws.dispatch("", 0) // what was committed while nobody listened
-			}
+			// What was committed while nobody listened: after a lost
+			// connection, and before the first one listened too (a watch
+			// that began then missed those commits). A watcher's catch-up
+			// reads only rows it has not shown, and never this Store's
+			// own (OwnThrough): it shows nothing twice.
+			ws.dispatch("", 0)
 		}, ws.heard)
 		ws.up.Store(false)
 		if ctx.Err() != nil {

@@ -98,6 +98,7 @@ type Store struct {
 	deleted deletedSessions // sessions found deleted under this Store (deleted.go)
 	failed  failedRows      // sessions whose rows failed to commit (failed.go)
 	watch   watchers        // PostgreSQL: sessions watched for other Stores' commits (postgres_notify.go)
+	own     ownSeqs         // PostgreSQL: the last seq this Store wrote of each session (own.go)
 
 	closeOnce sync.Once
 	closeErr  error
