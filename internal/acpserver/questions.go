@@ -112,26 +112,9 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 		case <-ctx.Done(): // route returned
 		}
 	}
-	var asking chan struct{} // closed once corvid respond's wait is settled
-	var notice string        // for clients that cannot answer requests
-	if r.respond != nil {
-		if b, err := ss.srv.broker(); err != nil {
-			ss.srv.log.Error("control socket", "err", err)
-		} else {
-			rq := *r.respond
-			rq.ID = b.NewID()
-			q.waiting.RequestID = rq.ID
-			if r.notice != nil {
-				notice = r.notice(rq)
-			}
-			asking = make(chan struct{})
-			go func() {
-				defer close(asking)
-				a, err := b.Ask(rctx, rq, 0)
-				send(rctx, reply{val: r.fromRespond(a), by: ss.srv.respondAnswerer(), valid: err == nil})
-			}()
-		}
-	}
+	// asking is closed once corvid respond's wait is settled; notice is
+	// for clients that cannot answer requests.
+	asking, notice := ss.askRespond(rctx, r, q, send)
 	var x *across // the question's row, for the other daemons
 	if !r.elsewhere {
 		x = ss.shareAcross(r.share)
@@ -203,6 +186,34 @@ func (ss *session) route(ctx context.Context, r routed) (val any, ok bool) {
 			return nil, false
 		}
 	}
+}
+
+// askRespond puts the question to corvid respond through the daemon's
+// control socket, when r offers it there: asking is closed once that wait
+// is settled (nil when not asked), notice tells a client that cannot
+// answer requests how to answer.
+func (ss *session) askRespond(rctx context.Context, r routed, q *question, send func(context.Context, reply)) (asking chan struct{}, notice string) {
+	if r.respond == nil {
+		return nil, ""
+	}
+	b, err := ss.srv.broker()
+	if err != nil {
+		ss.srv.log.Error("control socket", "err", err)
+		return nil, ""
+	}
+	rq := *r.respond
+	rq.ID = b.NewID()
+	q.waiting.RequestID = rq.ID
+	if r.notice != nil {
+		notice = r.notice(rq)
+	}
+	asking = make(chan struct{})
+	go func() {
+		defer close(asking)
+		a, err := b.Ask(rctx, rq, 0)
+		send(rctx, reply{val: r.fromRespond(a), by: ss.srv.respondAnswerer(), valid: err == nil})
+	}()
+	return asking, notice
 }
 
 // openQuestion and closeQuestion keep the questions open now, so that a
