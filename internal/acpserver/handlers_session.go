@@ -171,7 +171,7 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if s.opts.Hub != nil && s.opts.Hub.draining.Load() {
 		return nil, errStopping()
 	}
-	turn, err := ss.StartTurnWith(blocks, agent.TurnOptions{TurnID: turnID, Headers: map[string]string{headerConversationRequest: turnID}})
+	turn, err := ss.StartTurnWith(blocks, agent.TurnOptions{TurnID: turnID, Headers: map[string]string{headerConversationRequest: turnID}, From: ss})
 	if errors.Is(err, agent.ErrBusy) {
 		return nil, acp.InvalidParams("A prompt turn is already running in this session", "session "+req.SessionID+" is busy; send session/cancel first or wait for the running prompt to finish")
 	}

@@ -94,3 +94,54 @@ func (c *conversation) withAnswerer(ev Event) Event {
 	ev.ToolCall = &tc
 	return ev
 }
+
+// shownPrompt is a recorded prompt and the front ends to show it to: all
+// of the session's but the one that sent it.
+type shownPrompt struct {
+	events []Event
+	to     []FrontEnd
+}
+
+// promptFor is the prompt evs, from from, to show the session's other
+// front ends; nil when there are none. A prompt from no front end in
+// particular (StartTurn) is the session's own front end's. Call it under
+// the show lock.
+func (c *conversation) promptFor(evs []Event, from FrontEnd) *shownPrompt {
+	if from == nil {
+		from = c.front
+	}
+	var to []FrontEnd
+	for _, f := range append([]FrontEnd{c.front}, c.fans...) {
+		if f != nil && f != from {
+			to = append(to, f)
+		}
+	}
+	if len(to) == 0 {
+		return nil
+	}
+	return &shownPrompt{events: evs, to: to}
+}
+
+// promptShown shows p to its front ends that are still attached, right
+// before the turn's first shown event n (under the show lock), each user
+// chunk shown once its rows are stored (with event n's, in one
+// transaction). A front end that attached after
+// the prompt was recorded replayed it, and is not among p's.
+func (c *conversation) promptShown(p *shownPrompt, n uint64) {
+	if p == nil {
+		return
+	}
+	var stored func() bool
+	if c.log.store != nil {
+		stored = func() bool { return c.settle(n) && !c.log.rowFailed(n) }
+	}
+	for _, f := range p.to {
+		if f != c.front && !slices.Contains(c.fans, f) {
+			continue // detached since
+		}
+		for _, ev := range p.events {
+			ev.Stored = stored
+			f.Emit(ev)
+		}
+	}
+}

@@ -65,6 +65,10 @@ type TurnOptions struct {
 	TurnID string
 	// Headers go with each of the turn's model requests (llm.WithHeaders).
 	Headers map[string]string
+	// From is the front end that sent the prompt: it shows the prompt
+	// itself, and every other front end of the session (Attach) is shown
+	// it, as user chunks before the turn's first shown event.
+	From FrontEnd
 }
 
 // StartTurnWith is StartTurn with options.
