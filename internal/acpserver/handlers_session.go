@@ -201,7 +201,8 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		reason, err := turn.Run()
 		defer s.opts.Hub.changed() // it ran
 		ss.flushLines()            // the turn's last line, before its answer (gascitylines.go)
-		ss.sessionEnd(string(reason), turnMeta)
+		// session_end, to each attachment that speaks CodeBuddy.
+		ss.ShowAll(agent.Event{Kind: agent.EventTurnEnded, Stop: reason, Tags: agent.Tags{TurnID: turnID}})
 		if err != nil {
 			turn.Answered() // a worker's answer may wait (worker.go)
 			return nil, err // mapped by rpcError

@@ -14,9 +14,10 @@ import (
 // Recording and showing an event happen under the conversation's show
 // lock, and so does this: every event recorded before reaches front from
 // the store (held text appended, its rows committed first), every later
-// one live, none twice and none lost. Only the conversation's events fan
-// out; questions and mode, command and config notices still go to the
-// session's own front end. It returns detach, which stops the events.
+// one live, none twice and none lost. The conversation's events fan out,
+// and so does what ShowAll shows; questions go to the session's own front
+// end (the server asks every client itself). It returns detach, which
+// stops the events.
 func (s *Session) Attach(ctx context.Context, front FrontEnd, replay func(Event), textMax int) (detach func(), err error) {
 	c := s.conv
 	c.show.Lock()
@@ -37,6 +38,17 @@ func (s *Session) Attach(ctx context.Context, front FrontEnd, replay func(Event)
 			c.fans = slices.Delete(c.fans, i, i+1)
 		}
 	}, nil
+}
+
+// ShowAll shows ev, which is not recorded (a command list, a settings
+// change, the end of a turn), to every front end of the session, in its
+// one place among the shown events: each attachment sees the same order.
+func (s *Session) ShowAll(ev Event) {
+	if s.conv.front == nil {
+		return
+	}
+	ev.Transient = true
+	s.conv.emit(ev)
 }
 
 // errNotSettled: the session's last events could not be committed in time.

@@ -154,7 +154,7 @@ func (s *Session) SetPromptSource(p PromptSource) { s.toolbox.setPromptSource(p)
 // CommandsChanged re-reads the command and skill files and pushes the set.
 func (s *Session) CommandsChanged() {
 	s.toolbox.discover()
-	s.front.Emit(Event{Kind: EventCommands, Commands: s.Commands()})
+	s.ShowAll(Event{Kind: EventCommands, Commands: s.Commands()})
 }
 
 // TakeNotices returns (once) what the user should be told about the
