@@ -119,6 +119,9 @@ type shownPrompt struct {
 // particular (StartTurn) is the session's own front end's. Call it under
 // the show lock.
 func (c *conversation) promptFor(evs []Event, from FrontEnd) *shownPrompt {
+	if len(evs) == 0 {
+		return nil
+	}
 	if from == nil {
 		from = c.front
 	}

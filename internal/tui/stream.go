@@ -199,7 +199,7 @@ func (m *model) card(c *toolCall) []string {
 	return lines
 }
 
-// applyChunk handles a message, thought or (replayed) user chunk.
+// applyChunk handles a message, thought or user chunk.
 func (m *model) applyChunk(update string, content json.RawMessage) {
 	var u struct{ Content acp.ContentBlock }
 	if json.Unmarshal(content, &u.Content) != nil {
@@ -212,9 +212,9 @@ func (m *model) applyChunk(update string, content json.RawMessage) {
 	case "user_message_chunk":
 		kind = "user"
 	}
-	if kind == "user" && !m.replaying {
-		return // the TUI echoed the prompt itself
-	}
+	// A live user chunk is another client's prompt (corvid serve shows a
+	// prompt to every attachment but the one that sent it; the TUI echoed
+	// its own).
 	text := u.Content.Text
 	switch u.Content.Type {
 	case "text":
