@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/corvid-agent/corvid/internal/acp"
@@ -147,20 +146,16 @@ func optionIDs(opts []acp.SessionConfigOption) string {
 
 // settingsChanged tells every connection that holds the session
 // (attach.go) that its settings changed, since they are the session's: the
-// option set as each connection's dialect offers it, and the mode when it
-// changed (the mode first). The connection that wrote hears first.
+// mode when it changed, then the option set, as each connection's dialect
+// offers it, at one place among the session's updates, the same for every
+// connection (agent.Session.ShowAll). A connection whose load answer is
+// still to come is not told: the answer carries them.
 func (ss *session) settingsChanged(mode bool) {
-	others := slices.DeleteFunc(ss.holders.connected(), func(h *session) bool { return h == ss })
-	for _, h := range append([]*session{ss}, others...) {
-		if h != ss && !h.ready.Load() {
-			continue // its load answer, still to come, carries them
-		}
-		after := h.Controls()
-		if mode {
-			h.notify(acp.CurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: after.Mode})
-		}
-		h.notify(acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: h.srv.configOptionsFor(after)})
+	if mode {
+		ss.ShowAll(agent.Event{Kind: agent.EventMode, ModeID: ss.Controls().Mode})
+		return
 	}
+	ss.ShowAll(agent.Event{Kind: agent.EventConfig})
 }
 
 // notify sends one session/update for this session.

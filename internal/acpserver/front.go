@@ -18,8 +18,14 @@ const maxTextBytes = 64 << 10
 // Emit turns an agent event into session/update notifications.
 func (ss *session) Emit(ev agent.Event) {
 	ready := ss.ready.Load()
-	if !ready && ev.Kind == agent.EventCommands {
-		return // pushed with the response anyway
+	if !ready && (ev.Kind == agent.EventCommands || ev.Kind == agent.EventMode || ev.Kind == agent.EventConfig) {
+		return // pushed with the response, or carried by it, anyway
+	}
+	if ev.Kind == agent.EventTurnEnded {
+		// A prompted turn ended, on whichever connection prompted it.
+		ss.flushLines()
+		ss.sessionEnd(string(ev.Stop), ss.srv.turnMeta(agent.TurnTag{ID: ev.TurnID}))
+		return
 	}
 	if (ev.Kind == agent.EventNotice && !ss.ShowsNotices()) ||
 		((ev.Kind == agent.EventCompaction || ev.Kind == agent.EventCompactionChunk) && !ss.ShowsCompaction()) {

@@ -174,7 +174,7 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if s.opts.Hub != nil && s.opts.Hub.draining.Load() {
 		return nil, errStopping()
 	}
-	turn, err := ss.StartTurnWith(blocks, agent.TurnOptions{TurnID: turnID, Headers: map[string]string{headerConversationRequest: turnID}})
+	turn, err := ss.StartTurnWith(blocks, agent.TurnOptions{TurnID: turnID, Headers: map[string]string{headerConversationRequest: turnID}, From: ss})
 	if errors.Is(err, agent.ErrBusy) {
 		return nil, acp.InvalidParams("A prompt turn is already running in this session", "session "+req.SessionID+" is busy; send session/cancel first or wait for the running prompt to finish")
 	}
@@ -204,7 +204,8 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 		reason, err := turn.Run()
 		defer s.opts.Hub.changed() // it ran
 		ss.flushLines()            // the turn's last line, before its answer (gascitylines.go)
-		ss.sessionEnd(string(reason), turnMeta)
+		// session_end, to each attachment that speaks CodeBuddy.
+		ss.ShowAll(agent.Event{Kind: agent.EventTurnEnded, Stop: reason, Tags: agent.Tags{TurnID: turnID}})
 		if err != nil {
 			turn.Answered() // a worker's answer may wait (worker.go)
 			return nil, err // mapped by rpcError

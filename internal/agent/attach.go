@@ -14,9 +14,10 @@ import (
 // Recording and showing an event happen under the conversation's show
 // lock, and so does this: every event recorded before reaches front from
 // the store (held text appended, its rows committed first), every later
-// one live, none twice and none lost. Only the conversation's events fan
-// out; questions and mode, command and config notices still go to the
-// session's own front end. It returns detach, which stops the events.
+// one live, none twice and none lost. The conversation's events fan out,
+// and so does what ShowAll shows; questions go to the session's own front
+// end (the server asks every client itself). It returns detach, which
+// stops the events.
 func (s *Session) Attach(ctx context.Context, front FrontEnd, replay func(Event), textMax int) (detach func(), err error) {
 	c := s.conv
 	// Asked before the show lock: a turn that runs (here or elsewhere)
@@ -49,6 +50,17 @@ func (s *Session) Attach(ctx context.Context, front FrontEnd, replay func(Event)
 			c.fans = slices.Delete(c.fans, i, i+1)
 		}
 	}, nil
+}
+
+// ShowAll shows ev, which is not recorded (a command list, a settings
+// change, the end of a turn), to every front end of the session, in its
+// one place among the shown events: each attachment sees the same order.
+func (s *Session) ShowAll(ev Event) {
+	if s.conv.front == nil {
+		return
+	}
+	ev.Transient = true
+	s.conv.emit(ev)
 }
 
 // errNotSettled: the session's last events could not be committed in time.
@@ -105,4 +117,58 @@ func (c *conversation) withAnswerer(ev Event) Event {
 	tc.AnsweredBy = by
 	ev.ToolCall = &tc
 	return ev
+}
+
+// shownPrompt is a recorded prompt and the front ends to show it to: all
+// of the session's but the one that sent it.
+type shownPrompt struct {
+	events []Event
+	to     []FrontEnd
+}
+
+// promptFor is the prompt evs, from from, to show the session's other
+// front ends; nil when there are none. A prompt from no front end in
+// particular (StartTurn) is the session's own front end's. Call it under
+// the show lock.
+func (c *conversation) promptFor(evs []Event, from FrontEnd) *shownPrompt {
+	if len(evs) == 0 {
+		return nil
+	}
+	if from == nil {
+		from = c.front
+	}
+	var to []FrontEnd
+	for _, f := range append([]FrontEnd{c.front}, c.fans...) {
+		if f != nil && f != from {
+			to = append(to, f)
+		}
+	}
+	if len(to) == 0 {
+		return nil
+	}
+	return &shownPrompt{events: evs, to: to}
+}
+
+// promptShown shows p to its front ends that are still attached, right
+// before the turn's first shown event n (under the show lock), each user
+// chunk shown once its rows are stored (with event n's, in one
+// transaction). A front end that attached after
+// the prompt was recorded replayed it, and is not among p's.
+func (c *conversation) promptShown(p *shownPrompt, n uint64) {
+	if p == nil {
+		return
+	}
+	var stored func() bool
+	if c.log.store != nil {
+		stored = func() bool { return c.settle(n) && !c.log.rowFailed(n) }
+	}
+	for _, f := range p.to {
+		if f != c.front && !slices.Contains(c.fans, f) {
+			continue // detached since
+		}
+		for _, ev := range p.events {
+			ev.Stored = stored
+			f.Emit(ev)
+		}
+	}
 }

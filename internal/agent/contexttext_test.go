@@ -70,7 +70,7 @@ func TestLongPromptTextIsStoredInPiecesAndReplayedWhole(t *testing.T) {
 	st := storeWithSession(t, "")
 	c := newConversation("s1", st, nil, nil)
 	long := strings.Repeat("ü", maxContextText) + "!"
-	c.recordPrompt([]Block{{Type: BlockText, Text: "look:"}, {Type: BlockText, Text: long}}, "")
+	c.recordPrompt([]Block{{Type: BlockText, Text: "look:"}, {Type: BlockText, Text: long}}, "", nil)
 	c.log.close()
 	rows, err := st.Events(t.Context(), "s1")
 	if err != nil {

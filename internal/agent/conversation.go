@@ -28,6 +28,9 @@ type conversation struct {
 	fans []FrontEnd
 	// fol follows the rows other processes commit (follow.go).
 	fol follower
+	// prompt is the recorded prompt the other front ends are still to be
+	// shown (guarded by show; see promptShown in attach.go).
+	prompt *shownPrompt
 	// fresh: a prompt was recorded and nothing of its turn shown yet.
 	fresh atomic.Bool
 	// stale: a commit failed during a turn, so the model context may hold
@@ -70,6 +73,8 @@ func (c *conversation) emit(ev Event) {
 	c.show.Lock()
 	n := c.log.event(ev)
 	first := c.log.store != nil && c.fresh.Swap(false)
+	prompt := c.prompt
+	c.prompt = nil
 	if first {
 		// The turn's first shown event: its row goes in now, to be
 		// committed with the prompt's rows in one transaction, not two.
@@ -105,6 +110,7 @@ func (c *conversation) emit(ev Event) {
 		// (prompt → first chunk, ARCHITECTURE.md §7).
 		c.log.settleNow(n, 5*time.Second)
 	}
+	c.promptShown(prompt, n)
 	c.front.Emit(ev)
 	for _, f := range c.fans {
 		f.Emit(ev)
@@ -132,23 +138,32 @@ var firstShownWait = 2 * time.Millisecond
 // is not.
 func (c *conversation) settle(n uint64) bool { return c.log.settle(n, 5*time.Second) }
 
-// recordPrompt stores the user's prompt for replay (the client already
-// shows it, so it is not emitted live).
-func (c *conversation) recordPrompt(blocks []Block, turnID string) {
+// recordPrompt stores the user's prompt for replay. The front end from
+// shows it already; the session's other front ends are shown it before
+// the turn's first shown event (promptShown). Under the show lock, so a
+// front end that attaches meanwhile replays it instead.
+func (c *conversation) recordPrompt(blocks []Block, turnID string, from FrontEnd) {
 	id := NewID("user")
+	var evs []Event
 	for i := range blocks {
 		if b := &blocks[i]; plainText(b) && len(b.Text) > maxContextText {
 			// In rows of a bounded size, as a long answer is: replay
 			// merges the chunks of one message.
 			for rest := b.Text; rest != ""; {
 				piece := cutText(rest, maxContextText)
-				c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &Block{Type: BlockText, Text: piece}, Tags: Tags{TurnID: turnID}})
+				evs = append(evs, Event{Kind: EventUserChunk, MessageID: id, Content: &Block{Type: BlockText, Text: piece}, Tags: Tags{TurnID: turnID}})
 				rest = rest[len(piece):]
 			}
 			continue
 		}
-		c.log.event(Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i], Tags: Tags{TurnID: turnID}})
+		evs = append(evs, Event{Kind: EventUserChunk, MessageID: id, Content: &blocks[i], Tags: Tags{TurnID: turnID}})
 	}
+	c.show.Lock()
+	defer c.show.Unlock()
+	for _, ev := range evs {
+		c.log.event(ev)
+	}
+	c.prompt = c.promptFor(evs, from)
 	c.fresh.Store(true)
 }
 

@@ -24,6 +24,9 @@ const (
 	EventMode          EventKind = "current_mode_update"
 	EventConfig        EventKind = "config_option_update"
 	EventCommands      EventKind = "available_commands_update"
+	// EventTurnEnded: a prompted turn ended (Stop, Tags.TurnID); shown,
+	// never stored (Session.ShowAll, from the front end that ran it).
+	EventTurnEnded EventKind = "turn_ended"
 	// Kinds of corvid's own (eventtags.go): a front end spells each in its
 	// host's dialect (ACP: a session_info_update with _meta).
 	EventTeam         EventKind = "team_update"   // Tags.Team
@@ -158,6 +161,8 @@ type Event struct {
 	// EventCompaction or EventCompactionChunk is about. Both are live only.
 	Notice     *Notice     `json:"-"`
 	Compaction *Compaction `json:"-"`
+	// Stop is why the turn of an EventTurnEnded ended.
+	Stop StopReason `json:"-"`
 	// Tags are the typed facts beyond the kind (eventtags.go): the turn a
 	// prompt opens, the sub-agent, the final output, a team change, a
 	// drain turn. Stored inline, after the fields above.

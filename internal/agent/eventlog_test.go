@@ -337,7 +337,7 @@ func TestFirstShownEventWaitsForTheFrontEndToTakeIt(t *testing.T) {
 	firstShownWait = time.Hour
 	front := newFakeFront()
 	c := newConversation("s1", st, slog.New(slog.DiscardHandler), front)
-	c.recordPrompt([]Block{{Type: BlockText, Text: "hi"}}, "")
+	c.recordPrompt([]Block{{Type: BlockText, Text: "hi"}}, "", nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

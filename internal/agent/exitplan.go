@@ -87,11 +87,9 @@ func (t exitPlan) Run(ctx context.Context, env *tool.Env, call tool.Call) (tool.
 		if err := t.s.SetMode(string(c.mode)); err != nil {
 			return tool.ErrorResult(err.Error()), nil
 		}
-		if t.s.front != nil {
-			// Not recorded: the mode is saved with the session's settings
-			// and a load's response carries it.
-			t.s.front.Emit(Event{Kind: EventMode, ModeID: string(c.mode)})
-		}
+		// Not recorded: the mode is saved with the session's settings
+		// and a load's response carries it.
+		t.s.ShowAll(Event{Kind: EventMode, ModeID: string(c.mode)})
 		msg := fmt.Sprintf("The user approved the plan; the session is now in %s mode. Carry out the plan.", c.mode)
 		return tool.Result{Output: msg, Content: []tool.Content{{Type: tool.ContentText, Text: shown}}}, nil
 	}

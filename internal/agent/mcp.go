@@ -41,9 +41,7 @@ func (s *Session) startMCP(editor, configured []mcp.Server) {
 // mcpChanged follows a server's tool or prompt list.
 func (s *Session) mcpChanged() {
 	s.toolbox.rebuild()
-	if s.front != nil {
-		s.front.Emit(Event{Kind: EventCommands, Commands: s.Commands()})
-	}
+	s.ShowAll(Event{Kind: EventCommands, Commands: s.Commands()})
 }
 
 // resolveMCPLink reads a mentioned resource from the MCP server that

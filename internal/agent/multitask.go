@@ -51,7 +51,7 @@ func (h commandHost) SetMultitask(want *bool) (on, already bool, refused string)
 	}
 	// Not recorded: the option's state is saved with the session's
 	// settings; the front end sends the whole option set.
-	s.front.Emit(Event{Kind: EventConfig})
+	s.ShowAll(Event{Kind: EventConfig})
 	return on, already, ""
 }
 

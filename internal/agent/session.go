@@ -65,6 +65,10 @@ type TurnOptions struct {
 	TurnID string
 	// Headers go with each of the turn's model requests (llm.WithHeaders).
 	Headers map[string]string
+	// From is the front end that sent the prompt: it shows the prompt
+	// itself, and every other front end of the session (Attach) is shown
+	// it, as user chunks before the turn's first shown event.
+	From FrontEnd
 }
 
 // StartTurnWith is StartTurn with options.
@@ -151,7 +155,7 @@ func (s *Session) SetPromptSource(p PromptSource) { s.toolbox.setPromptSource(p)
 // CommandsChanged re-reads the command and skill files and pushes the set.
 func (s *Session) CommandsChanged() {
 	s.toolbox.discover()
-	s.front.Emit(Event{Kind: EventCommands, Commands: s.Commands()})
+	s.ShowAll(Event{Kind: EventCommands, Commands: s.Commands()})
 }
 
 // TakeNotices returns (once) what the user should be told about the

@@ -16,12 +16,13 @@ type Turn struct {
 	done      chan struct{}
 	prev      *Turn // a cancelled turn this one waits for
 	blocks    []Block
-	tag       TurnTag // TurnOptions.TurnID, or a drain turn's id
-	cancelled bool    // guarded by the session's turnRunner.mu
-	drain     bool    // a drain turn (worker.go): a prompt waits for it
-	answered  bool    // the front end wrote its answer (guarded by turnRunner.mu)
-	release   func()  // the store lease held while the turn runs
-	storeMark uint64  // the store's failed commits when the turn began
+	from      FrontEnd // TurnOptions.From
+	tag       TurnTag  // TurnOptions.TurnID, or a drain turn's id
+	cancelled bool     // guarded by the session's turnRunner.mu
+	drain     bool     // a drain turn (worker.go): a prompt waits for it
+	answered  bool     // the front end wrote its answer (guarded by turnRunner.mu)
+	release   func()   // the store lease held while the turn runs
+	storeMark uint64   // the store's failed commits when the turn began
 }
 
 // StopReason is why a turn ended (ACP's values).
@@ -134,7 +135,7 @@ func (t *Turn) prepare() (stop StopReason, err error, ready bool) {
 	if err := s.conv.syncWithStore(last); err != nil {
 		return "", err, false
 	}
-	s.conv.recordPrompt(t.blocks, t.tag.ID)
+	s.conv.recordPrompt(t.blocks, t.tag.ID, t.from)
 	s.toolbox.awaitMCP(t.ctx)
 	if t.ctx.Err() != nil {
 		return StopCancelled, nil, false

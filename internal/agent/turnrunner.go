@@ -64,7 +64,7 @@ func (r *turnRunner) start(s *Session, blocks []Block, o TurnOptions) (*Turn, er
 		}
 	}
 	ctx, cancel := context.WithCancel(llm.WithHeaders(context.Background(), o.Headers))
-	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, blocks: blocks, tag: TurnTag{ID: o.TurnID}}
+	t := &Turn{s: s, ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: prev, blocks: blocks, from: o.From, tag: TurnTag{ID: o.TurnID}}
 	r.turn = t
 	return t, nil
 }

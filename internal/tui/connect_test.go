@@ -156,3 +156,25 @@ func TestConnectionLostWithdrawsForms(t *testing.T) {
 		t.Errorf("the form after the re-attach answered %q", got.Action)
 	}
 }
+
+// Attached to a daemon's session, another client's prompt arrives live as
+// user chunks (the TUI's own is never sent back): it is printed once, and
+// a re-attach's replay of it is not printed again.
+func TestAnotherClientsPromptIsPrintedOnce(t *testing.T) {
+	m := connectedModel()
+	m.feed(t, acp.ContentChunk{SessionUpdate: "user_message_chunk", Content: acp.TextBlock("from the dashboard"), MessageID: "u1"})
+	m.feed(t, msgChunk("m1", "An answer.\n"))
+	before := m.printed()
+	m.rejoining = true
+	m.shown.startReplay()
+	m.feed(t, acp.ContentChunk{SessionUpdate: "user_message_chunk", Content: acp.TextBlock("from the dashboard"), MessageID: "u1"})
+	m.feed(t, msgChunk("m1", "An answer.\n"))
+	m.Update(sessionMsg{id: "s1", loaded: true, rejoin: true})
+	m.settle()
+	all := strings.Join(append(before, m.printed()...), "\n")
+	for _, want := range []string{"from the dashboard", "An answer."} {
+		if n := strings.Count(all, want); n != 1 {
+			t.Errorf("%q is printed %d times:\n%s", want, n, all)
+		}
+	}
+}

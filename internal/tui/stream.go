@@ -230,7 +230,7 @@ func (m *model) card(c *toolCall) []string {
 	return lines
 }
 
-// applyChunk handles a message, thought or (replayed) user chunk; a
+// applyChunk handles a message, thought or user chunk; a
 // member's (member.go) goes to that member's stream.
 func (m *model) applyChunk(update string, content json.RawMessage, member, parent string) {
 	var u struct{ Content acp.ContentBlock }
@@ -244,9 +244,9 @@ func (m *model) applyChunk(update string, content json.RawMessage, member, paren
 	case "user_message_chunk":
 		kind = "user"
 	}
-	if kind == "user" && !m.replaying {
-		return // the TUI echoed the prompt itself
-	}
+	// A live user chunk is another client's prompt (corvid serve shows a
+	// prompt to every attachment but the one that sent it; the TUI echoed
+	// its own).
 	if member != "" && kind != "user" {
 		if u.Content.Type == "text" {
 			m.addMemberText(member, parent, kind, u.Content.Text)

@@ -329,3 +329,23 @@ test("who answered, from the daemon: a tab that did not answer names the tab tha
   assert.equal(await a.$eval("#transcripts .question .outcome", (n) => n.textContent), "Answered by corvid dashboard 1");
   assert.equal(await b.$eval("#transcripts .question .outcome", (n) => n.textContent), "You answered: Allow once");
 });
+
+test("a prompt from one tab shows in the other tab holding the session, once in each", async (t) => {
+  const d = await startDaemon(t, { responses: [reply(text("Answered."))] });
+  const a = await openPage(t);
+  await a.goto(d.base);
+  const sid = await newSession(a, d.project);
+  const b = await openPage(t);
+  await b.goto(d.base + "#/s/" + encodeURIComponent(sid));
+  await connected(b);
+  await b.waitForFunction(() => document.getElementById("session").hidden === false, { timeout: 10000 });
+  await prompt(a, "Hello from tab a");
+  const userText = (p) => p.$$eval("#transcripts .msg-user", (ns) => ns.map((n) => n.textContent));
+  await b.waitForFunction(() => document.body.textContent.includes("Answered."), { timeout: 15000, polling: 100 });
+  await a.waitForFunction(() => document.body.textContent.includes("Answered."), { timeout: 15000, polling: 100 });
+  for (const [name, p] of [["a", a], ["b", b]]) {
+    const shown = (await userText(p)).filter((s) => s.includes("Hello from tab a"));
+    assert.equal(shown.length, 1, `tab ${name} shows the prompt ${shown.length} times: ${JSON.stringify(await userText(p))}`);
+  }
+  assert.deepEqual(b.seen.errors, []);
+});

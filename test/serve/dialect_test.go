@@ -114,12 +114,14 @@ func TestTwoDialectsOnOneSessionEachGetTheirOwnFrames(t *testing.T) {
 		}
 		return b.String()
 	}
+	// The Gas City client is shown the CodeBuddy client's prompt, then the
+	// answer, each mirrored as a load's replay mirrors them.
 	deadline := time.Now().Add(10 * time.Second)
-	for topLevel(gc) != fullSlowAnswer() && time.Now().Before(deadline) {
+	for topLevel(gc) != "go"+fullSlowAnswer() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := topLevel(gc); got != fullSlowAnswer() {
-		t.Errorf("Gas City client's top-level content %q, want the whole answer", got)
+	if got := topLevel(gc); got != "go"+fullSlowAnswer() {
+		t.Errorf("Gas City client's top-level content %q, want the prompt and the whole answer", got)
 	}
 	if got := topLevel(plain) + topLevel(cb); got != "" {
 		t.Errorf("the other clients got top-level content %q", got)

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -156,5 +157,34 @@ func TestListAfterKillSaysInterruptedAndTheStoredCost(t *testing.T) {
 	b.call("session/prompt", map[string]any{"sessionId": cut, "prompt": prompt("four")})
 	if m := listed(t, sock)[cut]; m["corvid.dev/interrupted"] != nil {
 		t.Errorf("after a turn that ended: %v, want not interrupted", m)
+	}
+}
+
+// TestDrainedTurnListsAsInterrupted: a turn the drain timeout cut short
+// (SIGTERM, --drain-timeout) lists as interrupted on the next daemon; the
+// idle session beside it does not.
+func TestDrainedTurnListsAsInterrupted(t *testing.T) {
+	d, dir, sid, idle, _, _, answer := drainSetup(t, slowerScript(200), "--drain-timeout", "500ms")
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-answer:
+		if stopReason(m) != "cancelled" {
+			t.Fatalf("the drained turn's answer: %v; want cancelled", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the drained turn never answered")
+	}
+	if code := d.exited(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit status %d; want 0", code)
+	}
+	d2 := startDaemonIn(t, d.home, 1, "-m", "script:"+filepath.Join(dir, "script.json"), "--yolo", "--listen", "unix:"+d.sock)
+	got := listed(t, d2.sock)
+	if m := got[sid]; m["corvid.dev/interrupted"] != true || m["corvid.dev/running"] != false {
+		t.Errorf("the drained session lists as %v; want interrupted, not running", m)
+	}
+	if m, ok := got[idle]; ok && m["corvid.dev/interrupted"] != nil {
+		t.Errorf("the idle session lists as %v; want not interrupted", m)
 	}
 }
