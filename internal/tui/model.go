@@ -406,7 +406,7 @@ func (m *model) prompt(text string) tea.Cmd {
 	m.gap = false
 	m.running = true
 	ag, id := m.ag, m.sessionID
-	blocks := append([]acp.ContentBlock{acp.TextBlock(text)}, fileLinks(text, m.opts.Cwd)...)
+	blocks := m.promptBlocks(text) // attach.go
 	return func() tea.Msg {
 		var resp acp.PromptResponse
 		err := ag.call(context.Background(), "session/prompt",
