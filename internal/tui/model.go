@@ -260,6 +260,8 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 	case filesMsg:
 		m.files = msg.files
 		m.refreshFinder()
+	case editedMsg: // editor.go
+		m.edited(msg)
 	}
 	return cmd
 }
