@@ -63,7 +63,7 @@ func attachments(text, dir string, caps promptCaps) ([]acp.ContentBlock, []strin
 		}
 		name, lines := p, ""
 		if at {
-			name, lines, _ = strings.Cut(p, "#")
+			name, lines = splitRange(p, dir)
 		}
 		if !at && imageType(name) == "" {
 			continue
@@ -83,6 +83,21 @@ func attachments(text, dir string, caps promptCaps) ([]acp.ContentBlock, []strin
 		}
 	}
 	return out, notes
+}
+
+// splitRange splits @path#20-45 into the path and the range; a file
+// whose own name holds the # is taken whole.
+func splitRange(p, dir string) (string, string) {
+	name, lines, ok := strings.Cut(p, "#")
+	if !ok {
+		return p, ""
+	}
+	if _, err := os.Stat(localPath(name, dir)); err != nil {
+		if _, err := os.Stat(localPath(p, dir)); err == nil {
+			return p, ""
+		}
+	}
+	return name, lines
 }
 
 // localPath is p as an absolute path: ~/ is the home directory, a

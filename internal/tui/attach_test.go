@@ -54,6 +54,13 @@ func TestAtRangeSendsTheLines(t *testing.T) {
 	if len(past) != 1 || past[0].Type != "resource_link" || len(notes) != 1 || !strings.Contains(notes[0], "60 lines") {
 		t.Errorf("past the end: %+v, %q", past, notes)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "c#1.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hash, _ := attachments("@c#1.txt", dir, promptCaps{EmbeddedContext: true})
+	if len(hash) != 1 || hash[0].Type != "resource_link" || hash[0].Name != "c#1.txt" {
+		t.Errorf("a # in the file's name: %+v", hash)
+	}
 	whole, notes := attachments("@a.go and a@b.go", dir, promptCaps{EmbeddedContext: true})
 	if len(whole) != 1 || whole[0].Type != "resource_link" || len(notes) != 0 {
 		t.Errorf("@a.go: %+v, %q", whole, notes)
