@@ -67,3 +67,15 @@ func (m *model) edited(msg editedMsg) {
 	}
 	m.in.set(strings.TrimRight(msg.text, "\n"))
 }
+
+// inputMsg handles what comes back for the input: the @ finder's file
+// list, the editor's text.
+func (m *model) inputMsg(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case filesMsg:
+		m.files = msg.files
+		m.refreshFinder()
+	case editedMsg:
+		m.edited(msg)
+	}
+}

@@ -257,11 +257,8 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 		m.printLines(msg.text)
 	case sessionsMsg:
 		m.openSessionPicker(msg)
-	case filesMsg:
-		m.files = msg.files
-		m.refreshFinder()
-	case editedMsg: // editor.go
-		m.edited(msg)
+	case filesMsg, editedMsg:
+		m.inputMsg(msg) // editor.go
 	}
 	return cmd
 }
