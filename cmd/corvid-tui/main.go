@@ -78,7 +78,7 @@ func run(c *cli) error {
 		Endpoint:   endpoint,
 		ModelLabel: label,
 		LoginHint:  loginHint(c),
-		Theme:      c.Theme,
+		Theme:      c.TerminalTheme(),
 		NoColor:    os.Getenv("NO_COLOR") != "",
 	})
 }

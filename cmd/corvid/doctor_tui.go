@@ -13,9 +13,13 @@ import (
 	"github.com/corvid-agent/corvid/internal/tuiargs"
 )
 
-// tuiKeys checks the [tui.keys] table of the user config: unknown actions,
-// keys that cannot be read, two actions on one key (docs/tui.md).
+// tuiKeys checks the [tui] table of the user config: a theme that is not
+// auto, light or dark; in [tui.keys], unknown actions, keys that cannot be
+// read, two actions on one key (docs/tui.md).
 func (d *doctor) tuiKeys(file *config.File) {
+	if p := file.TUIThemeProblem(); p != "" {
+		d.item("warn", "tui theme", "%s", p)
+	}
 	user, problems := file.TUIKeys()
 	_, more := tuiargs.Keymap(user)
 	problems = append(problems, more...)

@@ -51,6 +51,7 @@ func TestDoctorChecksTUIKeysAndShiftEnter(t *testing.T) {
 			[]string{"[warn] tui keys     [tui.keys] teleport: no such action", `[warn] tui keys     [tui.keys] send = "ctrl+nope": unknown key "nope"`,
 				"[warn] tui keys     [tui.keys] ctrl+d is bound to cancel, and is quit's default key", "[warn] tui keys     [tui.keys] newline: a key", "[warn] shift+enter  the terminal reports neither"}},
 		{"", keyboardAnswer{}, []string{"[warn] shift+enter  the terminal did not answer"}},
+		{"[tui]\ntheme = \"blue\"\n", keyboardAnswer{answered: true, kitty: true}, []string{`[warn] tui theme    [tui] theme = "blue": auto, light or dark`, "[ok  ] tui keys     default keys"}},
 	} {
 		home := t.TempDir()
 		env := config.MapEnv{"HOME": home, "CORVID_KEYRING": "off", "XDG_RUNTIME_DIR": filepath.Join(home, "run"), "PATH": os.Getenv("PATH")}

@@ -43,7 +43,7 @@ func (c *tuiCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	c.Keys = append(configKeys(), c.Keys...)
+	c.useConfig(configTUI())
 	if c.Connect == "auto" {
 		c.ConnectLabel = "auto: unix:" + config.ServeSocket(config.OSEnv{})
 	}
@@ -79,15 +79,25 @@ func interactive() bool {
 	return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
 }
 
-// configKeys are the [tui.keys] bindings of the user config, as flags for
-// corvid-tui (which does not read config.toml). A config that does not
-// load is the agent's to report; the TUI then has its default keys.
-func configKeys() []string {
+// useConfig adds the [tui] table's key bindings (before the flags', which
+// win) and its theme, unless --theme names one.
+func (c *tuiCmd) useConfig(keys []string, theme string) {
+	c.Keys = append(keys, c.Keys...)
+	if c.Theme == "" {
+		c.Theme = theme
+	}
+}
+
+// configTUI is the [tui] table of the user config as flags for
+// corvid-tui (which does not read config.toml): the [tui.keys] bindings,
+// and the theme ("" for auto). A config that does not load is the agent's
+// to report; the TUI then has its default keys and asks the terminal.
+func configTUI() ([]string, string) {
 	cwd, _ := os.Getwd()
 	f, err := config.Load(config.OSEnv{}, cwd)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	keys, _ := f.TUIKeys() // corvid doctor reports what is wrong
-	return tuiargs.KeyFlags(keys)
+	return tuiargs.KeyFlags(keys), f.TUITheme()
 }

@@ -261,7 +261,7 @@ func (f *File) merge(o *File, trusted bool, from string) error {
 			f.Ignored = append(f.Ignored, fmt.Sprintf("[identity] in %s ([identity] is read from the user config only)", from))
 		}
 	}
-	if len(o.TUI.Keys) > 0 {
+	if len(o.TUI.Keys) > 0 || o.TUI.Theme != "" {
 		if from == "" {
 			f.TUI = o.TUI
 		} else {

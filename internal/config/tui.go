@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // TUI is the [tui] table of the user config: settings of the terminal UI
 // (`corvid tui`, docs/tui.md).
@@ -13,6 +16,30 @@ type TUI struct {
 	// The values are checked by internal/tuiargs (corvid doctor reports
 	// what is wrong), not here, so a bad binding never stops corvid.
 	Keys map[string]any `toml:"keys"`
+	// Theme is "auto" (ask the terminal, as when unset), "light" or
+	// "dark"; corvid tui's --theme wins over it. A bad value is reported
+	// by corvid doctor (ThemeProblem) and read as "auto".
+	Theme string `toml:"theme"`
+}
+
+// TUITheme is the [tui] theme of the user config as corvid tui's --theme
+// takes it: "light", "dark", or "" (ask the terminal) for "auto", unset,
+// or a value it cannot read.
+func (f *File) TUITheme() string {
+	switch t := strings.ToLower(strings.TrimSpace(f.TUI.Theme)); t {
+	case "light", "dark":
+		return t
+	}
+	return ""
+}
+
+// TUIThemeProblem says what is wrong with [tui] theme, "" for nothing.
+func (f *File) TUIThemeProblem() string {
+	switch strings.ToLower(strings.TrimSpace(f.TUI.Theme)) {
+	case "", "auto", "light", "dark":
+		return ""
+	}
+	return fmt.Sprintf("[tui] theme = %q: auto, light or dark (read as auto)", f.TUI.Theme)
 }
 
 // TUIKeys is the [tui.keys] table as action → keys, and what in it is not

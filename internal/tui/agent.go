@@ -31,7 +31,8 @@ type agent struct {
 	authMethods []authMethod
 	argv        []string // the agent's command
 	initMu      sync.Mutex
-	initialized bool // initialize succeeded
+	initialized bool       // initialize succeeded
+	caps        promptCaps // what prompts may carry (attach.go); under initMu
 
 	qmu   sync.Mutex
 	queue []updateMsg // session/updates not yet taken by the UI

@@ -3,8 +3,6 @@ package tui
 import (
 	"bytes"
 	"io/fs"
-	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -12,8 +10,6 @@ import (
 	"unicode"
 
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/corvid-agent/corvid/internal/acp"
 )
 
 // maxFiles bounds the workspace listing the @ finder searches.
@@ -164,8 +160,13 @@ func (m *model) finderKey(s string) bool {
 		f.sel = (f.sel + len(f.matches) - 1) % len(f.matches)
 	case "down", "ctrl+n":
 		f.sel = (f.sel + 1) % len(f.matches)
-	case "tab", "enter":
-		pick := "@" + f.matches[f.sel] + " "
+	case "tab", "enter", "#":
+		// # picks the file and starts a line range: @path#20-45 (attach.go).
+		end := " "
+		if s == "#" {
+			end = "#"
+		}
+		pick := "@" + f.matches[f.sel] + end
 		m.in.buf = append(m.in.buf[:f.start], append([]rune(pick), m.in.buf[m.in.cur:]...)...)
 		m.in.cur = f.start + len([]rune(pick))
 		m.finder = nil
@@ -175,27 +176,4 @@ func (m *model) finderKey(s string) bool {
 		return false
 	}
 	return true
-}
-
-// fileLinks are resource links for the @path words of text that name
-// files under dir.
-func fileLinks(text, dir string) []acp.ContentBlock {
-	var out []acp.ContentBlock
-	seen := map[string]bool{}
-	for _, w := range strings.Fields(text) {
-		p, ok := strings.CutPrefix(w, "@")
-		if !ok || p == "" || seen[p] {
-			continue
-		}
-		abs := p
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(dir, p)
-		}
-		if st, err := os.Stat(abs); err != nil || st.IsDir() {
-			continue
-		}
-		seen[p] = true
-		out = append(out, acp.ContentBlock{Type: "resource_link", URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), Name: filepath.Base(p), Title: p})
-	}
-	return out
 }

@@ -73,6 +73,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.cycleMode()
 	case "sessions":
 		return m.listSessions()
+	case "editor":
+		return m.editInEditor() // editor.go
 	case "complete":
 		if c := m.completions(); len(c) > 0 {
 			m.in.set("/" + c[0].name + " ")

@@ -257,9 +257,8 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 		m.printLines(msg.text)
 	case sessionsMsg:
 		m.openSessionPicker(msg)
-	case filesMsg:
-		m.files = msg.files
-		m.refreshFinder()
+	case filesMsg, editedMsg:
+		m.inputMsg(msg) // editor.go
 	}
 	return cmd
 }
@@ -406,7 +405,7 @@ func (m *model) prompt(text string) tea.Cmd {
 	m.gap = false
 	m.running = true
 	ag, id := m.ag, m.sessionID
-	blocks := append([]acp.ContentBlock{acp.TextBlock(text)}, fileLinks(text, m.opts.Cwd)...)
+	blocks := m.promptBlocks(text) // attach.go
 	return func() tea.Msg {
 		var resp acp.PromptResponse
 		err := ag.call(context.Background(), "session/prompt",

@@ -180,6 +180,9 @@ func (a *agent) initialize(ctx context.Context) error {
 	}
 	var init struct {
 		AuthMethods []authMethod `json:"authMethods"`
+		Caps        struct {
+			Prompt promptCaps `json:"promptCapabilities"`
+		} `json:"agentCapabilities"`
 	}
 	req := map[string]any{
 		"protocolVersion": 1,
@@ -191,5 +194,6 @@ func (a *agent) initialize(ctx context.Context) error {
 		return fmt.Errorf("initialize: %s", rpcMessage(err))
 	}
 	a.authMethods, a.initialized = init.AuthMethods, true
+	a.setPromptCaps(init.Caps.Prompt)
 	return nil
 }

@@ -25,6 +25,7 @@ var Actions = []Action{
 	{"quit", "quit on an empty input, else delete the character under the cursor", []string{"ctrl+d"}},
 	{"cycle_mode", "next mode of the session (session/set_mode)", []string{"shift+tab"}},
 	{"sessions", "list this directory's sessions and load one", []string{"ctrl+s"}},
+	{"editor", "edit the input in $VISUAL or $EDITOR", []string{"ctrl+g"}},
 	{"complete", "complete a / command", []string{"tab"}},
 	{"thoughts", "expand or collapse thoughts; with none streaming, print the last one in full", []string{"ctrl+t"}},
 	{"output", "print the last shell call's output in full", []string{"ctrl+o"}},

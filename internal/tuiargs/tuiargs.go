@@ -20,7 +20,7 @@ type Flags struct {
 	Sandbox      string   `name:"sandbox" placeholder:"MODE" help:"Confine shell commands: off, workspace-write or read-only."`
 	Continue     bool     `name:"continue" short:"c" help:"Open the newest stored session of this directory, with its transcript."`
 	Resume       string   `name:"resume" short:"r" placeholder:"ID" help:"Open the stored session ID, with its transcript."`
-	Theme        string   `name:"theme" enum:",light,dark" default:"" placeholder:"light|dark" help:"Colours for a light or dark terminal. Default: ask the terminal."`
+	Theme        string   `name:"theme" enum:",auto,light,dark" default:"" placeholder:"auto|light|dark" help:"Colours for a light or dark terminal, or auto: ask the terminal. Default: [tui] theme of config.toml, else auto."`
 	Connect      string   `name:"connect" placeholder:"URL|unix:PATH|auto" help:"Attach to the daemon (corvid serve) at this endpoint instead of starting an agent: ws://HOST:PORT/acp, http://…, unix:PATH, or auto (the default socket; starts the daemon if none answers)."`
 	Session      string   `name:"session" placeholder:"ID" help:"With --connect: join this session of the daemon (its transcript, then live), which an editor or the dashboard may be driving too."`
 	TokenFile    string   `name:"connect-token-file" placeholder:"FILE" help:"With --connect: the daemon's bearer token, read from this file."`
@@ -142,4 +142,13 @@ func (f *Flags) agentArgs(args []string) []string {
 		args = append(args, "--sandbox", f.Sandbox)
 	}
 	return args
+}
+
+// TerminalTheme is --theme as the TUI takes it: "light", "dark", or ""
+// (ask the terminal) for auto or none.
+func (f *Flags) TerminalTheme() string {
+	if f.Theme == "auto" {
+		return ""
+	}
+	return f.Theme
 }

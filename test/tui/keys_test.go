@@ -53,3 +53,18 @@ func TestDoctorAsksTheTerminalAboutShiftEnter(t *testing.T) {
 		t.Errorf("doctor lacks the [tui.keys] check:\n%s", out)
 	}
 }
+
+// Ctrl+G hands the terminal to $VISUAL on the input, and the input is
+// what the editor saved when it exits.
+func TestCtrlGEditsInTheEditor(t *testing.T) {
+	s := newSession(t)
+	editor := filepath.Join(s.dir, "ed.sh")
+	must(t, os.WriteFile(editor, []byte("#!/bin/sh\nprintf '%s plus the editor\\n' \"$(cat \"$1\")\" > \"$1\"\n"), 0o755))
+	tm := s.open(80, 24, []string{"VISUAL=" + editor}, "tui", "-m", s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Edited."}]}]}`))
+	tm.ready()
+	tm.typeText("draft")
+	tm.keys("C-g")
+	tm.waitUntil("the edited input", func(string) bool { return strings.Contains(tm.screen(), "› draft plus the editor") })
+	tm.keys("Enter")
+	tm.waitFor("Edited.")
+}
