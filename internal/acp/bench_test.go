@@ -2,8 +2,10 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -43,5 +45,36 @@ func BenchmarkDecode(b *testing.B) {
 		if _, err := decodeMessage(line); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkReadOneCharChunk measures the client side of streaming: one
+// one-character agent_message_chunk session/update line from the pipe,
+// through the read loop's decode and the dispatch queue, to the handler
+// (issue 36: the terminal UI reads 200k of these a second).
+func BenchmarkReadOneCharChunk(b *testing.B) {
+	line := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"0199a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}` + "\n"
+	inR, inW := io.Pipe()
+	var got atomic.Int64
+	c := NewConn(inR, io.Discard, &testHandler{notify: func(context.Context, string, json.RawMessage) { got.Add(1) }},
+		Options{Logger: quietLogger()})
+	done := make(chan error, 1)
+	go func() { done <- c.Serve(context.Background(), time.Second) }()
+	batch := []byte(strings.Repeat(line, 1000))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += 1000 {
+		k := min(1000, b.N-n)
+		if _, err := inW.Write(batch[:k*len(line)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	inW.Close() // Serve handles every queued line before it returns
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if got.Load() != int64(b.N) {
+		b.Fatalf("handled %d of %d lines", got.Load(), b.N)
 	}
 }

@@ -178,43 +178,39 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 	}
 	// The values alias line, which is this message's own (readLine makes
 	// a fresh one per line): params are not copied.
-	var fields map[string]lineSpan
-	if err := json.Unmarshal(line, &fields); err != nil {
-		return nil, NewError(CodeParseError, "Parse error", err.Error())
-	}
+	env := envelopeOf(trimmed)
 	msg := &wireMessage{}
-	if id, ok := fields["id"]; ok {
-		if !validID(json.RawMessage(id)) {
+	if env.id != nil {
+		if !validID(json.RawMessage(env.id)) {
 			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, a whole number within int64, or null")
 		}
 		// A copy: the id outlives the line (in Conn.active, the answer).
-		msg.ID, msg.hasID = echoableID(json.RawMessage(bytes.Clone(id))), true
+		msg.ID, msg.hasID = echoableID(json.RawMessage(bytes.Clone(env.id))), true
 	}
-	var version string
-	if v, ok := fields["jsonrpc"]; !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
+	if version, ok := jsonString(env.jsonrpc); !ok || version != "2.0" {
 		return msg, NewError(CodeInvalidRequest, "Invalid request", `"jsonrpc" must be "2.0"`)
 	}
-	if m, ok := fields["method"]; ok {
-		if json.Unmarshal(m, &msg.Method) != nil || msg.Method == "" {
+	if env.method != nil {
+		method, ok := jsonString(env.method)
+		if !ok || method == "" {
 			return msg, NewError(CodeInvalidRequest, "Invalid request", `"method" must be a non-empty string`)
 		}
-		if p, ok := fields["params"]; ok && !bytes.Equal(bytes.TrimSpace(p), []byte("null")) {
-			msg.Params = json.RawMessage(p)
+		msg.Method = method
+		if env.params != nil && string(env.params) != "null" {
+			msg.Params = json.RawMessage(env.params)
 		}
 		return msg, nil
 	}
 	if !msg.hasID {
 		return msg, NewError(CodeInvalidRequest, "Invalid request", `a message needs "method" (request or notification) or "id" (response)`)
 	}
-	res, hasRes := fields["result"]
-	errField, hasErr := fields["error"]
-	if hasRes == hasErr {
+	if (env.result != nil) == (env.error != nil) {
 		return nil, NewError(CodeInvalidRequest, "Invalid request", `a response has exactly one of "result" and "error"`)
 	}
-	msg.Result = json.RawMessage(res)
-	if hasErr {
+	msg.Result = json.RawMessage(env.result)
+	if env.error != nil {
 		msg.Error = &Error{}
-		if json.Unmarshal(errField, msg.Error) != nil {
+		if json.Unmarshal(env.error, msg.Error) != nil {
 			msg.Error = &Error{Code: CodeInternalError, Message: "malformed error object from peer"}
 		}
 	}
@@ -228,6 +224,9 @@ func validID(id json.RawMessage) bool {
 	}
 	switch id[0] {
 	case '"':
+		if _, ok := plainJSONString(id); ok {
+			return true
+		}
 		var s string
 		return json.Unmarshal(id, &s) == nil
 	case 'n':
@@ -236,6 +235,9 @@ func validID(id json.RawMessage) bool {
 		// The schema's RequestId is an int64 "integer", which in its JSON
 		// Schema 2020-12 includes 1.0 and 1e2: any number whose value is a
 		// whole int64 is valid, and it is echoed byte for byte.
+		if smallJSONInt(id) {
+			return true
+		}
 		if id[0] != '-' && (id[0] < '0' || id[0] > '9') || !json.Valid(id) {
 			return false
 		}
