@@ -36,6 +36,9 @@ type agent struct {
 	qmu   sync.Mutex
 	queue []updateMsg // session/updates not yet taken by the UI
 	woken bool        // an updatesMsg is on its way
+	// run is the newest queued update when it is a run of text chunks
+	// that the next one may join (coalesce.go).
+	run *merged
 }
 
 // startAgent runs argv as the agent with stdio pipes and serves the
@@ -92,11 +95,21 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	}
 	// Updates are queued and the UI woken once per batch: one message,
 	// one Update and one View per batch rather than per chunk, so that
-	// keystrokes are not queued behind a fast stream. The UI takes the
+	// keystrokes are not queued behind a fast stream; consecutive text
+	// chunks of one message are merged into one update (coalesce.go). The UI takes the
 	// queue at every message, so a response (or a question) sent after
 	// these updates is handled after them.
+	c, text := mergeable(n.Update)
 	a.qmu.Lock()
-	a.queue = append(a.queue, updateMsg{sessionID: n.SessionID, raw: n.Update})
+	switch {
+	case text && a.run != nil && a.queue[len(a.queue)-1].sessionID == n.SessionID && a.run.join(c):
+	default:
+		a.endRun()
+		a.queue = append(a.queue, updateMsg{sessionID: n.SessionID, raw: n.Update})
+		if text {
+			a.run = &merged{chunk: c, text: []byte(c.Content.Text), n: 1}
+		}
+	}
 	wake := !a.woken
 	a.woken = true
 	a.qmu.Unlock()
@@ -109,9 +122,19 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 func (a *agent) takeUpdates() []updateMsg {
 	a.qmu.Lock()
 	defer a.qmu.Unlock()
+	a.endRun()
 	q := a.queue
 	a.queue, a.woken = nil, false
 	return q
+}
+
+// endRun ends the run of text chunks at the end of the queue: it becomes
+// one update there. The caller holds qmu.
+func (a *agent) endRun() {
+	if a.run != nil && a.run.n > 1 {
+		a.queue[len(a.queue)-1].raw = a.run.update()
+	}
+	a.run = nil
 }
 
 // HandleRequest answers the agent's requests. The TUI advertises no file
