@@ -39,6 +39,8 @@ type agent struct {
 	// run is the newest queued update when it is a run of text chunks
 	// that the next one may join (coalesce.go).
 	run *merged
+	// taken is when the UI last took the queue.
+	taken time.Time
 }
 
 // startAgent runs argv as the agent with stdio pipes and serves the
@@ -90,8 +92,12 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 		SessionID string          `json:"sessionId"`
 		Update    json.RawMessage `json:"update"`
 	}
-	if json.Unmarshal(params, &n) != nil {
-		return
+	c, text := textChunk{}, false
+	if n.SessionID, n.Update, c, text = quickChunk(params); !text {
+		if json.Unmarshal(params, &n) != nil {
+			return
+		}
+		c, text = mergeable(n.Update)
 	}
 	// Updates are queued and the UI woken once per batch: one message,
 	// one Update and one View per batch rather than per chunk, so that
@@ -99,7 +105,6 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	// chunks of one message are merged into one update (coalesce.go). The UI takes the
 	// queue at every message, so a response (or a question) sent after
 	// these updates is handled after them.
-	c, text := mergeable(n.Update)
 	a.qmu.Lock()
 	switch {
 	case text && a.run != nil && a.queue[len(a.queue)-1].sessionID == n.SessionID && a.run.join(c):
@@ -110,13 +115,23 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 			a.run = &merged{chunk: c, text: []byte(c.Content.Text), n: 1}
 		}
 	}
-	wake := !a.woken
+	wake, taken := !a.woken, a.taken
 	a.woken = true
 	a.qmu.Unlock()
 	if wake {
-		a.send(updatesMsg{})
+		// At most one wake a frame: what comes meanwhile joins the
+		// queue, and the event loop stays free for keys.
+		if wait := updateFrame - time.Since(taken); wait > 0 {
+			time.AfterFunc(wait, func() { a.send(updatesMsg{}) })
+		} else {
+			a.send(updatesMsg{})
+		}
 	}
 }
+
+// updateFrame is the shortest time between two wakes of the UI for
+// updates: bubbletea draws 60 frames a second.
+const updateFrame = time.Second / 60
 
 // takeUpdates returns the queued updates, in order, and empties the queue.
 func (a *agent) takeUpdates() []updateMsg {
@@ -124,6 +139,9 @@ func (a *agent) takeUpdates() []updateMsg {
 	defer a.qmu.Unlock()
 	a.endRun()
 	q := a.queue
+	if len(q) > 0 {
+		a.taken = time.Now()
+	}
 	a.queue, a.woken = nil, false
 	return q
 }

@@ -36,6 +36,7 @@ func TestQueuedChunksAreMerged(t *testing.T) {
 	notify(t, a, "s1", textUpdate("agent_thought_chunk", "", "t2"))
 	notify(t, a, "s1", textUpdate("agent_message_chunk", "", "C"))
 	notify(t, a, "s2", textUpdate("agent_message_chunk", "", "D"))
+	notify(t, a, "s2", `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"D2"}}`) // the quick way
 	notify(t, a, "s2", `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"E"},"_meta":{"k":1}}`)
 	notify(t, a, "s2", textUpdate("agent_message_chunk", "", "F"))
 	notify(t, a, "s2", `{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"x","mimeType":"image/png"}}`)
@@ -53,7 +54,7 @@ func TestQueuedChunksAreMerged(t *testing.T) {
 		"s1 tool_call  ",
 		"s1 agent_thought_chunk  t1t2",
 		"s1 agent_message_chunk  C",
-		"s2 agent_message_chunk  D",
+		"s2 agent_message_chunk  DD2",
 		"s2 agent_message_chunk  E",
 		"s2 agent_message_chunk  F",
 		"s2 agent_message_chunk  ",
@@ -74,7 +75,49 @@ func TestQueuedChunksAreMerged(t *testing.T) {
 	}
 	// After a take, a new batch starts: nothing merges into what the UI took.
 	notify(t, a, "s2", textUpdate("agent_message_chunk", "", "G"))
-	if q := a.takeUpdates(); len(q) != 1 || wakes != 2 {
-		t.Errorf("after a take: %d updates, %d wakes", len(q), wakes)
+	if q := a.takeUpdates(); len(q) != 1 {
+		t.Errorf("after a take: %d updates", len(q))
+	}
+}
+
+// quickChunk reads the common layouts of a text chunk, and what it reads
+// is what the JSON decoder reads; it refuses anything else.
+func TestQuickChunk(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		quick  bool
+	}{
+		{`{"sessionId":"flood","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}`, true},
+		{`{"sessionId":"s1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"a \"q\" \\ \n é \u00e9 \ud83d\ude00"},"messageId":"m-1"}}`, true},
+		{`{"sessionId":"s1","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":""}}}`, true},
+		{`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"},"_meta":{"a":1}}}`, false},
+		{`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","annotations":{}}}}`, false},
+		{`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"},"messageId":"m","x":1}}`, false},
+		{`{"sessionId":"s1","update":{"sessionUpdate":"tool_call","content":{"type":"text","text":"x"}}}`, false},
+		{`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"image","text":"x"}}}`, false},
+		{`{"sessionId":"s\"1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}`, false},
+		{`{ "sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}`, false},
+		{`{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}},"sessionId":"s1"}`, false},
+		{`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}},"more":1}`, false},
+	} {
+		sid, upd, c, ok := quickChunk([]byte(tc.params))
+		if ok != tc.quick {
+			t.Errorf("quickChunk(%s) ok = %v, want %v", tc.params, ok, tc.quick)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want struct {
+			SessionID string          `json:"sessionId"`
+			Update    json.RawMessage `json:"update"`
+		}
+		if err := json.Unmarshal([]byte(tc.params), &want); err != nil {
+			t.Fatal(err)
+		}
+		wc, wok := mergeable(want.Update)
+		if !wok || sid != want.SessionID || string(upd) != string(want.Update) || c != wc {
+			t.Errorf("quickChunk(%s) = %q %s %+v, the decoder: %q %s %+v", tc.params, sid, upd, c, want.SessionID, want.Update, wc)
+		}
 	}
 }
