@@ -110,10 +110,12 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	case text && a.run != nil && a.queue[len(a.queue)-1].sessionID == n.SessionID && a.run.join(c):
 	default:
 		a.endRun()
-		a.queue = append(a.queue, updateMsg{sessionID: n.SessionID, raw: n.Update})
+		u := updateMsg{sessionID: n.SessionID, raw: n.Update}
 		if text {
+			u.text = &c
 			a.run = &merged{chunk: c, text: []byte(c.Content.Text), n: 1}
 		}
+		a.queue = append(a.queue, u)
 	}
 	wake, taken := !a.woken, a.taken
 	a.woken = true
@@ -150,7 +152,8 @@ func (a *agent) takeUpdates() []updateMsg {
 // one update there. The caller holds qmu.
 func (a *agent) endRun() {
 	if a.run != nil && a.run.n > 1 {
-		a.queue[len(a.queue)-1].raw = a.run.update()
+		u := &a.queue[len(a.queue)-1]
+		u.raw, u.text = a.run.update()
 	}
 	a.run = nil
 }
@@ -216,6 +219,8 @@ type updatesMsg struct{}
 type updateMsg struct {
 	sessionID string
 	raw       json.RawMessage
+	// text is raw decoded, when it is a chunk of plain text (coalesce.go).
+	text *textChunk
 }
 
 // permissionMsg is a session/request_permission waiting for an optionId

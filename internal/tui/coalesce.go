@@ -59,12 +59,12 @@ func (r *merged) join(c textChunk) bool {
 	return true
 }
 
-// update is the run as one session/update.
-func (r *merged) update() json.RawMessage {
+// update is the run as one session/update, raw and decoded.
+func (r *merged) update() (json.RawMessage, *textChunk) {
 	c := r.chunk
 	c.Content.Text = string(r.text)
 	b, _ := json.Marshal(c)
-	return b
+	return b, &c
 }
 
 // quickChunk reads a session/update's params without a JSON decoder when

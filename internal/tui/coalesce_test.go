@@ -66,6 +66,11 @@ func TestQueuedChunksAreMerged(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = append(got, u.sessionID+" "+c.SessionUpdate+" "+c.MessageID+" "+c.Content.Text)
+		if plain := c.Content.Type == "text" && !strings.Contains(string(u.raw), "_meta"); plain != (u.text != nil) {
+			t.Errorf("update %s decoded on the agent's side: %v", u.raw, u.text != nil)
+		} else if plain && *u.text != c {
+			t.Errorf("update %s decoded as %+v", u.raw, *u.text)
+		}
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("queued updates:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

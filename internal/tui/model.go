@@ -281,6 +281,11 @@ func (m *model) update(u updateMsg) {
 	if !m.replaying && !m.rejoining && m.sessionID != "" && u.sessionID != m.sessionID {
 		return
 	}
+	if u.text != nil && !m.connected() {
+		// Decoded on the agent's side (coalesce.go): not again here.
+		m.applyContent(u.text.SessionUpdate, acp.ContentBlock{Type: "text", Text: u.text.Content.Text})
+		return
+	}
 	raw := u.raw
 	if m.connected() {
 		m.noteAnsweredBy(raw)

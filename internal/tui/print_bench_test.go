@@ -46,10 +46,27 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 func BenchmarkPrintTenMB(b *testing.B) {
 	line := strings.Repeat("0123456789", 9) + "lorem ips\n"
 	text := strings.Repeat(line, 100000) + "END-OF-ANSWER\n"
-	var raws []json.RawMessage
+	// raw: the model decodes each chunk; decoded: the agent's side has
+	// (coalesce.go).
+	for _, decoded := range []bool{false, true} {
+		b.Run(map[bool]string{false: "raw", true: "decoded"}[decoded], func(b *testing.B) {
+			printTenMB(b, text, decoded)
+		})
+	}
+}
+
+func printTenMB(b *testing.B, text string, decoded bool) {
+	var ups []updateMsg
 	for i := 0; i < len(text); i += 4096 {
-		r, _ := json.Marshal(chunk("agent_message_chunk", text[i:min(i+4096, len(text))]))
-		raws = append(raws, r)
+		t := text[i:min(i+4096, len(text))]
+		r, _ := json.Marshal(chunk("agent_message_chunk", t))
+		u := updateMsg{sessionID: "s1", raw: r}
+		if decoded {
+			c := textChunk{SessionUpdate: "agent_message_chunk"}
+			c.Content.Type, c.Content.Text = "text", t
+			u.text = &c
+		}
+		ups = append(ups, u)
 	}
 	for i := 0; i < b.N; i++ {
 		m := testModel()
@@ -60,8 +77,8 @@ func BenchmarkPrintTenMB(b *testing.B) {
 			tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg { return filter(m, msg) }))
 		done := make(chan struct{})
 		go func() { _, _ = p.Run(); close(done) }()
-		for _, r := range raws {
-			p.Send(updateMsg{sessionID: "s1", raw: r})
+		for _, u := range ups {
+			p.Send(u)
 		}
 		p.Send(promptDoneMsg{stop: "end_turn"})
 		<-seen

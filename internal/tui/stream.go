@@ -205,6 +205,12 @@ func (m *model) applyChunk(update string, content json.RawMessage) {
 	if json.Unmarshal(content, &u.Content) != nil {
 		return
 	}
+	m.applyContent(update, u.Content)
+}
+
+// applyContent handles the content of a chunk.
+func (m *model) applyContent(update string, content acp.ContentBlock) {
+	u := struct{ Content acp.ContentBlock }{content}
 	kind := "agent"
 	switch update {
 	case "agent_thought_chunk":
