@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -32,6 +33,11 @@ import (
 // of writes), so it finds the cursor on the last row, where a resize
 // deletes nothing below it and every move of the print is relative to
 // the bottom, which a resize keeps.
+//
+// Paced that way a print carries at most a screen a frame (about 1,600
+// lines a second), so the pacing holds only for a while after a resize
+// (paced); the rest of the time a print carries every queued line in parts
+// sent back to back.
 
 // countingFile is the terminal as bubbletea's output, counting writes. It
 // embeds the *os.File so bubbletea still sees a terminal (its Fd).
@@ -77,6 +83,15 @@ func (m *model) anchorCell() string {
 func (m *model) anchorLine(status string, width int) string {
 	pad := max(width-1-ansi.StringWidth(status), 0)
 	return status + strings.Repeat(" ", pad) + m.anchorCell()
+}
+
+// paced tells whether prints go one part a frame: for a while after a
+// resize, when another may follow. Otherwise a print carries everything
+// queued, its first part starting on the last row and the others right
+// after it; only a resize in the moment the parts take to be written can
+// then cost a line.
+func (m *model) paced() bool {
+	return m.writes != nil && time.Now().Before(m.paceUntil)
 }
 
 // printReady tells whether a frame was written since the last print.
