@@ -94,6 +94,19 @@ func (m *model) paced() bool {
 	return m.writes != nil && time.Now().Before(m.paceUntil)
 }
 
+// awaitFrame is called at each retry of a print that waits for a frame.
+// The cell flips on any write, a print's too: a print written between two
+// views flips it back to the style the screen shows, the next frame then
+// equals the screen's, nothing is written, and the print would wait for
+// ever. Every fifth retry (about 20 ms, more than a frame) flips the cell
+// once more, so a frame differs and is written.
+func (m *model) awaitFrame() {
+	m.frameWaits++
+	if m.frameWaits%5 == 0 {
+		m.anchorFlip = !m.anchorFlip
+	}
+}
+
 // printReady tells whether a frame was written since the last print.
 func (m *model) printReady() bool {
 	return m.writes == nil || !m.printedOnce || m.writes() > m.printWrites

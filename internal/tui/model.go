@@ -56,6 +56,7 @@ type model struct {
 	printedOnce bool
 	anchorSeen  int64
 	anchorFlip  bool
+	frameWaits  int    // the retries since a print began waiting for a frame
 	viewRows    [2]int // the heights of the last two views
 
 	in      input
@@ -346,6 +347,7 @@ func (m *model) printCmd() tea.Cmd {
 	}
 	if !m.printReady() { // no frame since the last print yet (anchor.go)
 		m.printHeld = true
+		m.awaitFrame()
 		return tea.Tick(4*time.Millisecond, func(time.Time) tea.Msg { return printRetryMsg{} })
 	}
 	// bubbletea scrolls the screen by the lines it prints, then moves up
@@ -388,6 +390,7 @@ func (m *model) printDequeue() {
 	if m.printDone > 0 && m.writes != nil {
 		m.printWrites, m.printedOnce = m.writes(), true
 	}
+	m.frameWaits = 0
 	m.printQ = m.printQ[m.printDone:]
 	m.printing, m.printDone, m.printSkipped = 0, 0, false
 }
