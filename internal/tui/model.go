@@ -364,7 +364,11 @@ func (m *model) printCmd() tea.Cmd {
 	}
 	part := max(rows, 1)
 	m.printing = len(m.printQ)
-	if m.paced() {
+	// Parts after the first start on the live region's first row; a tall
+	// live region (under half the screen left above it) stays paced too:
+	// TestConnectReconnectsWithoutRepeatingTheTranscript then found stale
+	// frames of it in the scrollback (2 runs in 8).
+	if m.paced() || rows < m.height/2 {
 		m.printing = min(m.printing, part)
 	}
 	cmds := make([]tea.Cmd, 0, m.printing/part+2)
