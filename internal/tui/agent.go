@@ -37,6 +37,11 @@ type agent struct {
 	qmu   sync.Mutex
 	queue []updateMsg // session/updates not yet taken by the UI
 	woken bool        // an updatesMsg is on its way
+	// run is the newest queued update when it is a run of text chunks
+	// that the next one may join (coalesce.go).
+	run *merged
+	// taken is when the UI last took the queue.
+	taken time.Time
 }
 
 // startAgent runs argv as the agent with stdio pipes and serves the
@@ -88,31 +93,70 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 		SessionID string          `json:"sessionId"`
 		Update    json.RawMessage `json:"update"`
 	}
-	if json.Unmarshal(params, &n) != nil {
-		return
+	c, text := textChunk{}, false
+	if n.SessionID, n.Update, c, text = quickChunk(params); !text {
+		if json.Unmarshal(params, &n) != nil {
+			return
+		}
+		c, text = mergeable(n.Update)
 	}
 	// Updates are queued and the UI woken once per batch: one message,
 	// one Update and one View per batch rather than per chunk, so that
-	// keystrokes are not queued behind a fast stream. The UI takes the
+	// keystrokes are not queued behind a fast stream; consecutive text
+	// chunks of one message are merged into one update (coalesce.go). The UI takes the
 	// queue at every message, so a response (or a question) sent after
 	// these updates is handled after them.
 	a.qmu.Lock()
-	a.queue = append(a.queue, updateMsg{sessionID: n.SessionID, raw: n.Update})
-	wake := !a.woken
+	switch {
+	case text && a.run != nil && a.queue[len(a.queue)-1].sessionID == n.SessionID && a.run.join(c):
+	default:
+		a.endRun()
+		u := updateMsg{sessionID: n.SessionID, raw: n.Update}
+		if text {
+			u.text = &c
+			a.run = &merged{chunk: c, text: []byte(c.Content.Text), n: 1}
+		}
+		a.queue = append(a.queue, u)
+	}
+	wake, taken := !a.woken, a.taken
 	a.woken = true
 	a.qmu.Unlock()
 	if wake {
-		a.send(updatesMsg{})
+		// At most one wake a frame: what comes meanwhile joins the
+		// queue, and the event loop stays free for keys.
+		if wait := updateFrame - time.Since(taken); wait > 0 {
+			time.AfterFunc(wait, func() { a.send(updatesMsg{}) })
+		} else {
+			a.send(updatesMsg{})
+		}
 	}
 }
+
+// updateFrame is the shortest time between two wakes of the UI for
+// updates: bubbletea draws 60 frames a second.
+const updateFrame = time.Second / 60
 
 // takeUpdates returns the queued updates, in order, and empties the queue.
 func (a *agent) takeUpdates() []updateMsg {
 	a.qmu.Lock()
 	defer a.qmu.Unlock()
+	a.endRun()
 	q := a.queue
+	if len(q) > 0 {
+		a.taken = time.Now()
+	}
 	a.queue, a.woken = nil, false
 	return q
+}
+
+// endRun ends the run of text chunks at the end of the queue: it becomes
+// one update there. The caller holds qmu.
+func (a *agent) endRun() {
+	if a.run != nil && a.run.n > 1 {
+		u := &a.queue[len(a.queue)-1]
+		u.raw, u.text = a.run.update()
+	}
+	a.run = nil
 }
 
 // HandleRequest answers the agent's requests. The TUI advertises no file
@@ -180,6 +224,8 @@ type updatesMsg struct{}
 type updateMsg struct {
 	sessionID string
 	raw       json.RawMessage
+	// text is raw decoded, when it is a chunk of plain text (coalesce.go).
+	text *textChunk
 }
 
 // permissionMsg is a session/request_permission waiting for an optionId

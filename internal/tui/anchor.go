@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -32,6 +33,11 @@ import (
 // of writes), so it finds the cursor on the last row, where a resize
 // deletes nothing below it and every move of the print is relative to
 // the bottom, which a resize keeps.
+//
+// Paced that way a print carries at most a screen a frame (about 1,600
+// lines a second), so the pacing holds only for a while after a resize
+// (paced); the rest of the time a print carries every queued line in parts
+// sent back to back.
 
 // countingFile is the terminal as bubbletea's output, counting writes. It
 // embeds the *os.File so bubbletea still sees a terminal (its Fd).
@@ -77,6 +83,28 @@ func (m *model) anchorCell() string {
 func (m *model) anchorLine(status string, width int) string {
 	pad := max(width-1-ansi.StringWidth(status), 0)
 	return status + strings.Repeat(" ", pad) + m.anchorCell()
+}
+
+// paced tells whether prints go one part a frame: for a while after a
+// resize, when another may follow. Otherwise a print carries everything
+// queued, its first part starting on the last row and the others right
+// after it; only a resize in the moment the parts take to be written can
+// then cost a line.
+func (m *model) paced() bool {
+	return m.writes != nil && time.Now().Before(m.paceUntil)
+}
+
+// awaitFrame is called at each retry of a print that waits for a frame.
+// The cell flips on any write, a print's too: a print written between two
+// views flips it back to the style the screen shows, the next frame then
+// equals the screen's, nothing is written, and the print would wait for
+// ever. Every fifth retry (about 20 ms, more than a frame) flips the cell
+// once more, so a frame differs and is written.
+func (m *model) awaitFrame() {
+	m.frameWaits++
+	if m.frameWaits%5 == 0 {
+		m.anchorFlip = !m.anchorFlip
+	}
 }
 
 // printReady tells whether a frame was written since the last print.

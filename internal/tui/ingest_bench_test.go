@@ -1,8 +1,15 @@
 package tui
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/acp"
 )
 
 // BenchmarkIngestOneCharChunks: the model taking one-character
@@ -21,4 +28,54 @@ func BenchmarkIngestOneCharChunks(b *testing.B) {
 			m.printQ = m.printQ[:0]
 		}
 	}
+}
+
+// BenchmarkStreamOneCharChunks: one-character agent_message_chunks read
+// from the agent's pipe by the ACP connection, queued (and merged) by the
+// agent side, and taken by the model with a frame drawn per take, as the
+// event loop does; reported per chunk. This is the TUI's whole cost of a
+// streamed chunk short of the terminal.
+func BenchmarkStreamOneCharChunks(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}` + "\n")
+	m := testModel()
+	m.width, m.height = 100, 30
+	woken := make(chan struct{}, 1)
+	a := &agent{send: func(any) {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	}}
+	pr, pw := io.Pipe()
+	a.conn = acp.NewConn(pr, io.Discard, a, acp.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	served := make(chan struct{})
+	go func() { _ = a.conn.Serve(context.Background(), time.Second); close(served) }()
+	done := make(chan int)
+	go func() {
+		n := 0
+		for n < b.N {
+			<-woken
+			for _, u := range a.takeUpdates() {
+				m.update(u)
+				var c textChunk
+				_ = json.Unmarshal(u.raw, &c)
+				n += len(c.Content.Text) // one character a chunk
+			}
+			_ = m.View()
+			m.printQ = m.printQ[:0]
+		}
+		done <- n
+	}()
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		buf := bytes.Repeat(line, 1000)
+		for i := 0; i < b.N; i += 1000 {
+			_, _ = pw.Write(buf[:min(1000, b.N-i)*len(line)])
+		}
+	}()
+	<-done
+	b.StopTimer()
+	pw.Close()
+	<-served
 }

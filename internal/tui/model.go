@@ -31,17 +31,22 @@ type model struct {
 	commands  []acp.AvailableCommand
 	st        status
 
-	live     []block
-	tools    map[string]*toolCall
-	plan     []acp.PlanEntry
-	printQ   []string // lines for the scrollback, in order
-	printing int      // how many of printQ are being printed
+	live      []block
+	tools     map[string]*toolCall
+	plan      []acp.PlanEntry
+	printQ    []string // lines for the scrollback, in order
+	printing  int      // how many of printQ are being printed
+	printDone int      // how many of those bubbletea has printed
 	// holdPrints delays printing after a resize; printHeld says a retry
 	// is scheduled; termSize reads the terminal's size.
 	holdPrints time.Time
 	printHeld  bool
-	termSize   func() (int, int, error)
-	// printSkipped says the print in flight was dropped (filterPrint).
+	// paceUntil ends the anchored, one-part-a-frame printing that follows
+	// a resize (paced).
+	paceUntil time.Time
+	termSize  func() (int, int, error)
+	// printSkipped says a part of the print in flight was dropped
+	// (filterPrint), and the parts after it with it.
 	printSkipped bool
 	// writes counts the writes to the terminal (anchor.go); printWrites
 	// is the count after the last print; anchorSeen and anchorFlip drive
@@ -51,6 +56,7 @@ type model struct {
 	printedOnce bool
 	anchorSeen  int64
 	anchorFlip  bool
+	frameWaits  int    // the retries since a print began waiting for a frame
 	viewRows    [2]int // the heights of the last two views
 
 	in      input
@@ -109,6 +115,10 @@ type pickItem struct{ label, value, note string }
 // resizeSettle is how long printing waits after a resize, for bubbletea's
 // repaint at the new size.
 const resizeSettle = 100 * time.Millisecond
+
+// paceAfterResize is how long after a resize settled prints stay paced: one
+// part, of at most the rows above the live region, a frame (anchor.go).
+const paceAfterResize = time.Second
 
 // Messages of the model's own commands.
 type (
@@ -211,20 +221,15 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		if m.width != msg.Width || m.height != msg.Height {
 			m.holdPrints = time.Now().Add(resizeSettle)
+			if m.width != 0 { // not the first size
+				m.paceUntil = m.holdPrints.Add(paceAfterResize)
+			}
 		}
 		m.width, m.height = msg.Width, msg.Height
 	case tea.BackgroundColorMsg:
 		m.th = newTheme(msg.IsDark(), m.th.color)
 	case printedMsg:
-		if m.printSkipped {
-			m.holdPrints = time.Now().Add(resizeSettle)
-		} else {
-			m.printQ = m.printQ[m.printing:]
-			if m.writes != nil {
-				m.printWrites, m.printedOnce = m.writes(), true
-			}
-		}
-		m.printing, m.printSkipped = 0, false
+		m.printDequeue()
 	case printRetryMsg:
 		m.printHeld = false
 	case updateMsg:
@@ -304,6 +309,11 @@ func (m *model) update(u updateMsg) {
 	if !m.replaying && !m.rejoining && m.sessionID != "" && u.sessionID != m.sessionID {
 		return
 	}
+	if u.text != nil && !m.connected() {
+		// Decoded on the agent's side (coalesce.go): not again here.
+		m.applyContent(u.text.SessionUpdate, acp.ContentBlock{Type: "text", Text: u.text.Content.Text}, "", "")
+		return
+	}
 	raw := u.raw
 	if m.connected() {
 		m.noteAnsweredBy(raw)
@@ -315,15 +325,17 @@ func (m *model) update(u updateMsg) {
 	m.applyUpdate(raw)
 }
 
-// printCmd prints the queued lines above the live region, one batch at a
-// time so batches keep their order; the lines stay in the view until
-// printedMsg says they are in the scrollback.
+// printCmd prints the queued lines above the live region: all of them,
+// in parts that keep their order, sent to the event loop back to back
+// (one command, not a round trip through Update per part); the lines stay
+// queued until printedMsg says which are in the scrollback.
 //
 // bubbletea inserts printed lines at positions computed from the size it
 // knows; a print between a terminal's resize and the program learning of
 // it lands in the wrong place and the repaint after the resize erases it.
-// So no print starts for a moment after a resize, and a print whose
-// terminal no longer has the size the program knows waits and retries.
+// So no print starts for a moment after a resize, and a part whose
+// terminal no longer has the size the program knows is dropped with the
+// parts after it, to be printed again.
 func (m *model) printCmd() tea.Cmd {
 	if m.printing > 0 || len(m.printQ) == 0 || m.printHeld {
 		return nil
@@ -334,43 +346,81 @@ func (m *model) printCmd() tea.Cmd {
 	}
 	if !m.printReady() { // no frame since the last print yet (anchor.go)
 		m.printHeld = true
+		m.awaitFrame()
 		return tea.Tick(4*time.Millisecond, func(time.Time) tea.Msg { return printRetryMsg{} })
 	}
 	// bubbletea scrolls the screen by the lines it prints, then moves up
 	// over them and the live region to insert them: more lines than the
 	// screen has rows above the live region cannot be reached, and some
-	// would be lost. A long batch goes in pieces.
+	// would be lost. A long batch goes in parts.
 	//
-	// The cursor is on the live region's last row (anchor.go): the move
-	// up is the lines printed plus the live region's rows, which must stay
-	// on screen.
+	// The cursor is on the live region's last row when a print starts
+	// (anchor.go): the move up is the lines printed plus the live
+	// region's rows, which must stay on screen.
 	rows := m.height / 2
 	if m.writes != nil {
 		rows = m.height - max(m.viewRows[0], m.viewRows[1]) - 1
 	}
-	m.printing = min(len(m.printQ), max(rows, 1))
-	text := strings.Join(m.printQ[:m.printing], "\n")
-	if text == "" {
-		text = " " // an empty print prints nothing
+	part := max(rows, 1)
+	m.printing = len(m.printQ)
+	// Parts after the first start on the live region's first row; a tall
+	// live region (under half the screen left above it) stays paced too:
+	// TestConnectReconnectsWithoutRepeatingTheTranscript then found stale
+	// frames of it in the scrollback (2 runs in 8).
+	if m.paced() || rows < m.height/2 {
+		m.printing = min(m.printing, part)
 	}
-	return tea.Sequence(func() tea.Msg { return printMsg{text: text} }, func() tea.Msg { return printedMsg{} })
+	cmds := make([]tea.Cmd, 0, m.printing/part+2)
+	for i := 0; i < m.printing; i += part {
+		lines := m.printQ[i:min(i+part, m.printing)]
+		msg := printMsg{text: strings.Join(lines, "\n"), n: len(lines)}
+		if msg.text == "" {
+			msg.text = " " // an empty print prints nothing
+		}
+		cmds = append(cmds, func() tea.Msg { return msg })
+	}
+	cmds = append(cmds, func() tea.Msg { return printedMsg{} })
+	return tea.Sequence(cmds...)
 }
 
-// printMsg carries a print to the event loop, where filterPrint turns it
-// into bubbletea's own print message.
-type printMsg struct{ text string }
+// printDequeue drops the lines bubbletea printed from the queue; those of a
+// part dropped (filterPrint) stay for a retry, paced.
+func (m *model) printDequeue() {
+	if m.printSkipped {
+		m.holdPrints = time.Now().Add(resizeSettle)
+		m.paceUntil = m.holdPrints.Add(paceAfterResize)
+	}
+	if m.printDone > 0 && m.writes != nil {
+		m.printWrites, m.printedOnce = m.writes(), true
+	}
+	m.frameWaits = 0
+	m.printQ = m.printQ[m.printDone:]
+	m.printing, m.printDone, m.printSkipped = 0, 0, false
+}
+
+// printMsg carries a part of a print (n lines) to the event loop, where
+// filterPrint turns it into bubbletea's own print message.
+type printMsg struct {
+	text string
+	n    int
+}
 
 // filterPrint runs in bubbletea's event loop just before it handles a
-// message (tea.WithFilter): a print whose terminal no longer has the size
-// the program knows is dropped there (printedMsg then keeps its lines for
-// a retry), as close to the insertion as anything can check.
+// message (tea.WithFilter): a part whose terminal no longer has the size
+// the program knows is dropped there, with the parts after it (printedMsg
+// then keeps their lines for a retry), as close to the insertion as
+// anything can check.
 func (m *model) filterPrint(msg printMsg) tea.Msg {
+	if m.printSkipped {
+		return nil
+	}
 	if m.termSize != nil {
 		if tw, th, err := m.termSize(); err == nil && (tw != m.width || th != m.height) {
 			m.printSkipped = true
 			return nil
 		}
 	}
+	m.printDone += msg.n
 	return tea.Println(msg.text)()
 }
 

@@ -237,6 +237,13 @@ func (m *model) applyChunk(update string, content json.RawMessage, member, paren
 	if json.Unmarshal(content, &u.Content) != nil {
 		return
 	}
+	m.applyContent(update, u.Content, member, parent)
+}
+
+// applyContent handles the content of a chunk; member and parent name the
+// member that sent it, if one did (member.go).
+func (m *model) applyContent(update string, content acp.ContentBlock, member, parent string) {
+	u := struct{ Content acp.ContentBlock }{content}
 	kind := "agent"
 	switch update {
 	case "agent_thought_chunk":

@@ -1,0 +1,161 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Streamed text is merged on its way to the UI: consecutive chunks of one
+// message (same session, kind and messageId, plain text and nothing else)
+// that arrive while the UI is busy become one update, so that the model
+// renders, and the event loop carries, one update per frame rather than
+// one per chunk. Order is kept: a chunk is merged only into the newest
+// queued update, and anything else ends the run.
+
+// textChunk is a chunk update that holds only text: the fields it may
+// have, and none other (decoding it refuses unknown fields, so a chunk
+// carrying more, such as _meta or annotations, is passed on as it came).
+type textChunk struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	MessageID     string `json:"messageId,omitempty"`
+	Content       struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// mergeable decodes raw as a text chunk; ok is false for any other update.
+func mergeable(raw json.RawMessage) (c textChunk, ok bool) {
+	if !bytes.Contains(raw, []byte(`_chunk"`)) {
+		return c, false // not a chunk: skip the decoding
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if d.Decode(&c) != nil || d.More() || c.Content.Type != "text" {
+		return c, false
+	}
+	switch c.SessionUpdate {
+	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
+		return c, true
+	}
+	return c, false
+}
+
+// merged is a run of text chunks of one message queued as one update.
+type merged struct {
+	chunk textChunk // the first chunk: its kind and messageId
+	text  []byte    // the run's text
+	n     int       // how many chunks
+}
+
+// join appends c to the run if it continues it.
+func (r *merged) join(c textChunk) bool {
+	if c.SessionUpdate != r.chunk.SessionUpdate || c.MessageID != r.chunk.MessageID {
+		return false
+	}
+	r.text = append(r.text, c.Content.Text...)
+	r.n++
+	return true
+}
+
+// update is the run as one session/update, raw and decoded.
+func (r *merged) update() (json.RawMessage, *textChunk) {
+	c := r.chunk
+	c.Content.Text = string(r.text)
+	b, _ := json.Marshal(c)
+	return b, &c
+}
+
+// quickChunk reads a session/update's params without a JSON decoder when
+// they are a text chunk in the layout most agents (corvid among them)
+// write, field for field:
+//
+//	{"sessionId":S,"update":{"sessionUpdate":K,"content":{"type":"text","text":T}[,"messageId":M]}}
+//
+// with S and M free of escapes. Anything else (another order, spaces,
+// more fields) is not read here (ok false) and takes the decoder's way.
+// The params were checked as JSON when the line was read.
+func quickChunk(p []byte) (session string, update json.RawMessage, c textChunk, ok bool) {
+	rest, ok := bytes.CutPrefix(p, []byte(`{"sessionId":"`))
+	if !ok {
+		return
+	}
+	var sid []byte
+	if sid, rest, ok = plainString(rest); !ok {
+		return
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"update":`)); !ok {
+		return
+	}
+	upd := rest
+	if rest, ok = bytes.CutPrefix(rest, []byte(`{"sessionUpdate":"`)); !ok {
+		return
+	}
+	var kind []byte
+	if kind, rest, ok = plainString(rest); !ok {
+		return
+	}
+	switch string(kind) {
+	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
+	default:
+		return session, nil, c, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"content":{"type":"text","text":`)); !ok {
+		return
+	}
+	end := stringEnd(rest)
+	if end < 0 {
+		return session, nil, c, false
+	}
+	text := rest[:end]
+	rest = rest[end:]
+	if rest, ok = bytes.CutPrefix(rest, []byte(`}`)); !ok {
+		return
+	}
+	if r, found := bytes.CutPrefix(rest, []byte(`,"messageId":"`)); found {
+		var id []byte
+		if id, rest, ok = plainString(r); !ok {
+			return
+		}
+		c.MessageID = string(id)
+	}
+	if !bytes.Equal(rest, []byte(`}}`)) {
+		return session, nil, c, false
+	}
+	if bytes.IndexByte(text, '\\') < 0 && utf8.Valid(text) {
+		c.Content.Text = string(text[1 : len(text)-1])
+	} else if json.Unmarshal(text, &c.Content.Text) != nil {
+		return session, nil, c, false
+	}
+	c.SessionUpdate, c.Content.Type = string(kind), "text"
+	return string(sid), bytes.Clone(upd[:len(upd)-1]), c, true
+}
+
+// plainString returns the rest of a JSON string up to its closing quote
+// (the opening one read) and what follows it; ok is false when it holds
+// an escape.
+func plainString(b []byte) (s, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, '"')
+	if i < 0 || bytes.IndexByte(b[:i], '\\') >= 0 {
+		return nil, nil, false
+	}
+	return b[:i], b[i+1:], true
+}
+
+// stringEnd is the length of the JSON string at the start of b, its
+// quotes included, or -1.
+func stringEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '"' {
+		return -1
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
