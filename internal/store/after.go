@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -48,27 +47,11 @@ func (s *Store) eventsAfter(ctx context.Context, sid string, after, upto int64, 
 	var fnErr error
 	prev := base
 	err := retryBusy(ctx, func() error {
-		opts := &sql.TxOptions{ReadOnly: true}
-		if s.pg {
-			opts.Isolation = sql.LevelRepeatableRead
-		}
-		tx, err := s.readDB.BeginTx(ctx, opts)
+		tx, pk, kinds, err := s.beginSessionRead(ctx, sid)
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
-		var pk int64
-		err = tx.QueryRowContext(ctx, `SELECT pk FROM sessions WHERE id = ?`, sid).Scan(&pk)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		kinds, err := readKinds(ctx, tx)
-		if err != nil {
-			return err
-		}
 		rows, err := tx.QueryContext(ctx, `SELECT seq, kind, payload, time FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? ORDER BY seq`, pk, from, upto)
 		if err != nil {
 			return err

@@ -739,31 +739,11 @@ func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, tail []s
 			// (which WAL readers should not meet) is returned instead.
 			return nil
 		}
-		opts := &sql.TxOptions{ReadOnly: true}
-		if s.pg {
-			// One snapshot for the kinds and the rows, as SQLite's
-			// read transaction is (READ COMMITTED, PostgreSQL's default,
-			// takes one per statement: a kind committed between the two
-			// would be missing).
-			opts.Isolation = sql.LevelRepeatableRead
-		}
-		tx, err := s.readDB.BeginTx(ctx, opts)
+		tx, pk, kinds, err := s.beginSessionRead(ctx, sessionID)
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
-		var pk int64
-		err = tx.QueryRowContext(ctx, `SELECT pk FROM sessions WHERE id = ?`, sessionID).Scan(&pk)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		kinds, err := readKinds(ctx, tx)
-		if err != nil {
-			return err
-		}
 		var from int64
 		if tail != nil {
 			if from, err = tailStart(ctx, tx, pk, kinds, tail); err != nil {
@@ -841,6 +821,35 @@ func (s *Store) walk(ctx context.Context, sessionID string, fresh bool, tail []s
 type kindName struct {
 	name string
 	head []byte // kindHead(name)
+}
+
+// beginSessionRead opens a read transaction on one snapshot and finds the
+// session's pk and the event kinds in it; the caller rolls tx back.
+func (s *Store) beginSessionRead(ctx context.Context, sessionID string) (tx *sql.Tx, pk int64, kinds map[int64]kindName, err error) {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.pg {
+		// One snapshot for the kinds and the rows, as SQLite's read
+		// transaction is (READ COMMITTED, PostgreSQL's default, takes one
+		// per statement: a kind committed between the two would be
+		// missing).
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err = s.readDB.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	err = tx.QueryRowContext(ctx, `SELECT pk FROM sessions WHERE id = ?`, sessionID).Scan(&pk)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
+	if err == nil {
+		kinds, err = readKinds(ctx, tx)
+	}
+	if err != nil {
+		_ = tx.Rollback()
+		return nil, 0, nil, err
+	}
+	return tx, pk, kinds, nil
 }
 
 // readKinds loads the event_kinds table (a few dozen rows at most).
