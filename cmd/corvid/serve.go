@@ -115,6 +115,11 @@ func (c *serveCmd) Run() error {
 		MaxBodyBytes:     c.MaxBodyBytes,
 		IdleTimeout:      c.HTTPIdleTimeout,
 		Drain:            life.drain,
+		// The initialize answers a relay gives its editor without waiting
+		// for the daemon (acpserver/initanswers.go, internal/fastrelay).
+		BeforeListenUnix: func(path string) error {
+			return opts.Hub.PublishInitialize(rl.connOptions(), path+acpserver.InitAnswersSuffix)
+		},
 	})
 	// Signals are ours before a launcher can learn that we listen: an
 	// early SIGHUP would otherwise end the process (its default action).
@@ -144,6 +149,7 @@ func (c *serveCmd) Run() error {
 
 	err = srv.Serve(ctx, lns)
 	opts.Hub.Close() // the daemon's control socket (corvid respond)
+	opts.Hub.Unpublish()
 	for _, l := range lns {
 		if l.Addr.Network == "unix" {
 			_ = os.Remove(l.Addr.Address)
