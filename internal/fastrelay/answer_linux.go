@@ -13,7 +13,7 @@ import "syscall"
 // answered false: nothing was answered, and the daemon's first answer is
 // still to be copied (firstAnswer). stdinEnded: stdin ended meanwhile.
 func answerInitialize(sock int, answers string) (stdinEnded, answered bool, err error) {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 16<<10)
 	n, eol := 0, -1
 	for eol < 0 && n < len(buf) {
 		m, err := syscall.Read(0, buf[n:])
@@ -64,7 +64,7 @@ func answerInitialize(sock int, answers string) (stdinEnded, answered bool, err 
 // checkAnswer reads the daemon's first line and compares it with the
 // answer the relay gave; what follows the line is written to stdout.
 func checkAnswer(sock int, answers string, request, gave []byte) error {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 8<<10)
 	n, eol := 0, -1
 	for eol < 0 {
 		if n == len(buf) {

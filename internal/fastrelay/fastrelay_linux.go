@@ -109,7 +109,7 @@ func fcntl(fd, cmd int) (int, error) {
 // copyFD copies from src to dst until src ends (nil) or a read or write
 // fails.
 func copyFD(dst, src int) error {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 32<<10)
 	for {
 		n, err := syscall.Read(src, buf)
 		if err == syscall.EINTR {
