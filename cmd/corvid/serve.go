@@ -117,8 +117,12 @@ func (c *serveCmd) Run() error {
 		Drain:            life.drain,
 		// The initialize answers a relay gives its editor without waiting
 		// for the daemon (acpserver/initanswers.go, internal/fastrelay).
+		// Without them a relay waits for the daemon's answer: a warning.
 		BeforeListenUnix: func(path string) error {
-			return opts.Hub.PublishInitialize(rl.connOptions(), path+acpserver.InitAnswersSuffix)
+			if err := opts.Hub.PublishInitialize(rl.connOptions(), path+acpserver.InitAnswersSuffix); err != nil {
+				logger.Warn("relays will wait for the daemon's initialize answers: they could not be published", "err", err)
+			}
+			return nil
 		},
 	})
 	// Signals are ours before a launcher can learn that we listen: an
