@@ -115,6 +115,15 @@ func (c *serveCmd) Run() error {
 		MaxBodyBytes:     c.MaxBodyBytes,
 		IdleTimeout:      c.HTTPIdleTimeout,
 		Drain:            life.drain,
+		// The initialize answers a relay gives its editor without waiting
+		// for the daemon (acpserver/initanswers.go, internal/fastrelay).
+		// Without them a relay waits for the daemon's answer: a warning.
+		BeforeListenUnix: func(path string) error {
+			if err := opts.Hub.PublishInitialize(rl.connOptions(), path+acpserver.InitAnswersSuffix); err != nil {
+				logger.Warn("relays will wait for the daemon's initialize answers: they could not be published", "err", err)
+			}
+			return nil
+		},
 	})
 	// Signals are ours before a launcher can learn that we listen: an
 	// early SIGHUP would otherwise end the process (its default action).
@@ -144,6 +153,7 @@ func (c *serveCmd) Run() error {
 
 	err = srv.Serve(ctx, lns)
 	opts.Hub.Close() // the daemon's control socket (corvid respond)
+	opts.Hub.Unpublish()
 	for _, l := range lns {
 		if l.Addr.Network == "unix" {
 			_ = os.Remove(l.Addr.Address)

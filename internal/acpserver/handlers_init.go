@@ -17,6 +17,19 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 	if req.ClientInfo != nil {
 		s.log.Info("client connected", "client", req.ClientInfo.Name, "version", req.ClientInfo.Version)
 	}
+	resp := s.initializeResponse(req)
+	if h := s.opts.Hub; h != nil {
+		// Before the answer leaves: a relay that answered its editor
+		// from the published copy finds it current (initanswers.go).
+		h.answers.check(s.opts, req, resp)
+	}
+	return resp, nil
+}
+
+// initializeResponse is corvid's answer to req on this connection, whose
+// dialect chooseDialect has set. It depends on nothing else of req than
+// what InitializeKey names (initanswers.go).
+func (s *Server) initializeResponse(req *acp.InitializeRequest) acp.InitializeResponse {
 	images := false
 	if m := s.opts.Agent.Model(); m != nil {
 		images = m.Info().Images
@@ -49,5 +62,5 @@ func (s *Server) Initialize(_ context.Context, req *acp.InitializeRequest) (acp.
 		AgentCapabilities: caps,
 		AgentInfo:         &acp.Implementation{Name: "corvid", Title: "Corvid", Version: s.opts.Version},
 		AuthMethods:       s.authMethods(req.ClientCapabilities != nil && req.ClientCapabilities.Auth.Terminal),
-	}, nil
+	}
 }

@@ -29,6 +29,7 @@ type Hub struct {
 	brokerErr  error
 	settle     *time.Timer // a sessions_changed notification due (watch.go)
 	draining   atomic.Bool // the daemon stops: prompts are refused (hubstop.go)
+	answers    initAnswers // initialize's answers, published for relays (initanswers.go)
 }
 
 // NewHub returns the hub for the connections of one process.

@@ -22,11 +22,20 @@ func init() {
 		syscall.Close(fd)
 		return // relay.go says why, or starts the daemon (auto)
 	}
-	// The editor's first request and the daemon's first answer pass on
-	// this thread; the second, which waits on stdin, starts after them.
-	stdinEnded, err := firstAnswer(fd)
+	// The editor's initialize is answered here from the daemon's published
+	// answers when it can be (answer.go); otherwise the editor's first
+	// request and the daemon's first answer pass on this thread, and the
+	// second, which waits on stdin, starts after them.
+	stdinEnded, answered, err := answerInitialize(fd, sock+answersSuffix)
 	if err != nil {
 		fail(err)
+	}
+	if !answered {
+		ended, err := firstAnswer(fd)
+		if err != nil {
+			fail(err)
+		}
+		stdinEnded = stdinEnded || ended
 	}
 	if !stdinEnded {
 		go func() {
@@ -100,7 +109,7 @@ func fcntl(fd, cmd int) (int, error) {
 // copyFD copies from src to dst until src ends (nil) or a read or write
 // fails.
 func copyFD(dst, src int) error {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 32<<10)
 	for {
 		n, err := syscall.Read(src, buf)
 		if err == syscall.EINTR {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -84,12 +83,23 @@ func refuseDescendant(conn *net.UnixConn) error {
 	return nil
 }
 
-// descendsFrom reports whether ancestor is a strict ancestor of pid.
+// descendsFrom reports whether ancestor is a strict ancestor of pid. The
+// walk stops at the first process that started before ancestor did: a
+// process's ancestors are all older than it, so nothing above an older
+// process can be below ancestor. For an editor's relay that is usually
+// the editor itself, two reads instead of a walk to init.
 func descendsFrom(pid, ancestor int) (bool, error) {
+	since, _, err := procStat(ancestor)
+	if err != nil {
+		return false, err
+	}
 	for range 1 << 16 { // a chain longer than any pid_max allows is a loop
-		ppid, err := parentPID(pid)
+		started, ppid, err := procStat(pid)
 		if err != nil {
 			return false, err
+		}
+		if started < since {
+			return false, nil
 		}
 		if ppid == ancestor {
 			return true, nil
@@ -102,21 +112,85 @@ func descendsFrom(pid, ancestor int) (bool, error) {
 	return false, errors.New("the parent chain does not end")
 }
 
-// parentPID reads the parent of pid from /proc/PID/stat ("pid (comm) S
-// ppid …"; comm may hold spaces and parentheses, so parse after the last
-// ')').
-func parentPID(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// procStat reads the start time (in clock ticks since boot) and the parent
+// of pid from /proc/PID/stat ("pid (comm) S ppid … starttime …", the
+// twenty-second field; comm may hold spaces and parentheses, so the fields
+// are counted after the last ')'). It reads into a buffer on the stack: the
+// daemon runs it for every connection on its socket (internal/serve).
+func procStat(pid int) (started uint64, ppid int, err error) {
+	var path [32]byte
+	name := strconv.AppendInt(append(path[:0], "/proc/"...), int64(pid), 10)
+	name = append(name, "/stat"...)
+	fd, err := unix.Open(string(name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	var buf [1024]byte
+	n, err := readFull(fd, buf[:])
+	unix.Close(fd)
+	if err != nil {
+		return 0, 0, err
+	}
+	started, ppid, ok := parseStat(buf[:n], n == len(buf))
+	if !ok {
+		return 0, 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	return started, ppid, nil
+}
+
+// parseStat finds the parent (the fourth field) and the start time (the
+// twenty-second) in the text of a /proc/PID/stat; truncated says it filled
+// the buffer and may lack its end.
+func parseStat(b []byte, truncated bool) (started uint64, ppid int, ok bool) {
 	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	if i < 0 || truncated {
+		return 0, 0, false
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	// After ')': state(0) ppid(1) … starttime(19).
+	var ppidField, startField []byte
+	k := 0
+	for j := i + 1; j < len(b) && k <= 19; {
+		for j < len(b) && (b[j] == ' ' || b[j] == '\n') {
+			j++
+		}
+		start := j
+		for j < len(b) && b[j] != ' ' && b[j] != '\n' {
+			j++
+		}
+		if start == j {
+			break
+		}
+		switch k {
+		case 1:
+			ppidField = b[start:j]
+		case 19:
+			startField = b[start:j]
+		}
+		k++
 	}
-	return strconv.Atoi(f[1])
+	p, err1 := strconv.Atoi(string(ppidField))
+	s, err2 := strconv.ParseUint(string(startField), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return s, p, true
+}
+
+// readFull reads fd until buf is full or the file ends.
+func readFull(fd int, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
 }

@@ -75,6 +75,12 @@ type Options struct {
 	// being served while it runs, so their clients see those turns to the
 	// end.
 	Drain func()
+	// BeforeListenUnix, when set, runs for a unix socket's path once no
+	// other daemon answers there and before this one listens: what it
+	// writes beside the socket (the initialize answers relays read,
+	// acpserver/initanswers.go) is in place before any client connects.
+	// An error fails Listen.
+	BeforeListenUnix func(path string) error
 }
 
 // Server accepts connections and runs a Handler for each.
@@ -182,7 +188,7 @@ func (s *Server) Listen(addrs []Addr) ([]*Listener, error) {
 		var l *Listener
 		var err error
 		if a.Network == "unix" {
-			l, err = listenUnix(a)
+			l, err = listenUnix(a, s.opts.BeforeListenUnix)
 		} else {
 			l, err = listenTCP(a)
 		}

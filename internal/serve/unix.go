@@ -16,7 +16,7 @@ import (
 // 0700 (created if needed), the socket 0600, and each peer is checked when
 // it connects (admitUnix). A socket left by a daemon that died is replaced; one
 // that still answers is another daemon, and an error.
-func listenUnix(a Addr) (*Listener, error) {
+func listenUnix(a Addr, before func(path string) error) (*Listener, error) {
 	path := a.Address
 	if err := respond.PrepareDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("--listen unix:%s: %w", path, err)
@@ -28,6 +28,11 @@ func listenUnix(a Addr) (*Listener, error) {
 		}
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("--listen unix:%s: remove stale socket: %w", path, err)
+		}
+	}
+	if before != nil {
+		if err := before(path); err != nil {
+			return nil, fmt.Errorf("--listen unix:%s: %w", path, err)
 		}
 	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})

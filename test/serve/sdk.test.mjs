@@ -379,3 +379,37 @@ test("corvid serve answers malformed requests with the reference server's status
   assert.equal(reference["GET second receiver"].status, 409);
   assert.equal(reference["websocket upgrade"].status, 101);
 });
+
+test("the SDK's stdio client through the unix relay gets the daemon's own initialize answer (the relay answers it from the daemon's published copy) and prompts", async (t) => {
+  const home = tempDir(t);
+  const script = join(home, "script.json");
+  writeFileSync(script, JSON.stringify({ responses: [{ parts: [{ type: "text", text: ANSWER }] }] }));
+  const sock = join(home, "s.sock");
+  const url = await startDaemon(t, home, script, ["--yolo", "--listen", `unix:${sock}`]);
+  const params = {
+    protocolVersion: 1,
+    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true, auth: { terminal: true } },
+    clientInfo: { name: "sdk-stdio", version: "2.4.0" },
+  };
+
+  // The daemon's answer, over the SDK's WebSocket client.
+  let direct;
+  await recordingClient().app.connectWith(createWebSocketStream(url.replace(/^http/, "ws"), { WebSocket }), async (agent) => {
+    direct = await agent.request("initialize", params);
+  });
+
+  // The relay's, over the SDK's stdio client.
+  const c = recordingClient();
+  const relay = spawn(BIN, ["acp", "--connect", `unix:${sock}`], { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, HOME: home, CORVID_HOME: join(home, ".corvid"), CORVID_KEYRING: "off" } });
+  t.after(() => relay.kill());
+  const stdio = acp.ndJsonStream(Writable.toWeb(relay.stdin), Readable.toWeb(relay.stdout));
+  await c.app.connectWith(stdio, async (agent) => {
+    const viaRelay = await agent.request("initialize", params);
+    assert.deepEqual(viaRelay, direct, "the relay's initialize answer is the daemon's");
+    assert.ok(viaRelay.authMethods.some((m) => m.type === "terminal"), "the terminal-auth variant was chosen");
+    const session = await agent.buildSession(home).start();
+    assert.equal((await session.prompt("hi")).stopReason, "end_turn");
+    await waitFor(() => textOf(c.updates, session.sessionId) === ANSWER, "the answer through the relay");
+    session.dispose();
+  });
+});
