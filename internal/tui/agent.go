@@ -133,7 +133,8 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 }
 
 // updateFrame is the shortest time between two wakes of the UI for
-// updates: bubbletea draws 60 frames a second.
+// updates: 60 a second, half the frames drawn (drawFPS), so that a key
+// typed meanwhile is drawn at the next frame.
 const updateFrame = time.Second / 60
 
 // takeUpdates returns the queued updates, in order, and empties the queue.

@@ -53,6 +53,13 @@ type Options struct {
 	wrap func(tea.Model) tea.Model
 }
 
+// drawFPS caps the frames drawn a second. A typed key is drawn at the next
+// frame, so 120 keeps an echo within 8.3 ms while the agent streams; the
+// stream itself wakes the UI at most 60 times a second (updateFrame), and
+// bubbletea (v2.2) stops its frame ticker after half a second with nothing
+// to draw, so idle costs nothing whatever the rate.
+const drawFPS = 120
+
 // Run opens the TUI and returns when the user quits. The terminal is
 // restored however it ends: bubbletea catches a panic in the UI (in
 // Update, View or a command), restores the terminal and prints the trace;
@@ -68,7 +75,7 @@ func Run(opts Options) error {
 		fd := int(os.Stdout.Fd())
 		m.termSize = func() (int, int, error) { return term.GetSize(fd) }
 	}
-	popts := []tea.ProgramOption{tea.WithFPS(60), tea.WithFilter(printFilter(m))}
+	popts := []tea.ProgramOption{tea.WithFPS(drawFPS), tea.WithFilter(printFilter(m))}
 	if opts.In != nil {
 		popts = append(popts, tea.WithInput(opts.In))
 	}
