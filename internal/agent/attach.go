@@ -149,6 +149,28 @@ func (c *conversation) promptFor(evs []Event, from FrontEnd) *shownPrompt {
 	return &shownPrompt{events: evs, to: to}
 }
 
+// promptLeft shows the other front ends a recorded prompt whose turn
+// ended before it showed anything (cancelled as it started), which
+// promptShown had no event to go with. Called after the turn's rows were
+// flushed, so the prompt is stored as a load would replay it.
+func (c *conversation) promptLeft() {
+	c.show.Lock()
+	defer c.show.Unlock()
+	p := c.prompt
+	c.prompt = nil
+	if p == nil {
+		return
+	}
+	for _, f := range p.to {
+		if f != c.front && !slices.Contains(c.fans, f) {
+			continue // detached since
+		}
+		for _, ev := range p.events {
+			f.Emit(ev)
+		}
+	}
+}
+
 // promptShown shows p to its front ends that are still attached, right
 // before the turn's first shown event n (under the show lock), each user
 // chunk shown once its rows are stored (with event n's, in one

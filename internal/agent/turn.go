@@ -166,6 +166,7 @@ func (t *Turn) watchDeletion() (stop func()) {
 func (t *Turn) end() {
 	t.cancel()
 	t.s.conv.flush()
+	t.s.conv.promptLeft()
 	if t.release != nil && t.s.conv.storeFailures() != t.storeMark {
 		t.s.conv.stale.Store(true)
 	}

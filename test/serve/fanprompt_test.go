@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,60 @@ func TestClientAttachingMidTurnGetsThePromptOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("B was shown %d user chunks, want the prompt once: %v", n, transcript(b.chunks(sid)))
+	}
+}
+
+// TestPromptCancelledBeforeItsTurnShowsAnythingReachesTheOthers: a prompt
+// whose turn is cancelled before its first update (the model had not
+// answered yet) is still shown live to the other attachments, as a load
+// would replay it.
+func TestPromptCancelledBeforeItsTurnShowsAnythingReachesTheOthers(t *testing.T) {
+	for _, wait := range []int{0, 1, 5, 300} {
+		t.Run(fmt.Sprint(wait, "ms"), func(t *testing.T) { promptCancelledAfter(t, wait) })
+	}
+}
+
+func promptCancelledAfter(t *testing.T, wait int) {
+	dir := t.TempDir()
+	script := writeScript(t, dir, map[string]any{"responses": []any{
+		map[string]any{"delayMs": 10000, "parts": []any{map[string]any{"type": "text", "text": "too late."}}},
+	}})
+	d := startDaemon(t, 1, "-m", "script:"+script, "--yolo", "--listen", "unix:"+dir+"/s.sock")
+	a := dial(t, d.sock)
+	initialize(a)
+	sid := newSession(a, dir)
+	b := dial(t, d.sock)
+	initialize(b)
+	b.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	// The prompt, then (after wait) the cancel, in that order on A's
+	// connection.
+	a.mu.Lock()
+	a.next++
+	id := a.next
+	answer := make(chan map[string]any, 1)
+	a.wait[id] = answer
+	a.mu.Unlock()
+	if err := a.enc.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": "session/prompt", "params": map[string]any{"sessionId": sid, "prompt": prompt("never mind")}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Duration(wait) * time.Millisecond)
+	if err := a.enc.Encode(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-answer:
+		if r, _ := m["result"].(map[string]any); r["stopReason"] != "cancelled" {
+			t.Fatalf("A's prompt: %v", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled prompt did not end")
+	}
+	bSaw := waitTranscript(t, b, sid, "user:never mind")
+	e := dial(t, d.sock)
+	initialize(e)
+	e.call("session/load", map[string]any{"sessionId": sid, "cwd": dir, "mcpServers": []any{}})
+	eSaw := waitTranscript(t, e, sid, "user:never mind")
+	if got, want := userID(t, bSaw, "never mind"), userID(t, eSaw, "never mind"); got != want {
+		t.Errorf("B was shown the prompt as message %q, a load replays %q", got, want)
 	}
 }
