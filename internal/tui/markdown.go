@@ -80,7 +80,44 @@ func (m *markdown) line(src string, width int) []string {
 		hang := pad + strings.Repeat(" ", ansi.StringWidth(marker)+1)
 		return wrapStyled(m.inline(rest, lipgloss.NewStyle()), width, bullet, hang)
 	}
+	if lines, ok := plainLine(trimmed, width, pad); ok {
+		return lines
+	}
 	return wrapStyled(m.inline(trimmed, lipgloss.NewStyle()), width, pad, pad)
+}
+
+// plainLine renders a paragraph line without inline markup, printable
+// ASCII (tabs allowed) throughout, as wrapStyled(m.inline(s, no style))
+// does, only faster: the inline pass would change nothing but the tabs
+// (the empty style turns each into 4 spaces), the text is as wide as it
+// is long, and one that fits is not wrapped. Most lines of a long answer
+// take this way. ok is false for any other line.
+func plainLine(s string, width int, pad string) (lines []string, ok bool) {
+	tabs := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\t':
+			tabs++
+		case c < ' ' || c > '~' || c == '\\' || c == '`' || c == '*' || c == '_' || c == '[':
+			return nil, false
+		}
+	}
+	if tabs > 0 {
+		s = strings.ReplaceAll(s, "\t", "    ")
+	}
+	limit := max(width-len(pad), 8)
+	if len(s) <= limit {
+		return []string{pad + s}, true
+	}
+	// Too long: word-wrapped as wrapStyled does; with no escapes in s,
+	// lipgloss.Wrap is ansi.Wrap.
+	lines = strings.Split(ansi.Wrap(s, limit, " -/"), "\n")
+	if pad != "" {
+		for i := range lines {
+			lines[i] = pad + lines[i]
+		}
+	}
+	return lines, true
 }
 
 // flush ends the rendering of one message: an unclosed code block ends.
