@@ -42,8 +42,10 @@ type model struct {
 	holdPrints time.Time
 	printHeld  bool
 	// paceUntil ends the anchored, one-part-a-frame printing that follows
-	// a resize (paced).
+	// a resize (paced); sized says the terminal's first size came (the
+	// model starts at 80×24 until it does).
 	paceUntil time.Time
+	sized     bool
 	termSize  func() (int, int, error)
 	// printSkipped says a part of the print in flight was dropped
 	// (filterPrint), and the parts after it with it.
@@ -221,10 +223,11 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		if m.width != msg.Width || m.height != msg.Height {
 			m.holdPrints = time.Now().Add(resizeSettle)
-			if m.width != 0 { // not the first size
+			if m.sized { // not the first size
 				m.paceUntil = m.holdPrints.Add(paceAfterResize)
 			}
 		}
+		m.sized = true
 		m.width, m.height = msg.Width, msg.Height
 	case tea.BackgroundColorMsg:
 		m.th = newTheme(msg.IsDark(), m.th.color)
