@@ -225,11 +225,11 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		if m.width != msg.Width || m.height != msg.Height {
+		// The first size is the one bubbletea started with: nothing is
+		// repainted, and nothing needs holding.
+		if m.sized && (m.width != msg.Width || m.height != msg.Height) {
 			m.holdPrints = time.Now().Add(resizeSettle)
-			if m.sized { // not the first size
-				m.paceUntil = m.holdPrints.Add(paceAfterResize)
-			}
+			m.paceUntil = m.holdPrints.Add(paceAfterResize)
 		}
 		m.sized = true
 		m.width, m.height = msg.Width, msg.Height
