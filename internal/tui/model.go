@@ -321,7 +321,7 @@ func (m *model) update(u updateMsg) {
 		m.applyContent(u.text.SessionUpdate, acp.ContentBlock{Type: "text", Text: u.text.Content.Text}, "", "")
 		return
 	}
-	raw := u.raw
+	raw := u.rawUpdate()
 	if m.connected() {
 		m.noteAnsweredBy(raw)
 		var ok bool
