@@ -114,7 +114,7 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 		u := updateMsg{sessionID: n.SessionID, raw: n.Update}
 		if text {
 			u.raw, u.text = nil, &c // encoded again only if needed (rawUpdate)
-			a.run = &merged{chunk: c, text: []byte(c.Content.Text), n: 1}
+			a.run = &merged{chunk: c, n: 1}
 		}
 		a.queue = append(a.queue, u)
 	}

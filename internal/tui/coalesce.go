@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -44,9 +45,9 @@ func mergeable(raw json.RawMessage) (c textChunk, ok bool) {
 
 // merged is a run of text chunks of one message queued as one update.
 type merged struct {
-	chunk textChunk // the first chunk: its kind and messageId
-	text  []byte    // the run's text
-	n     int       // how many chunks
+	chunk textChunk       // the first chunk: its kind, messageId and text
+	text  strings.Builder // the run's text, from its second chunk on
+	n     int             // how many chunks
 }
 
 // join appends c to the run if it continues it.
@@ -54,15 +55,21 @@ func (r *merged) join(c textChunk) bool {
 	if c.SessionUpdate != r.chunk.SessionUpdate || c.MessageID != r.chunk.MessageID {
 		return false
 	}
-	r.text = append(r.text, c.Content.Text...)
+	if r.n == 1 {
+		r.text.WriteString(r.chunk.Content.Text)
+	}
+	r.text.WriteString(c.Content.Text)
 	r.n++
 	return true
 }
 
-// update is the run as one session/update, decoded.
+// update is the run as one session/update, decoded (its text not copied
+// again: the builder's).
 func (r *merged) update() *textChunk {
 	c := r.chunk
-	c.Content.Text = string(r.text)
+	if r.n > 1 {
+		c.Content.Text = r.text.String()
+	}
 	return &c
 }
 

@@ -38,6 +38,9 @@ type spiller struct {
 	parts [][]string // the parts to append, in order
 	width int        // the terminal's width the parts were made for
 	done  bool       // they were appended
+	// buf is the last expanded write's, reused: the write is done when
+	// the writer returns.
+	buf []byte
 }
 
 // arm sets parts to go with bubbletea's write of first (tea.Println's
@@ -87,11 +90,14 @@ func (s *spiller) expand(p []byte) []byte {
 		}
 		n += 32
 	}
-	out := make([]byte, 0, n)
-	out = append(out, p...)
+	if cap(s.buf) < n {
+		s.buf = make([]byte, 0, n)
+	}
+	out := append(s.buf[:0], p...)
 	for _, part := range s.parts {
 		out = appendInsert(out, part, h, s.width)
 	}
+	s.buf = out
 	s.done = true
 	s.armed.Store(false)
 	return out
