@@ -86,6 +86,15 @@ func (m *markdown) line(src string, width int) []string {
 	return wrapStyled(m.inline(trimmed, lipgloss.NewStyle()), width, pad, pad)
 }
 
+// notPlain marks the bytes a plain line has none of (a tab is turned into
+// spaces): controls, inline markup, and anything outside ASCII.
+var notPlain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c < ' ' || c > '~' || strings.IndexByte("\\`*_[", byte(c)) >= 0
+	}
+	return t
+}()
+
 // plainLine renders a paragraph line without inline markup, printable
 // ASCII (tabs allowed) throughout, as wrapStyled(m.inline(s, no style))
 // does, only faster: the inline pass would change nothing but the tabs
@@ -93,16 +102,16 @@ func (m *markdown) line(src string, width int) []string {
 // is long, and one that fits is not wrapped. Most lines of a long answer
 // take this way. ok is false for any other line.
 func plainLine(s string, width int, pad string) (lines []string, ok bool) {
-	tabs := 0
+	tabs := false
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\t':
-			tabs++
-		case c < ' ' || c > '~' || c == '\\' || c == '`' || c == '*' || c == '_' || c == '[':
-			return nil, false
+		if c := s[i]; notPlain[c] {
+			if c != '\t' {
+				return nil, false
+			}
+			tabs = true
 		}
 	}
-	if tabs > 0 {
+	if tabs {
 		s = strings.ReplaceAll(s, "\t", "    ")
 	}
 	limit := max(width-len(pad), 8)
