@@ -13,64 +13,86 @@ func validJSON(b []byte) bool {
 		if i >= len(b) {
 			return false
 		}
-		switch c := b[i]; c {
-		case '{', '[':
+		if c := b[i]; c == '{' || c == '[' {
 			if len(stack) >= maxNesting {
 				return false
 			}
 			i = skipSpace(b, i+1)
-			if i < len(b) && (c == '{' && b[i] == '}' || c == '[' && b[i] == ']') {
+			if i < len(b) && b[i] == closing(c) {
 				i++ // empty
-				break
-			}
-			stack = append(stack, c)
-			if c == '{' {
-				if i = objectKey(b, i); i < 0 {
-					return false
+			} else {
+				stack = append(stack, c)
+				if c == '{' {
+					if i = objectKey(b, i); i < 0 {
+						return false
+					}
 				}
+				continue
 			}
-			continue
-		case '"':
-			i = stringEnd(b, i)
-		case 't':
-			i = literalEnd(b, i, "true")
-		case 'f':
-			i = literalEnd(b, i, "false")
-		case 'n':
-			i = literalEnd(b, i, "null")
-		default:
-			i = numberEnd(b, i)
+		} else if i = scalarEnd(b, i); i < 0 {
+			return false
+		}
+		var done bool
+		if i, stack, done = nextValue(b, i, stack); done {
+			return i == len(b)
 		}
 		if i < 0 {
 			return false
 		}
-		// After a value: close containers, or a comma and the next value.
-		for {
-			i = skipSpace(b, i)
-			if len(stack) == 0 {
-				return i == len(b)
-			}
-			if i >= len(b) {
-				return false
-			}
-			top := stack[len(stack)-1]
-			if top == '{' && b[i] == '}' || top == '[' && b[i] == ']' {
-				stack = stack[:len(stack)-1]
-				i++
-				continue
-			}
-			if b[i] != ',' {
-				return false
-			}
-			i = skipSpace(b, i+1)
-			if top == '{' {
-				if i = objectKey(b, i); i < 0 {
-					return false
-				}
-			}
-			break
-		}
 	}
+}
+
+// nextValue reads what follows a value that ends at b[i]: closing
+// brackets, then a comma (and a member's key) before the next value,
+// whose start it returns, or -1. done says no container is open: i is
+// then after the space that follows the outermost value.
+func nextValue(b []byte, i int, stack []byte) (next int, open []byte, done bool) {
+	for {
+		i = skipSpace(b, i)
+		if len(stack) == 0 {
+			return i, stack, true
+		}
+		if i >= len(b) {
+			return -1, stack, false
+		}
+		top := stack[len(stack)-1]
+		if b[i] == closing(top) {
+			stack = stack[:len(stack)-1]
+			i++
+			continue
+		}
+		if b[i] != ',' {
+			return -1, stack, false
+		}
+		i = skipSpace(b, i+1)
+		if top == '{' {
+			i = objectKey(b, i)
+		}
+		return i, stack, false
+	}
+}
+
+func closing(open byte) byte {
+	if open == '{' {
+		return '}'
+	}
+	return ']'
+}
+
+// scalarEnd returns the index after the string, number or literal at
+// b[i], or -1.
+func scalarEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case 't':
+		return literalEnd(b, i, "true")
+	case 'f':
+		return literalEnd(b, i, "false")
+	case 'n':
+		return literalEnd(b, i, "null")
+	}
+	return numberEnd(b, i)
 }
 
 // maxNesting is encoding/json's limit on nested containers.
