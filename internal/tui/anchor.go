@@ -75,7 +75,8 @@ func (c *countingFile) Write(p []byte) (int, error) {
 }
 
 // WriteString is Write: the *os.File's own would bypass it (bubbletea
-// writes a print with io.WriteString).
+// writes a print with io.WriteString), which left prints uncounted on a
+// terminal while countingWriter, in process, always counted them.
 func (c *countingFile) WriteString(s string) (int, error) { return c.Write([]byte(s)) }
 
 // countingWriter is countingFile for an output that is not a file.
