@@ -100,7 +100,7 @@ func (c *Conn) readLine(br *bufio.Reader, discarding *bool) (line []byte, tooLon
 // part is handled on its own rather than lost together. (A CR may also be
 // JSON whitespace, so a line that parses whole stays one frame.)
 func (c *Conn) handleFrames(ctx context.Context, line []byte) {
-	if bytes.IndexByte(line, '\r') < 0 || json.Valid(line) {
+	if bytes.IndexByte(line, '\r') < 0 || validJSON(line) {
 		c.handleLine(ctx, line)
 		return
 	}
@@ -165,7 +165,7 @@ func (r *lineSpan) UnmarshalJSON(b []byte) error {
 
 // decodeMessage parses one frame and classifies JSON-RPC envelope errors.
 func decodeMessage(line []byte) (*wireMessage, *Error) {
-	if !json.Valid(line) {
+	if !validJSON(line) {
 		return nil, NewError(CodeParseError, "Parse error", "the line is not valid JSON")
 	}
 	trimmed := bytes.TrimSpace(line)

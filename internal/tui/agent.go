@@ -94,7 +94,7 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 		Update    json.RawMessage `json:"update"`
 	}
 	c, text := textChunk{}, false
-	if n.SessionID, n.Update, c, text = quickChunk(params); !text {
+	if n.SessionID, c, text = quickChunk(params); !text {
 		if json.Unmarshal(params, &n) != nil {
 			return
 		}
@@ -113,8 +113,8 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 		a.endRun()
 		u := updateMsg{sessionID: n.SessionID, raw: n.Update}
 		if text {
-			u.text = &c
-			a.run = &merged{chunk: c, text: []byte(c.Content.Text), n: 1}
+			u.raw, u.text = nil, &c // encoded again only if needed (rawUpdate)
+			a.run = &merged{chunk: c, n: 1}
 		}
 		a.queue = append(a.queue, u)
 	}
@@ -155,7 +155,7 @@ func (a *agent) takeUpdates() []updateMsg {
 func (a *agent) endRun() {
 	if a.run != nil && a.run.n > 1 {
 		u := &a.queue[len(a.queue)-1]
-		u.raw, u.text = a.run.update()
+		u.raw, u.text = nil, a.run.update()
 	}
 	a.run = nil
 }
@@ -224,9 +224,22 @@ type updatesMsg struct{}
 // updateMsg is one session/update notification.
 type updateMsg struct {
 	sessionID string
-	raw       json.RawMessage
-	// text is raw decoded, when it is a chunk of plain text (coalesce.go).
+	// raw is the update, nil when text holds it.
+	raw json.RawMessage
+	// text is the update decoded, when it is a chunk of plain text
+	// (coalesce.go).
 	text *textChunk
+}
+
+// rawUpdate is the update as JSON. A text chunk decoded on the agent's
+// side is encoded again only here: a streamed answer's text is not
+// encoded once more for nothing (merged runs of chunks were, every frame).
+func (u updateMsg) rawUpdate() json.RawMessage {
+	if u.raw == nil && u.text != nil {
+		b, _ := json.Marshal(u.text)
+		return b
+	}
+	return u.raw
 }
 
 // permissionMsg is a session/request_permission waiting for an optionId

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -39,26 +40,60 @@ import (
 // (paced); the rest of the time a print carries every queued line in parts
 // sent back to back.
 
+// output wraps w, the terminal, as bubbletea's output: it counts the
+// writes (m.writes) and writes the parts a print carries with it
+// (spill.go).
+func (m *model) output(w io.Writer) io.Writer {
+	m.spill = &spiller{}
+	if f, ok := w.(*os.File); ok {
+		out := &countingFile{File: f, spill: m.spill}
+		m.writes = out.n.Load
+		return out
+	}
+	out := &countingWriter{w: w, spill: m.spill}
+	m.writes = out.n.Load
+	return out
+}
+
 // countingFile is the terminal as bubbletea's output, counting writes. It
 // embeds the *os.File so bubbletea still sees a terminal (its Fd).
 type countingFile struct {
 	*os.File
-	n atomic.Int64
+	n     atomic.Int64
+	spill *spiller
 }
 
 func (c *countingFile) Write(p []byte) (int, error) {
 	c.n.Add(1)
+	if q := c.spill.expand(p); len(q) != len(p) {
+		if _, err := c.File.Write(q); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return c.File.Write(p)
 }
 
+// WriteString is Write: the *os.File's own would bypass it (bubbletea
+// writes a print with io.WriteString), which left prints uncounted on a
+// terminal while countingWriter, in process, always counted them.
+func (c *countingFile) WriteString(s string) (int, error) { return c.Write([]byte(s)) }
+
 // countingWriter is countingFile for an output that is not a file.
 type countingWriter struct {
-	w interface{ Write([]byte) (int, error) }
-	n atomic.Int64
+	w     io.Writer
+	n     atomic.Int64
+	spill *spiller
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	c.n.Add(1)
+	if q := c.spill.expand(p); len(q) != len(p) {
+		if _, err := c.w.Write(q); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return c.w.Write(p)
 }
 

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -44,9 +45,9 @@ func mergeable(raw json.RawMessage) (c textChunk, ok bool) {
 
 // merged is a run of text chunks of one message queued as one update.
 type merged struct {
-	chunk textChunk // the first chunk: its kind and messageId
-	text  []byte    // the run's text
-	n     int       // how many chunks
+	chunk textChunk       // the first chunk: its kind, messageId and text
+	text  strings.Builder // the run's text, from its second chunk on
+	n     int             // how many chunks
 }
 
 // join appends c to the run if it continues it.
@@ -54,17 +55,22 @@ func (r *merged) join(c textChunk) bool {
 	if c.SessionUpdate != r.chunk.SessionUpdate || c.MessageID != r.chunk.MessageID {
 		return false
 	}
-	r.text = append(r.text, c.Content.Text...)
+	if r.n == 1 {
+		r.text.WriteString(r.chunk.Content.Text)
+	}
+	r.text.WriteString(c.Content.Text)
 	r.n++
 	return true
 }
 
-// update is the run as one session/update, raw and decoded.
-func (r *merged) update() (json.RawMessage, *textChunk) {
+// update is the run as one session/update, decoded (its text not copied
+// again: the builder's).
+func (r *merged) update() *textChunk {
 	c := r.chunk
-	c.Content.Text = string(r.text)
-	b, _ := json.Marshal(c)
-	return b, &c
+	if r.n > 1 {
+		c.Content.Text = r.text.String()
+	}
+	return &c
 }
 
 // quickChunk reads a session/update's params without a JSON decoder when
@@ -76,7 +82,7 @@ func (r *merged) update() (json.RawMessage, *textChunk) {
 // with S and M free of escapes. Anything else (another order, spaces,
 // more fields) is not read here (ok false) and takes the decoder's way.
 // The params were checked as JSON when the line was read.
-func quickChunk(p []byte) (session string, update json.RawMessage, c textChunk, ok bool) {
+func quickChunk(p []byte) (session string, c textChunk, ok bool) {
 	rest, ok := bytes.CutPrefix(p, []byte(`{"sessionId":"`))
 	if !ok {
 		return
@@ -85,11 +91,7 @@ func quickChunk(p []byte) (session string, update json.RawMessage, c textChunk, 
 	if sid, rest, ok = plainString(rest); !ok {
 		return
 	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(`,"update":`)); !ok {
-		return
-	}
-	upd := rest
-	if rest, ok = bytes.CutPrefix(rest, []byte(`{"sessionUpdate":"`)); !ok {
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"update":{"sessionUpdate":"`)); !ok {
 		return
 	}
 	var kind []byte
@@ -99,18 +101,19 @@ func quickChunk(p []byte) (session string, update json.RawMessage, c textChunk, 
 	switch string(kind) {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 	default:
-		return session, nil, c, false
+		return "", c, false
 	}
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"content":{"type":"text","text":`)); !ok {
 		return
 	}
-	end := stringEnd(rest)
-	if end < 0 {
-		return session, nil, c, false
+	text, n, quick := jsonString(rest)
+	if !quick { // a \u escape, or not UTF-8: as the decoder reads it
+		n = stringEnd(rest)
+		if n < 0 || json.Unmarshal(rest[:n], &text) != nil {
+			return "", c, false
+		}
 	}
-	text := rest[:end]
-	rest = rest[end:]
-	if rest, ok = bytes.CutPrefix(rest, []byte(`}`)); !ok {
+	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`}`)); !ok {
 		return
 	}
 	if r, found := bytes.CutPrefix(rest, []byte(`,"messageId":"`)); found {
@@ -121,15 +124,70 @@ func quickChunk(p []byte) (session string, update json.RawMessage, c textChunk, 
 		c.MessageID = string(id)
 	}
 	if !bytes.Equal(rest, []byte(`}}`)) {
-		return session, nil, c, false
+		return "", c, false
 	}
-	if bytes.IndexByte(text, '\\') < 0 && utf8.Valid(text) {
-		c.Content.Text = string(text[1 : len(text)-1])
-	} else if json.Unmarshal(text, &c.Content.Text) != nil {
-		return session, nil, c, false
+	c.SessionUpdate, c.Content.Type, c.Content.Text = string(kind), "text", text
+	return string(sid), c, true
+}
+
+// jsonString decodes the JSON string at the start of b (from its opening
+// quote): its text and its length in b, found a run at a time rather than
+// by the decoder's byte-by-byte scan. ok is false for a \u escape or text
+// that is not UTF-8 (the decoder replaces what is not), which it leaves
+// to the decoder. b is valid JSON.
+func jsonString(b []byte) (s string, n int, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", 0, false
 	}
-	c.SessionUpdate, c.Content.Type = string(kind), "text"
-	return string(sid), bytes.Clone(upd[:len(upd)-1]), c, true
+	var out []byte
+	i := 1
+	for {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return "", 0, false
+		}
+		e := bytes.IndexByte(b[i:i+q], '\\')
+		if e < 0 {
+			if out == nil { // no escape at all: one copy
+				if !utf8.Valid(b[i : i+q]) {
+					return "", 0, false
+				}
+				return string(b[i : i+q]), i + q + 1, true
+			}
+			out = append(out, b[i:i+q]...)
+			i += q + 1
+			break
+		}
+		if out == nil {
+			out = make([]byte, 0, len(b))
+		}
+		out = append(out, b[i:i+e]...)
+		i += e + 1
+		if i == len(b) {
+			return "", 0, false
+		}
+		switch c := b[i]; c {
+		case '"', '\\', '/':
+			out = append(out, c)
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		default:
+			return "", 0, false
+		}
+		i++
+	}
+	if !utf8.Valid(out) {
+		return "", 0, false
+	}
+	return string(out), i, true
 }
 
 // plainString returns the rest of a JSON string up to its closing quote

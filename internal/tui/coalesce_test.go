@@ -3,8 +3,10 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func notify(t *testing.T, a *agent, session, update string) {
@@ -62,21 +64,22 @@ func TestQueuedChunksAreMerged(t *testing.T) {
 	var got []string
 	for _, u := range q {
 		var c textChunk
-		if err := json.Unmarshal(u.raw, &c); err != nil {
+		raw := u.rawUpdate()
+		if err := json.Unmarshal(raw, &c); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, u.sessionID+" "+c.SessionUpdate+" "+c.MessageID+" "+c.Content.Text)
-		if plain := c.Content.Type == "text" && !strings.Contains(string(u.raw), "_meta"); plain != (u.text != nil) {
-			t.Errorf("update %s decoded on the agent's side: %v", u.raw, u.text != nil)
+		if plain := c.Content.Type == "text" && !strings.Contains(string(raw), "_meta"); plain != (u.text != nil) {
+			t.Errorf("update %s decoded on the agent's side: %v", raw, u.text != nil)
 		} else if plain && *u.text != c {
-			t.Errorf("update %s decoded as %+v", u.raw, *u.text)
+			t.Errorf("update %s decoded as %+v", raw, *u.text)
 		}
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("queued updates:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if !strings.Contains(string(q[6].raw), `"_meta"`) {
-		t.Errorf("a chunk with _meta was rewritten: %s", q[6].raw)
+	if !strings.Contains(string(q[6].rawUpdate()), `"_meta"`) {
+		t.Errorf("a chunk with _meta was rewritten: %s", q[6].rawUpdate())
 	}
 	// After a take, a new batch starts: nothing merges into what the UI took.
 	notify(t, a, "s2", textUpdate("agent_message_chunk", "", "G"))
@@ -105,7 +108,7 @@ func TestQuickChunk(t *testing.T) {
 		{`{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}},"sessionId":"s1"}`, false},
 		{`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}},"more":1}`, false},
 	} {
-		sid, upd, c, ok := quickChunk([]byte(tc.params))
+		sid, c, ok := quickChunk([]byte(tc.params))
 		if ok != tc.quick {
 			t.Errorf("quickChunk(%s) ok = %v, want %v", tc.params, ok, tc.quick)
 			continue
@@ -121,8 +124,40 @@ func TestQuickChunk(t *testing.T) {
 			t.Fatal(err)
 		}
 		wc, wok := mergeable(want.Update)
-		if !wok || sid != want.SessionID || string(upd) != string(want.Update) || c != wc {
-			t.Errorf("quickChunk(%s) = %q %s %+v, the decoder: %q %s %+v", tc.params, sid, upd, c, want.SessionID, want.Update, wc)
+		if !wok || sid != want.SessionID || c != wc {
+			t.Errorf("quickChunk(%s) = %q %+v, the decoder: %q %+v", tc.params, sid, c, want.SessionID, wc)
+		}
+	}
+}
+
+// jsonString reads a JSON string as the decoder does, or leaves it to the
+// decoder (a \u escape, text that is not UTF-8).
+func TestJSONStringReadsAsTheDecoder(t *testing.T) {
+	cases := []string{`""`, `"x"`, `"a \"q\" \\ \/ \b\f\n\r\t é"`, `"\\"`, `"\\\""`, `"end\\"`, `"ünï"`,
+		`"\u00e9"`, "\"\xff\"", `"a\nb\"c\\\\d"`, `"` + strings.Repeat(`0123456789\n`, 400) + `"`}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 500 {
+		b := make([]byte, r.IntN(300))
+		for i := range b {
+			b[i] = "ab \n\t\"\\/é<"[r.IntN(11)]
+		}
+		q, _ := json.Marshal(string(b))
+		cases = append(cases, string(q))
+	}
+	for _, c := range cases {
+		var want string
+		if err := json.Unmarshal([]byte(c), &want); err != nil {
+			t.Fatalf("%q: %v", c, err)
+		}
+		got, n, ok := jsonString([]byte(c + `,"more":1}`))
+		if !ok {
+			if !strings.Contains(c, `\u`) && utf8.ValidString(c) {
+				t.Errorf("%q left to the decoder", c)
+			}
+			continue
+		}
+		if got != want || n != len(c) {
+			t.Errorf("jsonString(%q) = %q, %d; the decoder: %q, %d", c, got, n, want, len(c))
 		}
 	}
 }

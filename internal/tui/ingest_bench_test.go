@@ -58,7 +58,7 @@ func BenchmarkStreamOneCharChunks(b *testing.B) {
 			for _, u := range a.takeUpdates() {
 				m.update(u)
 				var c textChunk
-				_ = json.Unmarshal(u.raw, &c)
+				_ = json.Unmarshal(u.rawUpdate(), &c)
 				n += len(c.Content.Text) // one character a chunk
 			}
 			_ = m.View()

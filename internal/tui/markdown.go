@@ -80,7 +80,53 @@ func (m *markdown) line(src string, width int) []string {
 		hang := pad + strings.Repeat(" ", ansi.StringWidth(marker)+1)
 		return wrapStyled(m.inline(rest, lipgloss.NewStyle()), width, bullet, hang)
 	}
+	if lines, ok := plainLine(trimmed, width, pad); ok {
+		return lines
+	}
 	return wrapStyled(m.inline(trimmed, lipgloss.NewStyle()), width, pad, pad)
+}
+
+// notPlain marks the bytes a plain line has none of (a tab is turned into
+// spaces): controls, inline markup, and anything outside ASCII.
+var notPlain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c < ' ' || c > '~' || strings.IndexByte("\\`*_[", byte(c)) >= 0
+	}
+	return t
+}()
+
+// plainLine renders a paragraph line without inline markup, printable
+// ASCII (tabs allowed) throughout, as wrapStyled(m.inline(s, no style))
+// does, only faster: the inline pass would change nothing but the tabs
+// (the empty style turns each into 4 spaces), the text is as wide as it
+// is long, and one that fits is not wrapped. Most lines of a long answer
+// take this way. ok is false for any other line.
+func plainLine(s string, width int, pad string) (lines []string, ok bool) {
+	tabs := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; notPlain[c] {
+			if c != '\t' {
+				return nil, false
+			}
+			tabs = true
+		}
+	}
+	if tabs {
+		s = strings.ReplaceAll(s, "\t", "    ")
+	}
+	limit := max(width-len(pad), 8)
+	if len(s) <= limit {
+		return []string{pad + s}, true
+	}
+	// Too long: word-wrapped as wrapStyled does; with no escapes in s,
+	// lipgloss.Wrap is ansi.Wrap.
+	lines = strings.Split(ansi.Wrap(s, limit, " -/"), "\n")
+	if pad != "" {
+		for i := range lines {
+			lines[i] = pad + lines[i]
+		}
+	}
+	return lines, true
 }
 
 // flush ends the rendering of one message: an unclosed code block ends.

@@ -42,9 +42,15 @@ type model struct {
 	holdPrints time.Time
 	printHeld  bool
 	// paceUntil ends the anchored, one-part-a-frame printing that follows
-	// a resize (paced).
+	// a resize (paced); sized says the terminal's first size came (the
+	// model starts at 80×24 until it does).
 	paceUntil time.Time
-	termSize  func() (int, int, error)
+	sized     bool
+	// spill writes the further parts of a print with its first (spill.go);
+	// spilled is how many lines the print in flight armed it with.
+	spill    *spiller
+	spilled  int
+	termSize func() (int, int, error)
 	// printSkipped says a part of the print in flight was dropped
 	// (filterPrint), and the parts after it with it.
 	printSkipped bool
@@ -219,12 +225,13 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		if m.width != msg.Width || m.height != msg.Height {
+		// The first size is the one bubbletea started with: nothing is
+		// repainted, and nothing needs holding.
+		if m.sized && (m.width != msg.Width || m.height != msg.Height) {
 			m.holdPrints = time.Now().Add(resizeSettle)
-			if m.width != 0 { // not the first size
-				m.paceUntil = m.holdPrints.Add(paceAfterResize)
-			}
+			m.paceUntil = m.holdPrints.Add(paceAfterResize)
 		}
+		m.sized = true
 		m.width, m.height = msg.Width, msg.Height
 	case tea.BackgroundColorMsg:
 		m.th = newTheme(msg.IsDark(), m.th.color)
@@ -314,7 +321,7 @@ func (m *model) update(u updateMsg) {
 		m.applyContent(u.text.SessionUpdate, acp.ContentBlock{Type: "text", Text: u.text.Content.Text}, "", "")
 		return
 	}
-	raw := u.raw
+	raw := u.rawUpdate()
 	if m.connected() {
 		m.noteAnsweredBy(raw)
 		var ok bool
@@ -323,117 +330,6 @@ func (m *model) update(u updateMsg) {
 		}
 	}
 	m.applyUpdate(raw)
-}
-
-// printCmd prints the queued lines above the live region: all of them,
-// in parts that keep their order, sent to the event loop back to back
-// (one command, not a round trip through Update per part); the lines stay
-// queued until printedMsg says which are in the scrollback.
-//
-// bubbletea inserts printed lines at positions computed from the size it
-// knows; a print between a terminal's resize and the program learning of
-// it lands in the wrong place and the repaint after the resize erases it.
-// So no print starts for a moment after a resize, and a part whose
-// terminal no longer has the size the program knows is dropped with the
-// parts after it, to be printed again.
-func (m *model) printCmd() tea.Cmd {
-	if m.printing > 0 || len(m.printQ) == 0 || m.printHeld {
-		return nil
-	}
-	if wait := time.Until(m.holdPrints); wait > 0 {
-		m.printHeld = true
-		return tea.Tick(wait, func(time.Time) tea.Msg { return printRetryMsg{} })
-	}
-	if !m.printReady() { // no frame since the last print yet (anchor.go)
-		m.printHeld = true
-		m.awaitFrame()
-		return tea.Tick(4*time.Millisecond, func(time.Time) tea.Msg { return printRetryMsg{} })
-	}
-	// bubbletea scrolls the screen by the lines it prints, then moves up
-	// over them and the live region to insert them: more lines than the
-	// screen has rows above the live region cannot be reached, and some
-	// would be lost. A long batch goes in parts.
-	//
-	// The cursor is on the live region's last row when a print starts
-	// (anchor.go): the move up is the lines printed plus the live
-	// region's rows, which must stay on screen.
-	rows := m.height / 2
-	if m.writes != nil {
-		rows = m.height - max(m.viewRows[0], m.viewRows[1]) - 1
-	}
-	part := max(rows, 1)
-	m.printing = len(m.printQ)
-	// Parts after the first start on the live region's first row; a tall
-	// live region (under half the screen left above it) stays paced too:
-	// TestConnectReconnectsWithoutRepeatingTheTranscript then found stale
-	// frames of it in the scrollback (2 runs in 8).
-	if m.paced() || rows < m.height/2 {
-		m.printing = min(m.printing, part)
-	}
-	cmds := make([]tea.Cmd, 0, m.printing/part+2)
-	for i := 0; i < m.printing; i += part {
-		lines := m.printQ[i:min(i+part, m.printing)]
-		msg := printMsg{text: strings.Join(lines, "\n"), n: len(lines)}
-		if msg.text == "" {
-			msg.text = " " // an empty print prints nothing
-		}
-		cmds = append(cmds, func() tea.Msg { return msg })
-	}
-	cmds = append(cmds, func() tea.Msg { return printedMsg{} })
-	return tea.Sequence(cmds...)
-}
-
-// printDequeue drops the lines bubbletea printed from the queue; those of a
-// part dropped (filterPrint) stay for a retry, paced.
-func (m *model) printDequeue() {
-	if m.printSkipped {
-		m.holdPrints = time.Now().Add(resizeSettle)
-		m.paceUntil = m.holdPrints.Add(paceAfterResize)
-	}
-	if m.printDone > 0 && m.writes != nil {
-		m.printWrites, m.printedOnce = m.writes(), true
-	}
-	m.frameWaits = 0
-	m.printQ = m.printQ[m.printDone:]
-	m.printing, m.printDone, m.printSkipped = 0, 0, false
-}
-
-// printMsg carries a part of a print (n lines) to the event loop, where
-// filterPrint turns it into bubbletea's own print message.
-type printMsg struct {
-	text string
-	n    int
-}
-
-// filterPrint runs in bubbletea's event loop just before it handles a
-// message (tea.WithFilter): a part whose terminal no longer has the size
-// the program knows is dropped there, with the parts after it (printedMsg
-// then keeps their lines for a retry), as close to the insertion as
-// anything can check.
-func (m *model) filterPrint(msg printMsg) tea.Msg {
-	if m.printSkipped {
-		return nil
-	}
-	if m.termSize != nil {
-		if tw, th, err := m.termSize(); err == nil && (tw != m.width || th != m.height) {
-			m.printSkipped = true
-			return nil
-		}
-	}
-	m.printDone += msg.n
-	return tea.Println(msg.text)()
-}
-
-// printFilter is the program's message filter. It holds m itself, not
-// the root model bubbletea hands it: Options.wrap may wrap the model, and
-// a print that did not reach filterPrint would never be written.
-func printFilter(m *model) func(tea.Model, tea.Msg) tea.Msg {
-	return func(_ tea.Model, msg tea.Msg) tea.Msg {
-		if p, ok := msg.(printMsg); ok {
-			return m.filterPrint(p)
-		}
-		return msg
-	}
 }
 
 // prompt sends text as a turn.

@@ -73,8 +73,7 @@ func printTenMB(b *testing.B, text string, decoded bool) {
 		m.width, m.height = 100, 30
 		w := &tailWriter{want: []byte("END-OF-ANSWER"), seen: make(chan struct{})}
 		seen := w.seen
-		out := &countingWriter{w: w} // as Run's output (anchor.go)
-		m.writes = out.n.Load
+		out := m.output(w) // as Run's (anchor.go)
 		p := tea.NewProgram(noInit{m}, tea.WithInput(nil), tea.WithOutput(out), tea.WithWindowSize(100, 30),
 			tea.WithFilter(printFilter(m)))
 		done := make(chan struct{})

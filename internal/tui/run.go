@@ -80,18 +80,11 @@ func Run(opts Options) error {
 		popts = append(popts, tea.WithInput(opts.In))
 	}
 	// The output counts its writes (anchor.go).
-	if f, ok := opts.Out.(*os.File); ok || opts.Out == nil {
-		if !ok {
-			f = os.Stdout
-		}
-		out := &countingFile{File: f}
-		m.writes = out.n.Load
-		popts = append(popts, tea.WithOutput(out))
-	} else {
-		out := &countingWriter{w: opts.Out}
-		m.writes = out.n.Load
-		popts = append(popts, tea.WithOutput(out))
+	out := opts.Out
+	if out == nil {
+		out = os.Stdout
 	}
+	popts = append(popts, tea.WithOutput(m.output(out)))
 	var root tea.Model = m
 	if opts.wrap != nil {
 		root = opts.wrap(m)

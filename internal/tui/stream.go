@@ -52,17 +52,21 @@ func (m *model) addText(kind, text string) {
 		m.gap = true
 		m.live = append(m.live, b)
 	}
-	// Only the new text can hold a newline: the tail had none.
-	from := len(b.tail)
-	b.tail = append(b.tail, text...)
+	// Only the new text can hold a newline: the tail had none. A line
+	// wholly in text is rendered from it, not copied into the tail first.
 	for {
-		i := bytes.IndexByte(b.tail[from:], '\n')
+		i := strings.IndexByte(text, '\n')
 		if i < 0 {
+			b.tail = append(b.tail, text...)
 			break
 		}
-		i += from
-		b.lines = append(b.lines, m.renderText(b, &b.md, string(b.tail[:i]))...)
-		b.tail, from = b.tail[i+1:], 0
+		line := text[:i]
+		if len(b.tail) > 0 {
+			line = string(append(b.tail, line...))
+			b.tail = b.tail[:0]
+		}
+		b.lines = append(b.lines, m.renderText(b, &b.md, line)...)
+		text = text[i+1:]
 	}
 	// A line that keeps growing is broken (after a space, if it has one)
 	// once it is long: the live region redraws the tail at every frame,

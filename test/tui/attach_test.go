@@ -44,7 +44,8 @@ func TestImageToAModelWithoutImages(t *testing.T) {
 	tm.typeText("see @shot.png please")
 	tm.keys("Enter")
 	tm.waitFor("Seen.")
-	if !strings.Contains(tm.screen(), "the model takes no images") {
-		t.Errorf("no word that the model takes no images:\n%s", tm.screen())
-	}
+	// The note is printed above the live region, where it may come a
+	// frame after the answer is drawn: waited for, not looked for at once
+	// (which failed 2 runs in 15).
+	tm.waitFor("the model takes no images")
 }

@@ -1,6 +1,9 @@
 package tui_test
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -134,15 +137,20 @@ func BenchmarkRSSAfter1000Turns(b *testing.B) {
 // BenchmarkTenMBAnswer: a 10 MB answer (100,000 lines of 100 bytes, then
 // an end marker) from the scripted model in 4 KiB chunks, drawn by the TUI
 // (prompt sent → the end marker drawn) against `corvid run -p` printing
-// the same script to a pipe (start → exit, its start-up included).
+// the same script to a pipe (start → exit, its start-up included). Also
+// `corvid acp` alone on the same script, prompt → its answer, to a client
+// that only reads (s-acp): the agent's own pace, which no terminal UI can
+// beat.
 func BenchmarkTenMBAnswer(b *testing.B) {
 	s := newSession(b)
 	line := strings.Repeat("0123456789", 9) + "lorem ips\\n"
 	model := s.script("big.json", `{"chunkSize": 4096, "responses": [{"parts": [
 	  {"type": "text", "text": "`+line+`", "repeat": 100000},
 	  {"type": "text", "text": "END-OF-ANSWER\n"}]}], "onExhausted": "repeat-last"}`)
-	var tui, print, cpu []float64
+	var tui, print, cpu, alone []float64
 	for i := 0; i < b.N; i++ {
+		alone = append(alone, acpAlone(b, s, model))
+
 		start := time.Now()
 		cmd := exec.Command(filepath.Join(s.bins, "corvid"), "run", "-p", "go", "-m", model)
 		cmd.Dir, cmd.Env = s.dir, s.env
@@ -168,6 +176,49 @@ func BenchmarkTenMBAnswer(b *testing.B) {
 	b.ReportMetric(median(tui), "s-tui")
 	b.ReportMetric(median(tui)/median(print), "tui/run-p")
 	b.ReportMetric(median(cpu), "cpu-s-tui")
+	b.ReportMetric(median(alone), "s-acp")
+	b.ReportMetric(median(tui)/median(alone), "tui/acp")
+}
+
+// acpAlone runs `corvid acp -m model`, opens a session and times its
+// prompt → the prompt's answer, reading every frame and nothing more.
+func acpAlone(b *testing.B, s *session, model string) float64 {
+	b.Helper()
+	cmd := exec.Command(filepath.Join(s.bins, "corvid"), "acp", "-m", model)
+	cmd.Dir, cmd.Env = s.dir, s.env
+	in, err := cmd.StdinPipe()
+	must(b, err)
+	out, err := cmd.StdoutPipe()
+	must(b, err)
+	must(b, cmd.Start())
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	r := bufio.NewReaderSize(out, 1<<20)
+	until := func(want string) []byte {
+		for {
+			l, err := r.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				continue // a long frame: not the one waited for
+			}
+			if err != nil {
+				b.Fatalf("corvid acp: %v before %s", err, want)
+			}
+			if bytes.Contains(l, []byte(want)) {
+				return l
+			}
+		}
+	}
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	until(`"id":1,`)
+	dir, _ := json.Marshal(s.dir)
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":%s,"mcpServers":[]}}`+"\n", dir)
+	var opened struct {
+		Result struct{ SessionID string }
+	}
+	must(b, json.Unmarshal(until(`"id":2,`), &opened))
+	start := time.Now()
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}}`+"\n", opened.Result.SessionID)
+	until(`"stopReason"`)
+	return time.Since(start).Seconds()
 }
 
 // BenchmarkKeystrokeEchoUnderFlood: a typed character → drawn in the
