@@ -54,10 +54,13 @@ type model struct {
 	writes      func() int64
 	printWrites int64
 	printedOnce bool
-	anchorSeen  int64
-	anchorFlip  bool
-	frameWaits  int    // the retries since a print began waiting for a frame
-	viewRows    [2]int // the heights of the last two views
+	// fresh says nothing was printed yet but the blank line written
+	// before the first frame (run.go, leaveTopRow).
+	fresh      bool
+	anchorSeen int64
+	anchorFlip bool
+	frameWaits int    // the retries since a print began waiting for a frame
+	viewRows   [2]int // the heights of the last two views
 
 	in      input
 	running bool
@@ -394,6 +397,9 @@ func (m *model) printDequeue() {
 		m.printWrites, m.printedOnce = m.writes(), true
 	}
 	m.frameWaits = 0
+	if m.printDone > 0 {
+		m.fresh = false
+	}
 	m.printQ = m.printQ[m.printDone:]
 	m.printing, m.printDone, m.printSkipped = 0, 0, false
 }
@@ -438,7 +444,10 @@ func printFilter(m *model) func(tea.Model, tea.Msg) tea.Msg {
 
 // prompt sends text as a turn.
 func (m *model) prompt(text string) tea.Cmd {
-	m.printLines("")
+	if !m.fresh || len(m.printQ) > 0 {
+		m.printLines("") // fresh: the blank line above is on the screen already
+	}
+	m.fresh = false
 	lines := strings.Split(text, "\n")
 	shown := lines
 	if len(lines) > pasteFoldLines {
