@@ -367,9 +367,9 @@ func (m *model) printCmd() tea.Cmd {
 	part := max(rows, 1)
 	m.printing = len(m.printQ)
 	// Parts after the first start on the live region's first row; a tall
-	// live region (under half the screen left above it) stays paced too:
-	// TestConnectReconnectsWithoutRepeatingTheTranscript then found stale
-	// frames of it in the scrollback (2 runs in 8).
+	// live region (under half the screen left above it) stays paced too.
+	// (The stale frames that seemed to ask for it had another cause, the
+	// top row: run.go, leaveTopRow. Kept to be safe; docs/tui.md.)
 	if m.paced() || rows < m.height/2 {
 		m.printing = min(m.printing, part)
 	}
