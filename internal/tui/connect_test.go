@@ -24,6 +24,7 @@ func msgChunk(id, text string) acp.ContentChunk {
 // had not ended, new messages. Nothing is printed twice.
 func TestRejoinReplayShowsOnlyWhatIsNew(t *testing.T) {
 	m := connectedModel()
+	m.prompt("hi") // its answer is cut off by the drop: known by its text
 	m.feed(t, msgChunk("m1", "First line.\n"))
 	m.feed(t, acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "t1", Title: "Read a.go", Kind: "read", Status: "completed"})
 	m.feed(t, msgChunk("m2", "Half of "))
@@ -47,8 +48,8 @@ func TestRejoinReplayShowsOnlyWhatIsNew(t *testing.T) {
 			t.Errorf("%q is printed %d times:\n%s", want, n, all)
 		}
 	}
-	if strings.Contains(all, "hi") {
-		t.Errorf("the replayed user message is printed:\n%s", all)
+	if n := strings.Count(all, "hi"); n != 1 {
+		t.Errorf("the screen's own prompt is printed %d times:\n%s", n, all)
 	}
 }
 
@@ -175,6 +176,68 @@ func TestAnotherClientsPromptIsPrintedOnce(t *testing.T) {
 	for _, want := range []string{"from the dashboard", "An answer."} {
 		if n := strings.Count(all, want); n != 1 {
 			t.Errorf("%q is printed %d times:\n%s", want, n, all)
+		}
+	}
+}
+
+func userChunk(id, turn, text string) acp.ContentChunk {
+	return acp.ContentChunk{SessionUpdate: "user_message_chunk", Content: acp.TextBlock(text), MessageID: id,
+		Meta: acp.Meta{metaTurn: turn}}
+}
+
+// The user messages of a re-attach's replay: the screen's own prompts
+// (known by the turn id their answer carried, or by their text when the
+// drop cut the answer off) and another client's prompt that came live are
+// not printed again; another client's prompt made while the screen was
+// cut off is printed, above its answer. A second re-attach prints nothing
+// again.
+func TestRejoinReplayShowsAPromptMadeWhileOffline(t *testing.T) {
+	m := connectedModel()
+	m.prompt("mine, answered")
+	m.feed(t, msgChunk("m1", "Answer one.\n"))
+	m.Update(promptDoneMsg{stop: acp.StopEndTurn, text: "mine, answered", turn: "turn-a"})
+	m.feed(t, userChunk("u2", "turn-b", "theirs, live"))
+	m.feed(t, msgChunk("m2", "Answer two.\n"))
+	m.prompt("mine, in flight")
+	m.feed(t, msgChunk("m3", "Half"))
+	m.Update(agentGoneMsg{ag: m.ag}) // the drop: no answer to the prompt in flight
+	before := m.printed()
+
+	replay := func() {
+		m.rejoining = true
+		m.shown.startReplay()
+		m.feed(t, userChunk("u1", "turn-a", "mine, answered"))
+		m.feed(t, msgChunk("m1", "Answer one.\n"))
+		m.feed(t, userChunk("u2", "turn-b", "theirs, live"))
+		m.feed(t, msgChunk("m2", "Answer two.\n"))
+		m.feed(t, userChunk("u3", "turn-c", "mine, in flight"))
+		m.feed(t, msgChunk("m3", "Half and the rest.\n"))
+		m.feed(t, userChunk("u4", "turn-d", "theirs, offline"))
+		m.feed(t, msgChunk("m4", "Answer four.\n"))
+		m.Update(sessionMsg{id: "s1", loaded: true, rejoin: true})
+		m.settle()
+	}
+	replay()
+	all := strings.Join(append(before, m.printed()...), "\n")
+	for _, want := range []string{"mine, answered", "Answer one.", "theirs, live", "Answer two.", "mine, in flight",
+		"Half and the rest.", "theirs, offline", "Answer four."} {
+		if n := strings.Count(all, want); n != 1 {
+			t.Errorf("%q is printed %d times", want, n)
+		}
+	}
+	if q, a := strings.Index(all, "theirs, offline"), strings.Index(all, "Answer four."); q < 0 || q > a {
+		t.Errorf("the prompt made while offline is not above its answer")
+	}
+	if t.Failed() {
+		t.Logf("printed:\n%s", all)
+	}
+
+	m.Update(agentGoneMsg{ag: m.ag})
+	m.printed()
+	replay()
+	for _, l := range m.printed() {
+		if l != "" && !strings.Contains(l, "reconnected") {
+			t.Errorf("a second re-attach printed %q again", l)
 		}
 	}
 }

@@ -139,6 +139,8 @@ type (
 	promptDoneMsg struct {
 		stop string
 		err  error
+		text string // the prompt, and the turn id its answer carried
+		turn string
 	}
 	configMsg struct {
 		config []acp.SessionConfigOption
@@ -273,6 +275,9 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 
 func (m *model) turnDone(msg promptDoneMsg) {
 	m.running = false
+	if m.connected() {
+		m.shown.answered(msg.text, msg.turn) // transcript.go
+	}
 	if m.connected() && errors.Is(msg.err, acp.ErrClosed) {
 		return // the connection dropped: connectionLost says so, and the turn goes on in the daemon
 	}
@@ -465,11 +470,15 @@ func (m *model) prompt(text string) tea.Cmd {
 	m.running = true
 	ag, id := m.ag, m.sessionID
 	blocks := m.promptBlocks(text) // attach.go
+	if m.connected() {
+		m.shown.prompted(text) // known again in a re-attach's replay (transcript.go)
+	}
 	return func() tea.Msg {
 		var resp acp.PromptResponse
 		err := ag.call(context.Background(), "session/prompt",
 			acp.PromptRequest{SessionID: id, Prompt: blocks}, &resp)
-		return promptDoneMsg{stop: resp.StopReason, err: err}
+		turn, _ := resp.Meta[metaTurn].(string)
+		return promptDoneMsg{stop: resp.StopReason, err: err, text: text, turn: turn}
 	}
 }
 
