@@ -74,7 +74,7 @@ func (m *model) reconnect() tea.Cmd {
 		m.replaying = m.opts.Resume != ""
 		return m.openSession(m.opts.Continue, m.opts.Resume)
 	}
-	m.rejoining = true
+	m.rejoining, m.toldRejoin = true, false
 	return m.openSession(false, m.sessionID)
 }
 
@@ -82,7 +82,17 @@ func (m *model) reconnect() tea.Cmd {
 func (m *model) reattached() {
 	m.rejoining, m.offline, m.attempts, m.backoff = false, false, 0, 0
 	m.st.note = ""
-	m.printLines(m.th.dim.Render("── reconnected to " + m.opts.Endpoint + " ──"))
+	m.tellRejoin()
+}
+
+// tellRejoin says the session is attached again, once, before anything
+// of the replay: at its first update, or at the load's answer when it
+// replayed nothing.
+func (m *model) tellRejoin() {
+	if !m.toldRejoin {
+		m.toldRejoin = true
+		m.printLines(m.th.dim.Render("── reconnected to " + m.opts.Endpoint + " ──"))
+	}
 }
 
 // stale tells whether a message comes from a connection that is no longer

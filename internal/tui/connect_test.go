@@ -225,8 +225,8 @@ func TestRejoinReplayShowsAPromptMadeWhileOffline(t *testing.T) {
 			t.Errorf("%q is printed %d times", want, n)
 		}
 	}
-	if q, a := strings.Index(all, "theirs, offline"), strings.Index(all, "Answer four."); q < 0 || q > a {
-		t.Errorf("the prompt made while offline is not above its answer")
+	if r, q, a := strings.Index(all, "reconnected"), strings.Index(all, "theirs, offline"), strings.Index(all, "Answer four."); r < 0 || q < r || a < q {
+		t.Errorf("want the reconnection told, then the prompt made while offline, then its answer")
 	}
 	if t.Failed() {
 		t.Logf("printed:\n%s", all)

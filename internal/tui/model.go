@@ -95,7 +95,9 @@ type model struct {
 	backoff   time.Duration
 	attempts  int
 	rejoining bool
-	shown     shown
+	// toldRejoin says the reconnection was told (connect.go, tellRejoin).
+	toldRejoin bool
+	shown      shown
 	// answeredBy names who answered a tool call's question elsewhere;
 	// awaitingWho holds the titles of questions withdrawn before that
 	// was known.
@@ -324,6 +326,9 @@ func (m *model) update(u updateMsg) {
 	}
 	raw := u.raw
 	if m.connected() {
+		if m.rejoining {
+			m.tellRejoin() // above what the replay adds
+		}
 		m.noteAnsweredBy(raw)
 		var ok bool
 		if raw, ok = m.shown.filter(raw, m.rejoining); !ok {

@@ -72,8 +72,8 @@ func TestConnectShowsAPromptMadeWhileOffline(t *testing.T) {
 			t.Errorf("%q is in the scrollback %d times", once, n)
 		}
 	}
-	if q, a := strings.Index(all, "asked from the editor"), strings.Index(all, "Answer to the editor."); q > a {
-		t.Errorf("the editor's prompt is not above its answer")
+	if r, q, a := strings.Index(all, "reconnected to"), strings.Index(all, "asked from the editor"), strings.Index(all, "Answer to the editor."); q < r || a < q {
+		t.Errorf("want the reconnection told, then the editor's prompt, then its answer")
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("the pane:\n%s", all)
