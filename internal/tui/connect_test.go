@@ -214,6 +214,9 @@ func TestRejoinReplayShowsAPromptMadeWhileOffline(t *testing.T) {
 		m.feed(t, msgChunk("m3", "Half and the rest.\n"))
 		m.feed(t, userChunk("u4", "turn-d", "theirs, offline"))
 		m.feed(t, msgChunk("m4", "Answer four.\n"))
+		if m.printing != 0 || m.printCmd() != nil {
+			t.Errorf("the replay's lines are printed before the load answered (%d lines)", m.printing)
+		}
 		m.Update(sessionMsg{id: "s1", loaded: true, rejoin: true})
 		m.settle()
 	}

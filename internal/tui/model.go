@@ -95,8 +95,10 @@ type model struct {
 	backoff   time.Duration
 	attempts  int
 	rejoining bool
-	// toldRejoin says the reconnection was told (connect.go, tellRejoin).
-	toldRejoin bool
+	// rejoinHold holds the prints of a re-attach's replay, queued from
+	// rejoinAt on, until the load answers (connect.go, holdRejoin).
+	rejoinHold bool
+	rejoinAt   int
 	shown      shown
 	// answeredBy names who answered a tool call's question elsewhere;
 	// awaitingWho holds the titles of questions withdrawn before that
@@ -327,7 +329,7 @@ func (m *model) update(u updateMsg) {
 	raw := u.raw
 	if m.connected() {
 		if m.rejoining {
-			m.tellRejoin() // above what the replay adds
+			m.holdRejoin() // connect.go
 		}
 		m.noteAnsweredBy(raw)
 		var ok bool
@@ -350,7 +352,7 @@ func (m *model) update(u updateMsg) {
 // terminal no longer has the size the program knows is dropped with the
 // parts after it, to be printed again.
 func (m *model) printCmd() tea.Cmd {
-	if m.printing > 0 || len(m.printQ) == 0 || m.printHeld {
+	if m.printing > 0 || m.printable() == 0 || m.printHeld {
 		return nil
 	}
 	if wait := time.Until(m.holdPrints); wait > 0 {
@@ -375,7 +377,7 @@ func (m *model) printCmd() tea.Cmd {
 		rows = m.height - max(m.viewRows[0], m.viewRows[1]) - 1
 	}
 	part := max(rows, 1)
-	m.printing = len(m.printQ)
+	m.printing = m.printable() // connect.go
 	// Parts after the first start on the live region's first row; a tall
 	// live region (under half the screen left above it) stays paced too.
 	// (The stale frames that seemed to ask for it had another cause, the
@@ -409,6 +411,9 @@ func (m *model) printDequeue() {
 	m.frameWaits = 0
 	if m.printDone > 0 {
 		m.fresh = false
+	}
+	if m.rejoinHold {
+		m.rejoinAt = max(m.rejoinAt-m.printDone, 0)
 	}
 	m.printQ = m.printQ[m.printDone:]
 	m.printing, m.printDone, m.printSkipped = 0, 0, false
