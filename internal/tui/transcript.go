@@ -40,7 +40,9 @@ func (s *shown) startReplay() { s.replayed = map[string]int{} }
 // prompted records a prompt this screen sends.
 func (s *shown) prompted(text string) { s.pending = append(s.pending, text) }
 
-// answered records the turn id the answer to the prompt text carried.
+// answered records the turn id the answer to the prompt text carried; an
+// answer without one (an error, another server) leaves the prompt to be
+// known by its text.
 func (s *shown) answered(text, turn string) {
 	if turn == "" {
 		return
