@@ -3,6 +3,7 @@ package tui_test
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -91,6 +92,11 @@ func TestLiveRegionOnTheTopRowLeavesNoFrameInTheScrollback(t *testing.T) {
 	s := newSession(t)
 	model := s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Hello from the top row."}]}]}`)
 	tm := s.open(100, 20, nil, "tui", "-m", model)
+	opt := exec.Command("tmux", "-L", tm.socket, "show-options", "-g", "scroll-on-clear")
+	opt.Env = tm.env
+	if out, err := opt.CombinedOutput(); err != nil || !strings.Contains(string(out), "on") {
+		t.Skipf("this tmux does not scroll a cleared screen into its history (scroll-on-clear: %q %v): the test could not fail", out, err)
+	}
 	tm.ready()
 	tm.typeText("/")
 	tm.waitFor("/model pick the model")
