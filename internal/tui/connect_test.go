@@ -180,23 +180,24 @@ func TestAnotherClientsPromptIsPrintedOnce(t *testing.T) {
 	}
 }
 
-func userChunk(id, turn, text string) acp.ContentChunk {
-	return acp.ContentChunk{SessionUpdate: "user_message_chunk", Content: acp.TextBlock(text), MessageID: id,
-		Meta: acp.Meta{metaTurn: turn}}
+func userChunk(id, text string) acp.ContentChunk {
+	return acp.ContentChunk{SessionUpdate: "user_message_chunk", Content: acp.TextBlock(text), MessageID: id}
 }
 
 // The user messages of a re-attach's replay: the screen's own prompts
-// (known by the turn id their answer carried, or by their text when the
-// drop cut the answer off) and another client's prompt that came live are
-// not printed again; another client's prompt made while the screen was
-// cut off is printed, above its answer. A second re-attach prints nothing
-// again.
+// (answered, refused, or cut off by the drop) and another client's prompt
+// that came live are not printed again; another client's prompt made
+// while the screen was cut off is printed, above its answer, even when
+// its text is that of a prompt of the screen's the agent refused. A second
+// re-attach prints nothing again.
 func TestRejoinReplayShowsAPromptMadeWhileOffline(t *testing.T) {
 	m := connectedModel()
 	m.prompt("mine, answered")
 	m.feed(t, msgChunk("m1", "Answer one.\n"))
-	m.Update(promptDoneMsg{stop: acp.StopEndTurn, text: "mine, answered", turn: "turn-a"})
-	m.feed(t, userChunk("u2", "turn-b", "theirs, live"))
+	m.Update(promptDoneMsg{stop: acp.StopEndTurn, text: "mine, answered"})
+	m.prompt("theirs, offline") // refused: not recorded, so not in the replay
+	m.Update(promptDoneMsg{err: acp.InvalidParams("A prompt turn is already running in this session", ""), text: "theirs, offline"})
+	m.feed(t, userChunk("u2", "theirs, live"))
 	m.feed(t, msgChunk("m2", "Answer two.\n"))
 	m.prompt("mine, in flight")
 	m.feed(t, msgChunk("m3", "Half"))
@@ -206,13 +207,13 @@ func TestRejoinReplayShowsAPromptMadeWhileOffline(t *testing.T) {
 	replay := func() {
 		m.rejoining = true
 		m.shown.startReplay()
-		m.feed(t, userChunk("u1", "turn-a", "mine, answered"))
+		m.feed(t, userChunk("u1", "mine, answered"))
 		m.feed(t, msgChunk("m1", "Answer one.\n"))
-		m.feed(t, userChunk("u2", "turn-b", "theirs, live"))
+		m.feed(t, userChunk("u2", "theirs, live"))
 		m.feed(t, msgChunk("m2", "Answer two.\n"))
-		m.feed(t, userChunk("u3", "turn-c", "mine, in flight"))
+		m.feed(t, userChunk("u3", "mine, in flight"))
 		m.feed(t, msgChunk("m3", "Half and the rest.\n"))
-		m.feed(t, userChunk("u4", "turn-d", "theirs, offline"))
+		m.feed(t, userChunk("u4", "theirs, offline"))
 		m.feed(t, msgChunk("m4", "Answer four.\n"))
 		if m.printing != 0 || m.printCmd() != nil {
 			t.Errorf("the replay's lines are printed before the load answered (%d lines)", m.printing)
@@ -223,12 +224,16 @@ func TestRejoinReplayShowsAPromptMadeWhileOffline(t *testing.T) {
 	replay()
 	all := strings.Join(append(before, m.printed()...), "\n")
 	for _, want := range []string{"mine, answered", "Answer one.", "theirs, live", "Answer two.", "mine, in flight",
-		"Half and the rest.", "theirs, offline", "Answer four."} {
+		"Half and the rest.", "Answer four."} {
 		if n := strings.Count(all, want); n != 1 {
 			t.Errorf("%q is printed %d times", want, n)
 		}
 	}
-	if r, q, a := strings.Index(all, "reconnected"), strings.Index(all, "theirs, offline"), strings.Index(all, "Answer four."); r < 0 || q < r || a < q {
+	// Twice: the screen's refused prompt, then the other client's.
+	if n := strings.Count(all, "theirs, offline"); n != 2 {
+		t.Errorf("%q is printed %d times; want 2", "theirs, offline", n)
+	}
+	if r, q, a := strings.Index(all, "reconnected"), strings.LastIndex(all, "theirs, offline"), strings.Index(all, "Answer four."); r < 0 || q < r || a < q {
 		t.Errorf("want the reconnection told, then the prompt made while offline, then its answer")
 	}
 	if t.Failed() {

@@ -143,8 +143,7 @@ type (
 	promptDoneMsg struct {
 		stop string
 		err  error
-		text string // the prompt, and the turn id its answer carried
-		turn string
+		text string // the prompt
 	}
 	configMsg struct {
 		config []acp.SessionConfigOption
@@ -279,8 +278,9 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 
 func (m *model) turnDone(msg promptDoneMsg) {
 	m.running = false
-	if m.connected() {
-		m.shown.answered(msg.text, msg.turn) // transcript.go
+	var refused *acp.Error
+	if m.connected() && errors.As(msg.err, &refused) && refused.Code == acp.CodeInvalidParams {
+		m.shown.refused(msg.text) // transcript.go
 	}
 	if m.connected() && errors.Is(msg.err, acp.ErrClosed) {
 		return // the connection dropped: connectionLost says so, and the turn goes on in the daemon
@@ -487,8 +487,7 @@ func (m *model) prompt(text string) tea.Cmd {
 		var resp acp.PromptResponse
 		err := ag.call(context.Background(), "session/prompt",
 			acp.PromptRequest{SessionID: id, Prompt: blocks}, &resp)
-		turn, _ := resp.Meta[metaTurn].(string)
-		return promptDoneMsg{stop: resp.StopReason, err: err, text: text, turn: turn}
+		return promptDoneMsg{stop: resp.StopReason, err: err, text: text}
 	}
 }
 

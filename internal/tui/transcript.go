@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -13,25 +14,20 @@ import (
 //
 // The screen's own prompts never come back live (ACP does not echo a
 // prompt): the screen printed them itself, and knows them in a replay by
-// their turn id (`_meta["codebuddy.ai/conversationRequestId"]`, which
-// corvid puts on a prompt's answer and on every replayed user chunk), or,
-// for a prompt whose answer the drop cut off, by its text.
+// their text, in the order it sent them.
 type shown struct {
 	text     map[string]int // bytes of each message shown, by messageId
 	replayed map[string]int // bytes of each message the current replay has given
 	ended    map[string]bool
-	// ownTurns are the turn ids of this screen's prompts; ownMsgs the
-	// messageIds of the user messages a replay matched with them.
-	ownTurns map[string]bool
-	ownMsgs  map[string]bool
-	// pending are the texts of this screen's prompts whose turn id is not
-	// known yet (answer still to come, or cut off by a drop), in order.
+	// pending are the texts of this screen's prompts no replay has given
+	// yet, in order; ownMsgs the messageIds of the user messages a replay
+	// matched with them.
 	pending []string
+	ownMsgs map[string]bool
 }
 
 func newShown() shown {
-	return shown{text: map[string]int{}, replayed: map[string]int{}, ended: map[string]bool{},
-		ownTurns: map[string]bool{}, ownMsgs: map[string]bool{}}
+	return shown{text: map[string]int{}, replayed: map[string]int{}, ended: map[string]bool{}, ownMsgs: map[string]bool{}}
 }
 
 // startReplay begins a re-attach's replay.
@@ -40,19 +36,11 @@ func (s *shown) startReplay() { s.replayed = map[string]int{} }
 // prompted records a prompt this screen sends.
 func (s *shown) prompted(text string) { s.pending = append(s.pending, text) }
 
-// answered records the turn id the answer to the prompt text carried; an
-// answer without one (an error, another server) leaves the prompt to be
-// known by its text.
-func (s *shown) answered(text, turn string) {
-	if turn == "" {
-		return
-	}
-	s.ownTurns[turn] = true
-	for i, p := range s.pending {
-		if p == text {
-			s.pending = append(s.pending[:i], s.pending[i+1:]...)
-			return
-		}
+// refused forgets a prompt the agent refused before recording it (a turn
+// was already running): no replay will give it.
+func (s *shown) refused(text string) {
+	if i := slices.Index(s.pending, text); i >= 0 {
+		s.pending = slices.Delete(s.pending, i, i+1)
 	}
 }
 
@@ -66,9 +54,6 @@ type replayUpdate struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`
-	Meta struct {
-		Turn string `json:"codebuddy.ai/conversationRequestId"`
-	} `json:"_meta"`
 }
 
 // filter records an update as shown and, while rejoining, returns only its
@@ -126,19 +111,16 @@ func (s *shown) newPart(raw json.RawMessage, u *replayUpdate) (json.RawMessage, 
 	return withText(raw, u.Content.Text[seen-from:])
 }
 
-// metaTurn is the _meta key of a turn's id on corvid's prompt answers
-// and replayed updates.
-const metaTurn = "codebuddy.ai/conversationRequestId"
-
 // longPiece is the shortest first piece of a long prompt's text a replay
 // may send: corvid cuts a text over 64 KiB into pieces of 64 KiB.
 const longPiece = 32 << 10
 
 // own tells whether a replayed user chunk is of one of this screen's
-// prompts: by its turn id, or, for a prompt whose turn id never came (the
-// drop cut its answer off), by its text (the whole of it, or a long
-// prompt's first piece); the first such prompt is the one. A message the
-// screen showed (another client's, live) is not.
+// prompts: the first of them not yet replayed whose text is the chunk's
+// (the whole of it, or a long prompt's first piece). A message the screen
+// showed (another client's, live) is not. Another client's prompt sent
+// while the screen was cut off comes after all of this screen's: those
+// were matched first.
 func (s *shown) own(u *replayUpdate) bool {
 	if s.ownMsgs[u.MessageID] {
 		return true
@@ -146,21 +128,14 @@ func (s *shown) own(u *replayUpdate) bool {
 	if s.text[u.MessageID] > 0 || s.replayed[u.MessageID] > 0 {
 		return false
 	}
-	if u.Meta.Turn != "" && s.ownTurns[u.Meta.Turn] {
-		s.ownMsgs[u.MessageID] = true
-		return true
-	}
 	if u.Content.Type != "text" || u.Content.Text == "" {
 		return false
 	}
 	t := u.Content.Text
 	for i, p := range s.pending {
 		if p == t || len(t) >= longPiece && strings.HasPrefix(p, t) {
-			s.pending = append(s.pending[:i], s.pending[i+1:]...)
+			s.pending = slices.Delete(s.pending, i, i+1)
 			s.ownMsgs[u.MessageID] = true
-			if u.Meta.Turn != "" {
-				s.ownTurns[u.Meta.Turn] = true
-			}
 			return true
 		}
 	}
