@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -37,6 +38,7 @@ func (m *model) connected() bool { return m.opts.Endpoint != "" }
 // dropped (the daemon asks again when the session is attached again), and
 // a reconnection is scheduled.
 func (m *model) connectionLost(msg agentGoneMsg) tea.Cmd {
+	m.rejoinHold = false // a replay cut short: what it queued goes out
 	if m.offline {
 		// A failed attempt: wait longer.
 		m.backoff = min(m.backoff*2, reconnectMax)
@@ -78,11 +80,36 @@ func (m *model) reconnect() tea.Cmd {
 	return m.openSession(false, m.sessionID)
 }
 
+// holdRejoin starts holding the prints a re-attach's replay queues, at
+// its first update, so that the line saying the session is attached again
+// goes above them once the load answers (reattached); until then the
+// input is still refused. A drop meanwhile ends the hold (connectionLost).
+func (m *model) holdRejoin() {
+	if !m.rejoinHold {
+		m.rejoinHold, m.rejoinAt = true, len(m.printQ)
+	}
+}
+
+// printable is how many queued lines may be printed now: those before a
+// held replay's.
+func (m *model) printable() int {
+	if m.rejoinHold && !m.quitting {
+		return min(len(m.printQ), m.rejoinAt)
+	}
+	return len(m.printQ)
+}
+
 // reattached is a successful session/load after a reconnection.
 func (m *model) reattached() {
 	m.rejoining, m.offline, m.attempts, m.backoff = false, false, 0, 0
 	m.st.note = ""
-	m.printLines(m.th.dim.Render("── reconnected to " + m.opts.Endpoint + " ──"))
+	line := m.th.dim.Render("── reconnected to " + m.opts.Endpoint + " ──")
+	if m.rejoinHold {
+		m.printQ = slices.Insert(m.printQ, min(m.rejoinAt, len(m.printQ)), line)
+		m.rejoinHold = false
+		return
+	}
+	m.printLines(line)
 }
 
 // stale tells whether a message comes from a connection that is no longer

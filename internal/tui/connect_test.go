@@ -24,6 +24,7 @@ func msgChunk(id, text string) acp.ContentChunk {
 // had not ended, new messages. Nothing is printed twice.
 func TestRejoinReplayShowsOnlyWhatIsNew(t *testing.T) {
 	m := connectedModel()
+	m.prompt("hi") // its answer is cut off by the drop: known by its text
 	m.feed(t, msgChunk("m1", "First line.\n"))
 	m.feed(t, acp.ToolCallUpdate{SessionUpdate: "tool_call", ToolCallID: "t1", Title: "Read a.go", Kind: "read", Status: "completed"})
 	m.feed(t, msgChunk("m2", "Half of "))
@@ -47,8 +48,8 @@ func TestRejoinReplayShowsOnlyWhatIsNew(t *testing.T) {
 			t.Errorf("%q is printed %d times:\n%s", want, n, all)
 		}
 	}
-	if strings.Contains(all, "hi") {
-		t.Errorf("the replayed user message is printed:\n%s", all)
+	if n := strings.Count(all, "hi"); n != 1 {
+		t.Errorf("the screen's own prompt is printed %d times:\n%s", n, all)
 	}
 }
 
@@ -175,6 +176,76 @@ func TestAnotherClientsPromptIsPrintedOnce(t *testing.T) {
 	for _, want := range []string{"from the dashboard", "An answer."} {
 		if n := strings.Count(all, want); n != 1 {
 			t.Errorf("%q is printed %d times:\n%s", want, n, all)
+		}
+	}
+}
+
+func userChunk(id, text string) acp.ContentChunk {
+	return acp.ContentChunk{SessionUpdate: "user_message_chunk", Content: acp.TextBlock(text), MessageID: id}
+}
+
+// The user messages of a re-attach's replay: the screen's own prompts
+// (answered, refused, or cut off by the drop) and another client's prompt
+// that came live are not printed again; another client's prompt made
+// while the screen was cut off is printed, above its answer, even when
+// its text is that of a prompt of the screen's the agent refused. A second
+// re-attach prints nothing again.
+func TestRejoinReplayShowsAPromptMadeWhileOffline(t *testing.T) {
+	m := connectedModel()
+	m.prompt("mine, answered")
+	m.feed(t, msgChunk("m1", "Answer one.\n"))
+	m.Update(promptDoneMsg{stop: acp.StopEndTurn, text: "mine, answered"})
+	m.prompt("theirs, offline") // refused: not recorded, so not in the replay
+	m.Update(promptDoneMsg{err: acp.InvalidParams("A prompt turn is already running in this session", ""), text: "theirs, offline"})
+	m.feed(t, userChunk("u2", "theirs, live"))
+	m.feed(t, msgChunk("m2", "Answer two.\n"))
+	m.prompt("mine, in flight")
+	m.feed(t, msgChunk("m3", "Half"))
+	m.Update(agentGoneMsg{ag: m.ag}) // the drop: no answer to the prompt in flight
+	before := m.printed()
+
+	replay := func() {
+		m.rejoining = true
+		m.shown.startReplay()
+		m.feed(t, userChunk("u1", "mine, answered"))
+		m.feed(t, msgChunk("m1", "Answer one.\n"))
+		m.feed(t, userChunk("u2", "theirs, live"))
+		m.feed(t, msgChunk("m2", "Answer two.\n"))
+		m.feed(t, userChunk("u3", "mine, in flight"))
+		m.feed(t, msgChunk("m3", "Half and the rest.\n"))
+		m.feed(t, userChunk("u4", "theirs, offline"))
+		m.feed(t, msgChunk("m4", "Answer four.\n"))
+		if m.printing != 0 || m.printCmd() != nil {
+			t.Errorf("the replay's lines are printed before the load answered (%d lines)", m.printing)
+		}
+		m.Update(sessionMsg{id: "s1", loaded: true, rejoin: true})
+		m.settle()
+	}
+	replay()
+	all := strings.Join(append(before, m.printed()...), "\n")
+	for _, want := range []string{"mine, answered", "Answer one.", "theirs, live", "Answer two.", "mine, in flight",
+		"Half and the rest.", "Answer four."} {
+		if n := strings.Count(all, want); n != 1 {
+			t.Errorf("%q is printed %d times", want, n)
+		}
+	}
+	// Twice: the screen's refused prompt, then the other client's.
+	if n := strings.Count(all, "theirs, offline"); n != 2 {
+		t.Errorf("%q is printed %d times; want 2", "theirs, offline", n)
+	}
+	if r, q, a := strings.Index(all, "reconnected"), strings.LastIndex(all, "theirs, offline"), strings.Index(all, "Answer four."); r < 0 || q < r || a < q {
+		t.Errorf("want the reconnection told, then the prompt made while offline, then its answer")
+	}
+	if t.Failed() {
+		t.Logf("printed:\n%s", all)
+	}
+
+	m.Update(agentGoneMsg{ag: m.ag})
+	m.printed()
+	replay()
+	for _, l := range m.printed() {
+		if l != "" && !strings.Contains(l, "reconnected") {
+			t.Errorf("a second re-attach printed %q again", l)
 		}
 	}
 }

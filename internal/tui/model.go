@@ -60,10 +60,13 @@ type model struct {
 	writes      func() int64
 	printWrites int64
 	printedOnce bool
-	anchorSeen  int64
-	anchorFlip  bool
-	frameWaits  int    // the retries since a print began waiting for a frame
-	viewRows    [2]int // the heights of the last two views
+	// fresh says nothing was printed yet but the blank line written
+	// before the first frame (run.go, leaveTopRow).
+	fresh      bool
+	anchorSeen int64
+	anchorFlip bool
+	frameWaits int    // the retries since a print began waiting for a frame
+	viewRows   [2]int // the heights of the last two views
 
 	in      input
 	running bool
@@ -98,7 +101,11 @@ type model struct {
 	backoff   time.Duration
 	attempts  int
 	rejoining bool
-	shown     shown
+	// rejoinHold holds the prints of a re-attach's replay, queued from
+	// rejoinAt on, until the load answers (connect.go, holdRejoin).
+	rejoinHold bool
+	rejoinAt   int
+	shown      shown
 	// answeredBy names who answered a tool call's question elsewhere;
 	// awaitingWho holds the titles of questions withdrawn before that
 	// was known.
@@ -142,6 +149,7 @@ type (
 	promptDoneMsg struct {
 		stop string
 		err  error
+		text string // the prompt
 	}
 	configMsg struct {
 		config []acp.SessionConfigOption
@@ -277,6 +285,10 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 
 func (m *model) turnDone(msg promptDoneMsg) {
 	m.running = false
+	var refused *acp.Error
+	if m.connected() && errors.As(msg.err, &refused) && refused.Code == acp.CodeInvalidParams {
+		m.shown.refused(msg.text) // transcript.go
+	}
 	if m.connected() && errors.Is(msg.err, acp.ErrClosed) {
 		return // the connection dropped: connectionLost says so, and the turn goes on in the daemon
 	}
@@ -323,6 +335,9 @@ func (m *model) update(u updateMsg) {
 	}
 	raw := u.rawUpdate()
 	if m.connected() {
+		if m.rejoining {
+			m.holdRejoin() // connect.go
+		}
 		m.noteAnsweredBy(raw)
 		var ok bool
 		if raw, ok = m.shown.filter(raw, m.rejoining); !ok {
@@ -334,7 +349,10 @@ func (m *model) update(u updateMsg) {
 
 // prompt sends text as a turn.
 func (m *model) prompt(text string) tea.Cmd {
-	m.printLines("")
+	if !m.fresh || len(m.printQ) > 0 {
+		m.printLines("") // fresh: the blank line above is on the screen already
+	}
+	m.fresh = false
 	lines := strings.Split(text, "\n")
 	shown := lines
 	if len(lines) > pasteFoldLines {
@@ -352,11 +370,14 @@ func (m *model) prompt(text string) tea.Cmd {
 	m.running = true
 	ag, id := m.ag, m.sessionID
 	blocks := m.promptBlocks(text) // attach.go
+	if m.connected() {
+		m.shown.prompted(text) // known again in a re-attach's replay (transcript.go)
+	}
 	return func() tea.Msg {
 		var resp acp.PromptResponse
 		err := ag.call(context.Background(), "session/prompt",
 			acp.PromptRequest{SessionID: id, Prompt: blocks}, &resp)
-		return promptDoneMsg{stop: resp.StopReason, err: err}
+		return promptDoneMsg{stop: resp.StopReason, err: err, text: text}
 	}
 }
 

@@ -298,3 +298,34 @@ func TestPathsUnderTheSessionAreRelative(t *testing.T) {
 		}
 	}
 }
+
+// Run writes a blank line before the first frame, so that the live region
+// never starts on the screen's top row (run.go, leaveTopRow); the first
+// prompt then leaves out the blank line it prints above itself, which is
+// on the screen already, and the prompts after it keep theirs.
+func TestFirstPromptUsesTheBlankLineWrittenFirst(t *testing.T) {
+	m := testModel()
+	var out strings.Builder
+	leaveTopRow(m, &out)
+	if out.String() != "\r\n" {
+		t.Fatalf("written before the first frame: %q", out.String())
+	}
+	m.prompt("one")
+	if got := m.printed(); len(got) == 0 || got[0] != "› one" {
+		t.Errorf("the first prompt printed %q; want it to start with its own line", got)
+	}
+	m.prompt("two")
+	if got := m.printed(); len(got) < 2 || got[0] != "" || got[1] != "› two" {
+		t.Errorf("the second prompt printed %q; want a blank line above it", got)
+	}
+
+	// Something printed before the first prompt (a note, a loaded
+	// session) keeps the prompt's blank line.
+	m = testModel()
+	leaveTopRow(m, &out)
+	m.printLines("! a note")
+	m.prompt("one")
+	if got := m.printed(); len(got) < 3 || got[1] != "" || got[2] != "› one" {
+		t.Errorf("after a note the first prompt printed %q; want a blank line above it", got)
+	}
+}

@@ -25,7 +25,7 @@ const spillBytes = 64 << 10
 // terminal no longer has the size the program knows is dropped with the
 // parts after it, to be printed again.
 func (m *model) printCmd() tea.Cmd {
-	if m.printing > 0 || len(m.printQ) == 0 || m.printHeld {
+	if m.printing > 0 || m.printable() == 0 || m.printHeld {
 		return nil
 	}
 	if wait := time.Until(m.holdPrints); wait > 0 {
@@ -50,11 +50,11 @@ func (m *model) printCmd() tea.Cmd {
 		rows = m.height - max(m.viewRows[0], m.viewRows[1]) - 1
 	}
 	part := max(rows, 1)
-	m.printing = len(m.printQ)
+	m.printing = m.printable() // connect.go
 	// Parts after the first start on the live region's first row; a tall
-	// live region (under half the screen left above it) stays paced too:
-	// TestConnectReconnectsWithoutRepeatingTheTranscript then found stale
-	// frames of it in the scrollback (2 runs in 8).
+	// live region (under half the screen left above it) stays paced too.
+	// (The stale frames that seemed to ask for it had another cause, the
+	// top row: run.go, leaveTopRow. Kept to be safe; docs/tui.md.)
 	paced := m.paced() || rows < m.height/2
 	if paced {
 		m.printing = min(m.printing, part)
@@ -96,6 +96,12 @@ func (m *model) printDequeue() {
 		m.printWrites, m.printedOnce = m.writes(), true
 	}
 	m.frameWaits = 0
+	if m.printDone > 0 {
+		m.fresh = false
+	}
+	if m.rejoinHold {
+		m.rejoinAt = max(m.rejoinAt-m.printDone, 0)
+	}
 	m.printQ = m.printQ[m.printDone:]
 	m.printing, m.printDone, m.printSkipped = 0, 0, false
 }

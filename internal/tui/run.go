@@ -60,6 +60,23 @@ type Options struct {
 // to draw, so idle costs nothing whatever the rate.
 const drawFPS = 120
 
+// leaveTopRow writes one line before the first frame, so that the live
+// region never starts on the screen's top row. bubbletea redraws a frame
+// of another height by erasing from the live region's first row down
+// (CSI J); when that row is the screen's first and the cursor is on its
+// first cell, tmux (3.3 on, its default scroll-on-clear) takes the erase
+// for a cleared screen and scrolls the old frame into its history: every
+// change of the live region's height left a copy of it there (the input,
+// the status line, a streamed answer drawn live) until a print moved the
+// region down. A TUI started in a new tmux window or after `clear` starts
+// on that row. The line is the blank one the first prompt would print
+// above itself (prompt leaves it out while fresh).
+func leaveTopRow(m *model, out io.Writer) {
+	if _, err := out.Write([]byte("\r\n")); err == nil {
+		m.fresh = true
+	}
+}
+
 // Run opens the TUI and returns when the user quits. The terminal is
 // restored however it ends: bubbletea catches a panic in the UI (in
 // Update, View or a command), restores the terminal and prints the trace;
@@ -80,11 +97,13 @@ func Run(opts Options) error {
 		popts = append(popts, tea.WithInput(opts.In))
 	}
 	// The output counts its writes (anchor.go).
-	out := opts.Out
-	if out == nil {
-		out = os.Stdout
+	var w io.Writer = os.Stdout
+	if opts.Out != nil {
+		w = opts.Out
 	}
-	popts = append(popts, tea.WithOutput(m.output(out)))
+	out := m.output(w)
+	popts = append(popts, tea.WithOutput(out))
+	leaveTopRow(m, out)
 	var root tea.Model = m
 	if opts.wrap != nil {
 		root = opts.wrap(m)

@@ -87,6 +87,7 @@ func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
 		// it): said below; /new opens another.
 		m.offline, m.attempts, m.backoff = false, 0, 0
 		m.st.note = ""
+		m.rejoinHold = false
 	}
 	m.rejoining = false
 	m.settle()

@@ -180,8 +180,11 @@ func TestConnectReconnectsWithoutRepeatingTheTranscript(t *testing.T) {
 	tm.keys("Enter")
 	out := tm.waitFor("Second answer, after the reconnection.")
 	out = tm.idle()
-	if n := strings.Count(tm.all(), "First answer, once."); n != 1 {
-		t.Errorf("the first answer is in the scrollback %d times:\n%s", n, tm.all())
+	all := tm.all()
+	for _, once := range []string{"First answer, once.", "› one"} {
+		if n := strings.Count(all, once); n != 1 {
+			t.Errorf("%q is in the scrollback %d times:\n%s", once, n, all)
+		}
 	}
 	if strings.Contains(out, "✗ ") && !strings.Contains(out, "lost") {
 		t.Errorf("an error after the reconnection:\n%s", out)
@@ -223,6 +226,9 @@ func TestConnectDropMidAnswerShowsEachLineOnce(t *testing.T) {
 	tm.waitFor("answer line 8 of 8")
 	out := tm.idle()
 	all := tm.all()
+	if n := strings.Count(all, "› go"); n != 1 {
+		t.Errorf("the prompt cut off by the drop is in the scrollback %d times", n)
+	}
 	last := -1
 	for i := 1; i <= 8; i++ {
 		line := fmt.Sprintf("answer line %d of 8", i)

@@ -3,6 +3,7 @@ package tui_test
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -74,5 +75,46 @@ func TestResizeMidStreamRepeatsNothing(t *testing.T) {
 	}
 	if n := strings.Count(all, "Ask corvid"); n != 1 {
 		t.Errorf("the input line shows %d times: the live region was left in the scrollback", n)
+	}
+}
+
+// The TUI started on the screen's top row (a new tmux window running it,
+// or `clear && corvid`) leaves no frame of its live region in the
+// scrollback when that region changes height before anything was printed
+// above it: the `/` list opens and closes, then a turn runs. bubbletea
+// redraws a frame of another height by erasing from the live region's
+// first row, and tmux (3.3 on: scroll-on-clear) takes an erase from the
+// screen's top-left cell for a cleared screen and scrolls the old frame
+// into its history. That was TestConnectReconnectsWithoutRepeatingTheTranscript's
+// repeated answer: drawn live before its prompt was printed, then scrolled
+// into the history with its frame.
+func TestLiveRegionOnTheTopRowLeavesNoFrameInTheScrollback(t *testing.T) {
+	s := newSession(t)
+	model := s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Hello from the top row."}]}]}`)
+	tm := s.open(100, 20, nil, "tui", "-m", model)
+	opt := exec.Command("tmux", "-L", tm.socket, "show-options", "-g", "scroll-on-clear")
+	opt.Env = tm.env
+	if out, err := opt.CombinedOutput(); err != nil || !strings.Contains(string(out), "on") {
+		t.Skipf("this tmux does not scroll a cleared screen into its history (scroll-on-clear: %q %v): the test could not fail", out, err)
+	}
+	tm.ready()
+	tm.typeText("/")
+	tm.waitFor("/model pick the model")
+	tm.keys("BSpace")
+	tm.waitUntil("the / list to close", func(string) bool { return !strings.Contains(tm.screen(), "/model") })
+	tm.typeText("hi")
+	tm.keys("Enter")
+	tm.waitFor("Hello from the top row.")
+	all := tm.idle()
+	for _, once := range []string{"Ask corvid", "hello.json", "Hello from the top row."} {
+		if n := strings.Count(all, once); n != 1 {
+			t.Errorf("%q is in the pane %d times: a frame of the live region was scrolled into the history", once, n)
+		}
+	}
+	if strings.Contains(all, "/model") {
+		t.Errorf("the / list was left in the history")
+	}
+	if t.Failed() {
+		t.Logf("the pane, history included:\n%s", all)
 	}
 }
