@@ -89,6 +89,11 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	if method != "session/update" {
 		return
 	}
+	// Most chunks of a fast stream join the run queued last: that is
+	// done on the params as they are, allocating nothing.
+	if q, ok := scanChunk(params); ok && a.joinQueued(&q) {
+		return
+	}
 	var n struct {
 		SessionID string          `json:"sessionId"`
 		Update    json.RawMessage `json:"update"`
@@ -130,6 +135,15 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 			a.send(updatesMsg{})
 		}
 	}
+}
+
+// joinQueued appends a chunk to the run of text chunks at the end of the
+// queue when it continues it. The UI is then already woken for the
+// queue: the run was queued after its last take.
+func (a *agent) joinQueued(q *quick) bool {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	return a.run != nil && a.queue[len(a.queue)-1].sessionID == string(q.sid) && a.run.joinQuick(q)
 }
 
 // updateFrame is the shortest time between two wakes of the UI for

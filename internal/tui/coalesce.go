@@ -69,67 +69,103 @@ func (r *merged) update() (json.RawMessage, *textChunk) {
 
 // quickChunk reads a session/update's params without a JSON decoder when
 // they are a text chunk in the layout most agents (corvid among them)
-// write, field for field:
+// write (scanChunk).
+func quickChunk(p []byte) (session string, update json.RawMessage, c textChunk, ok bool) {
+	q, ok := scanChunk(p)
+	if !ok {
+		return
+	}
+	text, ok := q.appendText(nil)
+	if !ok {
+		return session, nil, c, false
+	}
+	c.SessionUpdate, c.MessageID = string(q.kind), string(q.msgID)
+	c.Content.Type, c.Content.Text = "text", string(text)
+	return string(q.sid), bytes.Clone(q.upd), c, true
+}
+
+// quick is a text chunk's params as scanChunk reads them: views into
+// them, nothing copied.
+type quick struct {
+	sid, upd, kind, msgID []byte
+	text                  []byte // the JSON string, its quotes included
+}
+
+// scanChunk reads params that are a text chunk in this layout, field for
+// field:
 //
 //	{"sessionId":S,"update":{"sessionUpdate":K,"content":{"type":"text","text":T}[,"messageId":M]}}
 //
 // with S and M free of escapes. Anything else (another order, spaces,
 // more fields) is not read here (ok false) and takes the decoder's way.
 // The params were checked as JSON when the line was read.
-func quickChunk(p []byte) (session string, update json.RawMessage, c textChunk, ok bool) {
+func scanChunk(p []byte) (q quick, ok bool) {
 	rest, ok := bytes.CutPrefix(p, []byte(`{"sessionId":"`))
 	if !ok {
 		return
 	}
-	var sid []byte
-	if sid, rest, ok = plainString(rest); !ok {
+	if q.sid, rest, ok = plainString(rest); !ok {
 		return
 	}
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"update":`)); !ok {
 		return
 	}
-	upd := rest
+	q.upd = rest[:len(rest)-1] // without the params' closing brace
 	if rest, ok = bytes.CutPrefix(rest, []byte(`{"sessionUpdate":"`)); !ok {
 		return
 	}
-	var kind []byte
-	if kind, rest, ok = plainString(rest); !ok {
+	if q.kind, rest, ok = plainString(rest); !ok {
 		return
 	}
-	switch string(kind) {
+	switch string(q.kind) {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 	default:
-		return session, nil, c, false
+		return q, false
 	}
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"content":{"type":"text","text":`)); !ok {
 		return
 	}
 	end := stringEnd(rest)
 	if end < 0 {
-		return session, nil, c, false
+		return q, false
 	}
-	text := rest[:end]
-	rest = rest[end:]
+	q.text, rest = rest[:end], rest[end:]
 	if rest, ok = bytes.CutPrefix(rest, []byte(`}`)); !ok {
 		return
 	}
 	if r, found := bytes.CutPrefix(rest, []byte(`,"messageId":"`)); found {
-		var id []byte
-		if id, rest, ok = plainString(r); !ok {
+		if q.msgID, rest, ok = plainString(r); !ok {
 			return
 		}
-		c.MessageID = string(id)
 	}
-	if !bytes.Equal(rest, []byte(`}}`)) {
-		return session, nil, c, false
+	return q, bytes.Equal(rest, []byte(`}}`))
+}
+
+// appendText appends the chunk's text, decoded, to b.
+func (q *quick) appendText(b []byte) ([]byte, bool) {
+	if bytes.IndexByte(q.text, '\\') < 0 && utf8.Valid(q.text) {
+		return append(b, q.text[1:len(q.text)-1]...), true
 	}
-	if bytes.IndexByte(text, '\\') < 0 && utf8.Valid(text) {
-		c.Content.Text = string(text[1 : len(text)-1])
-	} else if json.Unmarshal(text, &c.Content.Text) != nil {
-		return session, nil, c, false
+	var s string
+	if json.Unmarshal(q.text, &s) != nil {
+		return b, false
 	}
-	c.SessionUpdate, c.Content.Type = string(kind), "text"
-	return string(sid), bytes.Clone(upd[:len(upd)-1]), c, true
+	return append(b, s...), true
+}
+
+// joinQuick is join for a chunk read by scanChunk: it copies nothing but
+// the text.
+func (r *merged) joinQuick(q *quick) bool {
+	if string(q.kind) != r.chunk.SessionUpdate || string(q.msgID) != r.chunk.MessageID {
+		return false
+	}
+	text, ok := q.appendText(r.text)
+	if !ok {
+		return false
+	}
+	r.text = text
+	r.n++
+	return true
 }
 
 // plainString returns the rest of a JSON string up to its closing quote

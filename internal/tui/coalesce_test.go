@@ -126,3 +126,82 @@ func TestQuickChunk(t *testing.T) {
 		}
 	}
 }
+
+// Chunks in the quick layout join the queued run without being decoded
+// (joinQueued): what the UI takes is what decoding each chunk and
+// merging them gives, escapes, non-ASCII text and bytes that are not
+// UTF-8 included, and the run ends where the message, kind or session
+// changes.
+func TestQuickChunksJoinAsDecoded(t *testing.T) {
+	texts := []string{`x`, `a \"q\" \\ \n`, `é\u00e9`, `\ud83d\ude00`, "\xff\xfe", ``, `tail `}
+	type sent struct{ session, kind, msgID, text string }
+	var chunks []sent
+	for i := 0; i < 300; i++ {
+		c := sent{session: "s1", kind: "agent_message_chunk", text: texts[i%len(texts)]}
+		switch {
+		case i%50 == 49:
+			c.session = "s2"
+		case i%40 == 39:
+			c.kind = "agent_thought_chunk"
+		case i%30 >= 25:
+			c.msgID = "m" + string(rune('0'+i/30%10))
+		}
+		chunks = append(chunks, c)
+	}
+	a := &agent{send: func(any) {}}
+	for _, c := range chunks {
+		params := `{"sessionId":"` + c.session + `","update":{"sessionUpdate":"` + c.kind + `","content":{"type":"text","text":"` + c.text + `"}`
+		if c.msgID != "" {
+			params += `,"messageId":"` + c.msgID + `"`
+		}
+		params += `}}`
+		if _, ok := scanChunk([]byte(params)); !ok {
+			t.Fatalf("not in the quick layout: %s", params)
+		}
+		a.HandleNotification(context.Background(), "session/update", json.RawMessage(params))
+	}
+	// The reference: each chunk decoded, consecutive ones of one message merged.
+	var want []string
+	last := sent{}
+	for i, c := range chunks {
+		var text string
+		if err := json.Unmarshal([]byte(`"`+c.text+`"`), &text); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && c.session == last.session && c.kind == last.kind && c.msgID == last.msgID {
+			want[len(want)-1] += text
+		} else {
+			want = append(want, c.session+" "+c.kind+" "+c.msgID+" "+text)
+		}
+		last = c
+	}
+	var got []string
+	for _, u := range a.takeUpdates() {
+		var c textChunk
+		if err := json.Unmarshal(u.raw, &c); err != nil {
+			t.Fatal(err)
+		}
+		if u.text == nil || *u.text != c {
+			t.Errorf("update %s decoded on the agent's side as %+v", u.raw, u.text)
+		}
+		got = append(got, u.sessionID+" "+c.SessionUpdate+" "+c.MessageID+" "+c.Content.Text)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("queued updates:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// A chunk that joins the queued run allocates nothing: at 200,000 chunks
+// a second, the garbage collector's pauses (stretched by a busy machine)
+// delayed the echo of keys (docs/tui.md, Measured).
+func TestQuickJoinAllocatesNothing(t *testing.T) {
+	a := &agent{send: func(any) {}}
+	params := json.RawMessage(`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}`)
+	a.HandleNotification(context.Background(), "session/update", params)
+	a.run.text = make([]byte, 0, 1<<20) // room: the run's own growth is not what is measured
+	if n := testing.AllocsPerRun(1000, func() {
+		a.HandleNotification(context.Background(), "session/update", params)
+	}); n != 0 {
+		t.Errorf("a chunk joining the run: %v allocations, want 0", n)
+	}
+}
