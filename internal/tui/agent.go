@@ -36,7 +36,11 @@ type agent struct {
 
 	qmu   sync.Mutex
 	queue []updateMsg // session/updates not yet taken by the UI
-	woken bool        // an updatesMsg is on its way
+	// woken says an updatesMsg is on its way (sent, or due on a timer):
+	// it stays set until the UI handles that message, whatever other
+	// message takes the queue meanwhile, so that one wake at a time is
+	// outstanding.
+	woken bool
 	// run is the newest queued update when it is a run of text chunks
 	// that the next one may join (coalesce.go).
 	run *merged
@@ -108,8 +112,8 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	// Updates are queued and the UI woken once per batch: one message,
 	// one Update and one View per batch rather than per chunk, so that
 	// keystrokes are not queued behind a fast stream; consecutive text
-	// chunks of one message are merged into one update (coalesce.go). The UI takes the
-	// queue at every message, so a response (or a question) sent after
+	// chunks of one message are merged into one update (coalesce.go). The
+	// UI takes the queue at every message, so a response (or a question) sent after
 	// these updates is handled after them.
 	a.qmu.Lock()
 	switch {
@@ -151,8 +155,13 @@ func (a *agent) joinQueued(q *quick) bool {
 // typed meanwhile is drawn at the next frame.
 const updateFrame = time.Second / 60
 
-// takeUpdates returns the queued updates, in order, and empties the queue.
-func (a *agent) takeUpdates() []updateMsg {
+// takeUpdates returns the queued updates, in order, and empties the
+// queue. The UI takes them at every message; wake says the message is the
+// updatesMsg the agent sent, and a later update may send another. (Were
+// any message to allow a new wake, each key and print taken during a
+// stream would add a wake to those on their way, and the UI, woken 600
+// times a second instead of 60, would draw the stream's tail at each.)
+func (a *agent) takeUpdates(wake bool) []updateMsg {
 	a.qmu.Lock()
 	defer a.qmu.Unlock()
 	a.endRun()
@@ -160,7 +169,10 @@ func (a *agent) takeUpdates() []updateMsg {
 	if len(q) > 0 {
 		a.taken = time.Now()
 	}
-	a.queue, a.woken = nil, false
+	a.queue = nil
+	if wake {
+		a.woken = false
+	}
 	return q
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func notify(t *testing.T, a *agent, session, update string) {
@@ -40,7 +41,7 @@ func TestQueuedChunksAreMerged(t *testing.T) {
 	notify(t, a, "s2", `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"E"},"_meta":{"k":1}}`)
 	notify(t, a, "s2", textUpdate("agent_message_chunk", "", "F"))
 	notify(t, a, "s2", `{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"x","mimeType":"image/png"}}`)
-	q := a.takeUpdates()
+	q := a.takeUpdates(true)
 	if wakes != 1 {
 		t.Errorf("the UI was woken %d times for one batch, want 1", wakes)
 	}
@@ -80,7 +81,7 @@ func TestQueuedChunksAreMerged(t *testing.T) {
 	}
 	// After a take, a new batch starts: nothing merges into what the UI took.
 	notify(t, a, "s2", textUpdate("agent_message_chunk", "", "G"))
-	if q := a.takeUpdates(); len(q) != 1 {
+	if q := a.takeUpdates(true); len(q) != 1 {
 		t.Errorf("after a take: %d updates", len(q))
 	}
 }
@@ -176,7 +177,7 @@ func TestQuickChunksJoinAsDecoded(t *testing.T) {
 		last = c
 	}
 	var got []string
-	for _, u := range a.takeUpdates() {
+	for _, u := range a.takeUpdates(true) {
 		var c textChunk
 		if err := json.Unmarshal(u.raw, &c); err != nil {
 			t.Fatal(err)
@@ -203,5 +204,41 @@ func TestQuickJoinAllocatesNothing(t *testing.T) {
 		a.HandleNotification(context.Background(), "session/update", params)
 	}); n != 0 {
 		t.Errorf("a chunk joining the run: %v allocations, want 0", n)
+	}
+}
+
+// One wake of the UI is on its way at a time: a key or a print that takes
+// the queue meanwhile does not let the next chunk send another. (Each
+// did: the UI was woken about 600 times a second by a stream, not 60,
+// and drew the stream's tail at each.)
+func TestOneWakeOnItsWay(t *testing.T) {
+	wakes := make(chan struct{}, 100)
+	a := &agent{send: func(msg any) {
+		if _, ok := msg.(updatesMsg); ok {
+			wakes <- struct{}{}
+		}
+	}}
+	a.taken = time.Now() // just taken: the next wake waits for its frame
+	for i := 0; i < 10; i++ {
+		notify(t, a, "s1", `{"sessionUpdate":"tool_call","toolCallId":"t`+string(rune('0'+i))+`","title":"x"}`)
+		if q := a.takeUpdates(false); len(q) != 1 { // a key's Update takes it
+			t.Fatalf("take %d: %d updates", i, len(q))
+		}
+	}
+	select {
+	case <-wakes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the UI was not woken")
+	}
+	a.takeUpdates(true)
+	time.Sleep(5 * updateFrame)
+	if n := len(wakes); n != 0 {
+		t.Errorf("%d more wakes on their way for one queue, want none", n)
+	}
+	notify(t, a, "s1", textUpdate("agent_message_chunk", "", "after"))
+	select {
+	case <-wakes: // the next update wakes the UI again
+	case <-time.After(10 * time.Second):
+		t.Fatal("an update after the wake was handled did not wake the UI")
 	}
 }

@@ -55,7 +55,7 @@ func BenchmarkStreamOneCharChunks(b *testing.B) {
 		n := 0
 		for n < b.N {
 			<-woken
-			for _, u := range a.takeUpdates() {
+			for _, u := range a.takeUpdates(true) {
 				m.update(u)
 				var c textChunk
 				_ = json.Unmarshal(u.raw, &c)
