@@ -242,3 +242,38 @@ func TestOneWakeOnItsWay(t *testing.T) {
 		t.Fatal("an update after the wake was handled did not wake the UI")
 	}
 }
+
+// HandleNotification keeps nothing of its params (the connection lends
+// them, acp.Options.LendParams): overwriting them after each call changes
+// nothing the UI takes.
+func TestNotificationKeepsNothingOfParams(t *testing.T) {
+	a := &agent{send: func(any) {}}
+	updates := []string{
+		`{"content":{"type":"text","text":"one "},"sessionUpdate":"agent_message_chunk"}`, // the decoder's way
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"two "}}`, // joined in place
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"three"}}`,
+		`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"x"}`,
+		`{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"alone"}}`, // a run of one, read in place
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"four"},"_meta":{"k":1}}`,
+	}
+	var want []string
+	for _, u := range updates {
+		params := []byte(`{"sessionId":"s1","update":` + u + `}`)
+		want = append(want, string(params))
+		a.HandleNotification(context.Background(), "session/update", params)
+		for i := range params {
+			params[i] = '#'
+		}
+	}
+	var got []string
+	for _, u := range a.takeUpdates(true) {
+		got = append(got, u.sessionID+" "+string(u.raw))
+		if u.text != nil {
+			got = append(got, u.text.Content.Text)
+		}
+	}
+	all := strings.Join(got, "\n")
+	if strings.Contains(all, "#") || !strings.Contains(all, "one two three") || !strings.Contains(all, `"toolCallId":"t1"`) || !strings.Contains(all, `"text":"four"`) || !strings.Contains(all, `"text":"alone"`) {
+		t.Errorf("what the UI takes changed with the params:\n%s", all)
+	}
+}
