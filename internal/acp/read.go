@@ -189,7 +189,7 @@ func decodeInto(msg *wireMessage, line []byte) (*wireMessage, *Error) {
 		return nil, NewError(CodeInvalidRequest, "Invalid request", detail)
 	}
 	// The values alias line, which is this message's own (readLine makes
-	// a fresh one per line): params are not copied.
+	// a fresh one per line, or lends one: lend.go): params are not copied.
 	env := envelopeOf(trimmed)
 	if env.id != nil {
 		if !validID(json.RawMessage(env.id)) {
