@@ -36,6 +36,7 @@ func (c *Conn) dispatchLoop(ctx context.Context, done chan struct{}) {
 			}
 		} else {
 			c.runNotification(ctx, msg)
+			c.giveBack(msg)
 			c.queueMu.Lock()
 			c.notesDone++
 			c.queueCond.Broadcast()

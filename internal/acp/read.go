@@ -81,6 +81,9 @@ func (c *Conn) readLine(br *bufio.Reader, discarding *bool) (line []byte, tooLon
 			size += len(frag)
 			continue
 		}
+		if c.opts.LendParams && len(pieces) == 0 && len(frag) <= min(lendMax, c.opts.MaxLineBytes) {
+			return c.lendLine(frag), 0, err
+		}
 		buf := make([]byte, 0, size+len(frag))
 		for _, p := range pieces {
 			buf = append(buf, p...)
@@ -100,19 +103,23 @@ func (c *Conn) readLine(br *bufio.Reader, discarding *bool) (line []byte, tooLon
 // part is handled on its own rather than lost together. (A CR may also be
 // JSON whitespace, so a line that parses whole stays one frame.)
 func (c *Conn) handleFrames(ctx context.Context, line []byte) {
+	lent := c.lentLine
+	c.lentLine = nil
 	if bytes.IndexByte(line, '\r') < 0 || validJSON(line) {
-		c.handleLine(ctx, line)
+		c.handleLine(ctx, line, lent)
 		return
 	}
 	for part := range bytes.SplitSeq(line, []byte("\r")) {
 		if part = bytes.TrimSpace(part); len(part) > 0 {
-			c.handleLine(ctx, part)
+			c.handleLine(ctx, part, nil) // parts of one line: not lent
 		}
 	}
 }
 
-func (c *Conn) handleLine(ctx context.Context, line []byte) {
-	msg, rpcErr := decodeMessage(line)
+// handleLine handles one frame; lent, if set, is the lent buffer that
+// line is in (lend.go).
+func (c *Conn) handleLine(ctx context.Context, line []byte, lent *[]byte) {
+	msg, rpcErr := c.decode(line, lent)
 	if msg != nil {
 		msg.big = len(line) >= bigFrame
 	}
@@ -165,6 +172,11 @@ func (r *lineSpan) UnmarshalJSON(b []byte) error {
 
 // decodeMessage parses one frame and classifies JSON-RPC envelope errors.
 func decodeMessage(line []byte) (*wireMessage, *Error) {
+	return decodeInto(&wireMessage{}, line)
+}
+
+// decodeInto is decodeMessage into msg, which must be zero.
+func decodeInto(msg *wireMessage, line []byte) (*wireMessage, *Error) {
 	if !validJSON(line) {
 		return nil, NewError(CodeParseError, "Parse error", "the line is not valid JSON")
 	}
@@ -177,9 +189,8 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 		return nil, NewError(CodeInvalidRequest, "Invalid request", detail)
 	}
 	// The values alias line, which is this message's own (readLine makes
-	// a fresh one per line): params are not copied.
+	// a fresh one per line, or lends one: lend.go): params are not copied.
 	env := envelopeOf(trimmed)
-	msg := &wireMessage{}
 	if env.id != nil {
 		if !validID(json.RawMessage(env.id)) {
 			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, a whole number within int64, or null")
@@ -191,7 +202,10 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 		return msg, NewError(CodeInvalidRequest, "Invalid request", `"jsonrpc" must be "2.0"`)
 	}
 	if env.method != nil {
-		method, ok := jsonString(env.method)
+		method, ok := "session/update", true // the most frequent, not copied
+		if string(env.method) != `"session/update"` {
+			method, ok = jsonString(env.method)
+		}
 		if !ok || method == "" {
 			return msg, NewError(CodeInvalidRequest, "Invalid request", `"method" must be a non-empty string`)
 		}

@@ -36,7 +36,11 @@ type agent struct {
 
 	qmu   sync.Mutex
 	queue []updateMsg // session/updates not yet taken by the UI
-	woken bool        // an updatesMsg is on its way
+	// woken says an updatesMsg is on its way (sent, or due on a timer):
+	// it stays set until the UI handles that message, whatever other
+	// message takes the queue meanwhile, so that one wake at a time is
+	// outstanding.
+	woken bool
 	// run is the newest queued update when it is a run of text chunks
 	// that the next one may join (coalesce.go).
 	run *merged
@@ -70,7 +74,7 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 		return nil, fmt.Errorf("start agent %s: %w", argv[0], err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a.conn = acp.NewConn(stdout, stdin, a, acp.Options{Logger: quiet})
+	a.conn = acp.NewConn(stdout, stdin, a, acp.Options{Logger: quiet, LendParams: true}) // HandleNotification keeps nothing of params
 	go func() {
 		_ = a.conn.Serve(context.Background(), time.Second)
 		close(a.served)
@@ -89,6 +93,11 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	if method != "session/update" {
 		return
 	}
+	// Most chunks of a fast stream join the run queued last: that is
+	// done on the params as they are, allocating nothing.
+	if q, ok := scanChunk(params); ok && a.joinQueued(&q) {
+		return
+	}
 	var n struct {
 		SessionID string          `json:"sessionId"`
 		Update    json.RawMessage `json:"update"`
@@ -103,8 +112,8 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	// Updates are queued and the UI woken once per batch: one message,
 	// one Update and one View per batch rather than per chunk, so that
 	// keystrokes are not queued behind a fast stream; consecutive text
-	// chunks of one message are merged into one update (coalesce.go). The UI takes the
-	// queue at every message, so a response (or a question) sent after
+	// chunks of one message are merged into one update (coalesce.go). The
+	// UI takes the queue at every message, so a response (or a question) sent after
 	// these updates is handled after them.
 	a.qmu.Lock()
 	switch {
@@ -132,13 +141,27 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	}
 }
 
+// joinQueued appends a chunk to the run of text chunks at the end of the
+// queue when it continues it. The UI is then already woken for the
+// queue: the run was queued after its last take.
+func (a *agent) joinQueued(q *quick) bool {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	return a.run != nil && a.queue[len(a.queue)-1].sessionID == string(q.sid) && a.run.joinQuick(q)
+}
+
 // updateFrame is the shortest time between two wakes of the UI for
 // updates: 60 a second, half the frames drawn (drawFPS), so that a key
 // typed meanwhile is drawn at the next frame.
 const updateFrame = time.Second / 60
 
-// takeUpdates returns the queued updates, in order, and empties the queue.
-func (a *agent) takeUpdates() []updateMsg {
+// takeUpdates returns the queued updates, in order, and empties the
+// queue. The UI takes them at every message; wake says the message is the
+// updatesMsg the agent sent, and a later update may send another. (Were
+// any message to allow a new wake, each key and print taken during a
+// stream would add a wake to those on their way, and the UI, woken 600
+// times a second instead of 60, would draw the stream's tail at each.)
+func (a *agent) takeUpdates(wake bool) []updateMsg {
 	a.qmu.Lock()
 	defer a.qmu.Unlock()
 	a.endRun()
@@ -146,7 +169,10 @@ func (a *agent) takeUpdates() []updateMsg {
 	if len(q) > 0 {
 		a.taken = time.Now()
 	}
-	a.queue, a.woken = nil, false
+	a.queue = nil
+	if wake {
+		a.woken = false
+	}
 	return q
 }
 

@@ -3,7 +3,6 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -45,9 +44,9 @@ func mergeable(raw json.RawMessage) (c textChunk, ok bool) {
 
 // merged is a run of text chunks of one message queued as one update.
 type merged struct {
-	chunk textChunk       // the first chunk: its kind, messageId and text
-	text  strings.Builder // the run's text, from its second chunk on
-	n     int             // how many chunks
+	chunk textChunk // the first chunk: its kind, messageId and text
+	text  []byte    // the run's text, once a second chunk joined it
+	n     int       // how many chunks
 }
 
 // join appends c to the run if it continues it.
@@ -55,139 +54,168 @@ func (r *merged) join(c textChunk) bool {
 	if c.SessionUpdate != r.chunk.SessionUpdate || c.MessageID != r.chunk.MessageID {
 		return false
 	}
-	if r.n == 1 {
-		r.text.WriteString(r.chunk.Content.Text)
-	}
-	r.text.WriteString(c.Content.Text)
+	r.start()
+	r.text = append(r.text, c.Content.Text...)
 	r.n++
 	return true
 }
 
-// update is the run as one session/update, decoded (its text not copied
-// again: the builder's).
+// joinQuick is join for a chunk read by scanChunk: it copies nothing but
+// the text.
+func (r *merged) joinQuick(q *quick) bool {
+	if string(q.kind) != r.chunk.SessionUpdate || string(q.msgID) != r.chunk.MessageID {
+		return false
+	}
+	r.start()
+	text, ok := appendJSONString(r.text, q.text)
+	if !ok {
+		return false
+	}
+	r.text = text
+	r.n++
+	return true
+}
+
+// start puts the first chunk's text in the run's text, before a second
+// chunk joins it.
+func (r *merged) start() {
+	if r.n == 1 {
+		r.text = append(r.text[:0], r.chunk.Content.Text...)
+	}
+}
+
+// update is the run as one session/update, decoded.
 func (r *merged) update() *textChunk {
 	c := r.chunk
 	if r.n > 1 {
-		c.Content.Text = r.text.String()
+		c.Content.Text = string(r.text)
 	}
 	return &c
 }
 
 // quickChunk reads a session/update's params without a JSON decoder when
-// they are a text chunk in the layout most agents (corvid among them)
-// write, field for field:
+// they are a text chunk in the layout scanChunk reads.
+func quickChunk(p []byte) (session string, c textChunk, ok bool) {
+	q, ok := scanChunk(p)
+	if !ok {
+		return "", c, false
+	}
+	if t := q.text[1 : len(q.text)-1]; bytes.IndexByte(t, '\\') < 0 && utf8.Valid(t) {
+		c.Content.Text = string(t) // no escape: one copy
+	} else {
+		text, ok := appendJSONString(nil, q.text)
+		if !ok {
+			return "", c, false
+		}
+		c.Content.Text = string(text)
+	}
+	c.SessionUpdate, c.MessageID, c.Content.Type = string(q.kind), string(q.msgID), "text"
+	return string(q.sid), c, true
+}
+
+// quick is a text chunk's params as scanChunk reads them: views into
+// them, nothing copied.
+type quick struct {
+	sid, kind, msgID []byte
+	text             []byte // the JSON string, its quotes included
+}
+
+// scanChunk reads params that are a text chunk in the layout most agents
+// (corvid among them) write, field for field:
 //
 //	{"sessionId":S,"update":{"sessionUpdate":K,"content":{"type":"text","text":T}[,"messageId":M]}}
 //
 // with S and M free of escapes. Anything else (another order, spaces,
 // more fields) is not read here (ok false) and takes the decoder's way.
 // The params were checked as JSON when the line was read.
-func quickChunk(p []byte) (session string, c textChunk, ok bool) {
+func scanChunk(p []byte) (q quick, ok bool) {
 	rest, ok := bytes.CutPrefix(p, []byte(`{"sessionId":"`))
 	if !ok {
 		return
 	}
-	var sid []byte
-	if sid, rest, ok = plainString(rest); !ok {
+	if q.sid, rest, ok = plainString(rest); !ok {
 		return
 	}
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"update":{"sessionUpdate":"`)); !ok {
 		return
 	}
-	var kind []byte
-	if kind, rest, ok = plainString(rest); !ok {
+	if q.kind, rest, ok = plainString(rest); !ok {
 		return
 	}
-	switch string(kind) {
+	switch string(q.kind) {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 	default:
-		return "", c, false
+		return q, false
 	}
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"content":{"type":"text","text":`)); !ok {
 		return
 	}
-	text, n, quick := jsonString(rest)
-	if !quick { // a \u escape, or not UTF-8: as the decoder reads it
-		n = stringEnd(rest)
-		if n < 0 || json.Unmarshal(rest[:n], &text) != nil {
-			return "", c, false
-		}
+	end := stringEnd(rest)
+	if end < 0 {
+		return q, false
 	}
-	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`}`)); !ok {
+	q.text, rest = rest[:end], rest[end:]
+	if rest, ok = bytes.CutPrefix(rest, []byte(`}`)); !ok {
 		return
 	}
 	if r, found := bytes.CutPrefix(rest, []byte(`,"messageId":"`)); found {
-		var id []byte
-		if id, rest, ok = plainString(r); !ok {
+		if q.msgID, rest, ok = plainString(r); !ok {
 			return
 		}
-		c.MessageID = string(id)
 	}
-	if !bytes.Equal(rest, []byte(`}}`)) {
-		return "", c, false
-	}
-	c.SessionUpdate, c.Content.Type, c.Content.Text = string(kind), "text", text
-	return string(sid), c, true
+	return q, bytes.Equal(rest, []byte(`}}`))
 }
 
-// jsonString decodes the JSON string at the start of b (from its opening
-// quote): its text and its length in b, found a run at a time rather than
-// by the decoder's byte-by-byte scan. ok is false for a \u escape or text
-// that is not UTF-8 (the decoder replaces what is not), which it leaves
-// to the decoder. b is valid JSON.
-func jsonString(b []byte) (s string, n int, ok bool) {
-	if len(b) == 0 || b[0] != '"' {
-		return "", 0, false
+// appendJSONString appends the text of s, one JSON string with its
+// quotes, to b, as the decoder reads it. Runs between escapes are copied
+// whole rather than scanned byte by byte; a \u escape, or text that is not
+// UTF-8 (which the decoder replaces), is left to the decoder.
+func appendJSONString(b, s []byte) ([]byte, bool) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return b, false
 	}
-	var out []byte
-	i := 1
-	for {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return "", 0, false
-		}
-		e := bytes.IndexByte(b[i:i+q], '\\')
+	t, from := s[1:len(s)-1], len(b)
+	for len(t) > 0 {
+		e := bytes.IndexByte(t, '\\')
 		if e < 0 {
-			if out == nil { // no escape at all: one copy
-				if !utf8.Valid(b[i : i+q]) {
-					return "", 0, false
-				}
-				return string(b[i : i+q]), i + q + 1, true
-			}
-			out = append(out, b[i:i+q]...)
-			i += q + 1
+			b, t = append(b, t...), nil
 			break
 		}
-		if out == nil {
-			out = make([]byte, 0, len(b))
+		if e+1 == len(t) {
+			return b[:from], false
 		}
-		out = append(out, b[i:i+e]...)
-		i += e + 1
-		if i == len(b) {
-			return "", 0, false
-		}
-		switch c := b[i]; c {
+		b = append(b, t[:e]...)
+		switch c := t[e+1]; c {
 		case '"', '\\', '/':
-			out = append(out, c)
+			b = append(b, c)
 		case 'n':
-			out = append(out, '\n')
+			b = append(b, '\n')
 		case 't':
-			out = append(out, '\t')
+			b = append(b, '\t')
 		case 'r':
-			out = append(out, '\r')
+			b = append(b, '\r')
 		case 'b':
-			out = append(out, '\b')
+			b = append(b, '\b')
 		case 'f':
-			out = append(out, '\f')
-		default:
-			return "", 0, false
+			b = append(b, '\f')
+		default: // \u: as the decoder reads it
+			return decodeJSONString(b[:from], s)
 		}
-		i++
+		t = t[e+2:]
 	}
-	if !utf8.Valid(out) {
-		return "", 0, false
+	if !utf8.Valid(b[from:]) {
+		return decodeJSONString(b[:from], s)
 	}
-	return string(out), i, true
+	return b, true
+}
+
+// decodeJSONString is appendJSONString by the JSON decoder.
+func decodeJSONString(b, s []byte) ([]byte, bool) {
+	var text string
+	if json.Unmarshal(s, &text) != nil {
+		return b, false
+	}
+	return append(b, text...), true
 }
 
 // plainString returns the rest of a JSON string up to its closing quote

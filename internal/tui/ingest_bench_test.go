@@ -47,7 +47,7 @@ func BenchmarkStreamOneCharChunks(b *testing.B) {
 		}
 	}}
 	pr, pw := io.Pipe()
-	a.conn = acp.NewConn(pr, io.Discard, a, acp.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a.conn = acp.NewConn(pr, io.Discard, a, acp.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), LendParams: true}) // as startAgent
 	served := make(chan struct{})
 	go func() { _ = a.conn.Serve(context.Background(), time.Second); close(served) }()
 	done := make(chan int)
@@ -55,7 +55,7 @@ func BenchmarkStreamOneCharChunks(b *testing.B) {
 		n := 0
 		for n < b.N {
 			<-woken
-			for _, u := range a.takeUpdates() {
+			for _, u := range a.takeUpdates(true) {
 				m.update(u)
 				var c textChunk
 				_ = json.Unmarshal(u.rawUpdate(), &c)

@@ -194,7 +194,8 @@ func (m *model) Init() tea.Cmd {
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	if m.ag != nil {
-		for _, u := range m.ag.takeUpdates() {
+		_, wake := msg.(updatesMsg)
+		for _, u := range m.ag.takeUpdates(wake) {
 			m.update(u)
 		}
 	}

@@ -24,8 +24,12 @@ type textBlock struct {
 	// tail is the unfinished line: bytes, appended in place, since a
 	// stream of one-character chunks would copy a growing string per
 	// chunk.
-	tail   []byte
-	closed bool
+	tail []byte
+	// tailGen counts the changes of tail, and drawn is the tail as last
+	// rendered for the live region (tailRows).
+	tailGen int
+	drawn   drawnTail
+	closed  bool
 	// A thought's source: its first lines, how many lines it has and
 	// the last one, for the collapsed summary (thoughts.go).
 	first    string
@@ -54,6 +58,7 @@ func (m *model) addText(kind, text string) {
 	}
 	// Only the new text can hold a newline: the tail had none. A line
 	// wholly in text is rendered from it, not copied into the tail first.
+	b.tailGen++
 	for {
 		i := strings.IndexByte(text, '\n')
 		if i < 0 {
@@ -111,6 +116,7 @@ func (m *model) closeText() {
 			if len(t.tail) > 0 {
 				t.lines = append(t.lines, m.renderText(t, &t.md, string(t.tail))...)
 				t.tail = nil
+				t.tailGen++
 			}
 			t.closed = true
 		}

@@ -32,8 +32,7 @@ func (m *model) View() tea.View {
 			}
 			top = append(top, b.lines...)
 			if len(b.tail) > 0 {
-				md := b.md // a copy: the tail is drawn, not consumed
-				top = append(top, m.renderText(b, &md, string(b.tail))...)
+				top = append(top, m.tailRows(b)...)
 			}
 		case *toolCall:
 			top = append(top, m.card(b)...)
@@ -54,6 +53,26 @@ func (m *model) View() tea.View {
 	lines := append(top, bottom...)
 	m.viewRows = [2]int{m.viewRows[1], len(lines)}
 	return tea.NewView(strings.Join(lines, "\n"))
+}
+
+// drawnTail is a text block's unfinished line as last rendered.
+type drawnTail struct {
+	gen, width int
+	th         *theme
+	rows       []string
+}
+
+// tailRows renders the unfinished line of a text block for the live
+// region. It is rendered again only when it changed: a stream updates it
+// at most 60 times a second (updateFrame), but keys and prints draw
+// frames in between, and a long line costs its whole length to wrap.
+func (m *model) tailRows(b *textBlock) []string {
+	d := &b.drawn
+	if d.rows == nil || d.gen != b.tailGen || d.width != m.width || d.th != m.th {
+		md := b.md // a copy: the tail is drawn, not consumed
+		*d = drawnTail{gen: b.tailGen, width: m.width, th: m.th, rows: m.renderText(b, &md, string(b.tail))}
+	}
+	return d.rows
 }
 
 // bottom is the part of the live region under the blocks: a question, a
