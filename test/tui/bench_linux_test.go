@@ -58,10 +58,17 @@ func openPTY(b testing.TB, cols, rows int) (master, slave *os.File) {
 
 func startPTY(b testing.TB, s *session, model string) *ptyTUI {
 	b.Helper()
-	master, slave := openPTY(b, 100, 30)
 	cmd := exec.Command(filepath.Join(s.bins, "corvid-tui"), "--corvid", filepath.Join(s.bins, "corvid"), "-m", model, "--theme", "dark")
-	cmd.Dir = s.dir
 	cmd.Env = append(append([]string{}, s.env...), "TERM=xterm-256color")
+	return startOnPTY(b, s, cmd)
+}
+
+// startOnPTY starts cmd in the session's directory on a new 100×30
+// pseudo-terminal, its controlling terminal, and reads what it writes.
+func startOnPTY(b testing.TB, s *session, cmd *exec.Cmd) *ptyTUI {
+	b.Helper()
+	master, slave := openPTY(b, 100, 30)
+	cmd.Dir = s.dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
@@ -69,24 +76,7 @@ func startPTY(b testing.TB, s *session, model string) *ptyTUI {
 	}
 	slave.Close()
 	p := &ptyTUI{cmd: cmd, master: master, grew: make(chan struct{}, 1)}
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := master.Read(buf)
-			if n > 0 {
-				p.mu.Lock()
-				p.out.Write(buf[:n])
-				p.mu.Unlock()
-				select {
-				case p.grew <- struct{}{}:
-				default:
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	go p.read()
 	b.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
