@@ -1,0 +1,146 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// vtRun is the TUI's model in a bubbletea program whose output is a vt.
+// resizeBefore, when set, is asked about each write: the first it says
+// yes to finds the terminal resized to next just before it is parsed,
+// and the program is told of the new size after.
+type vtRun struct {
+	m    *model
+	v    *vt
+	p    *tea.Program
+	done chan struct{}
+
+	mu           sync.Mutex
+	resizeBefore func(p []byte) bool
+	next         [2]int
+}
+
+func startVT(t *testing.T, w, h int) *vtRun {
+	t.Helper()
+	r := &vtRun{m: testModel(), v: newVT(w, h), done: make(chan struct{})}
+	r.m.width, r.m.height = w, h
+	r.m.termSize = func() (int, int, error) { tw, th := r.v.size(); return tw, th, nil }
+	out := r.m.output(vtWriter{r}) // as Run's (anchor.go)
+	r.p = tea.NewProgram(noInit{r.m}, tea.WithInput(nil), tea.WithOutput(out), tea.WithWindowSize(w, h),
+		tea.WithFilter(printFilter(r.m)))
+	go func() { _, _ = r.p.Run(); close(r.done) }()
+	t.Cleanup(func() {
+		r.p.Quit()
+		<-r.done
+		if len(r.v.bad) > 0 {
+			t.Errorf("the terminal model met sequences it does not know: %v", r.v.bad)
+		}
+	})
+	return r
+}
+
+type vtWriter struct{ r *vtRun }
+
+func (w vtWriter) Write(p []byte) (int, error) {
+	r := w.r
+	r.mu.Lock()
+	if r.resizeBefore != nil && r.resizeBefore(p) {
+		r.resizeBefore = nil
+		r.v.resize(r.next[0], r.next[1])
+		go r.p.Send(tea.WindowSizeMsg{Width: r.next[0], Height: r.next[1]})
+	}
+	r.mu.Unlock()
+	return r.v.Write(p)
+}
+
+// resizeAt resizes the terminal to w×h just before it parses the first
+// write that when says yes to.
+func (r *vtRun) resizeAt(w, h int, when func(p []byte) bool) {
+	r.mu.Lock()
+	r.resizeBefore, r.next = when, [2]int{w, h}
+	r.mu.Unlock()
+}
+
+// stream sends lines from to to (inclusive) as one chunk of the answer.
+func (r *vtRun) stream(t *testing.T, from, to int) {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "line %04d\n", i)
+	}
+	raw, err := json.Marshal(chunk("agent_message_chunk", b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.p.Send(updateMsg{sessionID: "s1", raw: raw})
+}
+
+// waitFor waits until the terminal holds want, history included.
+func (r *vtRun) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if slices.ContainsFunc(r.v.all(), func(l string) bool { return strings.Contains(l, want) }) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("the terminal never showed %q:\n%s", want, strings.Join(r.v.all(), "\n"))
+}
+
+// onceEach checks that the terminal holds lines 1 to n once each, and
+// the input line once, on the screen.
+func (r *vtRun) onceEach(t *testing.T, n int) {
+	t.Helper()
+	all := r.v.all()
+	count := map[string]int{}
+	for _, l := range all {
+		count[l]++
+	}
+	for i := 1; i <= n; i++ {
+		if l := fmt.Sprintf("line %04d", i); count[l] != 1 {
+			t.Errorf("%s is in the terminal %d times", l, count[l])
+		}
+	}
+	inputs := 0
+	for _, l := range all {
+		if strings.Contains(l, "Ask corvid") {
+			inputs++
+		}
+	}
+	if inputs != 1 || !slices.ContainsFunc(r.v.screen(), func(l string) bool { return strings.Contains(l, "Ask corvid") }) {
+		t.Errorf("the input line is in the terminal %d times: the live region was left behind", inputs)
+	}
+	if t.Failed() {
+		t.Logf("the terminal, history included:\n%s", strings.Join(all, "\n"))
+	}
+}
+
+func isPrint(p []byte) bool { _, ok := insertHeight(p); return ok }
+
+// A terminal that shrinks after the TUI checked its size for a print and
+// before it parsed that print (tmux resizes its screen, then reads what
+// the program wrote before it learnt of the new size) leaves nothing of
+// the live region in the scrollback and loses no line. The print was made
+// for 24 rows: it scrolled the screen by up to the rows above the live
+// region, and on 18 rows that scrolled the live region's first rows into
+// the history, above the lines (TestResizeMidStreamRepeatsNothing's
+// "input line shows 2 times", about 1 run in 12).
+func TestResizeJustBeforeAPrintLeavesNothingBehind(t *testing.T) {
+	r := startVT(t, 80, 24)
+	r.stream(t, 1, 60)
+	r.waitFor(t, "line 0060")
+	time.Sleep(50 * time.Millisecond)
+	r.resizeAt(60, 18, isPrint)
+	r.stream(t, 61, 200)
+	r.waitFor(t, "line 0200")
+	r.p.Send(promptDoneMsg{stop: "end_turn"})
+	time.Sleep(300 * time.Millisecond)
+	r.onceEach(t, 200)
+}
