@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -13,9 +14,9 @@ import (
 )
 
 // vtRun is the TUI's model in a bubbletea program whose output is a vt.
-// resizeBefore, when set, is asked about each write: the first it says
-// yes to finds the terminal resized to next just before it is parsed,
-// and the program is told of the new size after.
+// resizeBefore, when set, is asked about each write: the first it gives
+// an offset for finds the terminal resized to next when it has parsed the
+// write up to that offset, and the program is told of the new size after.
 type vtRun struct {
 	m    *model
 	v    *vt
@@ -23,16 +24,18 @@ type vtRun struct {
 	done chan struct{}
 
 	mu           sync.Mutex
-	resizeBefore func(p []byte) bool
+	resizeBefore func(p []byte) int
 	next         [2]int
 }
 
 func startVT(t *testing.T, w, h int) *vtRun {
 	t.Helper()
 	r := &vtRun{m: testModel(), v: newVT(w, h), done: make(chan struct{})}
+	r.v.mapNL = true // bubbletea's input is not a terminal
 	r.m.width, r.m.height = w, h
 	r.m.termSize = func() (int, int, error) { tw, th := r.v.size(); return tw, th, nil }
 	out := r.m.output(vtWriter{r}) // as Run's (anchor.go)
+	leaveTopRow(r.m, out)
 	r.p = tea.NewProgram(noInit{r.m}, tea.WithInput(nil), tea.WithOutput(out), tea.WithWindowSize(w, h),
 		tea.WithFilter(printFilter(r.m)))
 	go func() { _, _ = r.p.Run(); close(r.done) }()
@@ -51,18 +54,25 @@ type vtWriter struct{ r *vtRun }
 func (w vtWriter) Write(p []byte) (int, error) {
 	r := w.r
 	r.mu.Lock()
-	if r.resizeBefore != nil && r.resizeBefore(p) {
+	at := -1
+	if r.resizeBefore != nil {
+		at = r.resizeBefore(p)
+	}
+	if at >= 0 {
 		r.resizeBefore = nil
+		_, _ = r.v.Write(p[:at])
 		r.v.resize(r.next[0], r.next[1])
 		go r.p.Send(tea.WindowSizeMsg{Width: r.next[0], Height: r.next[1]})
+		p = p[at:]
 	}
 	r.mu.Unlock()
-	return r.v.Write(p)
+	_, err := r.v.Write(p)
+	return len(p) + max(at, 0), err
 }
 
-// resizeAt resizes the terminal to w×h just before it parses the first
-// write that when says yes to.
-func (r *vtRun) resizeAt(w, h int, when func(p []byte) bool) {
+// resizeAt resizes the terminal to w×h when it has parsed the first write
+// that when gives an offset for up to that offset.
+func (r *vtRun) resizeAt(w, h int, when func(p []byte) int) {
 	r.mu.Lock()
 	r.resizeBefore, r.next = when, [2]int{w, h}
 	r.mu.Unlock()
@@ -122,7 +132,25 @@ func (r *vtRun) onceEach(t *testing.T, n int) {
 	}
 }
 
-func isPrint(p []byte) bool { _, ok := insertHeight(p); return ok }
+// beforePrint is the start of a print's write.
+func beforePrint(p []byte) int {
+	if _, ok := insertHeight(p); ok {
+		return 0
+	}
+	return -1
+}
+
+// betweenParts is the start of the second part a print's write carries
+// (spill.go: CR, then down from the live region's first row).
+func betweenParts(p []byte) int {
+	if _, ok := insertHeight(p); !ok {
+		return -1
+	}
+	if i := bytes.Index(p[1:], []byte("\r\x1b[")); i >= 0 {
+		return i + 1
+	}
+	return -1
+}
 
 // A terminal that shrinks after the TUI checked its size for a print and
 // before it parsed that print (tmux resizes its screen, then reads what
@@ -137,10 +165,51 @@ func TestResizeJustBeforeAPrintLeavesNothingBehind(t *testing.T) {
 	r.stream(t, 1, 60)
 	r.waitFor(t, "line 0060")
 	time.Sleep(50 * time.Millisecond)
-	r.resizeAt(60, 18, isPrint)
+	r.resizeAt(60, 18, beforePrint)
 	r.stream(t, 61, 200)
 	r.waitFor(t, "line 0200")
 	r.p.Send(promptDoneMsg{stop: "end_turn"})
 	time.Sleep(300 * time.Millisecond)
 	r.onceEach(t, 200)
+}
+
+// The same in the middle of a print's write: a terminal reads a long
+// write in pieces, and may resize between two. The parts after the first
+// start on the live region's first row, and the rows below it are the
+// ones a shrinking terminal deletes.
+func TestResizeBetweenThePartsOfAPrintLeavesNothingBehind(t *testing.T) {
+	r := startVT(t, 80, 24)
+	r.stream(t, 1, 60)
+	r.waitFor(t, "line 0060")
+	time.Sleep(50 * time.Millisecond)
+	r.resizeAt(60, 18, betweenParts)
+	r.stream(t, 61, 200)
+	r.waitFor(t, "line 0200")
+	r.p.Send(promptDoneMsg{stop: "end_turn"})
+	time.Sleep(300 * time.Millisecond)
+	r.onceEach(t, 200)
+}
+
+// A live region as tall as the screen starts on its top row. Its redraws
+// leave no frame in the scrollback (tmux, scroll-on-clear, takes an erase
+// from the screen's top-left cell for a cleared screen and scrolls what is
+// on it into its history), and lines printed meanwhile are not mixed with
+// it: the `/` list opens on a screen too short for it, lines stream, the
+// list closes.
+func TestTallLiveRegionOnTheTopRowLeavesNoFrame(t *testing.T) {
+	r := startVT(t, 80, 6)
+	r.p.Send(tea.KeyPressMsg{Code: '/', Text: "/"})
+	r.waitFor(t, "/quit")
+	r.stream(t, 1, 3)
+	time.Sleep(100 * time.Millisecond)
+	r.p.Send(tea.KeyPressMsg{Code: tea.KeyBackspace})
+	r.stream(t, 4, 5)
+	r.waitFor(t, "line 0005")
+	time.Sleep(100 * time.Millisecond)
+	r.onceEach(t, 5)
+	for _, l := range r.v.all() {
+		if strings.Contains(l, "/quit") {
+			t.Errorf("the / list was left in the scrollback: %q", l)
+		}
+	}
 }

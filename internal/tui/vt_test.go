@@ -19,13 +19,17 @@ import (
 // wider than it, the history's too, the cursor staying on its row's first
 // part and the screen being the last rows.
 type vt struct {
-	mu      sync.Mutex
-	w, h    int
-	rows    [][]rune // the screen; a row holds its written cells
-	history []string
-	x, y    int
+	mu       sync.Mutex
+	w, h     int
+	rows     [][]rune // the screen; a row holds its written cells
+	history  []string
+	x, y     int
 	wrapNext bool // the last column was written: the next character wraps
-	bad     []string
+	// mapNL: LF goes to the first column too, as a terminal whose output
+	// maps NL to CR NL (bubbletea writes for one when its input is not a
+	// terminal, as in tests).
+	mapNL bool
+	bad   []string
 }
 
 func newVT(w, h int) *vt {
@@ -84,6 +88,9 @@ func (v *vt) parse(p string) {
 		case c == '\n':
 			v.wrapNext = false
 			v.lf()
+			if v.mapNL {
+				v.x = 0
+			}
 			i++
 		case c == '\t':
 			v.x, v.wrapNext = min((v.x/8+1)*8, v.w-1), false
