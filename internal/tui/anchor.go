@@ -65,7 +65,10 @@ type countingFile struct {
 
 func (c *countingFile) Write(p []byte) (int, error) {
 	c.n.Add(1)
-	if q := c.spill.expand(p); len(q) != len(p) {
+	// An erase below the cursor becomes a deletion (erase.go), and a
+	// print's write takes the parts armed to go with it (spill.go): both
+	// only lengthen what bubbletea wrote.
+	if q := c.spill.expand(deleteBelow(p)); len(q) != len(p) {
 		if _, err := c.File.Write(q); err != nil {
 			return 0, err
 		}
@@ -88,7 +91,7 @@ type countingWriter struct {
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	c.n.Add(1)
-	if q := c.spill.expand(p); len(q) != len(p) {
+	if q := c.spill.expand(deleteBelow(p)); len(q) != len(p) {
 		if _, err := c.w.Write(q); err != nil {
 			return 0, err
 		}

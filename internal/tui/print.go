@@ -49,6 +49,14 @@ func (m *model) printCmd() tea.Cmd {
 	if m.writes != nil {
 		rows = m.height - max(m.viewRows[0], m.viewRows[1]) - 1
 	}
+	if rows < 0 {
+		// The live region fills the screen (a question or list taller
+		// than it): its first row is the screen's, and a print would
+		// scroll it into the scrollback. The lines wait until it is
+		// shorter.
+		m.printHeld = true
+		return tea.Tick(20*time.Millisecond, func(time.Time) tea.Msg { return printRetryMsg{} })
+	}
 	// And they must stay on screen if the terminal shrinks after the size
 	// was checked (filterPrint) but before it reads the print: it then
 	// scrolls by the part's lines on fewer rows, and the live region's
