@@ -1,6 +1,12 @@
 package tui
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+	"sync/atomic"
+
+	"github.com/charmbracelet/x/ansi"
+)
 
 // bubbletea erases the live region's rows from the first one it redraws
 // down with an erase of the screen below the cursor (ED, CSI J), always
@@ -17,12 +23,75 @@ var (
 	deleteBelowSeq = []byte("\x1b[999M")
 )
 
-// deleteBelow is p with bubbletea's erases below the cursor made line
-// deletions (above). p is returned as it is when it has none: a frame
-// erases only when the live region's height changes.
-func deleteBelow(p []byte) []byte {
+// eraser rewrites bubbletea's erases (above) in what the TUI's writer
+// passes to the terminal, and moves the first one after a narrowing up
+// over the rows the terminal's re-wrapping added (rewrapped).
+type eraser struct {
+	up atomic.Int32 // rows to move up before the next erase
+}
+
+// rewrite is p with its erases below the cursor made line deletions, the
+// first one moved up by the rows armed (arm). p is returned as it is when
+// it has none: a frame erases only when the live region's height changes
+// or the terminal's size did.
+func (e *eraser) rewrite(p []byte) []byte {
 	if !bytes.Contains(p, eraseBelowSeq) {
 		return p
 	}
+	if e != nil {
+		if up := e.up.Swap(0); up > 0 {
+			i := bytes.Index(p, eraseBelowSeq)
+			q := append(append([]byte{}, p[:i]...), ansi.CursorUp(int(up))...)
+			p = append(q, p[i:]...)
+		}
+	}
 	return bytes.ReplaceAll(p, eraseBelowSeq, deleteBelowSeq)
+}
+
+// arm sets the rows to move up before the next erase.
+func (e *eraser) arm(up int) {
+	if e != nil {
+		e.up.Store(int32(up))
+	}
+}
+
+// rewrapped is how many rows a terminal that re-wraps lines when it
+// narrows (tmux: every row wider than the new width is split, the
+// cursor's row staying on its first part) adds above the last of the
+// frame's rows, the row the cursor is on between frames (anchor.go), when
+// it narrows to width. bubbletea's redraw at the new size moves up over
+// the frame's rows as it drew them and erases from there: the first parts
+// of the rows it did not count were left behind, above the redrawn live
+// region, and went into the scrollback with the next prints. A row's width
+// is its text's without trailing blanks: no more than the terminal holds,
+// so the move never goes above the live region.
+func rewrapped(frame []string, height, width int) int {
+	if width < 1 || len(frame) < 2 {
+		return 0
+	}
+	frame = frame[max(len(frame)-height, 0) : len(frame)-1]
+	n := 0
+	for _, l := range frame {
+		if w := ansi.StringWidth(strings.TrimRight(ansi.Strip(l), " ")); w > width {
+			n += (w - 1) / width
+		}
+	}
+	return n
+}
+
+// drawnFrame is the rows of the frame on the screen, as far as the writes
+// tell: bubbletea draws the latest view, and draws it before a print, so
+// a view followed by a write was drawn. Nil when neither of the last two
+// views is known to be.
+func (m *model) drawnFrame() []string {
+	if m.writes == nil {
+		return m.frames[1]
+	}
+	switch n := m.writes(); {
+	case n > m.frameWrites[1]:
+		return m.frames[1]
+	case m.frameWrites[1] > m.frameWrites[0]:
+		return m.frames[0]
+	}
+	return nil
 }

@@ -31,7 +31,8 @@ type vtRun struct {
 func startVT(t *testing.T, w, h int) *vtRun {
 	t.Helper()
 	r := &vtRun{m: testModel(), v: newVT(w, h), done: make(chan struct{})}
-	r.v.mapNL = true // bubbletea's input is not a terminal
+	r.v.mapNL = true   // bubbletea's input is not a terminal
+	r.m.reflows = true // the vt re-wraps as tmux
 	r.m.width, r.m.height = w, h
 	r.m.termSize = func() (int, int, error) { tw, th := r.v.size(); return tw, th, nil }
 	out := r.m.output(vtWriter{r}) // as Run's (anchor.go)
@@ -211,5 +212,36 @@ func TestTallLiveRegionOnTheTopRowLeavesNoFrame(t *testing.T) {
 		if strings.HasPrefix(l, "  /") || strings.HasPrefix(l, "› /") {
 			t.Errorf("the / list was left in the scrollback: %q", l)
 		}
+	}
+}
+
+// A width shrink re-wraps the live region's rows wider than the new width
+// (tmux splits them), above the cursor too: the redraw after it, which
+// moves up the live region's rows as bubbletea drew them, must still
+// erase all of them. Here the unfinished line of the answer, three rows
+// wide, is live when the terminal narrows from 80 to 50 columns.
+func TestNarrowingLeavesNoFragmentOfALongLiveLine(t *testing.T) {
+	r := startVT(t, 80, 24)
+	r.stream(t, 1, 30)
+	r.waitFor(t, "line 0030")
+	raw, _ := json.Marshal(chunk("agent_message_chunk", "START "+strings.Repeat("wordy ", 35)))
+	r.p.Send(updateMsg{sessionID: "s1", raw: raw})
+	r.waitFor(t, "START")
+	time.Sleep(50 * time.Millisecond)
+	r.v.resize(50, 24)
+	r.p.Send(tea.WindowSizeMsg{Width: 50, Height: 24})
+	time.Sleep(200 * time.Millisecond)
+	raw, _ = json.Marshal(chunk("agent_message_chunk", "END\n"))
+	r.p.Send(updateMsg{sessionID: "s1", raw: raw})
+	r.p.Send(promptDoneMsg{stop: "end_turn"})
+	r.waitFor(t, "END")
+	time.Sleep(200 * time.Millisecond)
+	r.onceEach(t, 30)
+	n := 0
+	for _, l := range r.v.all() {
+		n += strings.Count(l, "START")
+	}
+	if n != 1 {
+		t.Errorf("the long line's start is in the terminal %d times:\n%s", n, strings.Join(r.v.all(), "\n"))
 	}
 }

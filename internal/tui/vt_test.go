@@ -117,6 +117,14 @@ func (v *vt) escape(p string, i int) int {
 	}
 	switch p[i+1] {
 	case '[':
+	case 'M': // reverse index: up, scrolling down at the top
+		v.wrapNext = false
+		if v.y > 0 {
+			v.y--
+		} else {
+			v.rows = slices.Insert(v.rows[:v.h-1], 0, []rune(nil))
+		}
+		return i + 2
 	case ']', 'P', '_': // OSC, DCS, APC: up to BEL or ST
 		for j := i + 2; j < len(p); j++ {
 			if p[j] == 7 {
