@@ -28,9 +28,12 @@ type vtRun struct {
 	next         [2]int
 }
 
-func startVT(t *testing.T, w, h int) *vtRun {
+func startVT(t *testing.T, w, h int, setup ...func(*model)) *vtRun {
 	t.Helper()
 	r := &vtRun{m: testModel(), v: newVT(w, h), done: make(chan struct{})}
+	for _, f := range setup {
+		f(r.m)
+	}
 	r.v.mapNL = true   // bubbletea's input is not a terminal
 	r.m.reflows = true // the vt re-wraps as tmux
 	r.m.width, r.m.height = w, h
@@ -244,4 +247,34 @@ func TestNarrowingLeavesNoFragmentOfALongLiveLine(t *testing.T) {
 	if n != 1 {
 		t.Errorf("the long line's start is in the terminal %d times:\n%s", n, strings.Join(r.v.all(), "\n"))
 	}
+}
+
+// The same for a frame: one written for 80 columns and read after the
+// terminal narrowed to 60 wraps its rows wider than 60 (the status line,
+// long with a long model name), and ends a row lower than bubbletea
+// believes; its redraw at the new size then moved up too little and left
+// the input line behind (TestResizeMidStreamRepeatsNothing, 1 run in 40
+// with prints made safe). Frames are written with autowrap off.
+func TestResizeJustBeforeAFrameLeavesNothingBehind(t *testing.T) {
+	r := startVT(t, 80, 24, func(m *model) { m.st.model = "script:" + strings.Repeat("a-long-model-name/", 6) })
+	r.stream(t, 1, 40)
+	r.waitFor(t, "line 0040")
+	raw, _ := json.Marshal(chunk("agent_message_chunk", "line 0041"))
+	r.p.Send(updateMsg{sessionID: "s1", raw: raw})
+	time.Sleep(50 * time.Millisecond)
+	// The line ends: the live region loses its row, and bubbletea redraws
+	// it whole, erasing from its first row.
+	r.resizeAt(60, 18, func(p []byte) int {
+		if _, ok := insertHeight(p); !ok && bytes.Contains(p, deleteBelowSeq) {
+			return 0
+		}
+		return -1
+	})
+	raw, _ = json.Marshal(chunk("agent_message_chunk", "\n"))
+	r.p.Send(updateMsg{sessionID: "s1", raw: raw})
+	r.stream(t, 42, 80)
+	r.waitFor(t, "line 0080")
+	r.p.Send(promptDoneMsg{stop: "end_turn"})
+	time.Sleep(300 * time.Millisecond)
+	r.onceEach(t, 80)
 }

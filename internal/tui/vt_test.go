@@ -29,7 +29,10 @@ type vt struct {
 	// maps NL to CR NL (bubbletea writes for one when its input is not a
 	// terminal, as in tests).
 	mapNL bool
-	bad   []string
+	// noWrap: autowrap is off (DECAWM reset): the last column is written
+	// over and over.
+	noWrap bool
+	bad    []string
 }
 
 func newVT(w, h int) *vt {
@@ -72,7 +75,7 @@ func (v *vt) put(r rune) {
 	row[v.x] = r
 	v.rows[v.y] = row
 	if v.x == v.w-1 {
-		v.wrapNext = true
+		v.wrapNext = !v.noWrap
 	} else {
 		v.x++
 	}
@@ -146,6 +149,10 @@ func (v *vt) escape(p string, i int) int {
 		return j
 	}
 	params, final := p[i+2:j], p[j]
+	if params == "?7" && (final == 'h' || final == 'l') {
+		v.noWrap = final == 'l'
+		return j + 1
+	}
 	if strings.ContainsAny(params, "?<>=") || final == 'm' || final == 'q' || final == 'u' {
 		return j + 1 // modes, styles, queries
 	}
