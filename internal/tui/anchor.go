@@ -42,7 +42,7 @@ import (
 
 // output wraps w, the terminal, as bubbletea's output: it counts the
 // writes (m.writes), writes the parts a print carries with it (spill.go)
-// and rewrites bubbletea's erases (erase.go).
+// and rewrites bubbletea's erases (resize.go).
 func (m *model) output(w io.Writer) io.Writer {
 	m.spill, m.erase = &spiller{}, &eraser{}
 	if f, ok := w.(*os.File); ok {
@@ -66,7 +66,7 @@ type countingFile struct {
 
 func (c *countingFile) Write(p []byte) (int, error) {
 	c.n.Add(1)
-	// An erase below the cursor becomes a deletion (erase.go), and a
+	// An erase below the cursor becomes a deletion (resize.go), and a
 	// print's write takes the parts armed to go with it (spill.go): both
 	// only lengthen what bubbletea wrote.
 	if q := c.spill.expand(c.erase.rewrite(p)); len(q) != len(p) {

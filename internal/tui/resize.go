@@ -4,9 +4,28 @@ import (
 	"bytes"
 	"strings"
 	"sync/atomic"
+	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
+
+// resize takes the terminal's size. The first is the one bubbletea
+// started with: nothing is repainted, and nothing needs holding. After a
+// later one, prints are held while bubbletea repaints, then paced
+// (print.go); and when the terminal narrowed and re-wraps, its redraw's
+// erase is moved up over the rows the re-wrapping added (rewrapped).
+func (m *model) resize(msg tea.WindowSizeMsg) {
+	if m.sized && (m.width != msg.Width || m.height != msg.Height) {
+		m.holdPrints = time.Now().Add(resizeSettle)
+		m.paceUntil = m.holdPrints.Add(paceAfterResize)
+	}
+	if m.sized && m.reflows && msg.Width < m.width {
+		m.erase.arm(rewrapped(m.drawnFrame(), m.height, msg.Width))
+	}
+	m.sized = true
+	m.width, m.height = msg.Width, msg.Height
+}
 
 // bubbletea erases the live region's rows from the first one it redraws
 // down with an erase of the screen below the cursor (ED, CSI J), always

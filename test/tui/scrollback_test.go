@@ -123,7 +123,7 @@ func TestLiveRegionOnTheTopRowLeavesNoFrameInTheScrollback(t *testing.T) {
 // fills it from its top row, and opening and closing it, a turn run
 // meanwhile, leaves none of its frames in the scrollback: bubbletea's
 // erase from the top-left cell, which tmux's scroll-on-clear took for a
-// cleared screen, is a deletion of the rows (internal/tui/erase.go), and
+// cleared screen, is a deletion of the rows (internal/tui/resize.go), and
 // no print scrolls the region's first row away (docs/tui.md, "The top
 // row").
 func TestTallLiveRegionLeavesNoFrameInTheScrollback(t *testing.T) {
