@@ -49,14 +49,41 @@ type eraser struct {
 	up atomic.Int32 // rows to move up before the next erase
 }
 
-// rewrite is p with its erases below the cursor made line deletions, the
-// first one moved up by the rows armed (arm). p is returned as it is when
-// it has none: a frame erases only when the live region's height changes
-// or the terminal's size did.
+// A frame that the terminal reads after it narrowed (tmux resizes its
+// screen, then parses what the program wrote before it learnt of the new
+// size) wraps its rows wider than the new width: it ends rows lower than
+// bubbletea believes, and the redraw at the new size, which moves up over
+// the rows bubbletea drew, left the live region's first rows behind. So a
+// frame is written with autowrap off: a row too wide is cut at the right
+// edge and takes one row, as bubbletea counts it. bubbletea's inline
+// frames never rely on autowrap (each row starts with a move, which ends
+// a pending wrap), and a print keeps it: its lines are the scrollback's,
+// and bubbletea counts their wrapped rows.
+var (
+	autowrapOff = []byte("\x1b[?7l")
+	autowrapOn  = []byte("\x1b[?7h")
+)
+
+// rewrite is what the terminal gets for p, bubbletea's write: a frame
+// with autowrap off (above), and its erases below the cursor made line
+// deletions, the first one moved up by the rows armed (arm).
 func (e *eraser) rewrite(p []byte) []byte {
-	if !bytes.Contains(p, eraseBelowSeq) {
+	if _, print := insertHeight(p); print || len(p) == 0 {
 		return p
 	}
+	n := len(autowrapOff) + len(p) + len(autowrapOn)
+	if bytes.Contains(p, eraseBelowSeq) {
+		p = e.deleteBelow(p)
+		n = len(autowrapOff) + len(p) + len(autowrapOn)
+	}
+	out := make([]byte, 0, n)
+	out = append(append(append(out, autowrapOff...), p...), autowrapOn...)
+	return out
+}
+
+// deleteBelow is p with its erases below the cursor made line deletions,
+// the first one moved up by the rows armed.
+func (e *eraser) deleteBelow(p []byte) []byte {
 	if e != nil {
 		if up := e.up.Swap(0); up > 0 {
 			i := bytes.Index(p, eraseBelowSeq)

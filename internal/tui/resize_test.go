@@ -278,3 +278,25 @@ func TestResizeJustBeforeAFrameLeavesNothingBehind(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	r.onceEach(t, 80)
 }
+
+// A frame goes with autowrap off and its erase made a deletion; a print
+// goes as bubbletea wrote it, autowrap on, so a line wider than the
+// screen wraps into the scrollback whole.
+func TestFramesGoWithoutAutowrapAndPrintsWithIt(t *testing.T) {
+	var e eraser
+	frame := "\x1b[2A\x1b[Jstatus\r"
+	if got, want := string(e.rewrite([]byte(frame))), "\x1b[?7l\x1b[2A\x1b[999Mstatus\r\x1b[?7h"; got != want {
+		t.Errorf("frame written as %q, want %q", got, want)
+	}
+	print := "\r\n\n\x1b[4A\x1b[2L\x1b[K" + strings.Repeat("x", 300) + "\r\n\x1b[Ky\r\n"
+	if got := string(e.rewrite([]byte(print))); got != print {
+		t.Errorf("print written as %q", got)
+	}
+	e.arm(3)
+	if got, want := string(e.rewrite([]byte(frame))), "\x1b[?7l\x1b[2A\x1b[3A\x1b[999Mstatus\r\x1b[?7h"; got != want {
+		t.Errorf("after a narrowing, frame written as %q, want %q", got, want)
+	}
+	if got, want := string(e.rewrite([]byte(frame))), "\x1b[?7l\x1b[2A\x1b[999Mstatus\r\x1b[?7h"; got != want {
+		t.Errorf("the move up went with a second frame: %q", got)
+	}
+}
