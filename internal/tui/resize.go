@@ -47,6 +47,10 @@ var (
 // over the rows the terminal's re-wrapping added (rewrapped).
 type eraser struct {
 	up atomic.Int32 // rows to move up before the next erase
+	// buf is the last frame's rewrite, reused: bubbletea writes under
+	// its renderer's lock, one write at a time, and a write is done when
+	// the writer returns.
+	buf []byte
 }
 
 // A frame that the terminal reads after it narrowed (tmux resizes its
@@ -71,14 +75,14 @@ func (e *eraser) rewrite(p []byte) []byte {
 	if _, print := insertHeight(p); print || len(p) == 0 {
 		return p
 	}
-	n := len(autowrapOff) + len(p) + len(autowrapOn)
 	if bytes.Contains(p, eraseBelowSeq) {
 		p = e.deleteBelow(p)
-		n = len(autowrapOff) + len(p) + len(autowrapOn)
 	}
-	out := make([]byte, 0, n)
-	out = append(append(append(out, autowrapOff...), p...), autowrapOn...)
-	return out
+	if e == nil {
+		return append(append(append([]byte{}, autowrapOff...), p...), autowrapOn...)
+	}
+	e.buf = append(append(append(e.buf[:0], autowrapOff...), p...), autowrapOn...)
+	return e.buf
 }
 
 // deleteBelow is p with its erases below the cursor made line deletions,
