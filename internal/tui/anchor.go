@@ -66,9 +66,9 @@ type countingFile struct {
 
 func (c *countingFile) Write(p []byte) (int, error) {
 	c.n.Add(1)
-	// An erase below the cursor becomes a deletion (resize.go), and a
-	// print's write takes the parts armed to go with it (spill.go): both
-	// only lengthen what bubbletea wrote.
+	// A frame goes with autowrap off and its erases made deletions
+	// (resize.go), and a print's write takes the parts armed to go with
+	// it (spill.go): both only lengthen what bubbletea wrote.
 	if q := c.spill.expand(c.erase.rewrite(p)); len(q) != len(p) {
 		if _, err := c.File.Write(q); err != nil {
 			return 0, err

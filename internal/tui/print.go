@@ -49,11 +49,11 @@ func (m *model) printCmd() tea.Cmd {
 	if m.writes != nil {
 		rows = m.height - max(m.viewRows[0], m.viewRows[1]) - 1
 	}
-	if rows < 0 {
+	if rows < 0 && !m.quitting {
 		// The live region fills the screen (a question or list taller
 		// than it): its first row is the screen's, and a print would
 		// scroll it into the scrollback. The lines wait until it is
-		// shorter.
+		// shorter (but not a quit, which waits for them).
 		m.printHeld = true
 		return tea.Tick(20*time.Millisecond, func(time.Time) tea.Msg { return printRetryMsg{} })
 	}
