@@ -41,16 +41,16 @@ import (
 // sent back to back.
 
 // output wraps w, the terminal, as bubbletea's output: it counts the
-// writes (m.writes) and writes the parts a print carries with it
-// (spill.go).
+// writes (m.writes), writes the parts a print carries with it (spill.go)
+// and rewrites bubbletea's erases (resize.go).
 func (m *model) output(w io.Writer) io.Writer {
-	m.spill = &spiller{}
+	m.spill, m.erase = &spiller{}, &eraser{}
 	if f, ok := w.(*os.File); ok {
-		out := &countingFile{File: f, spill: m.spill}
+		out := &countingFile{File: f, spill: m.spill, erase: m.erase}
 		m.writes = out.n.Load
 		return out
 	}
-	out := &countingWriter{w: w, spill: m.spill}
+	out := &countingWriter{w: w, spill: m.spill, erase: m.erase}
 	m.writes = out.n.Load
 	return out
 }
@@ -61,11 +61,15 @@ type countingFile struct {
 	*os.File
 	n     atomic.Int64
 	spill *spiller
+	erase *eraser
 }
 
 func (c *countingFile) Write(p []byte) (int, error) {
 	c.n.Add(1)
-	if q := c.spill.expand(p); len(q) != len(p) {
+	// A frame goes with autowrap off and its erases made deletions
+	// (resize.go), and a print's write takes the parts armed to go with
+	// it (spill.go): both only lengthen what bubbletea wrote.
+	if q := c.spill.expand(c.erase.rewrite(p)); len(q) != len(p) {
 		if _, err := c.File.Write(q); err != nil {
 			return 0, err
 		}
@@ -84,11 +88,12 @@ type countingWriter struct {
 	w     io.Writer
 	n     atomic.Int64
 	spill *spiller
+	erase *eraser
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	c.n.Add(1)
-	if q := c.spill.expand(p); len(q) != len(p) {
+	if q := c.spill.expand(c.erase.rewrite(p)); len(q) != len(p) {
 		if _, err := c.w.Write(q); err != nil {
 			return 0, err
 		}

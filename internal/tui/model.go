@@ -51,6 +51,14 @@ type model struct {
 	spill    *spiller
 	spilled  int
 	termSize func() (int, int, error)
+	// erase rewrites bubbletea's erases (resize.go); reflows says the
+	// terminal re-wraps its rows when it narrows (tmux); frames are the
+	// last two views' rows, and frameWrites the count of writes when each
+	// was made (drawnFrame).
+	erase       *eraser
+	reflows     bool
+	frames      [2][]string
+	frameWrites [2]int64
 	// printSkipped says a part of the print in flight was dropped
 	// (filterPrint), and the parts after it with it.
 	printSkipped bool
@@ -234,14 +242,7 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		// The first size is the one bubbletea started with: nothing is
-		// repainted, and nothing needs holding.
-		if m.sized && (m.width != msg.Width || m.height != msg.Height) {
-			m.holdPrints = time.Now().Add(resizeSettle)
-			m.paceUntil = m.holdPrints.Add(paceAfterResize)
-		}
-		m.sized = true
-		m.width, m.height = msg.Width, msg.Height
+		m.resize(msg)
 	case tea.BackgroundColorMsg:
 		m.th = newTheme(msg.IsDark(), m.th.color)
 	case printedMsg:

@@ -49,7 +49,20 @@ func (m *model) printCmd() tea.Cmd {
 	if m.writes != nil {
 		rows = m.height - max(m.viewRows[0], m.viewRows[1]) - 1
 	}
-	part := max(rows, 1)
+	if rows < 0 && !m.quitting {
+		// The live region fills the screen (a question or list taller
+		// than it): its first row is the screen's, and a print would
+		// scroll it into the scrollback. The lines wait until it is
+		// shorter (but not a quit, which waits for them).
+		m.printHeld = true
+		return tea.Tick(20*time.Millisecond, func(time.Time) tea.Msg { return printRetryMsg{} })
+	}
+	// And they must stay on screen if the terminal shrinks after the size
+	// was checked (filterPrint) but before it reads the print: it then
+	// scrolls by the part's lines on fewer rows, and the live region's
+	// first rows would go into the scrollback above the part. A part of
+	// half the room keeps them on a screen shrunk to about half its rows.
+	part := max(rows/2, 1)
 	m.printing = m.printable() // connect.go
 	// Parts after the first start on the live region's first row; a tall
 	// live region (under half the screen left above it) stays paced too.

@@ -20,9 +20,10 @@ import (
 // the cursor is on the live region's first row, which is where its
 // insertion leaves it:
 //
-//	CR, down to the live region's last row, a newline per row of the part
-//	(the screen scrolls), up over them and the live region, insert as many
-//	lines, and each line after an erase to its end, CR LF.
+//	CR, down to the live region's last row (by newlines), a newline per
+//	row of the part (the screen scrolls), up over them and the live
+//	region, insert as many lines, and each line after an erase to its
+//	end, CR LF.
 //
 // The terminal then holds what it would after the parts went one by one,
 // and bubbletea's model of it (the cursor on the live region's first row,
@@ -122,11 +123,14 @@ func appendInsert(out []byte, part []string, h, width int) []byte {
 			}
 		}
 	}
+	// Down to the live region's last row by newlines, not a cursor move:
+	// a terminal that shrank since the write was made (it reads a long
+	// write in pieces, and may resize between two) deleted the rows below
+	// the cursor, and a move down would stop short of where the part's
+	// move up starts from; newlines scroll instead, and every move stays
+	// relative to the live region.
 	out = append(out, '\r')
-	if h > 1 {
-		out = append(out, ansi.CursorDown(h-1)...)
-	}
-	out = append(out, strings.Repeat("\n", rows)...)
+	out = append(out, strings.Repeat("\n", h-1+rows)...)
 	out = append(out, ansi.CursorUp(rows+h-1)...)
 	out = append(out, ansi.InsertLine(rows)...)
 	for _, l := range lines {

@@ -52,6 +52,10 @@ func (m *model) View() tea.View {
 	}
 	lines := append(top, bottom...)
 	m.viewRows = [2]int{m.viewRows[1], len(lines)}
+	m.frames = [2][]string{m.frames[1], lines}
+	if m.writes != nil {
+		m.frameWrites = [2]int64{m.frameWrites[1], m.writes()}
+	}
 	return tea.NewView(strings.Join(lines, "\n"))
 }
 

@@ -118,3 +118,43 @@ func TestLiveRegionOnTheTopRowLeavesNoFrameInTheScrollback(t *testing.T) {
 		t.Logf("the pane, history included:\n%s", all)
 	}
 }
+
+// A live region taller than the screen (the `/` list on a 6-row terminal)
+// fills it from its top row, and opening and closing it, a turn run
+// meanwhile, leaves none of its frames in the scrollback: bubbletea's
+// erase from the top-left cell, which tmux's scroll-on-clear took for a
+// cleared screen, is a deletion of the rows (internal/tui/resize.go), and
+// no print scrolls the region's first row away (docs/tui.md, "The top
+// row").
+func TestTallLiveRegionLeavesNoFrameInTheScrollback(t *testing.T) {
+	s := newSession(t)
+	model := s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Hello below a tall list."}]}]}`)
+	tm := s.open(60, 6, nil, "tui", "-m", model)
+	opt := exec.Command("tmux", "-L", tm.socket, "show-options", "-g", "scroll-on-clear")
+	opt.Env = tm.env
+	if out, err := opt.CombinedOutput(); err != nil || !strings.Contains(string(out), "on") {
+		t.Skipf("this tmux does not scroll a cleared screen into its history (scroll-on-clear: %q %v): the test could not fail", out, err)
+	}
+	tm.ready()
+	for range 2 {
+		tm.typeText("/")
+		tm.waitFor("/quit")
+		tm.keys("BSpace")
+		tm.waitUntil("the / list to close", func(string) bool { return !strings.Contains(tm.screen(), "/quit") })
+	}
+	tm.typeText("hi")
+	tm.keys("Enter")
+	tm.waitFor("Hello below a tall list.")
+	all := tm.idle()
+	for _, l := range strings.Split(all, "\n") {
+		if strings.HasPrefix(l, "  /") {
+			t.Errorf("a row of the / list is in the pane: %q", l)
+		}
+	}
+	if n := strings.Count(all, "Ask corvid"); n != 1 {
+		t.Errorf("the input line is in the pane %d times", n)
+	}
+	if t.Failed() {
+		t.Logf("the pane, history included:\n%s", all)
+	}
+}
