@@ -91,8 +91,9 @@ type Store struct {
 	// txStmt).
 	stmts map[string]*sql.Stmt
 
-	w     *writer // group commit of appended events
-	holds holds   // log tails writers keep to merge into (hold.go)
+	w     *writer      // group commit of appended events
+	holds holds        // log tails writers keep to merge into (hold.go)
+	ckpt  checkpointer // SQLite: checkpoints beside the commits (checkpoint.go)
 
 	lease   leaseState
 	deleted deletedSessions // sessions found deleted under this Store (deleted.go)
@@ -138,7 +139,7 @@ func open(path string, now func() time.Time) (*Store, error) {
 	}
 	f.Close()
 
-	s := &Store{path: abs, now: now}
+	s := &Store{path: abs, now: now, ckpt: checkpointer{path: abs}}
 	fail := func(err error) (*Store, error) {
 		if s.writeDB != nil {
 			s.writeDB.Close()
@@ -202,6 +203,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.holds.release("")
 		err := s.w.close()
+		s.ckpt.close()
 		s.stopWatch()
 		s.stopHeartbeat()
 		s.releaseAll()
@@ -231,6 +233,8 @@ func dsn(path string, write bool) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if write {
 		q.Add("_pragma", "journal_mode(WAL)")
+		// Checkpoints run beside the commits (checkpoint.go).
+		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstop))
 		// Every transaction on the write connection writes: take the write
 		// lock at BEGIN, where the busy handler applies, instead of
 		// upgrading later, where SQLite may fail at once with SQLITE_BUSY.
