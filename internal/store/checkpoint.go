@@ -13,8 +13,8 @@ import (
 // streamed a 10 MB answer, in stretches of tens of ms with no frame
 // written). The write connection now checkpoints by itself only past
 // walBackstop pages (a bound should this goroutine not keep up), and the
-// writer asks the checkpointer, a goroutine with a connection of its own,
-// for a PASSIVE checkpoint once its commits wrote about checkpointEvery
+// writer asks the checkpointer, a goroutine on a connection of the read
+// pool, for a PASSIVE checkpoint once its commits wrote about checkpointEvery
 // pages. A passive checkpoint waits for no reader and no writer: commits
 // go on meanwhile. What a commit survives is unchanged (a kill -9 loses no
 // committed row: the log is in the file; a power cut, as before, the
@@ -25,9 +25,13 @@ const (
 )
 
 // checkpointer runs the store's checkpoints; started by the first call
-// for one, so a process that writes little opens no connection for it.
+// for one.
 type checkpointer struct {
-	path  string
+	// db is the store's read pool: a checkpoint writes no row, and a
+	// connection of its own would keep its file open until every
+	// connection to the file closed (SQLite holds a closed connection's
+	// descriptor while the process has locks on the file).
+	db    *sql.DB
 	pages int // written since the last call; owned by the writer (commitMu)
 
 	mu      sync.Mutex
@@ -40,7 +44,7 @@ type checkpointer struct {
 // wrote counts pages a commit wrote to the log and asks for a checkpoint
 // once they add up to checkpointEvery. The caller holds commitMu.
 func (c *checkpointer) wrote(pages int) {
-	if c.path == "" {
+	if c.db == nil {
 		return // PostgreSQL
 	}
 	c.pages += pages
@@ -68,30 +72,16 @@ func commitPages(sessions, bytes int) int { return 3*sessions + bytes/4000 + 1 }
 
 func (c *checkpointer) run() {
 	defer close(c.done)
-	var db *sql.DB
-	defer func() {
-		if db != nil {
-			db.Close()
-		}
-	}()
 	for range c.kick {
-		if db == nil {
-			var err error
-			if db, err = sql.Open("sqlite", dsn(c.path, true)); err != nil {
-				return // the write connection's own checkpoints remain
-			}
-			db.SetMaxOpenConns(1)
-		}
 		var busy, log, done int64
-		// An error (the file went away, a checkpoint of another process
-		// runs) leaves the log to the next call or the backstop.
-		_ = db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &done)
+		// An error (a checkpoint of another process runs) leaves the log
+		// to the next call or the backstop.
+		_ = c.db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &done)
 	}
 }
 
-// close stops the checkpointer and closes its connection, before the
-// write connection closes: SQLite checkpoints the whole log when the last
-// connection to the file closes.
+// close stops the checkpointer, before the connections close (SQLite
+// checkpoints the whole log when the last connection to the file closes).
 func (c *checkpointer) close() {
 	c.mu.Lock()
 	c.closed = true

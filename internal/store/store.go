@@ -139,7 +139,7 @@ func open(path string, now func() time.Time) (*Store, error) {
 	}
 	f.Close()
 
-	s := &Store{path: abs, now: now, ckpt: checkpointer{path: abs}}
+	s := &Store{path: abs, now: now}
 	fail := func(err error) (*Store, error) {
 		if s.writeDB != nil {
 			s.writeDB.Close()
@@ -186,6 +186,7 @@ func open(path string, now func() time.Time) (*Store, error) {
 	if err := s.lease.init(); err != nil {
 		return fail(err)
 	}
+	s.ckpt.db = s.readDB
 	s.w = newWriter(s)
 	go s.w.run()
 	go s.heartbeatLoop()
