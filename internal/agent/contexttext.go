@@ -118,14 +118,17 @@ type streamedAnswer struct {
 	// known: a context record was appended since the log opened (the
 	// rows before, another process's, are Fold's and not followed here).
 	known bool
-	lost  bool // a row could not be appended, or a chunk came in wire form
+	lost  bool // a row could not be appended, or a chunk's row does not hold its text
 }
 
 func (a *streamedAnswer) add(ev *Event) {
 	if !answerChunk(ev) {
 		return
 	}
-	if ev.Content.TextJSON != "" {
+	if ev.Content.TextJSON != "" || !utf8.ValidString(ev.Content.Text) {
+		// Stored as JSON, a chunk's invalid bytes become U+FFFD (a
+		// rune cut between two chunks too): its row no longer holds
+		// the text, and the offsets after it would be wrong.
 		a.lost = true
 		return
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -104,6 +105,12 @@ func TestTextsThatAreNotTheStreamedAnswerAreStoredInPieces(t *testing.T) {
 			streamAnswer(l, m, 4096)
 			return m
 		},
+		"a chunk not valid UTF-8": func(l *eventLog, m llm.Message) llm.Message {
+			l.context(llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("go")}})
+			m.Parts[1].Text = "caf\xc3" + m.Parts[1].Text // stored as U+FFFD
+			streamAnswer(l, m, 4096)
+			return m
+		},
 		"a user's text": func(l *eventLog, m llm.Message) llm.Message {
 			l.context(llm.Message{Role: llm.RoleUser, Parts: []llm.Part{llm.Text("go")}})
 			streamAnswer(l, m, 4096)
@@ -128,8 +135,15 @@ func TestTextsThatAreNotTheStreamedAnswerAreStoredInPieces(t *testing.T) {
 			if n := contextTextBytes(rows); n < texts {
 				t.Errorf("context_text rows hold %d bytes, want the %d of the message's texts", n, texts)
 			}
+			// What was recorded, as JSON gives it back (U+FFFD for
+			// invalid bytes).
+			b, _ := json.Marshal(m)
+			var want llm.Message
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
 			h := Fold(rows).History
-			if len(h) == 0 || !reflect.DeepEqual(h[len(h)-1], m) {
+			if len(h) == 0 || !reflect.DeepEqual(h[len(h)-1], want) {
 				t.Errorf("Fold's last message differs from what was recorded")
 			}
 		})
