@@ -16,6 +16,26 @@ import (
 // it cannot (the caller then uses encoding/json).
 type appender interface {
 	appendJSON(dst []byte) (out []byte, ok bool)
+	// jsonSize is about the size appendJSON writes, a little more
+	// rather than less: the frame is then allocated once, not grown
+	// (and copied) about log2(size/256) times.
+	jsonSize() int
+}
+
+// jsonSize allows for the escapes of a text with a newline every 64 bytes
+// or so; a text with more grows the frame once more.
+func (n SessionNotification) jsonSize() int {
+	c, ok := n.Update.(ContentChunk)
+	if !ok {
+		return 0
+	}
+	size := 128 + len(n.SessionID) + len(c.SessionUpdate) + len(c.MessageID) + len(c.Content.Text) + len(c.Content.Text)/64
+	for k, v := range c.Meta {
+		if v, ok := v.(string); ok {
+			size += 8 + len(k) + len(v)
+		}
+	}
+	return size
 }
 
 // appendJSON writes a text chunk notification whose _meta, if any, holds

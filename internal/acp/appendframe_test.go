@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -84,4 +85,22 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("text %q:\nfast %s\njson %s", text, fast, slow)
 		}
 	})
+}
+
+// A streamed text chunk's frame is allocated once at its size, not grown
+// from a small buffer: a 4 KiB chunk took eight allocations (and copies)
+// of up to 8 KiB, a cost on every chunk of a long answer (issue 36).
+func TestTextChunkFrameIsAllocatedOnce(t *testing.T) {
+	env := &wireMessage{JSONRPC: "2.0", Method: "session/update"}
+	text := strings.Repeat(strings.Repeat("0123456789", 9)+"lorem ips\n", 41)[:4096]
+	n := SessionNotification{SessionID: "sess_0199a3c45e6f7a8b9c0d1e2f", Update: ContentChunk{
+		SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: text}, MessageID: "msg_1"}}
+	var payload any = n
+	if allocs := testing.AllocsPerRun(20, func() {
+		if _, err := encodeFrame(env, payload); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 1 {
+		t.Errorf("encoding a 4 KiB text chunk's frame took %v allocations, want 1", allocs)
+	}
 }

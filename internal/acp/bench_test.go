@@ -78,3 +78,20 @@ func BenchmarkReadOneCharChunk(b *testing.B) {
 		b.Fatalf("handled %d of %d lines", got.Load(), b.N)
 	}
 }
+
+// BenchmarkEncodeTextChunk4K encodes the frame of one 4 KiB chunk of a
+// long answer (lines of 100 bytes): what `corvid acp` spends per chunk of
+// the 10 MB answer of test/tui's BenchmarkTenMBAnswer on its JSON.
+func BenchmarkEncodeTextChunk4K(b *testing.B) {
+	env := &wireMessage{JSONRPC: "2.0", Method: "session/update"}
+	text := strings.Repeat(strings.Repeat("0123456789", 9)+"lorem ips\n", 41)[:4096]
+	var payload any = SessionNotification{SessionID: "sess_0199a3c45e6f7a8b9c0d1e2f", Update: ContentChunk{
+		SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: text}, MessageID: "msg_1"}}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := encodeFrame(env, payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func (c *Conn) enqueue(env *wireMessage, payload any, keep func() bool) error {
 
 func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 	if a, ok := payload.(appender); ok && env.Method != "" && !env.hasID {
-		frame := make([]byte, 0, 256)
+		frame := make([]byte, 0, 64+len(env.Method)+a.jsonSize())
 		frame = append(frame, `{"jsonrpc":"2.0","method":`...)
 		frame = appendString(frame, env.Method)
 		frame = append(frame, `,"params":`...)

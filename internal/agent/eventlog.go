@@ -78,6 +78,11 @@ type eventLog struct {
 	// event each one went and its ticket, so settle waits for an event's
 	// own row and not for the rows appended after it.
 	rows []appendMark
+	// answer is the answer text in the rows appended since the model
+	// context was last recorded, as Fold gathers it back (contexttext.go):
+	// a context record whose text is that text refers to it instead of
+	// storing it a second time.
+	answer streamedAnswer
 }
 
 // appendMark is one append: display events up to n are in rows at or
@@ -106,6 +111,7 @@ func (l *eventLog) event(ev Event) uint64 {
 	merge := mergeable(&ev)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.answer.add(&ev)
 	if merge && l.held != nil && l.held.Kind == ev.Kind && l.held.MessageID == ev.MessageID && l.held.Tags.same(&ev.Tags) &&
 		len(l.text) < maxHeldText && time.Since(l.heldAt) < maxHeldFor {
 		l.text = append(l.text, ev.Content.Text...)
@@ -273,7 +279,11 @@ func (l *eventLog) appendLocked(kind string, v any) {
 		err = l.store.AppendOwned(l.id, kind, b) // b is fresh: no copy
 	}
 	l.appended = l.recorded
+	if kind == recordContext || kind == recordContextReset {
+		l.answer.reset() // as Fold forgets what it gathered
+	}
 	if err != nil {
+		l.answer.lost = true
 		l.lost = l.recorded
 		l.log.Error("record event", "session", l.id, "kind", kind, "err", err)
 		return
@@ -448,8 +458,11 @@ type folder struct {
 	unsaved  strings.Builder
 	lastUser string
 	// pieces are the texts of the next context row's parts, by index,
-	// from the context_text rows before it.
-	pieces map[int]*strings.Builder
+	// from the context_text rows before it; answer is unsaved as text,
+	// for the pieces that are cut from it (haveAnswer: it is).
+	pieces     map[int]*strings.Builder
+	answer     string
+	haveAnswer bool
 	// dec.wire: text chunks are kept in wire form (Block.TextJSON), and so
 	// are run and unsaved.
 	dec    rowDecoder
@@ -474,7 +487,7 @@ func (f *folder) row(r *store.Event) {
 	// Pieces belong to the context row right after them; any other row
 	// (a crash cut them off) drops them.
 	pieces := f.pieces
-	f.pieces = nil
+	f.pieces, f.answer, f.haveAnswer = nil, "", false
 	switch r.Kind {
 	case recordContext:
 		if m, ok := f.dec.message(r.Payload); ok || json.Unmarshal(r.Payload, &m) == nil {
@@ -553,8 +566,7 @@ func (f *folder) team(tu TeamUpdate) {
 func isText(b *Block) bool { return b != nil && b.Type == BlockText }
 
 func (f *folder) chunk(ev Event) {
-	// A sub-agent's text is its own context's, not the session's.
-	if ev.Kind == EventMessageChunk && isText(ev.Content) && ev.Member == nil {
+	if answerChunk(&ev) {
 		f.unsaved.WriteString(ev.Content.text())
 	}
 	if ev.Kind == EventUserChunk && ev.MessageID != f.lastUser {

@@ -491,6 +491,7 @@ func (w *writer) commit(ctx context.Context, batch []pendingEvent) error {
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}
 	w.keep(t.newKinds, t.newBases)
+	w.s.ckpt.wrote(commitPages(len(order), len(t.buf)))
 	w.s.lease.settle(t.claims)
 	return errors.Join(t.missing...)
 }

@@ -91,8 +91,9 @@ type Store struct {
 	// txStmt).
 	stmts map[string]*sql.Stmt
 
-	w     *writer // group commit of appended events
-	holds holds   // log tails writers keep to merge into (hold.go)
+	w     *writer      // group commit of appended events
+	holds holds        // log tails writers keep to merge into (hold.go)
+	ckpt  checkpointer // SQLite: checkpoints beside the commits (checkpoint.go)
 
 	lease   leaseState
 	deleted deletedSessions // sessions found deleted under this Store (deleted.go)
@@ -185,6 +186,7 @@ func open(path string, now func() time.Time) (*Store, error) {
 	if err := s.lease.init(); err != nil {
 		return fail(err)
 	}
+	s.ckpt.db = s.readDB
 	s.w = newWriter(s)
 	go s.w.run()
 	go s.heartbeatLoop()
@@ -202,6 +204,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.holds.release("")
 		err := s.w.close()
+		s.ckpt.close()
 		s.stopWatch()
 		s.stopHeartbeat()
 		s.releaseAll()
@@ -231,6 +234,8 @@ func dsn(path string, write bool) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if write {
 		q.Add("_pragma", "journal_mode(WAL)")
+		// Checkpoints run beside the commits (checkpoint.go).
+		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstop))
 		// Every transaction on the write connection writes: take the write
 		// lock at BEGIN, where the busy handler applies, instead of
 		// upgrading later, where SQLite may fail at once with SQLITE_BUSY.
