@@ -79,6 +79,11 @@ CREATE TABLE questions (
 );
 CREATE INDEX questions_by_session ON questions (session_id);
 `,
+	// 3: no table changes: a long streamed answer's model-context record
+	// may point into its chunks (schema.go, SQLite migration 4), which a
+	// release before it would read as an empty text; it refuses the store
+	// instead, naming the upgrade.
+	`SELECT 1`,
 }
 
 // pgMigrateLock is the advisory lock key that serialises migrations of

@@ -90,6 +90,14 @@ ALTER TABLE events_v2 RENAME TO events;
 	// fields, no longer a "meta" object of host _meta keys; team changes
 	// and drain turns are rows of kinds of their own (retype.Row).
 	{rows: retypeRows},
+	// 4: nothing in the tables changes, but the agent may now store a long
+	// streamed answer once: its model-context record points into the
+	// answer's chunks ({"streamed":[from,to]}, internal/agent
+	// contexttext.go) rather than repeating the text. A release before it
+	// would read that record as an empty text and send the model less than
+	// the user saw; with the version raised it refuses the database and
+	// says to upgrade instead. Rows written before are read as they were.
+	{},
 }
 
 // schemaVersion returns the version recorded in db (0 for a fresh file).
