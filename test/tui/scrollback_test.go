@@ -106,10 +106,15 @@ func TestLiveRegionOnTheTopRowLeavesNoFrameInTheScrollback(t *testing.T) {
 	tm.keys("Enter")
 	tm.waitFor("Hello from the top row.")
 	all := tm.idle()
-	for _, once := range []string{"Ask corvid", "hello.json", "Hello from the top row."} {
+	for _, once := range []string{"Ask corvid", "Hello from the top row."} {
 		if n := strings.Count(all, once); n != 1 {
 			t.Errorf("%q is in the pane %d times: a frame of the live region was scrolled into the history", once, n)
 		}
+	}
+	// The status line names the model's script, its path cut to the
+	// width when the test's temporary directory is long: at most once.
+	if n := strings.Count(all, "hello.json"); n > 1 {
+		t.Errorf("the status line is in the pane %d times: a frame of the live region was scrolled into the history", n)
 	}
 	if strings.Contains(all, "/model") {
 		t.Errorf("the / list was left in the history")
