@@ -42,11 +42,13 @@ import (
 
 // output wraps w, the terminal, as bubbletea's output: it counts the
 // writes (m.writes) and writes the parts a print carries with it
-// (spill.go).
+// (spill.go). A terminal (a file) is written from a goroutine of its own
+// (outpipe.go, m.out).
 func (m *model) output(w io.Writer) io.Writer {
 	m.spill = &spiller{}
 	if f, ok := w.(*os.File); ok {
-		out := &countingFile{File: f, spill: m.spill}
+		m.out = newOutPipe(f)
+		out := &countingFile{File: f, out: m.out, spill: m.spill}
 		m.writes = out.n.Load
 		return out
 	}
@@ -59,6 +61,7 @@ func (m *model) output(w io.Writer) io.Writer {
 // embeds the *os.File so bubbletea still sees a terminal (its Fd).
 type countingFile struct {
 	*os.File
+	out   *outPipe // the file's writer
 	n     atomic.Int64
 	spill *spiller
 }
@@ -66,12 +69,12 @@ type countingFile struct {
 func (c *countingFile) Write(p []byte) (int, error) {
 	c.n.Add(1)
 	if q := c.spill.expand(p); len(q) != len(p) {
-		if _, err := c.File.Write(q); err != nil {
+		if _, err := c.out.Write(q); err != nil {
 			return 0, err
 		}
 		return len(p), nil
 	}
-	return c.File.Write(p)
+	return c.out.Write(p)
 }
 
 // WriteString is Write: the *os.File's own would bypass it (bubbletea

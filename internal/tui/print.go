@@ -104,6 +104,9 @@ func (m *model) printDequeue() {
 	}
 	m.printQ = m.printQ[m.printDone:]
 	m.printing, m.printDone, m.printSkipped = 0, 0, false
+	if len(m.printQ) == 0 && m.ag != nil {
+		m.ag.starve() // the next lines are taken as they come
+	}
 }
 
 // printMsg carries a part of a print (n lines in all) to the event loop,
