@@ -357,3 +357,32 @@ func TestRunTextIsReused(t *testing.T) {
 		t.Errorf("a second run of 1 MiB allocated %d bytes, want about 1 MiB (the UI's copy)", n)
 	}
 }
+
+// stringEnd finds the quote that ends a JSON string as a walk byte by
+// byte does, escaped quotes and runs of backslashes included.
+func TestStringEndAsAWalk(t *testing.T) {
+	walk := func(b []byte) int {
+		if len(b) == 0 || b[0] != '"' {
+			return -1
+		}
+		for i := 1; i < len(b); i++ {
+			switch b[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+		return -1
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		b := []byte{'"'}
+		for range r.IntN(20) {
+			b = append(b, `ab\"`[r.IntN(4)])
+		}
+		if got, want := stringEnd(b), walk(b); got != want {
+			t.Fatalf("stringEnd(%q) = %d, want %d", b, got, want)
+		}
+	}
+}
