@@ -45,8 +45,10 @@ func TestPrintDoesNotHoldTheEventLoop(t *testing.T) {
 		tea.WithFilter(printFilter(m)))
 	done := make(chan struct{})
 	go func() { _, _ = p.Run(); close(done) }()
-	// 1,500 lines of 100 bytes: more than the pipe holds (64 KiB).
-	text := strings.Repeat(strings.Repeat("0123456789", 10)+"\n", 1500)
+	// 640 lines of 100 bytes: one print message (about spillBytes), more
+	// than the pipe holds (64 KiB) after the first frames. (A print of
+	// several messages waits in filterPrint for the one before it.)
+	text := strings.Repeat(strings.Repeat("0123456789", 10)+"\n", 640)
 	b, _ := json.Marshal(chunk("agent_message_chunk", text))
 	p.Send(updateMsg{sessionID: "s1", raw: b})
 	time.Sleep(200 * time.Millisecond)               // the print is on its way

@@ -128,6 +128,13 @@ func (m *model) filterPrint(msg printMsg) tea.Msg {
 	if m.printSkipped {
 		return nil
 	}
+	if m.out != nil {
+		// What is queued for the terminal (outpipe.go) was checked
+		// against its size before: it goes first, so that this check
+		// finds no earlier print still on its way, as when prints were
+		// written in the event loop.
+		_ = m.out.Flush()
+	}
 	if m.termSize != nil {
 		if tw, th, err := m.termSize(); err == nil && (tw != m.width || th != m.height) {
 			m.printSkipped = true
