@@ -1,5 +1,7 @@
 package acp
 
+import "encoding/binary"
+
 // validJSON is json.Valid, in one pass without the standard scanner's
 // call per byte: a line is mostly the text inside a few strings (a
 // streamed chunk is one 4 KiB string), which it walks with a table.
@@ -133,6 +135,9 @@ var stringStop = func() (t [256]bool) {
 // stringEnd returns the index after the string whose quote is b[i], or -1.
 func stringEnd(b []byte, i int) int {
 	for i++; i < len(b); i++ {
+		if i = plainRun(b, i); i >= len(b) {
+			break
+		}
 		if !stringStop[b[i]] {
 			continue
 		}
@@ -159,6 +164,26 @@ func stringEnd(b []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+// plainRun skips the plain text of a string from b[i] eight bytes at a
+// time, up to the word that holds a byte of stringStop (or the last
+// bytes, fewer than eight), and returns where it stopped: the byte loop
+// of stringEnd took a streamed chunk's 4 KiB at about 300 MB/s.
+func plainRun(b []byte, i int) int {
+	for i+8 <= len(b) && !stopIn(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
+	return i
+}
+
+// stopIn tells whether one of the eight bytes of x is below 0x20, a quote
+// or a backslash (the tests for a zero byte and for a byte below n, exact
+// for the word as a whole).
+func stopIn(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, bs := x^(ones*'"'), x^(ones*'\\')
+	return ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs)&highs != 0
 }
 
 func isHex(c byte) bool {

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math/rand/v2"
 	"strings"
@@ -75,5 +76,37 @@ func BenchmarkValidJSON(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// stopIn finds a byte of stringStop in a word exactly: each byte value at
+// each place among plain bytes, and random words against the table.
+func TestStopInIsTheTable(t *testing.T) {
+	check := func(w [8]byte) {
+		want := false
+		for _, c := range w {
+			want = want || stringStop[c]
+		}
+		if got := stopIn(binary.LittleEndian.Uint64(w[:])); got != want {
+			t.Fatalf("stopIn(%q) = %v, want %v", w, got, want)
+		}
+	}
+	for c := range 256 {
+		for at := range 8 {
+			for _, fill := range []byte{'a', 0xff, 0x80, '!', '#', '[', ']'} {
+				var w [8]byte
+				for i := range w {
+					w[i] = fill
+				}
+				w[at] = byte(c)
+				check(w)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1 << 20 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], r.Uint64())
+		check(w)
 	}
 }

@@ -44,8 +44,18 @@ type agent struct {
 	// run is the newest queued update when it is a run of text chunks
 	// that the next one may join (coalesce.go).
 	run *merged
+	// runText is the text buffer of the last run ended, for the next
+	// (endRun), until the turn ends (dropRunText): a run the UI takes late
+	// holds megabytes, and growing a new buffer to that size for each was
+	// a fifth of the TUI's CPU on a 10 MB answer.
+	runText []byte
 	// taken is when the UI last took the queue.
 	taken time.Time
+	// hungry says the UI finished a print and has nothing left to print:
+	// the next update wakes it at once (fedMsg) rather than at the wake's
+	// rate, so that a long answer's next lines do not wait up to a frame
+	// for a timer while the terminal is idle. Any take ends it.
+	hungry bool
 }
 
 // startAgent runs argv as the agent with stdio pipes and serves the
@@ -123,13 +133,21 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 		u := updateMsg{sessionID: n.SessionID, raw: n.Update}
 		if text {
 			u.raw, u.text = nil, &c // encoded again only if needed (rawUpdate)
-			a.run = &merged{chunk: c, n: 1}
+			a.run = &merged{chunk: c, n: 1, text: a.runText[:0]}
+			a.runText = nil
 		}
 		a.queue = append(a.queue, u)
 	}
-	wake, taken := !a.woken, a.taken
-	a.woken = true
+	wake, taken, hungry := !a.woken, a.taken, a.hungry
+	a.woken, a.hungry = true, false
 	a.qmu.Unlock()
+	if hungry && !wake {
+		a.send(fedMsg{}) // the wake on its way stays the one outstanding
+		return
+	}
+	if wake && hungry {
+		taken = time.Time{}
+	}
 	if wake {
 		// At most one wake a frame: what comes meanwhile joins the
 		// queue, and the event loop stays free for keys.
@@ -147,7 +165,7 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 func (a *agent) joinQueued(q *quick) bool {
 	a.qmu.Lock()
 	defer a.qmu.Unlock()
-	return a.run != nil && a.queue[len(a.queue)-1].sessionID == string(q.sid) && a.run.joinQuick(q)
+	return !a.hungry && a.run != nil && a.queue[len(a.queue)-1].sessionID == string(q.sid) && a.run.joinQuick(q)
 }
 
 // updateFrame is the shortest time between two wakes of the UI for
@@ -167,7 +185,7 @@ func (a *agent) takeUpdates(wake bool) []updateMsg {
 	a.endRun()
 	q := a.queue
 	if len(q) > 0 {
-		a.taken = time.Now()
+		a.taken, a.hungry = time.Now(), false
 	}
 	a.queue = nil
 	if wake {
@@ -176,13 +194,32 @@ func (a *agent) takeUpdates(wake bool) []updateMsg {
 	return q
 }
 
+// starve says the UI has printed all it had: the next update wakes it
+// at once (hungry).
+func (a *agent) starve() {
+	a.qmu.Lock()
+	a.hungry = true
+	a.qmu.Unlock()
+}
+
+// dropRunText lets the run text buffer go: the turn ended.
+func (a *agent) dropRunText() {
+	a.qmu.Lock()
+	a.runText = nil
+	a.qmu.Unlock()
+}
+
 // endRun ends the run of text chunks at the end of the queue: it becomes
 // one update there. The caller holds qmu.
 func (a *agent) endRun() {
-	if a.run != nil && a.run.n > 1 {
-		u := &a.queue[len(a.queue)-1]
-		u.raw, u.text = nil, a.run.update()
+	if a.run == nil {
+		return
 	}
+	if a.run.n > 1 {
+		u := &a.queue[len(a.queue)-1]
+		u.raw, u.text = nil, a.run.update() // the text copied
+	}
+	a.runText = a.run.text[:0]
 	a.run = nil
 }
 
@@ -246,6 +283,10 @@ func (a *agent) close(grace time.Duration) {
 
 // updatesMsg says session/updates are queued.
 type updatesMsg struct{}
+
+// fedMsg says session/updates are queued for a UI that finished printing
+// (hungry); unlike updatesMsg it leaves the wake on its way outstanding.
+type fedMsg struct{}
 
 // updateMsg is one session/update notification.
 type updateMsg struct {

@@ -42,11 +42,13 @@ import (
 
 // output wraps w, the terminal, as bubbletea's output: it counts the
 // writes (m.writes), writes the parts a print carries with it (spill.go)
-// and rewrites bubbletea's erases (resize.go).
+// and rewrites bubbletea's erases (resize.go). A terminal (a file) is
+// written from a goroutine of its own (outpipe.go, m.out).
 func (m *model) output(w io.Writer) io.Writer {
 	m.spill, m.erase = &spiller{}, &eraser{}
 	if f, ok := w.(*os.File); ok {
-		out := &countingFile{File: f, spill: m.spill, erase: m.erase}
+		m.out = newOutPipe(f)
+		out := &countingFile{File: f, out: m.out, spill: m.spill, erase: m.erase}
 		m.writes = out.n.Load
 		return out
 	}
@@ -59,6 +61,7 @@ func (m *model) output(w io.Writer) io.Writer {
 // embeds the *os.File so bubbletea still sees a terminal (its Fd).
 type countingFile struct {
 	*os.File
+	out   *outPipe // the file's writer
 	n     atomic.Int64
 	spill *spiller
 	erase *eraser
@@ -70,12 +73,12 @@ func (c *countingFile) Write(p []byte) (int, error) {
 	// (resize.go), and a print's write takes the parts armed to go with
 	// it (spill.go): both only lengthen what bubbletea wrote.
 	if q := c.spill.expand(c.erase.rewrite(p)); len(q) != len(p) {
-		if _, err := c.File.Write(q); err != nil {
+		if _, err := c.out.Write(q); err != nil {
 			return 0, err
 		}
 		return len(p), nil
 	}
-	return c.File.Write(p)
+	return c.out.Write(p)
 }
 
 // WriteString is Write: the *os.File's own would bypass it (bubbletea

@@ -230,18 +230,26 @@ func plainString(b []byte) (s, rest []byte, ok bool) {
 }
 
 // stringEnd is the length of the JSON string at the start of b, its
-// quotes included, or -1.
+// quotes included, or -1. It looks for quotes (bytes.IndexByte, many
+// bytes at a time, rather than a loop over a chunk's 4 KiB) and takes
+// the first one after an even run of backslashes.
 func stringEnd(b []byte) int {
 	if len(b) == 0 || b[0] != '"' {
 		return -1
 	}
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
+	for i := 1; ; {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		i += q
+		bs := 0
+		for bs < i-1 && b[i-1-bs] == '\\' {
+			bs++
+		}
+		if bs%2 == 0 {
 			return i + 1
 		}
+		i++
 	}
-	return -1
 }

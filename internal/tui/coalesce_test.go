@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -305,5 +307,82 @@ func TestNotificationKeepsNothingOfParams(t *testing.T) {
 	all := strings.Join(got, "\n")
 	if strings.Contains(all, "#") || !strings.Contains(all, "one two three") || !strings.Contains(all, `"toolCallId":"t1"`) || !strings.Contains(all, `"text":"four"`) || !strings.Contains(all, `"text":"alone"`) {
 		t.Errorf("what the UI takes changed with the params:\n%s", all)
+	}
+}
+
+// A UI that printed all it had is woken by the next update at once, not
+// at the wake's rate: the terminal would idle up to a frame while a long
+// answer's next lines wait.
+func TestUIWokenAtOnceAfterItsPrint(t *testing.T) {
+	var mu sync.Mutex
+	var sent []any
+	a := &agent{send: func(msg any) { mu.Lock(); sent = append(sent, msg); mu.Unlock() }}
+	m := testModel()
+	m.ag = a
+	a.taken = time.Now() // just taken: a wake waits for its frame
+	notify(t, a, "s1", textUpdate("agent_message_chunk", "m1", "one\n"))
+	a.takeUpdates(false) // a print's message took it; the wake is on its way
+	m.printQ, m.printing, m.printDone = []string{"x"}, 1, 1
+	m.Update(printedMsg{}) // the print ends: nothing left to print
+	notify(t, a, "s1", textUpdate("agent_message_chunk", "m1", "two\n"))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) != 1 {
+		t.Fatalf("%d messages sent at once, want 1", len(sent))
+	}
+	if _, ok := sent[0].(fedMsg); !ok {
+		t.Errorf("sent %T, want fedMsg", sent[0])
+	}
+}
+
+// A run of chunks reuses the text buffer of the run before it: a run the
+// UI takes late holds megabytes, and growing a new buffer to its size
+// cost more than the copy the UI takes.
+func TestRunTextIsReused(t *testing.T) {
+	a := &agent{send: func(any) {}}
+	text := strings.Repeat("x", 4096)
+	params := json.RawMessage(`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}`)
+	run := func() {
+		for range 256 { // 1 MiB
+			a.HandleNotification(context.Background(), "session/update", params)
+		}
+		a.takeUpdates(true)
+	}
+	run()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	run()
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 3<<19 {
+		t.Errorf("a second run of 1 MiB allocated %d bytes, want about 1 MiB (the UI's copy)", n)
+	}
+}
+
+// stringEnd finds the quote that ends a JSON string as a walk byte by
+// byte does, escaped quotes and runs of backslashes included.
+func TestStringEndAsAWalk(t *testing.T) {
+	walk := func(b []byte) int {
+		if len(b) == 0 || b[0] != '"' {
+			return -1
+		}
+		for i := 1; i < len(b); i++ {
+			switch b[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+		return -1
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		b := []byte{'"'}
+		for range r.IntN(20) {
+			b = append(b, `ab\"`[r.IntN(4)])
+		}
+		if got, want := stringEnd(b), walk(b); got != want {
+			t.Fatalf("stringEnd(%q) = %d, want %d", b, got, want)
+		}
 	}
 }

@@ -51,6 +51,7 @@ func (m *model) editInEditor() tea.Cmd {
 	}
 	cmd := exec.Command(argv[0], append(argv[1:], path)...)
 	cmd.Dir = m.opts.Cwd
+	m.outDirect(true) // on the terminal before the editor has it
 	return tea.ExecProcess(cmd, func(runErr error) tea.Msg {
 		defer func() { _ = os.Remove(path) }()
 		b, err := os.ReadFile(path)
@@ -61,6 +62,7 @@ func (m *model) editInEditor() tea.Cmd {
 // edited puts the editor's text in the input, without the final new
 // line editors add; an editor that failed leaves the input as it was.
 func (m *model) edited(msg editedMsg) {
+	m.outDirect(false)
 	if msg.err != nil {
 		m.printLines(m.th.fail.Render("✗ the editor: " + msg.err.Error()))
 		return

@@ -66,6 +66,7 @@ type model struct {
 	// is the count after the last print; anchorSeen and anchorFlip drive
 	// the status line's last cell.
 	writes      func() int64
+	out         *outPipe // the terminal's writer (outpipe.go); nil when not a file
 	printWrites int64
 	printedOnce bool
 	// fresh says nothing was printed yet but the blank line written
@@ -231,6 +232,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.agentMsg(msg)
 	}
 	if m.quitting && m.printing == 0 && len(m.printQ) == 0 {
+		m.outDirect(true) // bubbletea restores the terminal after its last writes
 		return m, tea.Batch(cmd, tea.Quit)
 	}
 	return m, tea.Batch(cmd, m.printCmd())
@@ -287,6 +289,9 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 
 func (m *model) turnDone(msg promptDoneMsg) {
 	m.running = false
+	if m.ag != nil {
+		m.ag.dropRunText()
+	}
 	var refused *acp.Error
 	if m.connected() && errors.As(msg.err, &refused) && refused.Code == acp.CodeInvalidParams {
 		m.shown.refused(msg.text) // transcript.go
@@ -473,6 +478,7 @@ func (m *model) withdraw(req *acp.RequestPermissionRequest) {
 
 func (m *model) agentGone(msg agentGoneMsg) tea.Cmd {
 	if m.quitting {
+		m.outDirect(true)
 		return tea.Quit
 	}
 	m.gone = true

@@ -117,6 +117,9 @@ func (m *model) printDequeue() {
 	}
 	m.printQ = m.printQ[m.printDone:]
 	m.printing, m.printDone, m.printSkipped = 0, 0, false
+	if len(m.printQ) == 0 && m.ag != nil {
+		m.ag.starve() // the next lines are taken as they come
+	}
 }
 
 // printMsg carries a part of a print (n lines in all) to the event loop,
@@ -137,6 +140,13 @@ func (m *model) filterPrint(msg printMsg) tea.Msg {
 	m.checkSpill()
 	if m.printSkipped {
 		return nil
+	}
+	if m.out != nil {
+		// What is queued for the terminal (outpipe.go) was checked
+		// against its size before: it goes first, so that this check
+		// finds no earlier print still on its way, as when prints were
+		// written in the event loop.
+		_ = m.out.Flush()
 	}
 	if m.termSize != nil {
 		if tw, th, err := m.termSize(); err == nil && (tw != m.width || th != m.height) {

@@ -120,6 +120,9 @@ func Run(opts Options) error {
 	}
 	m.ag = ag
 	_, runErr := p.Run()
+	if m.out != nil {
+		_ = m.out.Close() // the terminal's restoring included
+	}
 	m.ag.close(2 * time.Second)
 	if errors.Is(runErr, tea.ErrProgramPanic) {
 		stderr := opts.Stderr
