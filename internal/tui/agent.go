@@ -105,7 +105,8 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	}
 	// Most chunks of a fast stream join the run queued last: that is
 	// done on the params as they are, allocating nothing.
-	if q, ok := scanChunk(params); ok && a.joinQueued(&q) {
+	q, quick := scanChunk(params)
+	if quick && a.joinQueued(&q) {
 		return
 	}
 	var n struct {
@@ -113,7 +114,10 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 		Update    json.RawMessage `json:"update"`
 	}
 	c, text := textChunk{}, false
-	if n.SessionID, c, text = quickChunk(params); !text {
+	if quick {
+		n.SessionID, c, text = q.chunk()
+	}
+	if !text {
 		if json.Unmarshal(params, &n) != nil {
 			return
 		}

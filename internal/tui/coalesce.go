@@ -100,6 +100,11 @@ func quickChunk(p []byte) (session string, c textChunk, ok bool) {
 	if !ok {
 		return "", c, false
 	}
+	return q.chunk()
+}
+
+// chunk decodes the text chunk scanChunk read: its session and the chunk.
+func (q *quick) chunk() (session string, c textChunk, ok bool) {
 	if t := q.text[1 : len(q.text)-1]; bytes.IndexByte(t, '\\') < 0 && utf8.Valid(t) {
 		c.Content.Text = string(t) // no escape: one copy
 	} else {
