@@ -213,16 +213,26 @@ func (a *agent) promptCaps() promptCaps {
 	return a.caps
 }
 
-// promptBlocks are the text and what it names (attachments), the notes
-// printed above the prompt.
-func (m *model) promptBlocks(text string) []acp.ContentBlock {
+// promptBlocks are the text, the clipboard's images attached to it and
+// what it names (attachments); the notes are printed above the prompt.
+func (m *model) promptBlocks(text string, imgs []clipImage) []acp.ContentBlock {
 	var caps promptCaps
 	if m.ag != nil {
 		caps = m.ag.promptCaps()
 	}
-	more, notes := attachments(text, m.opts.Cwd, caps)
-	for _, n := range notes {
+	blocks := []acp.ContentBlock{acp.TextBlock(text)}
+	var notes []string
+	switch {
+	case len(imgs) > 0 && !caps.Image:
+		notes = append(notes, "the model takes no images: the clipboard's images are not sent")
+	default:
+		for _, img := range imgs {
+			blocks = append(blocks, imageBlock(img.data, img.mime))
+		}
+	}
+	more, named := attachments(text, m.opts.Cwd, caps)
+	for _, n := range append(notes, named...) {
 		m.printLines(m.th.warn.Render("! " + n))
 	}
-	return append([]acp.ContentBlock{acp.TextBlock(text)}, more...)
+	return append(blocks, more...)
 }
