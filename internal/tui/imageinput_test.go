@@ -112,7 +112,8 @@ func TestImagePlaceholderIsEditedWhole(t *testing.T) {
 	typed.attachImage(clipPNG)
 	typed.insert(string(imageMark+1) + "x")
 	typed.pasteText(string(imageMark + 1))
-	if got := typed.plain(); got != "[image 1]x" || len(typed.attached()) != 1 {
+	typed.pasteText(strings.Repeat(string(imageMark+1)+"\n", pasteFoldLines))
+	if got := typed.value(); got != "[image 1]x"+strings.Repeat("\n", pasteFoldLines) || len(typed.attached()) != 1 {
 		t.Errorf("typed marks: %q", got)
 	}
 	typed.reset()

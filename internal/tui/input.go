@@ -42,7 +42,7 @@ func (in *input) putRunes(r []rune) {
 // pasteText inserts a bracketed paste: short ones as text, long ones as a
 // placeholder that value() expands.
 func (in *input) pasteText(s string) {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	s = dropImageMarks(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"))
 	n := strings.Count(s, "\n") + 1
 	if n < pasteFoldLines {
 		in.insert(s)
