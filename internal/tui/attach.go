@@ -222,13 +222,12 @@ func (m *model) promptBlocks(text string, imgs []clipImage) []acp.ContentBlock {
 	}
 	blocks := []acp.ContentBlock{acp.TextBlock(text)}
 	var notes []string
-	switch {
-	case len(imgs) > 0 && !caps.Image:
+	if len(imgs) > 0 && !caps.Image { // attached before a reconnection to another agent
 		notes = append(notes, "the model takes no images: the clipboard's images are not sent")
-	default:
-		for _, img := range imgs {
-			blocks = append(blocks, imageBlock(img.data, img.mime))
-		}
+		imgs = nil
+	}
+	for _, img := range imgs {
+		blocks = append(blocks, imageBlock(img.data, img.mime))
 	}
 	more, named := attachments(text, m.opts.Cwd, caps)
 	for _, n := range append(notes, named...) {
