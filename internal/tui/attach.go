@@ -222,7 +222,7 @@ func (m *model) promptBlocks(text string, imgs []clipImage) []acp.ContentBlock {
 	}
 	blocks := []acp.ContentBlock{acp.TextBlock(text)}
 	var notes []string
-	if len(imgs) > 0 && !caps.Image { // attached before a reconnection to another agent
+	if len(imgs) > 0 && !caps.Image { // attached before initialize answered, or before a reconnection
 		notes = append(notes, "the model takes no images: the clipboard's images are not sent")
 		imgs = nil
 	}
