@@ -51,6 +51,9 @@ func TestDoctorChecksTUIKeysAndShiftEnter(t *testing.T) {
 			[]string{"[warn] tui keys     [tui.keys] teleport: no such action", `[warn] tui keys     [tui.keys] send = "ctrl+nope": unknown key "nope"`,
 				"[warn] tui keys     [tui.keys] ctrl+d is bound to cancel, and is quit's default key", "[warn] tui keys     [tui.keys] newline: a key", "[warn] shift+enter  the terminal reports neither"}},
 		{"", keyboardAnswer{}, []string{"[warn] shift+enter  the terminal did not answer"}},
+		// Ctrl+V (paste_image) is an action like the others.
+		{"[tui.keys]\npaste_image = \"alt+v\"\n", keyboardAnswer{answered: true, kitty: true}, []string{"[ok  ] tui keys     [tui.keys] rebinds 1 action"}},
+		{"[tui.keys]\nsessions = \"ctrl+v\"\n", keyboardAnswer{answered: true, kitty: true}, []string{"[warn] tui keys     [tui.keys] ctrl+v is bound to sessions, and is paste_image's default key"}},
 		{"[tui]\ntheme = \"blue\"\n", keyboardAnswer{answered: true, kitty: true}, []string{`[warn] tui theme    [tui] theme = "blue": auto, light or dark`, "[ok  ] tui keys     default keys"}},
 	} {
 		home := t.TempDir()

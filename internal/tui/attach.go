@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net/url"
 	"os"
@@ -53,36 +52,56 @@ func attachments(text, dir string, caps promptCaps) ([]acp.ContentBlock, []strin
 	var out []acp.ContentBlock
 	var notes []string
 	seen := map[string]bool{}
-	for _, w := range strings.Fields(text) {
-		p, at := strings.CutPrefix(w, "@")
-		if !at {
-			p = strings.Trim(w, `'"`)
-		}
-		if p == "" || seen[p] {
-			continue
-		}
-		name, lines := p, ""
-		if at {
-			name, lines = splitRange(p, dir)
-		}
-		if !at && imageType(name) == "" {
-			continue
-		}
-		abs := localPath(name, dir)
-		st, err := os.Stat(abs)
-		if err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		seen[p] = true
-		b, note := attachment(abs, name, lines, st.Size(), caps)
-		if b != nil {
-			out = append(out, *b)
-		}
-		if note != "" {
-			notes = append(notes, note)
+	for _, w := range promptWords(text) { // words.go: quoting and \ escapes taken off
+		for _, cand := range wordNames(w) {
+			b, note, ok := wordAttachment(cand, dir, caps, seen)
+			if !ok {
+				continue
+			}
+			if b != nil {
+				out = append(out, *b)
+			}
+			if note != "" {
+				notes = append(notes, note)
+			}
+			break
 		}
 	}
 	return out, notes
+}
+
+// wordNames are the names a word may stand for: unquoted, then as typed
+// (a file whose own name holds a backslash or a quote).
+func wordNames(w promptWord) []string {
+	names := []string{w.name}
+	if raw := strings.Trim(w.raw, `'"`); raw != w.name {
+		names = append(names, raw)
+	}
+	return names
+}
+
+// wordAttachment is the block for one word that names a file (an @path,
+// or an image's path), a note, and whether the word named one.
+func wordAttachment(w, dir string, caps promptCaps, seen map[string]bool) (*acp.ContentBlock, string, bool) {
+	p, at := strings.CutPrefix(w, "@")
+	if p == "" || seen[p] {
+		return nil, "", false
+	}
+	name, lines := p, ""
+	if at {
+		name, lines = splitRange(p, dir)
+	}
+	if !at && imageType(name) == "" {
+		return nil, "", false
+	}
+	abs := localPath(name, dir)
+	st, err := os.Stat(abs)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, "", false
+	}
+	seen[p] = true
+	b, note := attachment(abs, name, lines, st.Size(), caps)
+	return b, note, true
 }
 
 // splitRange splits @path#20-45 into the path and the range; a file
@@ -122,18 +141,19 @@ func fileURI(abs string) string {
 // none.
 func attachment(abs, name, lines string, size int64, caps promptCaps) (*acp.ContentBlock, string) {
 	link := &acp.ContentBlock{Type: "resource_link", URI: fileURI(abs), Name: filepath.Base(name), Title: name}
-	if mime := imageType(name); mime != "" {
-		switch {
-		case !caps.Image:
+	if imageType(name) != "" {
+		if !caps.Image {
 			return nil, fmt.Sprintf("the model takes no images: %s is sent as its path, in the text", name)
-		case size > maxImageBytes:
-			return nil, fmt.Sprintf("%s is over %d MB: sent as its path, in the text", name, maxImageBytes>>20)
 		}
-		data, err := os.ReadFile(abs)
+		if size > maxImageBytes {
+			return nil, imageFileNote(name, errTooLarge)
+		}
+		data, mime, err := readImageFile(abs) // image.go: the bytes say the type
 		if err != nil {
-			return nil, fmt.Sprintf("%s: %v", name, err)
+			return nil, imageFileNote(name, err)
 		}
-		return &acp.ContentBlock{Type: "image", MimeType: mime, Data: base64.StdEncoding.EncodeToString(data)}, ""
+		b := imageBlock(data, mime)
+		return &b, ""
 	}
 	if lines == "" {
 		return link, ""
@@ -193,16 +213,25 @@ func (a *agent) promptCaps() promptCaps {
 	return a.caps
 }
 
-// promptBlocks are the text and what it names (attachments), the notes
-// printed above the prompt.
-func (m *model) promptBlocks(text string) []acp.ContentBlock {
+// promptBlocks are the text, the clipboard's images attached to it and
+// what it names (attachments); the notes are printed above the prompt.
+func (m *model) promptBlocks(text string, imgs []clipImage) []acp.ContentBlock {
 	var caps promptCaps
 	if m.ag != nil {
 		caps = m.ag.promptCaps()
 	}
-	more, notes := attachments(text, m.opts.Cwd, caps)
-	for _, n := range notes {
+	blocks := []acp.ContentBlock{acp.TextBlock(text)}
+	var notes []string
+	if len(imgs) > 0 && !caps.Image { // attached before initialize answered, or before a reconnection
+		notes = append(notes, "the model takes no images: the clipboard's images are not sent")
+		imgs = nil
+	}
+	for _, img := range imgs {
+		blocks = append(blocks, imageBlock(img.data, img.mime))
+	}
+	more, named := attachments(text, m.opts.Cwd, caps)
+	for _, n := range append(notes, named...) {
 		m.printLines(m.th.warn.Render("! " + n))
 	}
-	return append([]acp.ContentBlock{acp.TextBlock(text)}, more...)
+	return append(blocks, more...)
 }

@@ -77,7 +77,7 @@ func TestImagesGoAsImageBlocks(t *testing.T) {
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cat.JPEG"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "cat.JPEG"), []byte("\xff\xd8\xff\xe0fake"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	blocks, notes := attachments("what is in '"+shot+"' and @cat.JPEG and notes.png", dir, promptCaps{Image: true})

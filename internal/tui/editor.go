@@ -40,7 +40,7 @@ func (m *model) editInEditor() tea.Cmd {
 		return nil
 	}
 	path := f.Name()
-	_, err = f.WriteString(string(m.in.buf))
+	_, err = f.WriteString(m.in.editable()) // an image's placeholder as [image N]
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -67,11 +67,12 @@ func (m *model) edited(msg editedMsg) {
 		m.printLines(m.th.fail.Render("✗ the editor: " + msg.err.Error()))
 		return
 	}
-	m.in.set(strings.TrimRight(msg.text, "\n"))
+	m.in.set(dropImageMarks(strings.TrimRight(msg.text, "\n")))
+	m.in.relink() // [image N] is image N again
 }
 
 // inputMsg handles what comes back for the input: the @ finder's file
-// list, the editor's text.
+// list, the editor's text, the clipboard's image.
 func (m *model) inputMsg(msg tea.Msg) {
 	switch msg := msg.(type) {
 	case filesMsg:
@@ -79,5 +80,7 @@ func (m *model) inputMsg(msg tea.Msg) {
 		m.refreshFinder()
 	case editedMsg:
 		m.edited(msg)
+	case clipboardMsg:
+		m.clipboardRead(msg) // clippaste.go
 	}
 }

@@ -19,6 +19,9 @@ type input struct {
 	hpos   int // == len(hist) when not browsing
 	draft  string
 	pastes []paste
+	// images are the clipboard's images attached (imageinput.go): image
+	// N shows as its placeholder where the rune imageMark+N is in buf.
+	images []clipImage
 }
 
 // paste is a long paste shown as its placeholder and sent whole.
@@ -26,8 +29,12 @@ type paste struct{ placeholder, text string }
 
 func (in *input) empty() bool  { return len(in.buf) == 0 }
 func (in *input) text() string { return string(in.buf) }
-func (in *input) insert(s string) {
-	r := []rune(s)
+
+// insert types s at the cursor. The runes that stand for attached
+// images are taken out of it: only Ctrl+V puts them in (putRunes).
+func (in *input) insert(s string) { in.putRunes([]rune(dropImageMarks(s))) }
+
+func (in *input) putRunes(r []rune) {
 	in.buf = append(in.buf[:in.cur], append(r, in.buf[in.cur:]...)...)
 	in.cur += len(r)
 }
@@ -35,7 +42,7 @@ func (in *input) insert(s string) {
 // pasteText inserts a bracketed paste: short ones as text, long ones as a
 // placeholder that value() expands.
 func (in *input) pasteText(s string) {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	s = dropImageMarks(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"))
 	n := strings.Count(s, "\n") + 1
 	if n < pasteFoldLines {
 		in.insert(s)
@@ -47,9 +54,9 @@ func (in *input) pasteText(s string) {
 }
 
 // value is what is sent: the text with every placeholder still in it
-// replaced by its paste.
+// replaced by its paste, and an attached image's by [image N].
 func (in *input) value() string {
-	s := in.text()
+	s := in.plain()
 	for _, p := range in.pastes {
 		s = strings.Replace(s, p.placeholder, p.text, 1)
 	}
@@ -57,13 +64,15 @@ func (in *input) value() string {
 }
 
 func (in *input) reset() {
-	in.buf, in.cur, in.pastes, in.hpos = nil, 0, nil, len(in.hist)
+	in.buf, in.cur, in.pastes, in.images, in.hpos = nil, 0, nil, nil, len(in.hist)
 }
 
-// take returns the value and clears the input, recording its text in history.
+// take returns the value and clears the input, recording its text in
+// history (an image's placeholder as its [image N]: history keeps no
+// images).
 func (in *input) take() string {
 	v := in.value()
-	if t := in.text(); strings.TrimSpace(t) != "" && (len(in.hist) == 0 || in.hist[len(in.hist)-1] != t) {
+	if t := in.plain(); strings.TrimSpace(t) != "" && (len(in.hist) == 0 || in.hist[len(in.hist)-1] != t) {
 		in.hist = append(in.hist, t)
 	}
 	in.reset()
@@ -199,6 +208,14 @@ func (in *input) render(th *theme, width int, focused bool, placeholder string) 
 	}
 	var b strings.Builder
 	for i, r := range in.buf {
+		if label, ok := in.imageLabel(r); ok { // imageinput.go
+			style := th.key
+			if i == in.cur && focused {
+				style = th.reverse
+			}
+			b.WriteString(style.Render(label))
+			continue
+		}
 		if i == in.cur && focused {
 			if r == '\n' {
 				b.WriteString(th.reverse.Render(" "))

@@ -75,6 +75,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.listSessions()
 	case "editor":
 		return m.editInEditor() // editor.go
+	case "paste_image":
+		return m.pasteImage() // clippaste.go
 	case "complete":
 		if c := m.completions(); len(c) > 0 {
 			m.in.set("/" + c[0].name + " ")
@@ -268,7 +270,8 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	}
 	m.st.note = ""
-	return m.prompt(m.in.take())
+	imgs := m.in.attached()
+	return m.prompt(m.in.take(), imgs...)
 }
 
 // listSessions asks the agent for this directory's sessions; the answer

@@ -95,6 +95,7 @@ type model struct {
 	memberTexts map[string]*memberText
 	memberOrder []string
 	lastOutput  *shownOutput // the last finished shell call's output, for Ctrl+O
+	clip        clipState    // Ctrl+V's reading of the clipboard (clippaste.go)
 	gap         bool         // the turn has output: the next block starts after a blank line
 	quitArm     bool         // Ctrl+C on an empty input once already
 	quitting    bool
@@ -281,7 +282,7 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 		m.printLines(msg.text)
 	case sessionsMsg:
 		m.openSessionPicker(msg)
-	case filesMsg, editedMsg:
+	case filesMsg, editedMsg, clipboardMsg:
 		m.inputMsg(msg) // editor.go
 	}
 	return cmd
@@ -354,8 +355,8 @@ func (m *model) update(u updateMsg) {
 	m.applyUpdate(raw)
 }
 
-// prompt sends text as a turn.
-func (m *model) prompt(text string) tea.Cmd {
+// prompt sends text as a turn, with the clipboard's images attached.
+func (m *model) prompt(text string, imgs ...clipImage) tea.Cmd {
 	if !m.fresh || len(m.printQ) > 0 {
 		m.printLines("") // fresh: the blank line above is on the screen already
 	}
@@ -376,7 +377,7 @@ func (m *model) prompt(text string) tea.Cmd {
 	m.gap = false
 	m.running = true
 	ag, id := m.ag, m.sessionID
-	blocks := m.promptBlocks(text) // attach.go
+	blocks := m.promptBlocks(text, imgs) // attach.go
 	if m.connected() {
 		m.shown.prompted(text) // known again in a re-attach's replay (transcript.go)
 	}

@@ -26,6 +26,7 @@ var Actions = []Action{
 	{"cycle_mode", "next mode of the session (session/set_mode)", []string{"shift+tab"}},
 	{"sessions", "list this directory's sessions and load one", []string{"ctrl+s"}},
 	{"editor", "edit the input in $VISUAL or $EDITOR", []string{"ctrl+g"}},
+	{"paste_image", "attach the clipboard's image (a screenshot) to the prompt", []string{"ctrl+v"}},
 	{"complete", "complete a / command", []string{"tab"}},
 	{"thoughts", "expand or collapse thoughts; with none streaming, print the last one in full", []string{"ctrl+t"}},
 	{"output", "print the last shell call's output in full", []string{"ctrl+o"}},

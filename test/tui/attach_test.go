@@ -49,3 +49,27 @@ func TestImageToAModelWithoutImages(t *testing.T) {
 	// (which failed 2 runs in 15).
 	tm.waitFor("the model takes no images")
 }
+
+// A dropped file's path as terminals paste it, its spaces and brackets
+// backslash-escaped (bracketed paste), names the image: the agent gets it.
+func TestPastedEscapedImagePathReachesTheAgent(t *testing.T) {
+	s := newSession(t)
+	model := s.script("img.json", `{"images": true, "responses": [{"parts": [{"type": "text", "text": "Seen."}]}]}`)
+	png := []byte("\x89PNG\r\n\x1a\nescaped-path-bytes")
+	must(t, os.WriteFile(filepath.Join(s.dir, "my shot (2).png"), png, 0o644))
+	tm := s.open(120, 24, nil, "tui", "-m", model)
+	tm.ready()
+	tm.typeText("what is in ")
+	buf := filepath.Join(t.TempDir(), "paste")
+	must(t, os.WriteFile(buf, []byte(strings.NewReplacer(" ", `\ `, "(", `\(`, ")", `\)`).Replace(filepath.Join(s.dir, "my shot (2).png"))+" "), 0o644))
+	tm.tmux("load-buffer", "-b", "p", buf)
+	tm.tmux("paste-buffer", "-p", "-b", "p", "-t", "main")
+	tm.waitFor(`my\ shot\ \(2\).png`)
+	tm.keys("Enter")
+	tm.waitFor("Seen.")
+	tm.idle()
+	id := firstSessionID(t, runCorvid(t, s, "sessions", "list"))
+	if stored := runCorvid(t, s, "sessions", "export", "--format", "jsonl", id); !strings.Contains(stored, base64.StdEncoding.EncodeToString(png)) {
+		t.Errorf("the prompt was not stored with the image:\n%s", stored)
+	}
+}
