@@ -31,7 +31,10 @@ import (
 //   - the CPU of each side of the TUI's run: the TUI, the agent it runs,
 //     and the whole machine's (the benchmark's own reading of the terminal
 //     and the kernel's work included), and the cores busy on average
-//     (cpu-s-machine / s-tui). run -p's own CPU, for scale.
+//     (cpu-s-machine / s-tui). run -p's own CPU, for scale;
+//   - agent-waits-%: of samples every 2 ms through the TUI's run, those in
+//     which a thread of the agent waits to write into the pipe the TUI
+//     reads (the TUI holding the agent up).
 func BenchmarkTenMBAnswer(b *testing.B) {
 	s := newSession(b)
 	line := strings.Repeat("0123456789", 9) + "lorem ips\\n"
@@ -39,7 +42,7 @@ func BenchmarkTenMBAnswer(b *testing.B) {
 	  {"type": "text", "text": "`+line+`", "repeat": 100000},
 	  {"type": "text", "text": "END-OF-ANSWER\n"}]}], "onExhausted": "repeat-last"}`)
 	var tui, print, printCPU, onTTY, floor, alone, drawn []float64
-	var cpuTUI, cpuAgent, cpuMachine []float64
+	var cpuTUI, cpuAgent, cpuMachine, waits []float64
 	for i := 0; i < b.N; i++ {
 		alone = append(alone, acpAlone(b, s, model))
 
@@ -70,10 +73,14 @@ func BenchmarkTenMBAnswer(b *testing.B) {
 		agent := childPID(b, p.cmd.Process.Pid)
 		from := p.len()
 		c0, a0, m0 := cpuTime(b, p.cmd.Process.Pid), cpuTime(b, agent), machineCPU(b)
+		stop := make(chan struct{})
+		waited := sampleWaits(agent, stop)
 		start = time.Now()
 		must(b, write(p.master, "go\r"))
 		p.waitFromWithin(b, from, "END-OF-ANSWER", 5*time.Minute)
 		tui = append(tui, time.Since(start).Seconds())
+		close(stop)
+		waits = append(waits, <-waited)
 		cpuMachine = append(cpuMachine, (machineCPU(b) - m0).Seconds())
 		cpuTUI = append(cpuTUI, (cpuTime(b, p.cmd.Process.Pid) - c0).Seconds())
 		cpuAgent = append(cpuAgent, (cpuTime(b, agent) - a0).Seconds())
@@ -95,6 +102,36 @@ func BenchmarkTenMBAnswer(b *testing.B) {
 	b.ReportMetric(median(printCPU), "cpu-s-run-p")
 	b.ReportMetric(median(cpuMachine), "cpu-s-machine")
 	b.ReportMetric(median(cpuMachine)/median(tui), "cores-busy")
+	b.ReportMetric(median(waits), "agent-waits-%")
+}
+
+// sampleWaits looks at the threads of pid every 2 ms until stop, and
+// sends the share of looks (in %) in which one of them waited to write
+// into a pipe.
+func sampleWaits(pid int, stop <-chan struct{}) <-chan float64 {
+	res := make(chan float64, 1)
+	go func() {
+		looks, waits := 0, 0
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				res <- 100 * float64(waits) / float64(max(looks, 1))
+				return
+			case <-tick.C:
+			}
+			looks++
+			tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+			for _, t := range tasks {
+				if w, err := os.ReadFile(t); err == nil && bytes.Contains(w, []byte("pipe_write")) {
+					waits++
+					break
+				}
+			}
+		}
+	}()
+	return res
 }
 
 // ptyFloor times `cat` of answer on a pseudo-terminal of the TUI's size
