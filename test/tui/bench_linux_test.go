@@ -68,6 +68,13 @@ func startPTY(b testing.TB, s *session, model string) *ptyTUI {
 func startOnPTY(b testing.TB, s *session, cmd *exec.Cmd) *ptyTUI {
 	b.Helper()
 	master, slave := openPTY(b, 100, 30)
+	return startOn(b, s, cmd, master, slave)
+}
+
+// startOn starts cmd in the session's directory on the pseudo-terminal
+// slave, its controlling terminal, and reads what it writes from master.
+func startOn(b testing.TB, s *session, cmd *exec.Cmd, master, slave *os.File) *ptyTUI {
+	b.Helper()
 	cmd.Dir = s.dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}

@@ -1,9 +1,6 @@
 package tui_test
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -116,106 +113,6 @@ func BenchmarkRSSAfter1000Turns(b *testing.B) {
 		b.ReportMetric(float64(last)/1024, "MiB-after-1000-turns")
 		b.ReportMetric(float64(last-first)/999, "KiB-per-turn")
 	}
-}
-
-// BenchmarkTenMBAnswer: a 10 MB answer (100,000 lines of 100 bytes, then
-// an end marker) from the scripted model in 4 KiB chunks, drawn by the TUI
-// (prompt sent → the end marker drawn) against `corvid run -p` printing
-// the same script to a pipe (start → exit, its start-up included) and on
-// a pseudo-terminal read as the TUI's is (start → the end marker read). Also
-// `corvid acp` alone on the same script, prompt → its answer, to a client
-// that only reads (s-acp): the agent's own pace, which no terminal UI can
-// beat.
-func BenchmarkTenMBAnswer(b *testing.B) {
-	s := newSession(b)
-	line := strings.Repeat("0123456789", 9) + "lorem ips\\n"
-	model := s.script("big.json", `{"chunkSize": 4096, "responses": [{"parts": [
-	  {"type": "text", "text": "`+line+`", "repeat": 100000},
-	  {"type": "text", "text": "END-OF-ANSWER\n"}]}], "onExhausted": "repeat-last"}`)
-	var tui, print, onTTY, cpu, alone []float64
-	for i := 0; i < b.N; i++ {
-		alone = append(alone, acpAlone(b, s, model))
-
-		start := time.Now()
-		cmd := exec.Command(filepath.Join(s.bins, "corvid"), "run", "-p", "go", "-m", model)
-		cmd.Dir, cmd.Env = s.dir, s.env
-		out, err := cmd.Output()
-		if err != nil || !strings.Contains(string(out[max(0, len(out)-100):]), "END-OF-ANSWER") {
-			b.Fatalf("corvid run -p: %v (%d bytes)", err, len(out))
-		}
-		print = append(print, time.Since(start).Seconds())
-
-		// The same on a terminal: what a user typing `corvid run -p`
-		// there waits for, the terminal's own pace included.
-		cmd = exec.Command(filepath.Join(s.bins, "corvid"), "run", "-p", "go", "-m", model)
-		cmd.Env = append(append([]string{}, s.env...), "TERM=xterm-256color")
-		start = time.Now()
-		pp := startOnPTY(b, s, cmd)
-		pp.waitFromWithin(b, 0, "END-OF-ANSWER", 5*time.Minute)
-		onTTY = append(onTTY, time.Since(start).Seconds())
-		_ = cmd.Wait()
-
-		p := startPTY(b, s, model)
-		p.waitFrom(b, 0, "Ask corvid")
-		from := p.len()
-		c0 := cpuTime(b, p.cmd.Process.Pid)
-		start = time.Now()
-		must(b, write(p.master, "go\r"))
-		p.waitFromWithin(b, from, "END-OF-ANSWER", 5*time.Minute)
-		tui = append(tui, time.Since(start).Seconds())
-		cpu = append(cpu, (cpuTime(b, p.cmd.Process.Pid) - c0).Seconds())
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-	}
-	b.ReportMetric(median(print), "s-run-p")
-	b.ReportMetric(median(tui), "s-tui")
-	b.ReportMetric(median(tui)/median(print), "tui/run-p")
-	b.ReportMetric(median(onTTY), "s-run-p-tty")
-	b.ReportMetric(median(tui)/median(onTTY), "tui/run-p-tty")
-	b.ReportMetric(median(cpu), "cpu-s-tui")
-	b.ReportMetric(median(alone), "s-acp")
-	b.ReportMetric(median(tui)/median(alone), "tui/acp")
-}
-
-// acpAlone runs `corvid acp -m model`, opens a session and times its
-// prompt → the prompt's answer, reading every frame and nothing more.
-func acpAlone(b *testing.B, s *session, model string) float64 {
-	b.Helper()
-	cmd := exec.Command(filepath.Join(s.bins, "corvid"), "acp", "-m", model)
-	cmd.Dir, cmd.Env = s.dir, s.env
-	in, err := cmd.StdinPipe()
-	must(b, err)
-	out, err := cmd.StdoutPipe()
-	must(b, err)
-	must(b, cmd.Start())
-	defer func() { _ = in.Close(); _ = cmd.Wait() }()
-	r := bufio.NewReaderSize(out, 1<<20)
-	until := func(want string) []byte {
-		for {
-			l, err := r.ReadSlice('\n')
-			if err == bufio.ErrBufferFull {
-				continue // a long frame: not the one waited for
-			}
-			if err != nil {
-				b.Fatalf("corvid acp: %v before %s", err, want)
-			}
-			if bytes.Contains(l, []byte(want)) {
-				return l
-			}
-		}
-	}
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
-	until(`"id":1,`)
-	dir, _ := json.Marshal(s.dir)
-	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":%s,"mcpServers":[]}}`+"\n", dir)
-	var opened struct {
-		Result struct{ SessionID string }
-	}
-	must(b, json.Unmarshal(until(`"id":2,`), &opened))
-	start := time.Now()
-	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}}`+"\n", opened.Result.SessionID)
-	until(`"stopReason"`)
-	return time.Since(start).Seconds()
 }
 
 // BenchmarkKeystrokeEchoUnderFlood: a typed character → drawn in the

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// reportPipe: only Linux sizes pipes.
+func reportPipe() {}
