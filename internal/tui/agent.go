@@ -71,7 +71,6 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	growPipe(stdout)
 	a := &agent{cmd: cmd, argv: argv, stdin: stdin, send: send, stderr: &tailBuffer{max: 16 << 10},
 		served: make(chan struct{}), exited: make(chan struct{})}
 	// The agent's logs would tear the screen: keep their tail to show if

@@ -8,9 +8,7 @@
 // file FLOOD_REPORT. With FLOOD_ANSWER set, a prompt is answered instead
 // with a 20-line Markdown answer (a code block in it) that ends with
 // end-of-turn-NNNNNN, the turn's number, and the number of turns
-// answered is written to FLOOD_REPORT. With FLOOD_PIPE_REPORT set, the
-// size of the pipe its stdout is (its client's buffer for its frames) is
-// written to that file at start.
+// answered is written to FLOOD_REPORT.
 package main
 
 import (
@@ -56,7 +54,6 @@ func envInt(name string, def int) int {
 
 func main() {
 	rate, secs := envInt("FLOOD_RATE", 200000), envInt("FLOOD_SECONDS", 5)
-	reportPipe()
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
 	var cancelled sync.Map

@@ -1,6 +1,0 @@
-//go:build !linux
-
-package main
-
-// reportPipe: only Linux sizes pipes.
-func reportPipe() {}
