@@ -211,6 +211,9 @@ type xtermTUI struct {
 	// fwd is held while a read of the pty is handed to xterm.js, and by
 	// a resize: xterm.js resizes between two reads, as a terminal does.
 	fwd sync.Mutex
+	// trace, when XTERM_TRACE names a file, gets every byte the TUI
+	// wrote, and a line for each resize.
+	trace *os.File
 }
 
 // startXTermTUI runs `corvid ARGS` in the session's directory on a
@@ -228,6 +231,12 @@ func startXTermTUI(t *testing.T, s *session, cols, rows int, env []string, xterm
 	must(t, cmd.Start())
 	slave.Close()
 	x := &xtermTUI{t: t, term: h, master: master, cmd: cmd}
+	if f := os.Getenv("XTERM_TRACE"); f != "" {
+		tr, err := os.Create(f)
+		must(t, err)
+		x.trace = tr
+		t.Cleanup(func() { tr.Close() })
+	}
 	go x.forward()
 	go func() {
 		for b := range h.replies {
@@ -249,6 +258,9 @@ func (x *xtermTUI) forward() {
 		if n > 0 {
 			x.fwd.Lock()
 			x.term.write(buf[:n])
+			if x.trace != nil {
+				_, _ = x.trace.Write(buf[:n])
+			}
 			x.fwd.Unlock()
 		}
 		if err != nil {
@@ -264,6 +276,9 @@ func (x *xtermTUI) resize(cols, rows int) {
 	x.fwd.Lock()
 	defer x.fwd.Unlock()
 	x.term.call("resize", map[string]any{"cols": cols, "rows": rows})
+	if x.trace != nil {
+		fmt.Fprintf(x.trace, "\x00RESIZE %dx%d\x00", cols, rows)
+	}
 	if err := unix.IoctlSetWinsize(int(x.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)}); err != nil {
 		x.t.Fatal(err)
 	}
