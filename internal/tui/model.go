@@ -52,7 +52,7 @@ type model struct {
 	spilled  int
 	termSize func() (int, int, error)
 	// erase rewrites bubbletea's erases (resize.go); rewraps says how the
-	// terminal re-wraps its rows when it narrows (tmux); frames are the
+	// terminal re-wraps its rows when it narrows (rewrap.go); frames are the
 	// last two views' rows, and frameWrites the count of writes when each
 	// was made (drawnFrame).
 	erase       *eraser

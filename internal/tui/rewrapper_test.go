@@ -63,3 +63,26 @@ func TestRewrappedXTermCountsRowsOnBothSidesOfTheCursor(t *testing.T) {
 		t.Errorf("tmux at 62 columns: %d rows, want 2", got)
 	}
 }
+
+// The writer knows where bubbletea left the cursor: on the live region's
+// first row after its print (CR, the newlines, the move up, the insertion
+// of as many lines), on its last after a frame, even one that scrolls the
+// screen by newlines and moves up as a print does but inserts nothing.
+func TestEraserNotesWhetherAPrintCameLast(t *testing.T) {
+	e := &eraser{}
+	for _, c := range []struct {
+		name  string
+		write string
+		print bool
+	}{
+		{"a print", "\r\x1b[2B\n\n\x1b[4A\x1b[2L\x1b[Kline one\r\n\x1b[Kline two\r\n", true},
+		{"a frame", "\x1b[2A\x1b[Jlive\r\nstatus\r", false},
+		{"a print of one line", "\r\n\x1b[3A\x1b[L\x1b[Kline\r\n", true},
+		{"a frame that scrolls", "\r\n\n\x1b[2Agrown\r\nlive\r\nstatus\r", false},
+	} {
+		e.rewrite([]byte(c.write))
+		if got := e.printedLast(); got != c.print {
+			t.Errorf("after %s: printedLast %v, want %v", c.name, got, c.print)
+		}
+	}
+}
