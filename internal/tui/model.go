@@ -51,12 +51,12 @@ type model struct {
 	spill    *spiller
 	spilled  int
 	termSize func() (int, int, error)
-	// erase rewrites bubbletea's erases (resize.go); reflows says the
-	// terminal re-wraps its rows when it narrows (tmux); frames are the
+	// erase rewrites bubbletea's erases (resize.go); rewraps says how the
+	// terminal re-wraps its rows when it narrows (rewrap.go); frames are the
 	// last two views' rows, and frameWrites the count of writes when each
 	// was made (drawnFrame).
 	erase       *eraser
-	reflows     bool
+	rewraps     rewrapper
 	frames      [2][]string
 	frameWrites [2]int64
 	// printSkipped says a part of the print in flight was dropped

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"bytes"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -14,14 +13,14 @@ import (
 // started with: nothing is repainted, and nothing needs holding. After a
 // later one, prints are held while bubbletea repaints, then paced
 // (print.go); and when the terminal narrowed and re-wraps, its redraw's
-// erase is moved up over the rows the re-wrapping added (rewrapped).
+// erase is moved up over the rows the re-wrapping added (rewrap.go).
 func (m *model) resize(msg tea.WindowSizeMsg) {
 	if m.sized && (m.width != msg.Width || m.height != msg.Height) {
 		m.holdPrints = time.Now().Add(resizeSettle)
 		m.paceUntil = m.holdPrints.Add(paceAfterResize)
 	}
-	if m.sized && m.reflows && msg.Width < m.width {
-		m.erase.arm(rewrapped(m.drawnFrame(), m.height, msg.Width))
+	if m.sized && msg.Width < m.width {
+		m.erase.arm(m.rewraps.added(m.drawnFrame(), m.height, msg.Width, m.erase.printedLast()))
 	}
 	m.sized = true
 	m.width, m.height = msg.Width, msg.Height
@@ -44,9 +43,14 @@ var (
 
 // eraser rewrites bubbletea's erases (above) in what the TUI's writer
 // passes to the terminal, and moves the first one after a narrowing up
-// over the rows the terminal's re-wrapping added (rewrapped).
+// over the rows the terminal's re-wrapping added (rewrap.go).
 type eraser struct {
 	up atomic.Int32 // rows to move up before the next erase
+	// afterPrint says the last write was a print: bubbletea leaves the
+	// cursor on the live region's first row after one, on its last after
+	// a frame (anchor.go). Where it is decides which row xterm.js leaves
+	// whole (rewrap.go).
+	afterPrint atomic.Bool
 	// buf is the last frame's rewrite, reused: bubbletea writes under
 	// its renderer's lock, one write at a time, and a write is done when
 	// the writer returns.
@@ -72,7 +76,14 @@ var (
 // with autowrap off (above), and its erases below the cursor made line
 // deletions, the first one moved up by the rows armed (arm).
 func (e *eraser) rewrite(p []byte) []byte {
-	if _, print := insertHeight(p); print || len(p) == 0 {
+	if len(p) == 0 {
+		return p
+	}
+	if e != nil {
+		_, print := insertedAbove(p)
+		e.afterPrint.Store(print)
+	}
+	if _, print := insertHeight(p); print {
 		return p
 	}
 	if bytes.Contains(p, eraseBelowSeq) {
@@ -105,30 +116,6 @@ func (e *eraser) arm(up int) {
 	}
 }
 
-// rewrapped is how many rows a terminal that re-wraps lines when it
-// narrows (tmux: every row wider than the new width is split, the
-// cursor's row staying on its first part) adds above the last of the
-// frame's rows, the row the cursor is on between frames (anchor.go), when
-// it narrows to width. bubbletea's redraw at the new size moves up over
-// the frame's rows as it drew them and erases from there: the first parts
-// of the rows it did not count were left behind, above the redrawn live
-// region, and went into the scrollback with the next prints. A row's width
-// is its text's without trailing blanks: no more than the terminal holds,
-// so the move never goes above the live region.
-func rewrapped(frame []string, height, width int) int {
-	if width < 1 || len(frame) < 2 {
-		return 0
-	}
-	frame = frame[max(len(frame)-height, 0) : len(frame)-1]
-	n := 0
-	for _, l := range frame {
-		if w := ansi.StringWidth(strings.TrimRight(ansi.Strip(l), " ")); w > width {
-			n += (w - 1) / width
-		}
-	}
-	return n
-}
-
 // drawnFrame is the rows of the frame on the screen, as far as the writes
 // tell: bubbletea draws the latest view, and draws it before a print, so
 // a view followed by a write was drawn. Nil when neither of the last two
@@ -145,3 +132,29 @@ func (m *model) drawnFrame() []string {
 	}
 	return nil
 }
+
+// insertedAbove is insertHeight for bubbletea's print only: its moves
+// followed by the insertion of as many lines as it scrolled (CSI n L). A
+// frame that grows the live region at the screen's bottom scrolls by
+// newlines and moves up too, and leaves the cursor on the last row.
+func insertedAbove(p []byte) (h int, ok bool) {
+	if h, ok = insertHeight(p); !ok {
+		return 0, false
+	}
+	q := p[1:] // CR
+	if _, final, rest, isCSI := csiNumber(q); isCSI && final == 'B' {
+		q = rest
+	}
+	newlines := 0
+	for newlines < len(q) && q[newlines] == '\n' {
+		newlines++
+	}
+	_, _, rest, _ := csiNumber(q[newlines:])
+	if n, final, _, isCSI := csiNumber(rest); !isCSI || final != 'L' || n != newlines {
+		return 0, false
+	}
+	return h, true
+}
+
+// printedLast says the last write was a print (afterPrint).
+func (e *eraser) printedLast() bool { return e != nil && e.afterPrint.Load() }

@@ -34,8 +34,8 @@ func startVT(t *testing.T, w, h int, setup ...func(*model)) *vtRun {
 	for _, f := range setup {
 		f(r.m)
 	}
-	r.v.mapNL = true   // bubbletea's input is not a terminal
-	r.m.reflows = true // the vt re-wraps as tmux
+	r.v.mapNL = true         // bubbletea's input is not a terminal
+	r.m.rewraps = tmuxRewrap // the vt re-wraps as tmux
 	r.m.width, r.m.height = w, h
 	r.m.termSize = func() (int, int, error) { tw, th := r.v.size(); return tw, th, nil }
 	out := r.m.output(vtWriter{r}) // as Run's (anchor.go)

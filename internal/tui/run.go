@@ -92,10 +92,10 @@ func Run(opts Options) error {
 		fd := int(os.Stdout.Fd())
 		m.termSize = func() (int, int, error) { return term.GetSize(fd) }
 	}
-	// tmux re-wraps rows when it narrows (resize.go, rewrapped); other
+	// tmux and xterm.js re-wrap rows when they narrow (rewrap.go); other
 	// terminals may not, and a move up over rows they did not add would
 	// erase printed lines.
-	m.reflows = os.Getenv("TMUX") != ""
+	m.rewraps = rewrapperOf(os.Getenv)
 	popts := []tea.ProgramOption{tea.WithFPS(drawFPS), tea.WithFilter(printFilter(m))}
 	if opts.In != nil {
 		popts = append(popts, tea.WithInput(opts.In))
