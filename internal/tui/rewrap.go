@@ -52,6 +52,13 @@ func rewrapperOf(getenv func(string) string) rewrapper {
 func (r rewrapper) added(frame []string, height, width int, afterPrint bool) int {
 	switch r {
 	case tmuxRewrap:
+		if afterPrint {
+			// The cursor is on the live region's first row, and tmux
+			// keeps it on its row's first part: the rows it splits are
+			// all below it. Counting them would move the erase up over
+			// printed lines.
+			return 0
+		}
 		return rewrapped(frame, height, width)
 	case xtermRewrap:
 		return rewrappedXTerm(frame, height, width, afterPrint)

@@ -58,9 +58,14 @@ func TestRewrappedXTermCountsRowsOnBothSidesOfTheCursor(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", c.name, got, c.want)
 		}
 	}
-	// tmux's count is the rows above the last, whatever the last write.
-	if got := rewrapped(frame, 30, 62); got != 2 {
-		t.Errorf("tmux at 62 columns: %d rows, want 2", got)
+	// tmux's count is the rows above the cursor: those above the last
+	// after a frame, none after a print (the cursor on the first row,
+	// kept on its first part).
+	if got := tmuxRewrap.added(frame, 30, 62, false); got != 2 {
+		t.Errorf("tmux at 62 columns after a frame: %d rows, want 2", got)
+	}
+	if got := tmuxRewrap.added(frame, 30, 62, true); got != 0 {
+		t.Errorf("tmux at 62 columns after a print: %d rows, want 0 (a move up would erase printed lines)", got)
 	}
 }
 
