@@ -79,11 +79,11 @@ func (e *eraser) rewrite(p []byte) []byte {
 	if len(p) == 0 {
 		return p
 	}
+	_, newlines, rest, moves := scanInsert(p)
 	if e != nil {
-		_, print := insertedAbove(p)
-		e.afterPrint.Store(print)
+		e.afterPrint.Store(moves && insertsLines(rest, newlines))
 	}
-	if _, print := insertHeight(p); print {
+	if moves {
 		return p
 	}
 	if bytes.Contains(p, eraseBelowSeq) {
@@ -133,27 +133,14 @@ func (m *model) drawnFrame() []string {
 	return nil
 }
 
-// insertedAbove is insertHeight for bubbletea's print only: its moves
-// followed by the insertion of as many lines as it scrolled (CSI n L). A
-// frame that grows the live region at the screen's bottom scrolls by
-// newlines and moves up too, and leaves the cursor on the last row.
-func insertedAbove(p []byte) (h int, ok bool) {
-	if h, ok = insertHeight(p); !ok {
-		return 0, false
-	}
-	q := p[1:] // CR
-	if _, final, rest, isCSI := csiNumber(q); isCSI && final == 'B' {
-		q = rest
-	}
-	newlines := 0
-	for newlines < len(q) && q[newlines] == '\n' {
-		newlines++
-	}
-	_, _, rest, _ := csiNumber(q[newlines:])
-	if n, final, _, isCSI := csiNumber(rest); !isCSI || final != 'L' || n != newlines {
-		return 0, false
-	}
-	return h, true
+// insertsLines says an insertion's moves (scanInsert) are followed by
+// the insertion of as many lines as it scrolled by (CSI n L): bubbletea's
+// print. A frame that grows the live region at the screen's bottom
+// scrolls by newlines and moves up too, and leaves the cursor on the
+// last row.
+func insertsLines(rest []byte, newlines int) bool {
+	n, final, _, isCSI := csiNumber(rest)
+	return isCSI && final == 'L' && n == newlines
 }
 
 // printedLast says the last write was a print (afterPrint).

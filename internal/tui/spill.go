@@ -145,22 +145,29 @@ func appendInsert(out []byte, part []string, h, width int) []byte {
 // an insertion: CR, an optional move down, the newlines, the move up over
 // them and the live region.
 func insertHeight(p []byte) (h int, ok bool) {
+	h, _, _, ok = scanInsert(p)
+	return h, ok
+}
+
+// scanInsert reads the start of an insertion (insertHeight): the live
+// region's height, the newlines it scrolled by, and what follows the
+// move up.
+func scanInsert(p []byte) (h, newlines int, rest []byte, ok bool) {
 	p, ok = bytes.CutPrefix(p, []byte("\r"))
 	if !ok {
-		return 0, false
+		return 0, 0, nil, false
 	}
 	if _, final, rest, isCSI := csiNumber(p); isCSI && final == 'B' {
 		p = rest
 	}
-	newlines := 0
 	for newlines < len(p) && p[newlines] == '\n' {
 		newlines++
 	}
-	up, final, _, isCSI := csiNumber(p[newlines:])
+	up, final, rest, isCSI := csiNumber(p[newlines:])
 	if newlines == 0 || !isCSI || final != 'A' || up < newlines {
-		return 0, false
+		return 0, 0, nil, false
 	}
-	return up - newlines + 1, true
+	return up - newlines + 1, newlines, rest, true
 }
 
 // csiNumber reads a control sequence with at most one number at the
