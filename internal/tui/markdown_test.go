@@ -58,7 +58,7 @@ func TestPlainLinesRenderAsStyledOnes(t *testing.T) {
 				if _, _, ok := listItem(trimmed); ok || isRule(trimmed) {
 					continue // not a paragraph
 				}
-				if _, ok := plainLine(trimmed, max(w, 10), strings.Repeat(" ", min(len(l)-len(strings.TrimLeftFunc(l, unicode.IsSpace)), 8))); !ok {
+				if _, ok := appendPlain(nil, trimmed, max(w, 10), strings.Repeat(" ", min(len(l)-len(strings.TrimLeftFunc(l, unicode.IsSpace)), 8))); !ok {
 					t.Fatalf("%q was not taken as plain", l)
 				}
 				if got := m.line(l, w); !slices.Equal(got, want) {
@@ -74,7 +74,7 @@ func TestPlainLinesRenderAsStyledOnes(t *testing.T) {
 func TestMarkupIsNotPlain(t *testing.T) {
 	for _, l := range []string{"some **bold**", "an *em*", "snake_case", "`code`", "a [link](x)",
 		`a \* star`, "café", "wide 字", "bell \a"} {
-		if _, ok := plainLine(l, 80, ""); ok {
+		if _, ok := appendPlain(nil, l, 80, ""); ok {
 			t.Errorf("%q taken as plain", l)
 		}
 	}
