@@ -79,3 +79,15 @@ func TestMarkupIsNotPlain(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMarkdownPlainLine renders a long answer's line: 99 bytes of
+// plain text on a terminal 100 columns wide.
+func BenchmarkMarkdownPlainLine(b *testing.B) {
+	m := &markdown{th: newTheme(true, true)}
+	line := strings.Repeat("0123456789", 9) + "lorem ips"
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = m.line(line, 100)
+	}
+}
