@@ -49,9 +49,26 @@ type merged struct {
 	n     int       // how many chunks
 }
 
+// runMax is about the most text a run holds: a longer stretch of one
+// message is queued as several runs. A run's buffer (reused from run to
+// run, agent.runText) then stays small enough to stay in the processor's
+// cache, and is not grown, copy after copy, to megabytes when the UI
+// falls behind a long answer (issue 36). The UI renders the runs in
+// order, as it would the chunks.
+const runMax = 64 << 10
+
+// full tells whether n more bytes would take the run past runMax.
+func (r *merged) full(n int) bool {
+	size := len(r.text)
+	if r.n == 1 {
+		size = len(r.chunk.Content.Text)
+	}
+	return size+n > runMax
+}
+
 // join appends c to the run if it continues it.
 func (r *merged) join(c textChunk) bool {
-	if c.SessionUpdate != r.chunk.SessionUpdate || c.MessageID != r.chunk.MessageID {
+	if c.SessionUpdate != r.chunk.SessionUpdate || c.MessageID != r.chunk.MessageID || r.full(len(c.Content.Text)) {
 		return false
 	}
 	r.start()
@@ -63,7 +80,7 @@ func (r *merged) join(c textChunk) bool {
 // joinQuick is join for a chunk read by scanChunk: it copies nothing but
 // the text.
 func (r *merged) joinQuick(q *quick) bool {
-	if string(q.kind) != r.chunk.SessionUpdate || string(q.msgID) != r.chunk.MessageID {
+	if string(q.kind) != r.chunk.SessionUpdate || string(q.msgID) != r.chunk.MessageID || r.full(len(q.text)) {
 		return false
 	}
 	r.start()
