@@ -117,22 +117,42 @@ func quickChunk(p []byte) (session string, c textChunk, ok bool) {
 	if !ok {
 		return "", c, false
 	}
-	return q.chunk()
+	return q.chunk(nil)
 }
 
 // chunk decodes the text chunk scanChunk read: its session and the chunk.
-func (q *quick) chunk() (session string, c textChunk, ok bool) {
+// Text with escapes is decoded into *scratch (if not nil, kept there for
+// the next chunk), then copied once into the chunk's text.
+func (q *quick) chunk(scratch *[]byte) (session string, c textChunk, ok bool) {
 	if t := q.text[1 : len(q.text)-1]; bytes.IndexByte(t, '\\') < 0 && utf8.Valid(t) {
 		c.Content.Text = string(t) // no escape: one copy
 	} else {
-		text, ok := appendJSONString(nil, q.text)
+		var buf []byte
+		if scratch != nil {
+			buf = (*scratch)[:0]
+		}
+		text, ok := appendJSONString(buf, q.text)
+		if scratch != nil {
+			*scratch = text[:0]
+		}
 		if !ok {
 			return "", c, false
 		}
 		c.Content.Text = string(text)
 	}
-	c.SessionUpdate, c.MessageID, c.Content.Type = string(q.kind), string(q.msgID), "text"
+	c.SessionUpdate, c.MessageID, c.Content.Type = chunkKind(q.kind), string(q.msgID), "text"
 	return string(q.sid), c, true
+}
+
+// chunkKind is kind, one of the chunk kinds scanChunk takes, as a string
+// not allocated again for each chunk.
+func chunkKind(kind []byte) string {
+	for _, k := range [...]string{"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"} {
+		if string(kind) == k {
+			return k
+		}
+	}
+	return string(kind)
 }
 
 // quick is a text chunk's params as scanChunk reads them: views into

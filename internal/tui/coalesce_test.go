@@ -422,3 +422,29 @@ func TestLongRunIsQueuedInParts(t *testing.T) {
 		t.Errorf("the runs hold %d bytes, not the %d sent in order", got.Len(), want.Len())
 	}
 }
+
+// A chunk whose text has escapes is decoded into the agent's scratch
+// buffer and copied once: two allocations, the text's and its session
+// id's, and each chunk decoded whole whatever the one before it left in
+// the buffer.
+func TestEscapedChunkTextIsCopiedOnce(t *testing.T) {
+	a := &agent{send: func(any) {}}
+	for i := range 40 {
+		text := strings.Repeat("line \"quoted\"\tand\\more\n", 40-i) + fmt.Sprint(i)
+		notify(t, a, "s1", textUpdate("agent_message_chunk", "m1", text))
+		q := a.takeUpdates(true)
+		if len(q) != 1 || q[0].text == nil || q[0].text.Content.Text != text {
+			t.Fatalf("chunk %d: updates %+v, want one of text %q", i, q, text)
+		}
+	}
+	enc, _ := json.Marshal(strings.Repeat("line \"quoted\"\n", 300))
+	params := []byte(`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` + string(enc) + `}}}`)
+	q, ok := scanChunk(params)
+	if !ok {
+		t.Fatal("scanChunk refused the chunk")
+	}
+	var scratch []byte
+	if n := testing.AllocsPerRun(100, func() { q.chunk(&scratch) }); n != 2 {
+		t.Errorf("decoding a chunk with escapes: %v allocations, want 2 (its text and session id)", n)
+	}
+}
