@@ -95,3 +95,18 @@ func BenchmarkEncodeTextChunk4K(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeTextChunk4K decodes a session/update line that carries
+// a 4 KiB text chunk, as the terminal UI reads a long answer's (issue 36).
+func BenchmarkDecodeTextChunk4K(b *testing.B) {
+	text := strings.Repeat(`The quick brown fox jumps over the lazy dog, \"twice\".\n`, 4096/56)
+	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"0199a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d",` +
+		`"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"},"messageId":"m1"}}}`)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeMessage(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

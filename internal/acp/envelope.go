@@ -1,6 +1,9 @@
 package acp
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // envelope is the top-level members of a frame that JSON-RPC uses, each
 // the bytes of its value in the line (nil when absent; a present value is
@@ -47,24 +50,82 @@ func scanEnvelope(obj []byte) (env envelope, ok bool) {
 		i = skipJSONSpace(obj, end+1) // at ':'
 		i = skipJSONSpace(obj, i+1)   // at the value
 		vEnd := skipJSONValue(obj, i) // just past it
-		val := lineSpan(obj[i:vEnd:vEnd])
-		switch string(name) {
-		case "id":
-			env.id = val
-		case "jsonrpc":
-			env.jsonrpc = val
-		case "method":
-			env.method = val
-		case "params":
-			env.params = val
-		case "result":
-			env.result = val
-		case "error":
-			env.error = val
-		}
+		env.set(name, lineSpan(obj[i:vEnd:vEnd]))
 		i = skipJSONSpace(obj, vEnd)
 	}
 	return env, true
+}
+
+// scanValidEnvelope is validJSON and envelopeOf in one walk, for a line
+// whose first non-space byte, at b[i], is '{': it checks each member's
+// value as it finds it (validValueEnd) rather than checking the whole
+// line first and then skipping the same values again (issue 36: each
+// streamed chunk's 4 KiB of text was walked twice). valid says the line
+// is JSON (json.Valid); when it is and a member name holds an escape,
+// env comes from envelopeOf. FuzzEnvelope holds decodeMessage, built on
+// it, to json.Valid and a map decode.
+func scanValidEnvelope(b []byte, i int) (env envelope, valid bool) {
+	start, escaped := i, false
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return env, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return envelope{}, false
+		}
+		end := stringEnd(b, i)
+		if end < 0 {
+			return envelope{}, false
+		}
+		name := b[i+1 : end-1]
+		escaped = escaped || bytes.IndexByte(name, '\\') >= 0
+		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
+			return envelope{}, false
+		}
+		i = skipSpace(b, i+1)
+		vEnd := validValueEnd(b, i, maxNesting-1) // inside the frame's object
+		if vEnd < 0 {
+			return envelope{}, false
+		}
+		env.set(name, lineSpan(b[i:vEnd:vEnd]))
+		if i = skipSpace(b, vEnd); i >= len(b) {
+			return envelope{}, false
+		}
+		if b[i] == '}' {
+			break
+		}
+		if b[i] != ',' {
+			return envelope{}, false
+		}
+		i = skipSpace(b, i+1)
+	}
+	end := i + 1
+	if skipSpace(b, end) != len(b) {
+		return envelope{}, false
+	}
+	if escaped {
+		return envelopeOf(b[start:end]), true
+	}
+	return env, true
+}
+
+// set keeps val as the member name's value if JSON-RPC uses that member.
+func (env *envelope) set(name []byte, val lineSpan) {
+	switch string(name) {
+	case "id":
+		env.id = val
+	case "jsonrpc":
+		env.jsonrpc = val
+	case "method":
+		env.method = val
+	case "params":
+		env.params = val
+	case "result":
+		env.result = val
+	case "error":
+		env.error = val
+	}
 }
 
 func skipJSONSpace(b []byte, i int) int {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,18 @@ var envelopeSeeds = []string{
 	`{"a":{"id":1,"method":"x"},"jsonrpc":"2.0","method":"y"}`,
 	`"just a string"`,
 	`not json`,
+	// For the one walk that checks a frame as it finds its members: a
+	// member or the frame left open or ended twice, space that is not
+	// JSON's, the nesting limit inside a member.
+	`{"jsonrpc":"2.0","method":"m"`, `{"jsonrpc":"2.0","method":"m",}`, `{"jsonrpc" "2.0"}`, `{"jsonrpc":}`,
+	`{"jsonrpc":"2.0","method":"m"}}`, `{"jsonrpc":"2.0","method":"m"} x`, `{} x`, `{ } `, `{"id":1 "method":"m"}`,
+	`{"jsonrpc":"2.0","method":"m","params":{"a":[1,2}}`, `{"jsonrpc":"2.0","method":"m\u00"}`, `{"\u006d":"m"`,
+	"{\"jsonrpc\":\"2.0\",\"method\":\"m\"}\u00a0", "\u00a0{\"jsonrpc\":\"2.0\",\"method\":\"m\"}",
+	"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":\"\x01\"}",
+	`{"jsonrpc":"2.0","method":"m","params":` + strings.Repeat("[", maxNesting-1) + strings.Repeat("]", maxNesting-1) + `}`,
+	`{"jsonrpc":"2.0","method":"m","params":` + strings.Repeat("[", maxNesting) + strings.Repeat("]", maxNesting) + `}`,
+	`{"jsonrpc":"2.0","method":"m","params":` + strings.Repeat(`{"a":`, maxNesting-1) + "1" + strings.Repeat("}", maxNesting-1) + `}`,
+	`{"jsonrpc":"2.0","method":"m","params":` + strings.Repeat(`{"a":`, maxNesting) + "1" + strings.Repeat("}", maxNesting) + `}`,
 }
 
 // TestEnvelopeMatchesMapDecode checks the one-pass envelope against the

@@ -9,8 +9,13 @@ import "bytes"
 // dispatch), nor the parts of a line split at bare CRs, nor a line over
 // lendMax; those are left to the collector.
 
-// lendMax is the longest line read into a lent buffer.
-const lendMax = 4 << 10
+// lendMax is the longest line read into a lent buffer: as long as a line
+// the default read buffer holds whole. A streamed chunk's line is some
+// 4.3 KiB (4 KiB of text, escapes and the envelope), and a limit of 4 KiB
+// left every line of a long answer to the collector (issue 36: 10 MB of
+// garbage for a 10 MB answer in the terminal UI). The pool holds as many
+// buffers as there were notifications in flight at once.
+const lendMax = 64 << 10
 
 // lendLine copies frag, a whole line, into a lent buffer and returns it
 // trimmed; handleFrames takes the buffer (lentLine).

@@ -177,20 +177,29 @@ func decodeMessage(line []byte) (*wireMessage, *Error) {
 
 // decodeInto is decodeMessage into msg, which must be zero.
 func decodeInto(msg *wireMessage, line []byte) (*wireMessage, *Error) {
+	// A frame (an object) is checked and its members found in one walk.
+	if start := skipSpace(line, 0); start < len(line) && line[start] == '{' {
+		env, valid := scanValidEnvelope(line, start)
+		if !valid {
+			return nil, NewError(CodeParseError, "Parse error", "the line is not valid JSON")
+		}
+		return decodeEnvelope(msg, env)
+	}
 	if !validJSON(line) {
 		return nil, NewError(CodeParseError, "Parse error", "the line is not valid JSON")
 	}
-	trimmed := bytes.TrimSpace(line)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		detail := "expected a JSON object"
-		if trimmed[0] == '[' {
-			detail = "batch arrays are not supported in ACP v1; send one JSON object per line"
-		}
-		return nil, NewError(CodeInvalidRequest, "Invalid request", detail)
+	// Valid JSON that is not an object.
+	detail := "expected a JSON object"
+	if line[skipSpace(line, 0)] == '[' {
+		detail = "batch arrays are not supported in ACP v1; send one JSON object per line"
 	}
-	// The values alias line, which is this message's own (readLine makes
-	// a fresh one per line, or lends one: lend.go): params are not copied.
-	env := envelopeOf(trimmed)
+	return nil, NewError(CodeInvalidRequest, "Invalid request", detail)
+}
+
+// decodeEnvelope is decodeInto for a valid frame's members. The values
+// alias the line, which is this message's own (readLine makes a fresh one
+// per line, or lends one: lend.go): params are not copied.
+func decodeEnvelope(msg *wireMessage, env envelope) (*wireMessage, *Error) {
 	if env.id != nil {
 		if !validID(json.RawMessage(env.id)) {
 			return nil, NewError(CodeInvalidRequest, "Invalid request", "id must be a string, a whole number within int64, or null")

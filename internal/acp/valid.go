@@ -8,16 +8,25 @@ import "encoding/binary"
 // FuzzValidJSON and TestValidJSONIsJSONValid hold it to json.Valid,
 // nesting limit included; like it, it does not check UTF-8.
 func validJSON(b []byte) bool {
-	var stack []byte // the open containers, '{' or '['
-	i := skipSpace(b, 0)
+	i := validValueEnd(b, skipSpace(b, 0), maxNesting)
+	return i >= 0 && skipSpace(b, i) == len(b)
+}
+
+// validValueEnd returns the index just after the valid JSON value that
+// starts at b[i], or -1; its containers may nest room deep. validJSON is
+// one such value with space around it, and scanValidEnvelope checks a
+// frame's members with it as it finds them (envelope.go).
+func validValueEnd(b []byte, i, room int) int {
+	var open [32]byte
+	stack := open[:0] // the open containers, '{' or '['
 	for {
 		// A value starts at i.
 		if i >= len(b) {
-			return false
+			return -1
 		}
 		if c := b[i]; c == '{' || c == '[' {
-			if len(stack) >= maxNesting {
-				return false
+			if len(stack) >= room {
+				return -1
 			}
 			i = skipSpace(b, i+1)
 			if i < len(b) && b[i] == closing(c) {
@@ -26,20 +35,17 @@ func validJSON(b []byte) bool {
 				stack = append(stack, c)
 				if c == '{' {
 					if i = objectKey(b, i); i < 0 {
-						return false
+						return -1
 					}
 				}
 				continue
 			}
 		} else if i = scalarEnd(b, i); i < 0 {
-			return false
+			return -1
 		}
 		var done bool
-		if i, stack, done = nextValue(b, i, stack); done {
-			return i == len(b)
-		}
-		if i < 0 {
-			return false
+		if i, stack, done = nextValue(b, i, stack); done || i < 0 {
+			return i
 		}
 	}
 }
@@ -47,13 +53,13 @@ func validJSON(b []byte) bool {
 // nextValue reads what follows a value that ends at b[i]: closing
 // brackets, then a comma (and a member's key) before the next value,
 // whose start it returns, or -1. done says no container is open: i is
-// then after the space that follows the outermost value.
+// then just after the outermost value.
 func nextValue(b []byte, i int, stack []byte) (next int, open []byte, done bool) {
 	for {
-		i = skipSpace(b, i)
 		if len(stack) == 0 {
 			return i, stack, true
 		}
+		i = skipSpace(b, i)
 		if i >= len(b) {
 			return -1, stack, false
 		}

@@ -49,6 +49,10 @@ type agent struct {
 	// holds megabytes, and growing a new buffer to that size for each was
 	// a fifth of the TUI's CPU on a 10 MB answer.
 	runText []byte
+	// scratch is where HandleNotification decodes a chunk's text with
+	// escapes before it copies it (coalesce.go, quick.chunk): the
+	// connection hands notifications over one at a time, in order.
+	scratch []byte
 	// taken is when the UI last took the queue.
 	taken time.Time
 	// hungry says the UI finished a print and has nothing left to print:
@@ -115,7 +119,7 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	}
 	c, text := textChunk{}, false
 	if quick {
-		n.SessionID, c, text = q.chunk()
+		n.SessionID, c, text = q.chunk(&a.scratch)
 	}
 	if !text {
 		if json.Unmarshal(params, &n) != nil {

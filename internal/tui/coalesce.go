@@ -49,9 +49,26 @@ type merged struct {
 	n     int       // how many chunks
 }
 
+// runMax is about the most text a run holds: a longer stretch of one
+// message is queued as several runs. A run's buffer (reused from run to
+// run, agent.runText) then stays small enough to stay in the processor's
+// cache, and is not grown, copy after copy, to megabytes when the UI
+// falls behind a long answer (issue 36). The UI renders the runs in
+// order, as it would the chunks.
+const runMax = 64 << 10
+
+// full tells whether n more bytes would take the run past runMax.
+func (r *merged) full(n int) bool {
+	size := len(r.text)
+	if r.n == 1 {
+		size = len(r.chunk.Content.Text)
+	}
+	return size+n > runMax
+}
+
 // join appends c to the run if it continues it.
 func (r *merged) join(c textChunk) bool {
-	if c.SessionUpdate != r.chunk.SessionUpdate || c.MessageID != r.chunk.MessageID {
+	if c.SessionUpdate != r.chunk.SessionUpdate || c.MessageID != r.chunk.MessageID || r.full(len(c.Content.Text)) {
 		return false
 	}
 	r.start()
@@ -63,7 +80,7 @@ func (r *merged) join(c textChunk) bool {
 // joinQuick is join for a chunk read by scanChunk: it copies nothing but
 // the text.
 func (r *merged) joinQuick(q *quick) bool {
-	if string(q.kind) != r.chunk.SessionUpdate || string(q.msgID) != r.chunk.MessageID {
+	if string(q.kind) != r.chunk.SessionUpdate || string(q.msgID) != r.chunk.MessageID || r.full(len(q.text)) {
 		return false
 	}
 	r.start()
@@ -100,22 +117,42 @@ func quickChunk(p []byte) (session string, c textChunk, ok bool) {
 	if !ok {
 		return "", c, false
 	}
-	return q.chunk()
+	return q.chunk(nil)
 }
 
 // chunk decodes the text chunk scanChunk read: its session and the chunk.
-func (q *quick) chunk() (session string, c textChunk, ok bool) {
+// Text with escapes is decoded into *scratch (if not nil, kept there for
+// the next chunk), then copied once into the chunk's text.
+func (q *quick) chunk(scratch *[]byte) (session string, c textChunk, ok bool) {
 	if t := q.text[1 : len(q.text)-1]; bytes.IndexByte(t, '\\') < 0 && utf8.Valid(t) {
 		c.Content.Text = string(t) // no escape: one copy
 	} else {
-		text, ok := appendJSONString(nil, q.text)
+		var buf []byte
+		if scratch != nil {
+			buf = (*scratch)[:0]
+		}
+		text, ok := appendJSONString(buf, q.text)
+		if scratch != nil {
+			*scratch = text[:0]
+		}
 		if !ok {
 			return "", c, false
 		}
 		c.Content.Text = string(text)
 	}
-	c.SessionUpdate, c.MessageID, c.Content.Type = string(q.kind), string(q.msgID), "text"
+	c.SessionUpdate, c.MessageID, c.Content.Type = chunkKind(q.kind), string(q.msgID), "text"
 	return string(q.sid), c, true
+}
+
+// chunkKind is kind, one of the chunk kinds scanChunk takes, as a string
+// not allocated again for each chunk.
+func chunkKind(kind []byte) string {
+	for _, k := range [...]string{"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"} {
+		if string(kind) == k {
+			return k
+		}
+	}
+	return string(kind)
 }
 
 // quick is a text chunk's params as scanChunk reads them: views into

@@ -3,8 +3,10 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -384,5 +386,65 @@ func TestStringEndAsAWalk(t *testing.T) {
 		if got, want := stringEnd(b), walk(b); got != want {
 			t.Fatalf("stringEnd(%q) = %d, want %d", b, got, want)
 		}
+	}
+}
+
+// A long stretch of one message the UI has not taken is queued as runs of
+// at most runMax bytes, one after the other, its text whole and in order,
+// whichever way each chunk is read (scanChunk's or the decoder's).
+func TestLongRunIsQueuedInParts(t *testing.T) {
+	a := &agent{send: func(any) {}}
+	var want strings.Builder
+	for i := range 300 {
+		text := fmt.Sprintf("%04d %s\n", i, strings.Repeat(string(rune('a'+i%26)), 1000))
+		want.WriteString(text)
+		if i%7 == 0 { // not in scanChunk's layout: decoded
+			notify(t, a, "s1", `{"content":{"text":`+strconv.Quote(text)+`,"type":"text"},"messageId":"m1","sessionUpdate":"agent_message_chunk"}`)
+		} else {
+			notify(t, a, "s1", textUpdate("agent_message_chunk", "m1", text))
+		}
+	}
+	q := a.takeUpdates(true)
+	var got strings.Builder
+	for _, u := range q {
+		if u.text == nil || u.text.SessionUpdate != "agent_message_chunk" || u.text.MessageID != "m1" || u.sessionID != "s1" {
+			t.Fatalf("update %+v: want a text chunk of m1", u)
+		}
+		if n := len(u.text.Content.Text); n > runMax {
+			t.Errorf("a run of %d bytes, over runMax (%d)", n, runMax)
+		}
+		got.WriteString(u.text.Content.Text)
+	}
+	if len(q) < 300*1006/runMax {
+		t.Errorf("%d runs for %d bytes", len(q), want.Len())
+	}
+	if got.String() != want.String() {
+		t.Errorf("the runs hold %d bytes, not the %d sent in order", got.Len(), want.Len())
+	}
+}
+
+// A chunk whose text has escapes is decoded into the agent's scratch
+// buffer and copied once: two allocations, the text's and its session
+// id's, and each chunk decoded whole whatever the one before it left in
+// the buffer.
+func TestEscapedChunkTextIsCopiedOnce(t *testing.T) {
+	a := &agent{send: func(any) {}}
+	for i := range 40 {
+		text := strings.Repeat("line \"quoted\"\tand\\more\n", 40-i) + fmt.Sprint(i)
+		notify(t, a, "s1", textUpdate("agent_message_chunk", "m1", text))
+		q := a.takeUpdates(true)
+		if len(q) != 1 || q[0].text == nil || q[0].text.Content.Text != text {
+			t.Fatalf("chunk %d: updates %+v, want one of text %q", i, q, text)
+		}
+	}
+	enc, _ := json.Marshal(strings.Repeat("line \"quoted\"\n", 300))
+	params := []byte(`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` + string(enc) + `}}}`)
+	q, ok := scanChunk(params)
+	if !ok {
+		t.Fatal("scanChunk refused the chunk")
+	}
+	var scratch []byte
+	if n := testing.AllocsPerRun(100, func() { q.chunk(&scratch) }); n != 2 {
+		t.Errorf("decoding a chunk with escapes: %v allocations, want 2 (its text and session id)", n)
 	}
 }

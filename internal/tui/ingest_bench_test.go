@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,57 @@ func BenchmarkStreamOneCharChunks(b *testing.B) {
 		buf := bytes.Repeat(line, 1000)
 		for i := 0; i < b.N; i += 1000 {
 			_, _ = pw.Write(buf[:min(1000, b.N-i)*len(line)])
+		}
+	}()
+	<-done
+	b.StopTimer()
+	pw.Close()
+	<-served
+}
+
+// BenchmarkStreamTextChunks4K is BenchmarkStreamOneCharChunks for a long
+// answer as corvid streams it: chunks of about 4 KiB (40 lines of 100
+// bytes) of an answer of 100-byte lines (the TenMBAnswer benchmark of
+// test/tui), reported per chunk; the model's finished lines are dropped at
+// each take instead of printed.
+func BenchmarkStreamTextChunks4K(b *testing.B) {
+	text := strings.Repeat(strings.Repeat("0123456789", 9)+"lorem ips\n", 40)
+	enc, _ := json.Marshal(text)
+	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` +
+		string(enc) + `},"messageId":"m1"}}}` + "\n")
+	m := testModel()
+	m.width, m.height = 100, 30
+	woken := make(chan struct{}, 1)
+	a := &agent{send: func(any) {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	}}
+	pr, pw := io.Pipe()
+	a.conn = acp.NewConn(pr, io.Discard, a, acp.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), LendParams: true}) // as startAgent
+	served := make(chan struct{})
+	go func() { _ = a.conn.Serve(context.Background(), time.Second); close(served) }()
+	done := make(chan int)
+	go func() {
+		n := 0
+		for n < b.N*len(text) {
+			<-woken
+			for _, u := range a.takeUpdates(true) {
+				m.update(u)
+				n += len(u.text.Content.Text)
+			}
+			_ = m.View()
+			m.printQ = m.printQ[:0]
+		}
+		done <- n
+	}()
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		for range b.N {
+			_, _ = pw.Write(line)
 		}
 	}()
 	<-done

@@ -22,14 +22,18 @@ type markdown struct {
 
 // line renders one complete source line (without its newline) wrapped to
 // width, as zero or more terminal lines.
-func (m *markdown) line(src string, width int) []string {
+func (m *markdown) line(src string, width int) []string { return m.appendLine(nil, src, width) }
+
+// appendLine appends line's lines to dst: a long answer's lines go
+// straight into its block's, without a slice of their own each (issue 36).
+func (m *markdown) appendLine(dst []string, src string, width int) []string {
 	th := m.th
 	width = max(width, 10)
 	trimmed := strings.TrimSpace(src)
 	if f, lang, ok := fenceLine(trimmed); ok && (!m.inCode || (f[0] == m.fence[0] && len(f) >= len(m.fence) && lang == "")) {
 		if m.inCode {
 			m.inCode = false
-			return []string{th.dim.Render("  " + strings.Repeat("─", min(width-2, 20)))}
+			return append(dst, th.dim.Render("  "+strings.Repeat("─", min(width-2, 20))))
 		}
 		m.inCode, m.fence = true, f
 		m.hl = highlighter{lang: langFor(lang)}
@@ -37,7 +41,7 @@ func (m *markdown) line(src string, width int) []string {
 		if lang != "" {
 			label += " " + lang + " "
 		}
-		return []string{th.dim.Render("  " + label + strings.Repeat("─", max(0, min(width-2, 20)-ansi.StringWidth(label))))}
+		return append(dst, th.dim.Render("  "+label+strings.Repeat("─", max(0, min(width-2, 20)-ansi.StringWidth(label)))))
 	}
 	if m.inCode {
 		src = strings.ReplaceAll(src, "\t", "    ")
@@ -48,42 +52,41 @@ func (m *markdown) line(src string, width int) []string {
 		} else {
 			wrapped = ansi.Hardwrap(src, width-2, true)
 		}
-		var out []string
 		for _, l := range strings.Split(wrapped, "\n") {
 			if m.hl.lang == nil {
 				l = th.code.Render(l)
 			}
-			out = append(out, "  "+l)
+			dst = append(dst, "  "+l)
 		}
-		return out
+		return dst
 	}
 	switch {
 	case trimmed == "":
-		return []string{""}
+		return append(dst, "")
 	case isRule(trimmed):
-		return []string{th.dim.Render(strings.Repeat("─", min(width, 40)))}
+		return append(dst, th.dim.Render(strings.Repeat("─", min(width, 40))))
 	case strings.HasPrefix(trimmed, "#"):
 		level := len(trimmed) - len(strings.TrimLeft(trimmed, "#"))
 		if level <= 6 && (len(trimmed) == level || trimmed[level] == ' ') {
 			text := strings.TrimSpace(trimmed[level:])
-			return wrapStyled(m.inline(text, th.heading), width, "", "")
+			return append(dst, wrapStyled(m.inline(text, th.heading), width, "", "")...)
 		}
 	case strings.HasPrefix(trimmed, ">"):
 		text := strings.TrimSpace(strings.TrimPrefix(trimmed, ">"))
 		bar := th.dim.Render("│ ")
-		return wrapStyled(th.italic.Render(m.inline(text, lipgloss.NewStyle())), width, bar, bar)
+		return append(dst, wrapStyled(th.italic.Render(m.inline(text, lipgloss.NewStyle())), width, bar, bar)...)
 	}
 	indent := len(src) - len(strings.TrimLeftFunc(src, unicode.IsSpace))
 	pad := strings.Repeat(" ", min(indent, 8))
 	if marker, rest, ok := listItem(trimmed); ok {
 		bullet := pad + th.accent.Render(marker) + " "
 		hang := pad + strings.Repeat(" ", ansi.StringWidth(marker)+1)
-		return wrapStyled(m.inline(rest, lipgloss.NewStyle()), width, bullet, hang)
+		return append(dst, wrapStyled(m.inline(rest, lipgloss.NewStyle()), width, bullet, hang)...)
 	}
-	if lines, ok := plainLine(trimmed, width, pad); ok {
+	if lines, ok := appendPlain(dst, trimmed, width, pad); ok {
 		return lines
 	}
-	return wrapStyled(m.inline(trimmed, lipgloss.NewStyle()), width, pad, pad)
+	return append(dst, wrapStyled(m.inline(trimmed, lipgloss.NewStyle()), width, pad, pad)...)
 }
 
 // notPlain marks the bytes a plain line has none of (a tab is turned into
@@ -95,18 +98,19 @@ var notPlain = func() (t [256]bool) {
 	return t
 }()
 
-// plainLine renders a paragraph line without inline markup, printable
-// ASCII (tabs allowed) throughout, as wrapStyled(m.inline(s, no style))
-// does, only faster: the inline pass would change nothing but the tabs
-// (the empty style turns each into 4 spaces), the text is as wide as it
-// is long, and one that fits is not wrapped. Most lines of a long answer
-// take this way. ok is false for any other line.
-func plainLine(s string, width int, pad string) (lines []string, ok bool) {
+// appendPlain appends the lines of a paragraph line without inline
+// markup, printable ASCII (tabs allowed) throughout, to dst, as
+// wrapStyled(m.inline(s, no style)) renders them, only faster: the inline
+// pass would change nothing but the tabs (the empty style turns each into
+// 4 spaces), the text is as wide as it is long, and one that fits is not
+// wrapped. Most lines of a long answer take this way. ok is false for any
+// other line, and dst is then as it was.
+func appendPlain(dst []string, s string, width int, pad string) (lines []string, ok bool) {
 	tabs := false
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; notPlain[c] {
 			if c != '\t' {
-				return nil, false
+				return dst, false
 			}
 			tabs = true
 		}
@@ -116,17 +120,14 @@ func plainLine(s string, width int, pad string) (lines []string, ok bool) {
 	}
 	limit := max(width-len(pad), 8)
 	if len(s) <= limit {
-		return []string{pad + s}, true
+		return append(dst, pad+s), true
 	}
 	// Too long: word-wrapped as wrapStyled does; with no escapes in s,
 	// lipgloss.Wrap is ansi.Wrap.
-	lines = strings.Split(ansi.Wrap(s, limit, " -/"), "\n")
-	if pad != "" {
-		for i := range lines {
-			lines[i] = pad + lines[i]
-		}
+	for l := range strings.SplitSeq(ansi.Wrap(s, limit, " -/"), "\n") {
+		dst = append(dst, pad+l)
 	}
-	return lines, true
+	return dst, true
 }
 
 // flush ends the rendering of one message: an unclosed code block ends.

@@ -58,7 +58,7 @@ func TestPlainLinesRenderAsStyledOnes(t *testing.T) {
 				if _, _, ok := listItem(trimmed); ok || isRule(trimmed) {
 					continue // not a paragraph
 				}
-				if _, ok := plainLine(trimmed, max(w, 10), strings.Repeat(" ", min(len(l)-len(strings.TrimLeftFunc(l, unicode.IsSpace)), 8))); !ok {
+				if _, ok := appendPlain(nil, trimmed, max(w, 10), strings.Repeat(" ", min(len(l)-len(strings.TrimLeftFunc(l, unicode.IsSpace)), 8))); !ok {
 					t.Fatalf("%q was not taken as plain", l)
 				}
 				if got := m.line(l, w); !slices.Equal(got, want) {
@@ -74,8 +74,20 @@ func TestPlainLinesRenderAsStyledOnes(t *testing.T) {
 func TestMarkupIsNotPlain(t *testing.T) {
 	for _, l := range []string{"some **bold**", "an *em*", "snake_case", "`code`", "a [link](x)",
 		`a \* star`, "café", "wide 字", "bell \a"} {
-		if _, ok := plainLine(l, 80, ""); ok {
+		if _, ok := appendPlain(nil, l, 80, ""); ok {
 			t.Errorf("%q taken as plain", l)
 		}
+	}
+}
+
+// BenchmarkMarkdownPlainLine renders a long answer's line: 99 bytes of
+// plain text on a terminal 100 columns wide.
+func BenchmarkMarkdownPlainLine(b *testing.B) {
+	m := &markdown{th: newTheme(true, true)}
+	line := strings.Repeat("0123456789", 9) + "lorem ips"
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = m.line(line, 100)
 	}
 }

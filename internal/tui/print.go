@@ -115,11 +115,28 @@ func (m *model) printDequeue() {
 	if m.rejoinHold {
 		m.rejoinAt = max(m.rejoinAt-m.printDone, 0)
 	}
-	m.printQ = m.printQ[m.printDone:]
+	m.dropPrinted()
 	m.printing, m.printDone, m.printSkipped = 0, 0, false
 	if len(m.printQ) == 0 && m.ag != nil {
 		m.ag.starve() // the next lines are taken as they come
 	}
+}
+
+// dropPrinted drops the printDone lines at the head of the queue. What
+// is left moves to the front of the array when it is no longer than what
+// went, so that the array is reused rather than a new one grown for each
+// batch of a long answer (issue 36), for at most as many copies as lines
+// printed. No part of the queue is held elsewhere by then: the last
+// print's parts were written or dropped (checkSpill).
+func (m *model) dropPrinted() {
+	rest := m.printQ[m.printDone:]
+	if len(rest) > m.printDone {
+		m.printQ = rest
+		return
+	}
+	n := copy(m.printQ, rest)
+	clear(m.printQ[n:]) // printed: let the collector have them
+	m.printQ = m.printQ[:n]
 }
 
 // printMsg carries a part of a print (n lines in all) to the event loop,

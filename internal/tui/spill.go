@@ -109,18 +109,23 @@ func (s *spiller) expand(p []byte) []byte {
 // region h rows high, from the cursor on its first row, as bubbletea
 // writes it (see above).
 func appendInsert(out []byte, part []string, h, width int) []byte {
-	text := strings.Join(part, "\n")
-	if text == "" {
-		text = " " // as printCmd makes it for bubbletea
+	// The part's lines are its strings split at their newlines, as
+	// bubbletea splits the text printCmd joins; they are walked where
+	// they are rather than joined and split again (issue 36: that copy
+	// was most of what a long answer allocated).
+	if len(part) == 0 || len(part) == 1 && part[0] == "" {
+		part = []string{" "} // as printCmd makes it for bubbletea
 	}
-	lines := strings.Split(text, "\n")
-	rows := len(lines)
-	for _, l := range lines {
-		// A line as long in bytes as the screen is wide fits: no
-		// character is wider than its bytes.
-		if len(l) > width && width > 0 {
-			if w := ansi.StringWidth(l); w > width {
-				rows += (w - 1) / width
+	rows := 0
+	for _, s := range part {
+		for l := range strings.SplitSeq(s, "\n") {
+			rows++
+			// A line as long in bytes as the screen is wide fits: no
+			// character is wider than its bytes.
+			if len(l) > width && width > 0 {
+				if w := ansi.StringWidth(l); w > width {
+					rows += (w - 1) / width
+				}
 			}
 		}
 	}
@@ -131,12 +136,16 @@ func appendInsert(out []byte, part []string, h, width int) []byte {
 	// move up starts from; newlines scroll instead, and every move stays
 	// relative to the live region.
 	out = append(out, '\r')
-	out = append(out, strings.Repeat("\n", h-1+rows)...)
+	for range h - 1 + rows {
+		out = append(out, '\n')
+	}
 	out = append(out, ansi.CursorUp(rows+h-1)...)
 	out = append(out, ansi.InsertLine(rows)...)
-	for _, l := range lines { // on rows just inserted, blank: no erase
-		out = append(out, l...)
-		out = append(out, '\r', '\n')
+	for _, s := range part { // on rows just inserted, blank: no erase
+		for l := range strings.SplitSeq(s, "\n") {
+			out = append(out, l...)
+			out = append(out, '\r', '\n')
+		}
 	}
 	return out
 }

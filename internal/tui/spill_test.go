@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,5 +166,56 @@ func TestSpillGoesWithTheFirstPart(t *testing.T) {
 	sp.arm(first, [][]string{{"c"}}, 80)
 	if sp.disarm() {
 		t.Error("disarm says parts never written were")
+	}
+}
+
+// appendInsertJoined is appendInsert as it was first written: the part
+// joined into one text and split again. appendInsert walks the lines in
+// place and must write the very same bytes.
+func appendInsertJoined(out []byte, part []string, h, width int) []byte {
+	text := strings.Join(part, "\n")
+	if text == "" {
+		text = " "
+	}
+	lines := strings.Split(text, "\n")
+	rows := len(lines)
+	for _, l := range lines {
+		if len(l) > width && width > 0 {
+			if w := ansi.StringWidth(l); w > width {
+				rows += (w - 1) / width
+			}
+		}
+	}
+	out = append(out, '\r')
+	out = append(out, strings.Repeat("\n", h-1+rows)...)
+	out = append(out, ansi.CursorUp(rows+h-1)...)
+	out = append(out, ansi.InsertLine(rows)...)
+	for _, l := range lines {
+		out = append(out, l...)
+		out = append(out, '\r', '\n')
+	}
+	return out
+}
+
+func TestAppendInsertIsJoinThenSplit(t *testing.T) {
+	pieces := []string{"", " ", "\n", "a", "word", "\n\n", "é", "\x1b[1mbold\x1b[m", strings.Repeat("x", 45), "\t", "漢字漢字漢字"}
+	r := rand.New(rand.NewPCG(1, 2))
+	parts := [][]string{nil, {}, {""}, {"", ""}, {"\n"}, {"a\n", ""}, {"", "b"}}
+	for range 5000 {
+		part := make([]string, r.IntN(5))
+		for i := range part {
+			for range r.IntN(4) {
+				part[i] += pieces[r.IntN(len(pieces))]
+			}
+		}
+		parts = append(parts, part)
+	}
+	for _, part := range parts {
+		for _, width := range []int{0, 10, 40} {
+			h := 1 + len(part)%3
+			if got, want := appendInsert([]byte("p"), part, h, width), appendInsertJoined([]byte("p"), part, h, width); string(got) != string(want) {
+				t.Fatalf("appendInsert(%q, %d, %d) = %q, joined and split: %q", part, h, width, got, want)
+			}
+		}
 	}
 }

@@ -70,7 +70,7 @@ func (m *model) addText(kind, text string) {
 			line = string(append(b.tail, line...))
 			b.tail = b.tail[:0]
 		}
-		b.lines = append(b.lines, m.renderText(b, &b.md, line)...)
+		b.lines = m.appendText(b.lines, b, &b.md, line)
 		text = text[i+1:]
 	}
 	// A line that keeps growing is broken (after a space, if it has one)
@@ -84,7 +84,7 @@ func (m *model) addText(kind, text string) {
 				cut--
 			}
 		}
-		b.lines = append(b.lines, m.renderText(b, &b.md, string(b.tail[:cut]))...)
+		b.lines = m.appendText(b.lines, b, &b.md, string(b.tail[:cut]))
 		b.tail = b.tail[cut:]
 	}
 	m.drain()
@@ -92,6 +92,11 @@ func (m *model) addText(kind, text string) {
 
 // renderText renders one finished line of a text block.
 func (m *model) renderText(b *textBlock, md *markdown, line string) []string {
+	return m.appendText(nil, b, md, line)
+}
+
+// appendText appends renderText's lines to dst.
+func (m *model) appendText(dst []string, b *textBlock, md *markdown, line string) []string {
 	line = strings.TrimRight(line, "\r")
 	switch b.kind {
 	case "thought":
@@ -102,11 +107,11 @@ func (m *model) renderText(b *textBlock, md *markdown, line string) []string {
 				b.first += line + "\n"
 			}
 		}
-		return wrapStyled(m.th.thought.Render(line), m.width, "  ", "  ")
+		return append(dst, wrapStyled(m.th.thought.Render(line), m.width, "  ", "  ")...)
 	case "user":
-		return wrapStyled(m.th.bold.Render(line), m.width, m.th.accent.Render("› "), "  ")
+		return append(dst, wrapStyled(m.th.bold.Render(line), m.width, m.th.accent.Render("› "), "  ")...)
 	}
-	return md.line(line, m.width)
+	return md.appendLine(dst, line, m.width)
 }
 
 // closeText ends the open text blocks: their tails become lines.
@@ -114,7 +119,7 @@ func (m *model) closeText() {
 	for _, bl := range m.live {
 		if t, ok := bl.(*textBlock); ok && !t.closed {
 			if len(t.tail) > 0 {
-				t.lines = append(t.lines, m.renderText(t, &t.md, string(t.tail))...)
+				t.lines = m.appendText(t.lines, t, &t.md, string(t.tail))
 				t.tail = nil
 				t.tailGen++
 			}
@@ -137,7 +142,8 @@ func (m *model) drain() {
 				break
 			}
 			m.printQ = append(m.printQ, b.lines...)
-			b.lines = nil
+			clear(b.lines) // queued: the array is reused for the next lines
+			b.lines = b.lines[:0]
 			b.first, b.srcLines, b.lead = "", 0, false // printed: a later summary covers only what follows
 			if !b.closed {
 				return
