@@ -48,7 +48,8 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/config":         {},
 		"internal/usererr":        {},
 		"internal/llm":            {"internal/usererr"},
-		"internal/acp":            {},
+		"internal/acp":            {"internal/jsonstring"},
+		"internal/jsonstring":     {},
 		"internal/store":          {"internal/store/retype"},
 		"internal/store/retype":   {},
 		"internal/store/pgdriver": {}, // imports nothing of corvid: cmd/corvid registers it with internal/store
@@ -70,7 +71,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/jsonschema":    {},
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
-			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config", "internal/codemode", "internal/usererr"},
+			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config", "internal/codemode", "internal/usererr", "internal/jsonstring"},
 		"internal/codemode":   {},
 		"internal/stackstart": {},
 		"internal/fastrelay":  {},

@@ -2,11 +2,9 @@ package acp
 
 import (
 	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 // plainNotification has SessionNotification's fields and tags but not its
@@ -104,56 +102,5 @@ func TestTextChunkFrameIsAllocatedOnce(t *testing.T) {
 		}
 	}); allocs != 1 {
 		t.Errorf("encoding a 4 KiB text chunk's frame took %v allocations, want 1", allocs)
-	}
-}
-
-// FuzzAppendStringMatchesEncodingJSON holds the escaper (eight bytes at a
-// time where nothing needs an escape) to encoding/json's output, with HTML
-// escaping on (json.Marshal's default) and off, at every offset of the
-// words it reads.
-func FuzzAppendStringMatchesEncodingJSON(f *testing.F) {
-	for _, s := range chunkTexts() {
-		f.Add(s)
-	}
-	f.Add("0123456<89abcdef\x7f\x80ü\u2028\u2029\xff&>\"\\\x1f ")
-	f.Fuzz(func(t *testing.T, text string) {
-		for off := 0; off < 8 && off <= len(text); off++ {
-			s := text[off:]
-			html, _ := json.Marshal(s)
-			var plain bytes.Buffer
-			enc := json.NewEncoder(&plain)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(s)
-			if got := appendStringHTML(nil, s, true); !bytes.Equal(got, html) {
-				t.Fatalf("%q with html:\ngot  %s\nwant %s", s, got, html)
-			}
-			if got, want := appendString([]byte("x"), s), append([]byte("x"), bytes.TrimSuffix(plain.Bytes(), []byte("\n"))...); !bytes.Equal(got, want) {
-				t.Fatalf("%q:\ngot  %s\nwant %s", s, got, want)
-			}
-		}
-	})
-}
-
-// TestUnescapedRunFindsEveryByteThatNeedsAnEscape: each byte value, at
-// each place of a word of plain text, stops the run at that word exactly
-// when it is one the escaper must look at.
-func TestUnescapedRunFindsEveryByteThatNeedsAnEscape(t *testing.T) {
-	for _, html := range []bool{false, true} {
-		for c := range 256 {
-			b := byte(c)
-			special := b >= utf8.RuneSelf || !plainASCII(b, html)
-			for at := range 16 {
-				buf := []byte(strings.Repeat("a", 16))
-				buf[at] = b
-				got := unescapedRun(string(buf), 0, html)
-				want := 16
-				if special {
-					want = at &^ 7
-				}
-				if got != want {
-					t.Errorf("byte %#x at %d (html %v): run ends at %d, want %d", b, at, html, got, want)
-				}
-			}
-		}
 	}
 }

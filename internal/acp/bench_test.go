@@ -95,15 +95,3 @@ func BenchmarkEncodeTextChunk4K(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkAppendStringHTML4K escapes one 4 KiB chunk of a long answer
-// (lines of 100 bytes) as a text chunk's frame does.
-func BenchmarkAppendStringHTML4K(b *testing.B) {
-	text := strings.Repeat(strings.Repeat("0123456789", 9)+"lorem ips\n", 41)[:4096]
-	buf := make([]byte, 0, 8192)
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = appendStringHTML(buf[:0], text, true)
-	}
-}
