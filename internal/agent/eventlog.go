@@ -64,11 +64,11 @@ type eventLog struct {
 	// rows show up as a gap (see conversation.syncWithStore).
 	knownSeq atomic.Int64
 
-	mu     sync.Mutex // orders appends; guards the held chunk and the counts below
-	held   *Event     // the chunk whose message's later chunks are merged into it
-	text   []byte     // held's text so far
-	heldAt time.Time  // when held began
-	drop   func()     // ends the store's hold (nil: none registered)
+	mu sync.Mutex // orders appends; guards the held chunk and the counts below
+	// held is the chunk whose message's later chunks are merged into it:
+	// its row as it is written (heldrow.go).
+	held heldRow
+	drop func() // ends the store's hold (nil: none registered)
 	// Display events recorded so far, how many of them are in appended
 	// rows, the store's ticket for those rows, and the last event whose
 	// row could not be appended: what settle needs to make one event
@@ -112,9 +112,7 @@ func (l *eventLog) event(ev Event) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.answer.add(&ev)
-	if merge && l.held != nil && l.held.Kind == ev.Kind && l.held.MessageID == ev.MessageID && l.held.Tags.same(&ev.Tags) &&
-		len(l.text) < maxHeldText && time.Since(l.heldAt) < maxHeldFor {
-		l.text = append(l.text, ev.Content.Text...)
+	if merge && l.held.takes(&ev) && l.held.add(ev.Content.Text) {
 		l.recorded++
 		return l.recorded
 	}
@@ -127,9 +125,7 @@ func (l *eventLog) event(ev Event) uint64 {
 	if l.drop == nil {
 		l.drop = l.store.Hold(l.id, l.release)
 	}
-	l.held = &Event{Kind: ev.Kind, MessageID: ev.MessageID, Tags: ev.Tags}
-	l.heldAt = time.Now()
-	l.text = append(l.text[:0], ev.Content.Text...)
+	l.held.start(&ev)
 	return l.recorded
 }
 
@@ -223,16 +219,15 @@ func (l *eventLog) release() {
 }
 
 func (l *eventLog) releaseLocked() {
-	if l.held == nil {
+	if l.held.ev == nil {
 		return
 	}
-	ev := *l.held
-	ev.Content = &Block{Type: BlockText, Text: string(l.text)}
-	l.held = nil
-	if cap(l.text) > maxHeldText*2 {
-		l.text = nil
+	kind := string(l.held.ev.Kind)
+	if row := l.held.row(); row != nil {
+		l.appendRowLocked(kind, row, nil)
+		return
 	}
-	l.appendLocked(string(ev.Kind), ev)
+	l.appendLocked(kind, l.held.event())
 }
 
 // close appends what the log holds and ends its hold.
@@ -275,6 +270,12 @@ func (l *eventLog) append(kind string, v any) {
 
 func (l *eventLog) appendLocked(kind string, v any) {
 	b, err := json.Marshal(v)
+	l.appendRowLocked(kind, b, err)
+}
+
+// appendRowLocked appends a row whose payload b (fresh: the store keeps
+// it) was encoded, or failed to be (err).
+func (l *eventLog) appendRowLocked(kind string, b []byte, err error) {
 	if err == nil {
 		err = l.store.AppendOwned(l.id, kind, b) // b is fresh: no copy
 	}
