@@ -23,10 +23,35 @@ type appender interface {
 	jsonSize() int
 }
 
+// WireTextChunk is a text chunk's update (Chunk, whose Content is a text
+// block without annotations or _meta) given with its text in wire form:
+// TextJSON is what json.Marshal writes for Chunk.Content.Text, without
+// the quotes (the agent escaped it once already, for the chunk's stored
+// row). Its frame copies TextJSON instead of escaping the text again; it
+// is otherwise the frame of SessionNotification{Update: Chunk}, byte for
+// byte (TestWireTextChunkFrameIsTheChunksFrame).
+type WireTextChunk struct {
+	Chunk    ContentChunk
+	TextJSON string
+}
+
+// plain is n with a WireTextChunk update replaced by its chunk, for
+// encoding/json.
+func (n SessionNotification) plain() SessionNotification {
+	if w, ok := n.Update.(WireTextChunk); ok {
+		n.Update = w.Chunk
+	}
+	return n
+}
+
 // jsonSize allows for the escapes of a text with a newline every 64 bytes
 // or so; a text with more grows the frame once more.
 func (n SessionNotification) jsonSize() int {
 	c, ok := n.Update.(ContentChunk)
+	if w, wire := n.Update.(WireTextChunk); wire {
+		c, ok = w.Chunk, true
+		c.Content.Text = w.TextJSON
+	}
 	if !ok {
 		return 0
 	}
@@ -43,12 +68,23 @@ func (n SessionNotification) jsonSize() int {
 // strings only.
 func (n SessionNotification) appendJSON(dst []byte) ([]byte, bool) {
 	c, ok := n.Update.(ContentChunk)
+	w, wire := n.Update.(WireTextChunk)
+	if wire {
+		c, ok = w.Chunk, true
+	}
 	if !ok || !stringsOnly(c.Meta) || c.Content.Type != "text" || c.Content.Annotations != nil || c.Content.Meta != nil {
 		return dst, false
 	}
 	var meta []byte
 	if len(c.Meta) > 0 {
 		meta = appendStringMap(nil, c.Meta)
+	}
+	if wire {
+		dst = appendTextChunkHead(dst, n.SessionID, c.SessionUpdate)
+		dst = append(dst, '"')
+		dst = append(dst, w.TextJSON...)
+		dst = append(dst, '"')
+		return appendTextChunkTail(dst, c.MessageID, meta), true
 	}
 	return appendTextChunk(dst, n.SessionID, c.SessionUpdate, c.Content.Text, c.MessageID, meta), true
 }

@@ -50,6 +50,9 @@ func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
 			return append(frame, "}\n"...), nil
 		}
 	}
+	if n, ok := payload.(SessionNotification); ok {
+		payload = n.plain()
+	}
 	var buf bytes.Buffer
 	buf.Grow(256)
 	buf.WriteString(`{"jsonrpc":"2.0"`)

@@ -71,7 +71,8 @@ func (c *conversation) emit(ev Event) {
 	}
 	ev = c.withAnswerer(ev)
 	c.show.Lock()
-	n := c.log.event(ev)
+	n, wire := c.log.eventWire(ev)
+	ev.TextWire = wire
 	first := c.log.store != nil && c.fresh.Swap(false)
 	prompt := c.prompt
 	c.prompt = nil

@@ -105,28 +105,36 @@ const (
 
 // event records a display event and returns its number, for settle.
 func (l *eventLog) event(ev Event) uint64 {
+	n, _ := l.eventWire(ev)
+	return n
+}
+
+// eventWire is event that also returns, for a text chunk whose row is
+// written by hand, its text in wire form (Event.TextWire; else "").
+func (l *eventLog) eventWire(ev Event) (n uint64, wire string) {
 	if l.store == nil {
-		return 0
+		return 0, ""
 	}
 	merge := mergeable(&ev)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.answer.add(&ev)
-	if merge && l.held.takes(&ev) && l.held.add(ev.Content.Text) {
-		l.recorded++
-		return l.recorded
+	if merge && l.held.takes(&ev) {
+		if wire, ok := l.held.add(ev.Content.Text); ok {
+			l.recorded++
+			return l.recorded, wire
+		}
 	}
 	l.releaseLocked()
 	l.recorded++
 	if !merge {
 		l.appendLocked(string(ev.Kind), ev)
-		return l.recorded
+		return l.recorded, ""
 	}
 	if l.drop == nil {
 		l.drop = l.store.Hold(l.id, l.release)
 	}
-	l.held.start(&ev)
-	return l.recorded
+	return l.recorded, l.held.start(&ev)
 }
 
 // settle makes display event n (from event) durable: it appends the held

@@ -20,7 +20,9 @@ import (
 //
 // Escaping into the row instead of marshalling the merged text took the
 // agent's CPU per streamed MiB down (BenchmarkHeldRow64K: no reflection,
-// no copy of the text into a string, a faster escaper).
+// no copy of the text into a string, a faster escaper). The chunk's
+// escaped text is given back too (Event.TextWire): the front end copies
+// it into the chunk's frame instead of escaping the text a second time.
 type heldRow struct {
 	ev *Event    // the first chunk's kind, message and tags (nil: nothing held)
 	at time.Time // when the first chunk came
@@ -41,8 +43,10 @@ func (h *heldRow) takes(ev *Event) bool {
 		h.n < maxHeldText && time.Since(h.at) < maxHeldFor
 }
 
-// start holds ev, a mergeable chunk, as a new row.
-func (h *heldRow) start(ev *Event) {
+// start holds ev, a mergeable chunk, as a new row. It returns the
+// chunk's text in wire form when the row is written by hand ("" when
+// not, or when the text is empty).
+func (h *heldRow) start(ev *Event) (wire string) {
 	h.ev = &Event{Kind: ev.Kind, MessageID: ev.MessageID, Tags: ev.Tags}
 	h.at = time.Now()
 	text := ev.Content.Text
@@ -56,9 +60,10 @@ func (h *heldRow) start(ev *Event) {
 			buf = jsonstring.Append(buf, ev.MessageID, true)
 		}
 		buf = append(buf, `,"content":{"type":"text","text":"`...)
+		from := len(buf)
 		if buf, valid := jsonstring.AppendContents(buf, text, true); valid {
 			h.wire, h.buf = true, buf
-			return
+			return string(buf[from:])
 		}
 	}
 	h.wire = false
@@ -66,24 +71,30 @@ func (h *heldRow) start(ev *Event) {
 		h.buf = nil
 	}
 	h.buf = append(h.buf[:0], text...)
+	return ""
 }
 
-// add merges the text of a chunk that takes accepted; false when it
-// cannot (the row must be released, and the chunk held anew).
-func (h *heldRow) add(text string) bool {
+// add merges the text of a chunk that takes accepted, and returns it in
+// wire form as start does; ok is false when it cannot (the row must be
+// released, and the chunk held anew).
+func (h *heldRow) add(text string) (wire string, ok bool) {
 	if h.wire {
 		n := len(h.buf)
 		buf, valid := jsonstring.AppendContents(h.buf, text, true)
 		if !valid {
 			h.buf = buf[:n]
-			return false
+			return "", false
 		}
 		h.buf = buf
+		// A copy: the row's bytes go to the store, which owns them once
+		// the row is released (on the store's goroutine, maybe while
+		// the front end still writes this chunk's frame).
+		wire = string(buf[n:])
 	} else {
 		h.buf = append(h.buf, text...)
 	}
 	h.n += len(text)
-	return true
+	return wire, true
 }
 
 // row ends the held row and returns its payload, or nil when it is held

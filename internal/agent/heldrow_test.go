@@ -28,15 +28,17 @@ var heldTexts = []string{"a", "hello, world", `quote " and \ back`, "<b>&amp;</b
 func TestHeldRowIsWhatJSONMarshalWrites(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 36))
 	member := &Member{ID: "sub-1", Name: "helper"}
-	same := 0 // rounds compared byte for byte
+	same := 0     // rounds compared byte for byte
+	gaveNone := 0 // chunks that should have come back in wire form and did not
 	for round := range 40 {
 		st := storeWithSession(t, t.TempDir()+"/s.db")
 		l := &eventLog{id: "s1", store: st}
-		// Half the rounds hold valid UTF-8 only: their rows are the
-		// oracle's, byte for byte.
+		// Half the rounds hold nonempty valid UTF-8 only: their rows are
+		// the oracle's, byte for byte, and each agent chunk (user chunks
+		// are not merged) not a sub-agent's comes back in wire form.
 		texts := heldTexts
 		if round%2 == 0 {
-			texts = slices.DeleteFunc(slices.Clone(heldTexts), func(s string) bool { return !utf8.ValidString(s) })
+			texts = slices.DeleteFunc(slices.Clone(heldTexts), func(s string) bool { return s == "" || !utf8.ValidString(s) })
 		}
 		var evs []Event
 		for range 1 + rng.IntN(30) {
@@ -49,7 +51,16 @@ func TestHeldRowIsWhatJSONMarshalWrites(t *testing.T) {
 				ev.Member = member
 			}
 			evs = append(evs, ev)
-			l.event(ev)
+			// The chunk's text in wire form comes back, for the front
+			// end, whenever its row is written by hand.
+			_, wire := l.eventWire(ev)
+			q, _ := json.Marshal(ev.Content.Text)
+			if want := string(q[1 : len(q)-1]); wire != "" && wire != want {
+				t.Fatalf("round %d: text %q in wire form %q, want %q", round, ev.Content.Text, wire, want)
+			}
+			if wire == "" && round%2 == 0 && ev.Member == nil && mergeable(&ev) {
+				gaveNone++
+			}
 		}
 		l.close()
 		rows, err := st.Events(t.Context(), "s1")
@@ -86,14 +97,17 @@ func TestHeldRowIsWhatJSONMarshalWrites(t *testing.T) {
 			t.Fatalf("round %d: rows fold to %q, want %q", round, got, w)
 		}
 	}
+	if gaveNone > 0 {
+		t.Errorf("%d valid chunks came back without their wire form", gaveNone)
+	}
 	if same < 20 {
 		t.Errorf("only %d of 40 rounds wrote the oracle's rows", same)
 	}
 }
 
 // marshalMerged is what the event log wrote before rows were written by
-// hand: consecutive chunks of one kind, message and tags merged, their
-// texts gathered raw, each merged event marshalled.
+// hand: consecutive agent chunks of one kind, message and tags merged,
+// their texts gathered raw, each merged event marshalled.
 func marshalMerged(t *testing.T, evs []Event) [][]byte {
 	var out [][]byte
 	var held *Event
@@ -110,7 +124,7 @@ func marshalMerged(t *testing.T, evs []Event) [][]byte {
 		}
 	}
 	for _, ev := range evs {
-		if held != nil && held.Kind == ev.Kind && held.MessageID == ev.MessageID && held.Tags.same(&ev.Tags) && len(text) < maxHeldText {
+		if held != nil && mergeable(&ev) && held.Kind == ev.Kind && held.MessageID == ev.MessageID && held.Tags.same(&ev.Tags) && len(text) < maxHeldText {
 			text = append(text, ev.Content.Text...)
 			continue
 		}
@@ -153,7 +167,7 @@ func BenchmarkHeldRow64K(b *testing.B) {
 	for b.Loop() {
 		h.start(&ev)
 		for range 15 {
-			if !h.add(text) {
+			if _, ok := h.add(text); !ok {
 				b.Fatal("chunk not merged")
 			}
 		}
