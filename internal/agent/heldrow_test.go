@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -174,5 +175,33 @@ func BenchmarkHeldRow64K(b *testing.B) {
 		if row := h.row(); row == nil {
 			b.Fatal("row not written by hand")
 		}
+	}
+}
+
+// A front end is given a chunk's wire form only as this session's event
+// log escaped it: an event that arrives with another session's (a
+// sub-agent's, forwarded) goes out with none, or with this log's own.
+func TestEmitGivesOnlyItsOwnLogsWireText(t *testing.T) {
+	st := storeWithSession(t, t.TempDir()+"/s.db")
+	front := newFakeFront()
+	c := newConversation("s1", st, slog.New(slog.DiscardHandler), front)
+	stale := chunk(EventMessageChunk, "m1", "<b>")
+	stale.TextWire = "stale"
+	live := stale
+	live.Transient = true
+	sub := stale
+	sub.Member = &Member{ID: "sub-1"}
+	for _, ev := range []Event{live, sub, stale} {
+		c.emit(ev)
+	}
+	shown := front.shown()
+	if len(shown) != 3 {
+		t.Fatalf("%d events shown, want 3", len(shown))
+	}
+	if shown[0].TextWire != "" || shown[1].TextWire != "" {
+		t.Errorf("a shown event kept the wire form it came with: %q, %q", shown[0].TextWire, shown[1].TextWire)
+	}
+	if shown[2].TextWire != `\u003cb\u003e` {
+		t.Errorf("a stored chunk's wire form is %q, want the log's escape %q", shown[2].TextWire, `\u003cb\u003e`)
 	}
 }
