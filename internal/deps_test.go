@@ -48,7 +48,8 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/config":         {},
 		"internal/usererr":        {},
 		"internal/llm":            {"internal/usererr"},
-		"internal/acp":            {},
+		"internal/acp":            {"internal/jsonstring"},
+		"internal/jsonstring":     {},
 		"internal/store":          {"internal/store/retype"},
 		"internal/store/retype":   {},
 		"internal/store/pgdriver": {}, // imports nothing of corvid: cmd/corvid registers it with internal/store
@@ -70,7 +71,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/jsonschema":    {},
 		"internal/acpkit":        {"internal/jsonschema", "internal/llm/script"},
 		"internal/agent": {"internal/llm", "internal/llm/catalog", "internal/tool", "internal/permission",
-			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config", "internal/codemode", "internal/usererr"},
+			"internal/store", "internal/mcp", "internal/commands", "internal/prompt", "internal/config", "internal/codemode", "internal/usererr", "internal/jsonstring"},
 		"internal/codemode":   {},
 		"internal/stackstart": {},
 		"internal/fastrelay":  {},
@@ -99,14 +100,15 @@ func TestImportsPointDown(t *testing.T) {
 
 // The TUI reaches the agent only through ACP, as an editor does: none of
 // its dependencies, direct or not, is a package of corvid's core (its own
-// flags and keys, internal/tuiargs, import nothing).
+// flags and keys, internal/tuiargs, and acp's JSON string writer,
+// internal/jsonstring, import nothing).
 func TestTUIIsAnACPClient(t *testing.T) {
 	p, ok := listPackages(t)["internal/tui"]
 	if !ok {
 		t.Fatal("package internal/tui does not exist any more; update this test")
 	}
 	for _, d := range p.Deps {
-		if dep, ours := strings.CutPrefix(d, mod); ours && dep != "internal/acp" && dep != "internal/tuiargs" {
+		if dep, ours := strings.CutPrefix(d, mod); ours && dep != "internal/acp" && dep != "internal/tuiargs" && dep != "internal/jsonstring" {
 			t.Errorf("internal/tui depends on %s; it may reach the agent only through internal/acp", dep)
 		}
 	}

@@ -2,7 +2,8 @@ package acp
 
 import (
 	"slices"
-	"unicode/utf8"
+
+	"github.com/corvid-agent/corvid/internal/jsonstring"
 )
 
 // Most frames of a streamed turn are one text chunk. They are written by
@@ -22,10 +23,35 @@ type appender interface {
 	jsonSize() int
 }
 
+// WireTextChunk is a text chunk's update (Chunk, whose Content is a text
+// block without annotations or _meta) given with its text in wire form:
+// TextJSON is what json.Marshal writes for Chunk.Content.Text, without
+// the quotes (the agent escaped it once already, for the chunk's stored
+// row). Its frame copies TextJSON instead of escaping the text again; it
+// is otherwise the frame of SessionNotification{Update: Chunk}, byte for
+// byte (TestWireTextChunkFrameIsTheChunksFrame).
+type WireTextChunk struct {
+	Chunk    ContentChunk
+	TextJSON string
+}
+
+// plain is n with a WireTextChunk update replaced by its chunk, for
+// encoding/json.
+func (n SessionNotification) plain() SessionNotification {
+	if w, ok := n.Update.(WireTextChunk); ok {
+		n.Update = w.Chunk
+	}
+	return n
+}
+
 // jsonSize allows for the escapes of a text with a newline every 64 bytes
 // or so; a text with more grows the frame once more.
 func (n SessionNotification) jsonSize() int {
 	c, ok := n.Update.(ContentChunk)
+	if w, wire := n.Update.(WireTextChunk); wire {
+		c, ok = w.Chunk, true
+		c.Content.Text = w.TextJSON
+	}
 	if !ok {
 		return 0
 	}
@@ -42,12 +68,23 @@ func (n SessionNotification) jsonSize() int {
 // strings only.
 func (n SessionNotification) appendJSON(dst []byte) ([]byte, bool) {
 	c, ok := n.Update.(ContentChunk)
+	w, wire := n.Update.(WireTextChunk)
+	if wire {
+		c, ok = w.Chunk, true
+	}
 	if !ok || !stringsOnly(c.Meta) || c.Content.Type != "text" || c.Content.Annotations != nil || c.Content.Meta != nil {
 		return dst, false
 	}
 	var meta []byte
 	if len(c.Meta) > 0 {
 		meta = appendStringMap(nil, c.Meta)
+	}
+	if wire {
+		dst = appendTextChunkHead(dst, n.SessionID, c.SessionUpdate)
+		dst = append(dst, '"')
+		dst = append(dst, w.TextJSON...)
+		dst = append(dst, '"')
+		return appendTextChunkTail(dst, c.MessageID, meta), true
 	}
 	return appendTextChunk(dst, n.SessionID, c.SessionUpdate, c.Content.Text, c.MessageID, meta), true
 }
@@ -123,62 +160,10 @@ func appendStringMap(dst []byte, m Meta) []byte {
 	return append(dst, '}')
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString writes s as a JSON string the way encoding/json does with
-// HTML escaping off: control characters escaped (\b \f \n \r \t short, the
-// rest \u00XX), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
-func appendString(dst []byte, s string) []byte { return appendStringHTML(dst, s, false) }
+// HTML escaping off (jsonstring.Append).
+func appendString(dst []byte, s string) []byte { return jsonstring.Append(dst, s, false) }
 
 // appendStringHTML is appendString that, when html is set, also escapes
-// <, > and & as \u003c, \u003e, \u0026 (json.Marshal's default).
-func appendStringHTML(dst []byte, s string, html bool) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!html || (b != '<' && b != '>' && b != '&')) {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// <, > and & as json.Marshal does by default.
+func appendStringHTML(dst []byte, s string, html bool) []byte { return jsonstring.Append(dst, s, html) }

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -102,5 +103,22 @@ func TestTextChunkFrameIsAllocatedOnce(t *testing.T) {
 		}
 	}); allocs != 1 {
 		t.Errorf("encoding a 4 KiB text chunk's frame took %v allocations, want 1", allocs)
+	}
+}
+
+// TestWireTextChunkFrameIsTheChunksFrame: a chunk given with its text in
+// wire form (as the agent escaped it for the chunk's row) is written as
+// encoding/json writes the plain chunk, _meta of strings or not.
+func TestWireTextChunkFrameIsTheChunksFrame(t *testing.T) {
+	env := &wireMessage{JSONRPC: "2.0", Method: "session/update"}
+	metas := []Meta{nil, {"turnId": "t<1>"}, {"b": "2", "a": "1"}, {"n": 1.5}}
+	for i, text := range chunkTexts() {
+		q, _ := json.Marshal(text)
+		c := ContentChunk{SessionUpdate: "agent_message_chunk", Content: TextBlock(text), MessageID: []string{"", "msg_1", "m&<2>"}[i%3], Meta: metas[i%len(metas)]}
+		wire, _ := encodeFrame(env, SessionNotification{SessionID: "s", Update: WireTextChunk{Chunk: c, TextJSON: string(q[1 : len(q)-1])}})
+		want, _ := encodeFrame(env, plainNotification(SessionNotification{SessionID: "s", Update: c}))
+		if !bytes.Equal(wire, want) {
+			t.Errorf("text %q:\nwire %s\njson %s", text, wire, want)
+		}
 	}
 }

@@ -110,3 +110,29 @@ func BenchmarkDecodeTextChunk4K(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNotifyTextChunk4K sends one 4 KiB chunk of a long answer
+// (lines of 100 bytes) from Notify through the writer to io.Discard:
+// what `corvid acp` spends per chunk of test/tui's 10 MB answer between
+// the agent's event and the write, its JSON included.
+func BenchmarkNotifyTextChunk4K(b *testing.B) {
+	inR, inW := io.Pipe()
+	c := NewConn(inR, io.Discard, &testHandler{}, Options{Logger: quietLogger()})
+	done := make(chan error, 1)
+	go func() { done <- c.Serve(context.Background(), time.Second) }()
+	text := strings.Repeat(strings.Repeat("0123456789", 9)+"lorem ips\n", 41)[:4096]
+	update := SessionNotification{SessionID: "sess_0199a3c45e6f7a8b9c0d1e2f", Update: ContentChunk{
+		SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: text}, MessageID: "msg_1"}}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := c.Notify("session/update", update); err != nil {
+			b.Fatal(err)
+		}
+	}
+	inW.Close() // Serve flushes every queued frame before it returns
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}

@@ -48,6 +48,9 @@ type outFrame struct {
 	note  bool // a notification (no id): the only kind a failed store may hold back
 	keep  func() bool
 	reuse bool // b is a Run's buffer, to give back once written
+	// pooled: b is a chunk frame's buffer from frameBufs, to give back
+	// once written (framebufs.go).
+	pooled bool
 }
 
 // Call sends a request and waits for its response, decoding the result into

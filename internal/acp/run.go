@@ -82,12 +82,15 @@ var runBufs = sync.Pool{New: func() any {
 	return &b
 }}
 
-// recycle gives the run buffers among frames back.
+// recycle gives the run buffers, and the chunk frames' (framebufs.go),
+// among frames back.
 func recycle(frames []outFrame) {
 	for _, f := range frames {
 		if f.reuse && cap(f.b) <= 2*runCap {
 			b := f.b[:0]
 			runBufs.Put(&b)
+		} else if f.pooled {
+			recycleFrame(f.b)
 		}
 	}
 }

@@ -21,7 +21,11 @@ func (c *Conn) send(env *wireMessage, payload any) error {
 }
 
 func (c *Conn) enqueue(env *wireMessage, payload any, keep func() bool) error {
-	b, err := encodeFrame(env, payload)
+	b, pooled := fastFrame(env, payload, pooledFrame)
+	var err error
+	if !pooled {
+		b, err = encodeFrame(env, payload)
+	}
 	if err != nil {
 		c.log.Error("encode frame", "method", env.Method, "err", err)
 		if env.Method == "" && env.Error == nil {
@@ -33,22 +37,37 @@ func (c *Conn) enqueue(env *wireMessage, payload any, keep func() bool) error {
 	}
 	c.reserve(len(b))
 	select {
-	case c.out <- outFrame{b: b, note: !env.hasID, keep: keep}:
+	case c.out <- outFrame{b: b, note: !env.hasID, keep: keep, pooled: pooled}:
 		return nil
 	case <-c.writerDone:
 		return ErrClosed
 	}
 }
 
+// fastFrame writes the frame of a notification whose payload writes its
+// own JSON (appender), in a buffer from alloc; ok is false when it does
+// not (encodeFrame then uses encoding/json).
+func fastFrame(env *wireMessage, payload any, alloc func(size int) []byte) (frame []byte, ok bool) {
+	a, ok := payload.(appender)
+	if !ok || env.Method == "" || env.hasID {
+		return nil, false
+	}
+	frame = alloc(64 + len(env.Method) + a.jsonSize())
+	frame = append(frame, `{"jsonrpc":"2.0","method":`...)
+	frame = appendString(frame, env.Method)
+	frame = append(frame, `,"params":`...)
+	if frame, ok = a.appendJSON(frame); ok {
+		return append(frame, "}\n"...), true
+	}
+	return nil, false
+}
+
 func encodeFrame(env *wireMessage, payload any) ([]byte, error) {
-	if a, ok := payload.(appender); ok && env.Method != "" && !env.hasID {
-		frame := make([]byte, 0, 64+len(env.Method)+a.jsonSize())
-		frame = append(frame, `{"jsonrpc":"2.0","method":`...)
-		frame = appendString(frame, env.Method)
-		frame = append(frame, `,"params":`...)
-		if frame, ok = a.appendJSON(frame); ok {
-			return append(frame, "}\n"...), nil
-		}
+	if frame, ok := fastFrame(env, payload, newFrame); ok {
+		return frame, nil
+	}
+	if n, ok := payload.(SessionNotification); ok {
+		payload = n.plain()
 	}
 	var buf bytes.Buffer
 	buf.Grow(256)

@@ -80,6 +80,9 @@ func (ss *session) emit(ev agent.Event, turn map[string]any) {
 			ss.mirrorChunk(c, sourceOf(ev.Member), ev.Stored)
 			continue
 		}
+		if !mirror {
+			u = withWireText(u, &ev)
+		}
 		_ = ss.srv.conn.NotifyIf("session/update", ss.srv.notification(ss.id, u), ev.Stored)
 	}
 	if ev.Kind == agent.EventMode {
@@ -87,6 +90,18 @@ func (ss *session) emit(ev agent.Event, turn map[string]any) {
 		// config option too.
 		_ = ss.srv.conn.Notify("session/update", ss.srv.notification(ss.id, acp.ConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: ss.srv.configOptionsFor(ss.Controls())}))
 	}
+}
+
+// withWireText gives a text chunk's update its text in the wire form the
+// event log escaped it in for its row (agent.Event.TextWire), when the
+// update holds the event's whole text: the frame copies it instead of
+// escaping the text again (acp.WireTextChunk; the frame is the same).
+func withWireText(u any, ev *agent.Event) any {
+	c, ok := u.(acp.ContentChunk)
+	if !ok || ev.TextWire == "" || c.Content.Type != "text" || c.Content.Text != ev.Content.Text {
+		return u
+	}
+	return acp.WireTextChunk{Chunk: c, TextJSON: ev.TextWire}
 }
 
 // replay sends a replayed event's updates through run: the frames emit

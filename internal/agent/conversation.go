@@ -59,6 +59,10 @@ func newConversation(id string, st *store.Store, logger *slog.Logger, front Fron
 
 // emit records ev, then delivers it to the front end.
 func (c *conversation) emit(ev Event) {
+	// Only this log's escape of the text goes out as its wire form (an
+	// event a sub-agent's session showed comes here with that
+	// session's).
+	ev.TextWire = ""
 	if ev.Transient {
 		// Not logged, so nothing to wait for; shown to every attachment.
 		c.show.Lock()
@@ -71,7 +75,8 @@ func (c *conversation) emit(ev Event) {
 	}
 	ev = c.withAnswerer(ev)
 	c.show.Lock()
-	n := c.log.event(ev)
+	n, wire := c.log.eventWire(ev)
+	ev.TextWire = wire
 	first := c.log.store != nil && c.fresh.Swap(false)
 	prompt := c.prompt
 	c.prompt = nil

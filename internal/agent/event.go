@@ -173,6 +173,14 @@ type Event struct {
 	// end asks it just before what reports the event leaves, so a client
 	// never sees what a reload cannot show (nil: nothing to check).
 	Stored func() bool `json:"-"`
+	// TextWire, on a live text chunk, is Content.Text in wire form (as
+	// Block.TextJSON holds a replayed one: what json.Marshal writes for
+	// it, without the quotes). The event log escaped the text once for
+	// the chunk's row (heldrow.go); a front end that writes JSON copies
+	// this instead of escaping the text again. "" when the log did not
+	// (a chunk not stored, of invalid UTF-8, or with tags beyond a turn
+	// id).
+	TextWire string `json:"-"`
 	// Transient marks an event that is shown and never stored (a running
 	// command's output so far, tool.Call.Live): a replay shows what
 	// replaced it. It is the one exception to durable before visible; a

@@ -64,11 +64,11 @@ type eventLog struct {
 	// rows show up as a gap (see conversation.syncWithStore).
 	knownSeq atomic.Int64
 
-	mu     sync.Mutex // orders appends; guards the held chunk and the counts below
-	held   *Event     // the chunk whose message's later chunks are merged into it
-	text   []byte     // held's text so far
-	heldAt time.Time  // when held began
-	drop   func()     // ends the store's hold (nil: none registered)
+	mu sync.Mutex // orders appends; guards the held chunk and the counts below
+	// held is the chunk whose message's later chunks are merged into it:
+	// its row as it is written (heldrow.go).
+	held heldRow
+	drop func() // ends the store's hold (nil: none registered)
 	// Display events recorded so far, how many of them are in appended
 	// rows, the store's ticket for those rows, and the last event whose
 	// row could not be appended: what settle needs to make one event
@@ -105,32 +105,36 @@ const (
 
 // event records a display event and returns its number, for settle.
 func (l *eventLog) event(ev Event) uint64 {
+	n, _ := l.eventWire(ev)
+	return n
+}
+
+// eventWire is event that also returns, for a text chunk whose row is
+// written by hand, its text in wire form (Event.TextWire; else "").
+func (l *eventLog) eventWire(ev Event) (n uint64, wire string) {
 	if l.store == nil {
-		return 0
+		return 0, ""
 	}
 	merge := mergeable(&ev)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.answer.add(&ev)
-	if merge && l.held != nil && l.held.Kind == ev.Kind && l.held.MessageID == ev.MessageID && l.held.Tags.same(&ev.Tags) &&
-		len(l.text) < maxHeldText && time.Since(l.heldAt) < maxHeldFor {
-		l.text = append(l.text, ev.Content.Text...)
-		l.recorded++
-		return l.recorded
+	if merge && l.held.takes(&ev) {
+		if wire, ok := l.held.add(ev.Content.Text); ok {
+			l.recorded++
+			return l.recorded, wire
+		}
 	}
 	l.releaseLocked()
 	l.recorded++
 	if !merge {
 		l.appendLocked(string(ev.Kind), ev)
-		return l.recorded
+		return l.recorded, ""
 	}
 	if l.drop == nil {
 		l.drop = l.store.Hold(l.id, l.release)
 	}
-	l.held = &Event{Kind: ev.Kind, MessageID: ev.MessageID, Tags: ev.Tags}
-	l.heldAt = time.Now()
-	l.text = append(l.text[:0], ev.Content.Text...)
-	return l.recorded
+	return l.recorded, l.held.start(&ev)
 }
 
 // settle makes display event n (from event) durable: it appends the held
@@ -223,16 +227,15 @@ func (l *eventLog) release() {
 }
 
 func (l *eventLog) releaseLocked() {
-	if l.held == nil {
+	if l.held.ev == nil {
 		return
 	}
-	ev := *l.held
-	ev.Content = &Block{Type: BlockText, Text: string(l.text)}
-	l.held = nil
-	if cap(l.text) > maxHeldText*2 {
-		l.text = nil
+	kind := string(l.held.ev.Kind)
+	if row := l.held.row(); row != nil {
+		l.appendRowLocked(kind, row, nil)
+		return
 	}
-	l.appendLocked(string(ev.Kind), ev)
+	l.appendLocked(kind, l.held.event())
 }
 
 // close appends what the log holds and ends its hold.
@@ -275,6 +278,12 @@ func (l *eventLog) append(kind string, v any) {
 
 func (l *eventLog) appendLocked(kind string, v any) {
 	b, err := json.Marshal(v)
+	l.appendRowLocked(kind, b, err)
+}
+
+// appendRowLocked appends a row whose payload b (fresh: the store keeps
+// it) was encoded, or failed to be (err).
+func (l *eventLog) appendRowLocked(kind string, b []byte, err error) {
 	if err == nil {
 		err = l.store.AppendOwned(l.id, kind, b) // b is fresh: no copy
 	}

@@ -84,3 +84,21 @@ func TestTextBufPutsTheGCPercentBack(t *testing.T) {
 		t.Errorf("GC percent %d after take, want 100 back", got)
 	}
 }
+
+// BenchmarkTextBuf10MB gathers a 10 MB answer in 4 KiB chunks, as the
+// assembler does while it streams, and takes it: the blocks past 1 MiB
+// are mapped outside the heap, and each of their pages is first written
+// here.
+func BenchmarkTextBuf10MB(b *testing.B) {
+	chunk := strings.Repeat(strings.Repeat("0123456789", 9)+"lorem ips\n", 41)[:4096]
+	b.SetBytes(2500 * int64(len(chunk)))
+	for b.Loop() {
+		var t textBuf
+		for range 2500 {
+			t.WriteString(chunk)
+		}
+		if s := t.take(); len(s) != 2500*len(chunk) {
+			b.Fatalf("took %d bytes", len(s))
+		}
+	}
+}
