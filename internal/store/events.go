@@ -76,6 +76,7 @@ type writer struct {
 	kindIDs  map[string]int64
 	heads    map[string][]byte // kindHead of each kind seen
 	bases    map[int64]deltaBase
+	seqs     lastSeqs      // SQLite: each session's last seq this writer committed
 	failed   error         // first write error not yet reported by Flush
 	failures atomic.Uint64 // commits that failed since the Store opened (read without mu)
 	raw      rawConn       // the write connection for commits (guarded by commitMu)
@@ -447,11 +448,12 @@ func insertQuery(n int) string {
 }
 
 const (
-	// queryTouchSession bumps a session's updated_at and returns its pk
-	// and last seq, in one statement.
-	queryTouchSession = `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?
-RETURNING pk, (SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = sessions.pk)`
-	queryLastSeq = `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`
+	// queryTouchSession bumps a session's updated_at and returns its pk;
+	// queryMaxSeq is the session's last seq, when the writer does not
+	// know it (lastseq.go).
+	queryTouchSession = `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ? RETURNING pk`
+	queryMaxSeq       = `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`
+	queryLastSeq      = `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`
 )
 
 // kindHead returns kindHead(kind), computed once per kind.
@@ -491,6 +493,7 @@ func (w *writer) commit(ctx context.Context, batch []pendingEvent) error {
 		return fmt.Errorf("commit %d events: %w", len(batch), err)
 	}
 	w.keep(t.newKinds, t.newBases)
+	w.seqs.keep(&t.seqs)
 	w.s.ckpt.wrote(commitPages(len(order), len(t.buf)))
 	w.s.lease.settle(t.claims)
 	return errors.Join(t.missing...)
@@ -545,6 +548,7 @@ type commitTx struct {
 	newKinds map[string]int64
 	newBases map[int64]deltaBase
 	claims   map[*claim]error // claims this commit settled: nil written, else why lost
+	seqs     txSeqs           // SQLite: the last seqs it read and wrote (lastseq.go)
 	buf      []byte
 	args     []any
 }
@@ -582,7 +586,7 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 	if t.w.s.pg {
 		pk, seq, err = t.pgTouch(sid, evs[len(evs)-1].time)
 	} else {
-		err = t.rc.queryRow(queryTouchSession, []any{evs[len(evs)-1].time, sid}, &pk, &seq)
+		pk, seq, err = t.touch(sid, evs[len(evs)-1].time)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		t.missing = append(t.missing, fmt.Errorf("append to session %s: %w (%d events dropped)", sid, ErrNotFound, len(evs)))
@@ -632,6 +636,7 @@ func (t *commitTx) session(sid string, evs []pendingEvent) error {
 		evs = evs[n:]
 	}
 	t.newBases[pk] = deltaBase{seq: seq, payload: prev}
+	t.seqs.wrote(pk, seq)
 	if t.w.s.pg {
 		// Before COMMIT: no reader sees these rows before they are known
 		// to be this Store's (own.go).
