@@ -494,19 +494,22 @@ func (w *writer) commit(ctx context.Context, batch []pendingEvent) error {
 	}
 	w.keep(t.newKinds, t.newBases)
 	w.seqs.keep(&t.seqs)
-	w.s.ckpt.wrote(commitPages(len(order), len(t.buf)))
+	w.s.ckpt.wrote(commitPages(len(order), t.stored))
 	w.s.lease.settle(t.claims)
 	return errors.Join(t.missing...)
 }
 
 // groupBySession splits batch by session, keeping each session's events in
-// append order, and sums the payload sizes. The usual batch holds one
+// append order, and sums the sizes of the payloads below rawRowMin (what
+// the commit's buffer copies; rowBytes). The usual batch holds one
 // session: it is used as it is.
 func groupBySession(batch []pendingEvent) (order []string, bySID map[string][]pendingEvent, size int) {
 	order = []string{batch[0].sessionID}
 	bySID = map[string][]pendingEvent{batch[0].sessionID: batch}
 	for i, ev := range batch {
-		size += len(ev.payload)
+		if len(ev.payload) < rawRowMin {
+			size += len(ev.payload)
+		}
 		if ev.sessionID == batch[0].sessionID && len(order) == 1 {
 			continue
 		}
@@ -549,7 +552,8 @@ type commitTx struct {
 	newBases map[int64]deltaBase
 	claims   map[*claim]error // claims this commit settled: nil written, else why lost
 	seqs     txSeqs           // SQLite: the last seqs it read and wrote (lastseq.go)
-	buf      []byte
+	buf      []byte           // the stored bytes of rows that are not their payload (rowBytes)
+	stored   int              // the stored bytes of the commit's rows
 	args     []any
 }
 
@@ -663,10 +667,9 @@ func (t *commitTx) insert(pk, seq int64, prev []byte, evs []pendingEvent) (int64
 		if err != nil {
 			return 0, nil, err
 		}
-		start := len(t.buf)
-		var form int
-		form, t.buf = encodeRow(t.buf, ev.payload, prev, t.w.kindHead(ev.kind))
-		t.args = append(t.args, pk, seq, id<<formBits|int64(form), t.buf[start:len(t.buf):len(t.buf)], ev.time)
+		form, stored, buf := rowBytes(t.buf, ev.payload, prev, t.w.kindHead(ev.kind))
+		t.buf, t.stored = buf, t.stored+len(stored)
+		t.args = append(t.args, pk, seq, id<<formBits|int64(form), stored, ev.time)
 		prev = ev.payload
 		if len(prev) > maxDeltaBase {
 			prev = nil
