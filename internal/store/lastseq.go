@@ -29,17 +29,17 @@ type txSeqs struct {
 }
 
 // touch bumps session sid's updated_at and returns its pk and last seq.
+// The statement that bumps it reads data_version too (one statement: a
+// turn's first commit is on the way to its first frame).
 func (t *commitTx) touch(sid string, at int64) (pk, seq int64, err error) {
-	if err := t.rc.queryRow(queryTouchSession, []any{at, sid}, &pk); err != nil {
+	ts, known := &t.seqs, &t.w.seqs
+	var version int64
+	if err := t.rc.queryRow(queryTouchSession, []any{at, sid}, &pk, &version); err != nil {
 		return 0, 0, err
 	}
-	ts, known := &t.seqs, &t.w.seqs
 	if !ts.read {
-		if err := t.rc.queryRow(`PRAGMA data_version`, nil, &ts.version); err != nil {
-			return 0, 0, err
-		}
-		ts.read = true
-		ts.valid = known.known && known.version == ts.version
+		ts.read, ts.version = true, version
+		ts.valid = known.known && known.version == version
 	}
 	if s, ok := known.seq[pk]; ok && ts.valid {
 		return pk, s, nil
