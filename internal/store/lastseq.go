@@ -10,8 +10,9 @@ package store
 // committed since, which PRAGMA data_version tells: its value changes on a
 // connection when another connection commits, never for the
 // connection's own commits. Other writes of this Store go through the same
-// connection and never move a session's last seq: a deleted session's
-// pk is never reused, and a fork writes a new session.
+// connection and never move a session's last seq (a deleted session's
+// pk is never reused, and a fork writes a new session), but for Copy's
+// rows, before which the writer forgets what it knew (copy.go).
 
 // lastSeqs is what the writer knows (guarded by commitMu).
 type lastSeqs struct {
@@ -68,4 +69,9 @@ func (ls *lastSeqs) keep(ts *txSeqs) {
 		ls.seq[x.pk] = x.seq
 	}
 	ls.known, ls.version = true, ts.version
+}
+
+// forget drops what the writer knew. The caller holds commitMu.
+func (ls *lastSeqs) forget() {
+	ls.known, ls.seq = false, nil
 }
