@@ -448,11 +448,11 @@ func insertQuery(n int) string {
 }
 
 const (
-	// queryTouchSession bumps a session's updated_at and returns its pk
-	// and the connection's data_version; queryMaxSeq is the session's last
-	// seq, when the writer does not know it (lastseq.go).
+	// queryTouchSession bumps a session's updated_at and returns its pk;
+	// queryMaxSeq is the session's last seq, when the writer does not
+	// know it (lastseq.go).
 	queryTouchSession = `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?
-RETURNING pk, (SELECT data_version FROM pragma_data_version)`
+RETURNING pk`
 	queryMaxSeq  = `SELECT coalesce(max(seq), 0) FROM events WHERE session_pk = ?`
 	queryLastSeq = `SELECT coalesce(max(e.seq), 0) FROM sessions s LEFT JOIN events e ON e.session_pk = s.pk WHERE s.id = ?`
 )

@@ -30,15 +30,19 @@ type txSeqs struct {
 }
 
 // touch bumps session sid's updated_at and returns its pk and last seq.
-// The statement that bumps it reads data_version too (one statement: a
-// turn's first commit is on the way to its first frame).
+// data_version is a statement of its own, prepared once: read in the
+// statement that bumps the session (pragma_data_version), SQLite prepared
+// a PRAGMA statement at every commit.
 func (t *commitTx) touch(sid string, at int64) (pk, seq int64, err error) {
 	ts, known := &t.seqs, &t.w.seqs
-	var version int64
-	if err := t.rc.queryRow(queryTouchSession, []any{at, sid}, &pk, &version); err != nil {
+	if err := t.rc.queryRow(queryTouchSession, []any{at, sid}, &pk); err != nil {
 		return 0, 0, err
 	}
 	if !ts.read {
+		var version int64
+		if err := t.rc.queryRow(`PRAGMA data_version`, nil, &version); err != nil {
+			return 0, 0, err
+		}
 		ts.read, ts.version = true, version
 		ts.valid = known.known && known.version == version
 	}
