@@ -96,3 +96,59 @@ func BenchmarkAnswerCommits(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// dbFileSize is the size of the database file (not its log).
+func dbFileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// awaitDBFile waits (up to 10 s) until the database file holds at least
+// size bytes, the sign that a checkpoint copied the log into it.
+func awaitDBFile(t *testing.T, path string, size int64, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for dbFileSize(t, path) < size {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the database file holds %d bytes, want %d: no checkpoint ran", what, dbFileSize(t, path), size)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// While an answer streams, the checkpointer leaves the log alone (issue
+// 36: a checkpoint beside the commits took the CPU the stream needed)
+// and checkpoints in the first pause of the commits.
+func TestCheckpointWaitsForAPauseInTheCommits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := openStore(t, path)
+	// A pause the test's own commits never make, however slow the machine.
+	s.ckpt.idle = 2 * time.Second
+	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+	before := dbFileSize(t, path)
+	appendAnswer(t, s, answerRows(6)) // 1,500 pages: past checkpointEvery
+	if got := dbFileSize(t, path); got != before {
+		t.Fatalf("the database file grew from %d to %d bytes while the commits went on: a checkpoint ran in the stream", before, got)
+	}
+	start := time.Now()
+	awaitDBFile(t, path, 4<<20, "after the stream")
+	if waited := time.Since(start); waited < time.Second {
+		t.Errorf("the checkpoint ran %v after the last commit, before a pause of %v", waited, s.ckpt.idle)
+	}
+}
+
+// A stream that never pauses still gets its log checkpointed once it holds
+// checkpointBusy pages, before the write connection's backstop.
+func TestCheckpointRunsInALongStreamPastBusy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := openStore(t, path)
+	s.ckpt.idle = time.Hour // no pause counts
+	s.ckpt.busy = 2000
+	mustCreate(t, s, Session{ID: "s", Cwd: "/w"})
+	appendAnswer(t, s, answerRows(10)) // 2,500 pages
+	awaitDBFile(t, path, 6<<20, "2,500 pages into a stream with no pause")
+}

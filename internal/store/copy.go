@@ -208,6 +208,13 @@ func copySession(ctx context.Context, src, dst *Store, id string) (copied int64,
 // evs[0]). It checks in the transaction that the session's last seq is
 // still the one before evs[0]: a concurrent writer makes it fail.
 func (s *Store) insertEvents(ctx context.Context, id string, prev []byte, evs []Event) error {
+	// These rows go in on the write connection, whose own commits
+	// data_version does not count: the writer, which may know a last seq
+	// of id, forgets what it knows (lastseq.go). With commitMu held, no
+	// commit of the writer runs in between.
+	s.w.commitMu.Lock()
+	defer s.w.commitMu.Unlock()
+	s.w.seqs.forget()
 	return s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		var pk, last int64
 		if err := tx.QueryRowContext(ctx, `SELECT pk FROM sessions WHERE id = ?`+s.forUpdate(), id).Scan(&pk); err != nil {

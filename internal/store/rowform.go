@@ -45,7 +45,14 @@ func kindHead(kind string) []byte {
 // payload of the session (nil when unknown) and appends the stored bytes to
 // dst. kindHead is `{"kind":"<kind>",`.
 func encodeRow(dst, payload, prev, kindHead []byte) (form int, out []byte) {
-	form, out = formRaw, append(dst, payload...)
+	form, p, s := chooseForm(payload, prev, kindHead)
+	return form, appendRow(dst, form, p, s, payload, kindHead)
+}
+
+// chooseForm picks encodeRow's form; for formDelta, p and s are the
+// lengths of the prefix and the suffix shared with prev.
+func chooseForm(payload, prev, kindHead []byte) (form, p, s int) {
+	form = formRaw
 	best := len(payload)
 	if len(payload) >= len(kindHead) && bytes.HasPrefix(payload, kindHead) {
 		form = formNoKind
@@ -54,17 +61,43 @@ func encodeRow(dst, payload, prev, kindHead []byte) (form int, out []byte) {
 	if prev != nil {
 		p := commonPrefix(payload, prev)
 		s := commonSuffix(payload[p:], prev[p:])
-		n := uvarintLen(p) + uvarintLen(s) + len(payload) - p - s
-		if n < best {
-			out = binary.AppendUvarint(dst, uint64(p))
-			out = binary.AppendUvarint(out, uint64(s))
-			return formDelta, append(out, payload[p:len(payload)-s]...)
+		if uvarintLen(p)+uvarintLen(s)+len(payload)-p-s < best {
+			return formDelta, p, s
 		}
 	}
-	if form == formNoKind {
-		out = append(append(dst, '{'), payload[len(kindHead):]...)
+	return form, 0, 0
+}
+
+// appendRow appends payload's stored bytes in form to dst.
+func appendRow(dst []byte, form, p, s int, payload, kindHead []byte) []byte {
+	switch form {
+	case formDelta:
+		dst = binary.AppendUvarint(dst, uint64(p))
+		dst = binary.AppendUvarint(dst, uint64(s))
+		return append(dst, payload[p:len(payload)-s]...)
+	case formNoKind:
+		return append(append(dst, '{'), payload[len(kindHead):]...)
 	}
-	return form, out
+	return append(dst, payload...)
+}
+
+// rawRowMin is the payload size from which the writer stores a row that
+// no delta shrinks as it is (formRaw) rather than without its kind
+// (formNoKind): then the stored bytes are the payload itself, bound
+// without a copy. For a streamed answer's 64 KiB rows the copy into
+// fresh memory cost more CPU than the ~30 bytes of kind saved (issue 36).
+const rawRowMin = 4 << 10
+
+// rowBytes is encodeRow for the writer: it returns the stored bytes and
+// dst, grown by them unless they are payload itself (see rawRowMin).
+func rowBytes(dst, payload, prev, kindHead []byte) (form int, stored, out []byte) {
+	form, p, s := chooseForm(payload, prev, kindHead)
+	if form != formDelta && len(payload) >= rawRowMin {
+		return formRaw, payload, dst
+	}
+	start := len(dst)
+	dst = appendRow(dst, form, p, s, payload, kindHead)
+	return form, dst[start:len(dst):len(dst)], dst
 }
 
 // decodeRow appends the payload a row stands for to dst. prev is the

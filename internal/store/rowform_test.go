@@ -129,3 +129,36 @@ func TestEachEventStopsOnCallbackError(t *testing.T) {
 		}
 	})
 }
+
+// rowBytes, the writer's encodeRow, stores what encodeRow stores below
+// rawRowMin, and from there the payload itself (not a copy) unless a delta
+// is smaller: every row it writes decodes to its payload.
+func TestRowBytesAgreesWithEncodeRow(t *testing.T) {
+	head := kindHead("agent_message_chunk")
+	body := func(n int, c byte) []byte {
+		return fmt.Appendf(nil, `%s"content":{"type":"text","text":"%s"}}`, head, bytes.Repeat([]byte{c}, n))
+	}
+	var prevs = [][]byte{nil, body(10, 'a'), body(rawRowMin, 'a'), body(3*rawRowMin, 'b'), []byte("other")}
+	for _, n := range []int{0, 1, 100, rawRowMin - 80, rawRowMin - 60, rawRowMin, 3 * rawRowMin, 64 << 10} {
+		for _, payload := range [][]byte{body(n, 'a'), body(n, 'b'), bytes.Repeat([]byte{'x'}, n)} {
+			for _, prev := range prevs {
+				wantForm, want := encodeRow(nil, payload, prev, head)
+				form, stored, buf := rowBytes([]byte("junk"), payload, prev, head)
+				got, err := decodeRow(nil, form, stored, prev, head)
+				if err != nil || !bytes.Equal(got, payload) {
+					t.Fatalf("%d bytes: form %d decodes to %d bytes, %v", len(payload), form, len(got), err)
+				}
+				switch {
+				case len(payload) < rawRowMin || wantForm == formDelta:
+					if form != wantForm || !bytes.Equal(stored, want) || string(buf[:4]) != "junk" || !bytes.Equal(buf[4:], want) {
+						t.Fatalf("%d bytes: form %d %.20q, want encodeRow's %d %.20q", len(payload), form, stored, wantForm, want)
+					}
+				default:
+					if form != formRaw || len(stored) == 0 || &stored[0] != &payload[0] || string(buf) != "junk" {
+						t.Fatalf("%d bytes, encodeRow's form %d: rowBytes form %d, not the payload itself", len(payload), wantForm, form)
+					}
+				}
+			}
+		}
+	}
+}

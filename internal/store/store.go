@@ -186,7 +186,7 @@ func open(path string, now func() time.Time) (*Store, error) {
 	if err := s.lease.init(); err != nil {
 		return fail(err)
 	}
-	s.ckpt.db = s.readDB
+	s.ckpt.init(s.readDB)
 	s.w = newWriter(s)
 	go s.w.run()
 	go s.heartbeatLoop()

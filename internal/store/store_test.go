@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(crashChildEnv); path != "" {
 		os.Exit(crashChild(path))
 	}
+	if path := os.Getenv(checkpointChildEnv); path != "" {
+		os.Exit(checkpointChild(path))
+	}
 	code := m.Run()
 	stopPostgres()
 	os.Exit(code)
