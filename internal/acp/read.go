@@ -24,14 +24,13 @@ func (c *Conn) readLoop(ctx context.Context) error {
 			c.sendError(nil, NewError(CodeInvalidRequest, "Request too large",
 				fmt.Sprintf("a line of at least %d bytes exceeds the %d-byte frame limit", tooLong, c.opts.MaxLineBytes)))
 		} else if len(line) > 0 {
-			if c.handleFrames(ctx, line) {
-				// Let the dispatcher take the message on this thread now: the
-				// next read blocks in the kernel holding the thread, and the
-				// dispatcher would wait for another thread to wake up and take
-				// it over (prompt → first chunk, ARCHITECTURE.md §7). A
-				// cancelled ctx is seen once the next read returns.
-				runtime.Gosched()
-			}
+			c.handleFrames(ctx, line)
+			// Let the dispatcher take the message on this thread now: the
+			// next read blocks in the kernel holding the thread, and the
+			// dispatcher would wait for another thread to wake up and take
+			// it over (prompt → first chunk, ARCHITECTURE.md §7). A
+			// cancelled ctx is seen once the next read returns.
+			runtime.Gosched()
 		}
 		if err != nil {
 			return err
@@ -99,28 +98,27 @@ func (c *Conn) readLine(br *bufio.Reader, discarding *bool) (line []byte, tooLon
 	}
 }
 
-// handleFrames handles one line and reports whether it queued anything
-// for the dispatcher. A line that is not JSON but holds bare
+// handleFrames handles one line. A line that is not JSON but holds bare
 // CRs is several frames from a peer that ends lines with "\r" alone: each
 // part is handled on its own rather than lost together. (A CR may also be
 // JSON whitespace, so a line that parses whole stays one frame.)
-func (c *Conn) handleFrames(ctx context.Context, line []byte) (queued bool) {
+func (c *Conn) handleFrames(ctx context.Context, line []byte) {
 	lent := c.lentLine
 	c.lentLine = nil
 	if bytes.IndexByte(line, '\r') < 0 || validJSON(line) {
-		return c.handleLine(ctx, line, lent)
+		c.handleLine(ctx, line, lent)
+		return
 	}
 	for part := range bytes.SplitSeq(line, []byte("\r")) {
 		if part = bytes.TrimSpace(part); len(part) > 0 {
-			queued = c.handleLine(ctx, part, nil) || queued // parts of one line: not lent
+			c.handleLine(ctx, part, nil) // parts of one line: not lent
 		}
 	}
-	return queued
 }
 
-// handleLine handles one frame and reports whether it queued it for the
-// dispatcher; lent, if set, is the lent buffer that line is in (lend.go).
-func (c *Conn) handleLine(ctx context.Context, line []byte, lent *[]byte) bool {
+// handleLine handles one frame; lent, if set, is the lent buffer that
+// line is in (lend.go).
+func (c *Conn) handleLine(ctx context.Context, line []byte, lent *[]byte) {
 	msg, rpcErr := c.decode(line, lent)
 	if msg != nil {
 		msg.big = len(line) >= bigFrame
@@ -131,12 +129,12 @@ func (c *Conn) handleLine(ctx context.Context, line []byte, lent *[]byte) bool {
 			id = msg.ID
 		}
 		c.sendError(id, rpcErr)
-		return false
+		return
 	}
 	if msg.Method == "$/cancel_request" {
 		c.cancelActive(msg.Params)
 		if !msg.hasID {
-			return false
+			return
 		}
 		// Sent as a request, against the spec: it still needs an answer,
 		// so the handler gets it like any other request.
@@ -144,9 +142,9 @@ func (c *Conn) handleLine(ctx context.Context, line []byte, lent *[]byte) bool {
 	switch {
 	case msg.Method == "" && msg.hasID:
 		c.routeResponseInOrder(msg)
-		return false
 	case !msg.hasID && c.notifyOnReader(ctx, msg):
-		return false
+		// Handled: the reader's Gosched still gives the UI's goroutines
+		// a turn between lines (docs/tui.md, keystroke echo).
 	default:
 		if msg.hasID {
 			// Register now so a $/cancel_request right behind it finds it.
@@ -163,7 +161,6 @@ func (c *Conn) handleLine(ctx context.Context, line []byte, lent *[]byte) bool {
 		}
 		c.queueCond.Broadcast()
 		c.queueMu.Unlock()
-		return true
 	}
 }
 
