@@ -115,6 +115,9 @@ type Conn struct {
 	// dispatching says the dispatcher holds a message whose in-order
 	// handling has not finished (Options.NotifyOnReader).
 	dispatching bool
+	// notified says the reader handled the line's notification itself
+	// (the reader's own).
+	notified bool
 	// notesQueued and notesDone count the peer's notifications queued and
 	// handled (in order), so a response can wait for those before it.
 	notesQueued, notesDone int64
