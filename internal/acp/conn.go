@@ -56,6 +56,12 @@ type Options struct {
 	// sparing two allocations a notification (the terminal UI takes
 	// 200,000 a second from a fast agent).
 	LendParams bool
+	// NotifyOnReader says HandleNotification only queues what it is
+	// given and never waits on the peer: a notification that nothing is
+	// queued or running before is then handled on the reading goroutine
+	// (dispatch.go, notifyOnReader), sparing the dispatcher's wake and
+	// the thread switch it often costs, once per frame of a stream.
+	NotifyOnReader bool
 }
 
 // Defaults of Options.QueueFrames and Options.ReadBuffer: what one stdio
@@ -106,6 +112,12 @@ type Conn struct {
 	queueCond *sync.Cond
 	queue     []*wireMessage
 	queueDone bool
+	// dispatching says the dispatcher holds a message whose in-order
+	// handling has not finished (Options.NotifyOnReader).
+	dispatching bool
+	// notified says the reader handled the line's notification itself
+	// (the reader's own).
+	notified bool
 	// notesQueued and notesDone count the peer's notifications queued and
 	// handled (in order), so a response can wait for those before it.
 	notesQueued, notesDone int64

@@ -14,6 +14,7 @@ import (
 func (c *Conn) dispatchLoop(ctx context.Context, done chan struct{}) {
 	for {
 		c.queueMu.Lock()
+		c.dispatching = false
 		for len(c.queue) == 0 && !c.queueDone {
 			c.queueCond.Wait()
 		}
@@ -25,10 +26,14 @@ func (c *Conn) dispatchLoop(ctx context.Context, done chan struct{}) {
 		msg := c.queue[0]
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
+		c.dispatching = true
 		c.queueMu.Unlock()
 
 		if msg.hasID {
 			if deferred := c.runRequest(msg); deferred != nil {
+				c.queueMu.Lock()
+				c.dispatching = false // the rest runs out of order
+				c.queueMu.Unlock()
 				go c.dispatchLoop(ctx, done)
 				result, _, err := c.callHandler(msg, deferred)
 				c.finishRequest(msg, result, err)
@@ -43,6 +48,27 @@ func (c *Conn) dispatchLoop(ctx context.Context, done chan struct{}) {
 			c.queueMu.Unlock()
 		}
 	}
+}
+
+// notifyOnReader handles a notification on the reading goroutine when
+// the connection allows it (Options.NotifyOnReader) and nothing queued or
+// running comes before it; it reports whether it did. Otherwise the
+// dispatcher takes it, in order.
+func (c *Conn) notifyOnReader(ctx context.Context, msg *wireMessage) bool {
+	if !c.opts.NotifyOnReader {
+		return false
+	}
+	c.queueMu.Lock()
+	idle := len(c.queue) == 0 && !c.dispatching && !c.queueDone
+	c.queueMu.Unlock()
+	if !idle {
+		return false
+	}
+	// Only this goroutine queues: the dispatcher stays idle meanwhile,
+	// and a response read next finds this notification handled.
+	c.runNotification(ctx, msg)
+	c.giveBack(msg)
+	return true
 }
 
 // routeResponseInOrder delivers a response to our call only after every

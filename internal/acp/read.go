@@ -29,8 +29,15 @@ func (c *Conn) readLoop(ctx context.Context) error {
 			// next read blocks in the kernel holding the thread, and the
 			// dispatcher would wait for another thread to wake up and take
 			// it over (prompt → first chunk, ARCHITECTURE.md §7). A
-			// cancelled ctx is seen once the next read returns.
-			runtime.Gosched()
+			// cancelled ctx is seen once the next read returns. A line
+			// whose notification this goroutine handled left the
+			// dispatcher nothing: yielding would only put the reader at
+			// the back of the run queue, for another thread to wake up and
+			// take it (NotifyOnReader).
+			if !c.notified {
+				runtime.Gosched()
+			}
+			c.notified = false
 		}
 		if err != nil {
 			return err
@@ -142,6 +149,8 @@ func (c *Conn) handleLine(ctx context.Context, line []byte, lent *[]byte) {
 	switch {
 	case msg.Method == "" && msg.hasID:
 		c.routeResponseInOrder(msg)
+	case !msg.hasID && c.notifyOnReader(ctx, msg):
+		c.notified = true
 	default:
 		if msg.hasID {
 			// Register now so a $/cancel_request right behind it finds it.

@@ -88,7 +88,7 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 		return nil, fmt.Errorf("start agent %s: %w", argv[0], err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a.conn = acp.NewConn(stdout, stdin, a, acp.Options{Logger: quiet, LendParams: true}) // HandleNotification keeps nothing of params
+	a.conn = acp.NewConn(stdout, stdin, a, acp.Options{Logger: quiet, LendParams: true, NotifyOnReader: true}) // HandleNotification keeps nothing of params, only queues
 	go func() {
 		_ = a.conn.Serve(context.Background(), time.Second)
 		close(a.served)

@@ -260,6 +260,31 @@ type status struct {
 	endpoint string
 }
 
+// statusMemo is the status line as last drawn and what it was drawn for:
+// a frame draws it again only when that changed (issue 36: lipgloss's
+// rendering of it at every frame of a streamed answer).
+type statusMemo struct {
+	th    *theme
+	s     status
+	cost  acp.Cost // *s.cost when drawn
+	width int
+	line  string
+	drawn bool
+}
+
+// render is renderStatus(th, s, width), drawn again only when one of them
+// changed since the last call.
+func (c *statusMemo) render(th *theme, s status, width int) string {
+	if c.drawn && c.th == th && c.s == s && c.width == width && (s.cost == nil || *s.cost == c.cost) {
+		return c.line
+	}
+	*c = statusMemo{th: th, s: s, width: width, line: renderStatus(th, s, width), drawn: true}
+	if s.cost != nil {
+		c.cost = *s.cost
+	}
+	return c.line
+}
+
 // renderStatus draws the one status line, cut to width.
 func renderStatus(th *theme, s status, width int) string {
 	var parts []string

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -85,8 +86,28 @@ func BenchmarkStreamOneCharChunks(b *testing.B) {
 // answer as corvid streams it: chunks of about 4 KiB (40 lines of 100
 // bytes) of an answer of 100-byte lines (the TenMBAnswer benchmark of
 // test/tui), reported per chunk; the model's finished lines are dropped at
-// each take instead of printed.
+// each take instead of printed. The chunks come through an OS pipe, as the
+// agent's do, and each is handled on the connection's reader (as
+// startAgent sets it) or handed to its dispatcher (as before
+// NotifyOnReader); beside the time, the process's CPU and context
+// switches per chunk. The chunks come as fast as the pipe takes them
+// (flood), or one every 50 µs (paced: about corvid's own pace on the 10
+// MB answer), which the writer waits for spinning, its CPU counted: the
+// reader then finds the pipe empty and parks after each chunk, as it does
+// in the TUI.
 func BenchmarkStreamTextChunks4K(b *testing.B) {
+	for _, pace := range []time.Duration{0, 50 * time.Microsecond} {
+		for _, onReader := range []bool{false, true} {
+			name := map[bool]string{false: "dispatcher", true: "reader"}[onReader]
+			if pace > 0 {
+				name += "-paced"
+			}
+			b.Run(name, func(b *testing.B) { streamTextChunks4K(b, onReader, pace) })
+		}
+	}
+}
+
+func streamTextChunks4K(b *testing.B, onReader bool, pace time.Duration) {
 	text := strings.Repeat(strings.Repeat("0123456789", 9)+"lorem ips\n", 40)
 	enc, _ := json.Marshal(text)
 	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` +
@@ -100,8 +121,12 @@ func BenchmarkStreamTextChunks4K(b *testing.B) {
 		default:
 		}
 	}}
-	pr, pw := io.Pipe()
-	a.conn = acp.NewConn(pr, io.Discard, a, acp.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), LendParams: true}) // as startAgent
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.conn = acp.NewConn(pr, io.Discard, a, acp.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		LendParams: true, NotifyOnReader: onReader}) // as startAgent
 	served := make(chan struct{})
 	go func() { _ = a.conn.Serve(context.Background(), time.Second); close(served) }()
 	done := make(chan int)
@@ -121,13 +146,22 @@ func BenchmarkStreamTextChunks4K(b *testing.B) {
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, sw0 := processUsage()
 	go func() {
+		next := time.Now()
 		for range b.N {
+			for pace > 0 && time.Now().Before(next) {
+			}
+			next = next.Add(pace)
 			_, _ = pw.Write(line)
 		}
 	}()
 	<-done
+	cpu1, sw1 := processUsage()
 	b.StopTimer()
+	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(sw1-sw0)/float64(b.N), "ctxsw/op")
 	pw.Close()
 	<-served
+	pr.Close()
 }

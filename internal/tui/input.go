@@ -22,6 +22,18 @@ type input struct {
 	// images are the clipboard's images attached (imageinput.go): image
 	// N shows as its placeholder where the rune imageMark+N is in buf.
 	images []clipImage
+	// idle is the empty input as last drawn, and for what (render).
+	idle idleInput
+}
+
+// idleInput is an empty input's drawing for a theme, width, focus and
+// placeholder.
+type idleInput struct {
+	th          *theme
+	width       int
+	focused     bool
+	placeholder string
+	lines       []string
 }
 
 // paste is a long paste shown as its placeholder and sent whole.
@@ -197,15 +209,24 @@ func (in *input) lineMove(d int) {
 
 // render draws the input after the prompt mark, wrapped to width, with the
 // cursor as a reversed cell when focused.
+//
+// An empty input, as it is while an answer streams, is drawn again only
+// when its looks change: lipgloss's rendering of it, at every frame, was
+// most of View's CPU (issue 36). The lines returned are not to be changed.
 func (in *input) render(th *theme, width int, focused bool, placeholder string) []string {
-	mark := th.accent.Render("› ")
 	if len(in.buf) == 0 {
+		if k := in.idle; k.lines != nil && k.th == th && k.width == width && k.focused == focused && k.placeholder == placeholder {
+			return k.lines
+		}
 		cur := ""
 		if focused {
 			cur = th.reverse.Render(" ")
 		}
-		return []string{mark + cur + th.dim.Render(ansi.Truncate(placeholder, max(width-4, 0), "…"))}
+		line := th.accent.Render("› ") + cur + th.dim.Render(ansi.Truncate(placeholder, max(width-4, 0), "…"))
+		in.idle = idleInput{th: th, width: width, focused: focused, placeholder: placeholder, lines: []string{line}}
+		return in.idle.lines
 	}
+	mark := th.accent.Render("› ")
 	var b strings.Builder
 	for i, r := range in.buf {
 		if label, ok := in.imageLabel(r); ok { // imageinput.go

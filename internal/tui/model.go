@@ -30,6 +30,7 @@ type model struct {
 	config    []acp.SessionConfigOption
 	commands  []acp.AvailableCommand
 	st        status
+	stLine    statusMemo // the status line as last drawn (view.go)
 
 	live      []block
 	tools     map[string]*toolCall

@@ -45,7 +45,7 @@ func (m *model) View() tea.View {
 	bottom := m.bottom(w)
 	st := m.st
 	st.working = m.running
-	bottom = append(bottom, m.anchorLine(renderStatus(m.th, st, w-1), w)) // anchor.go
+	bottom = append(bottom, m.anchorLine(m.stLine.render(m.th, st, w-1), w)) // anchor.go
 	room := max(m.height-1-len(bottom), 0)
 	if len(top) > room {
 		top = top[len(top)-room:]

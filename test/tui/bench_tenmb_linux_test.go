@@ -32,6 +32,9 @@ import (
 //     and the whole machine's (the benchmark's own reading of the terminal
 //     and the kernel's work included), and the cores busy on average
 //     (cpu-s-machine / s-tui). run -p's own CPU, for scale;
+//   - ctxsw-tui: the context switches of the TUI's threads (voluntary and
+//     not) through its run: each hand-off to a parked thread, and each wait
+//     for the terminal to take what the TUI writes;
 //   - agent-waits-%: of samples every 2 ms through the TUI's run, those in
 //     which a thread of the agent waits to write into the pipe the TUI
 //     reads (the TUI holding the agent up).
@@ -42,7 +45,7 @@ func BenchmarkTenMBAnswer(b *testing.B) {
 	  {"type": "text", "text": "`+line+`", "repeat": 100000},
 	  {"type": "text", "text": "END-OF-ANSWER\n"}]}], "onExhausted": "repeat-last"}`)
 	var tui, print, printCPU, onTTY, floor, alone, drawn []float64
-	var cpuTUI, cpuAgent, cpuMachine, waits []float64
+	var cpuTUI, cpuAgent, cpuMachine, waits, switches []float64
 	for i := 0; i < b.N; i++ {
 		alone = append(alone, acpAlone(b, s, model))
 
@@ -73,6 +76,7 @@ func BenchmarkTenMBAnswer(b *testing.B) {
 		agent := childPID(b, p.cmd.Process.Pid)
 		from := p.len()
 		c0, a0, m0 := cpuTime(b, p.cmd.Process.Pid), cpuTime(b, agent), machineCPU(b)
+		sw0 := contextSwitches(b, p.cmd.Process.Pid)
 		stop := make(chan struct{})
 		waited := sampleWaits(agent, stop)
 		start = time.Now()
@@ -84,6 +88,7 @@ func BenchmarkTenMBAnswer(b *testing.B) {
 		cpuMachine = append(cpuMachine, (machineCPU(b) - m0).Seconds())
 		cpuTUI = append(cpuTUI, (cpuTime(b, p.cmd.Process.Pid) - c0).Seconds())
 		cpuAgent = append(cpuAgent, (cpuTime(b, agent) - a0).Seconds())
+		switches = append(switches, float64(contextSwitches(b, p.cmd.Process.Pid)-sw0))
 		drawn = append(drawn, float64(p.len()-from)/1e6)
 		_ = p.cmd.Process.Kill()
 		_ = p.cmd.Wait()
@@ -102,7 +107,32 @@ func BenchmarkTenMBAnswer(b *testing.B) {
 	b.ReportMetric(median(printCPU), "cpu-s-run-p")
 	b.ReportMetric(median(cpuMachine), "cpu-s-machine")
 	b.ReportMetric(median(cpuMachine)/median(tui), "cores-busy")
+	b.ReportMetric(median(switches), "ctxsw-tui")
 	b.ReportMetric(median(waits), "agent-waits-%")
+}
+
+// contextSwitches is the number of context switches, voluntary or not, of
+// pid's threads so far (those of threads that exited are not counted: the
+// Go runtime keeps its threads).
+func contextSwitches(b *testing.B, pid int) int {
+	b.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	must(b, err)
+	n := 0
+	for _, t := range tasks {
+		st, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		for l := range strings.Lines(string(st)) {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				c, err := strconv.Atoi(strings.TrimSpace(v))
+				must(b, err)
+				n += c
+			}
+		}
+	}
+	return n
 }
 
 // sampleWaits looks at the threads of pid every 2 ms until stop, and
