@@ -13,14 +13,23 @@ import (
 // BenchmarkNotify measures one agent_message_chunk session/update from
 // Notify to the writer (io.Discard): encoding, queueing and the write.
 func BenchmarkNotify(b *testing.B) {
+	benchNotify(b, SessionNotification{SessionID: "0199a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d", Update: ContentChunk{
+		SessionUpdate: "agent_message_chunk",
+		Content:       TextBlock("Here is the change to parse.go: the loop now stops at the first blank line.\n"),
+	}}, 0)
+}
+
+// benchNotify sends update from Notify through a served connection's
+// writer to io.Discard, once per iteration; bytes, when not 0, is what
+// b.SetBytes reports per send.
+func benchNotify(b *testing.B, update SessionNotification, bytes int) {
 	inR, inW := io.Pipe()
 	c := NewConn(inR, io.Discard, &testHandler{}, Options{Logger: quietLogger()})
 	done := make(chan error, 1)
 	go func() { done <- c.Serve(context.Background(), time.Second) }()
-	update := SessionNotification{SessionID: "0199a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d", Update: ContentChunk{
-		SessionUpdate: "agent_message_chunk",
-		Content:       TextBlock("Here is the change to parse.go: the loop now stops at the first blank line.\n"),
-	}}
+	if bytes > 0 {
+		b.SetBytes(int64(bytes))
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -36,9 +45,13 @@ func BenchmarkNotify(b *testing.B) {
 
 // BenchmarkDecode measures envelope decoding of a typical prompt request.
 func BenchmarkDecode(b *testing.B) {
-	line := []byte(`{"jsonrpc":"2.0","id":42,"method":"session/prompt","params":{"sessionId":"0199a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d","prompt":[{"type":"text","text":"` +
-		strings.Repeat("Fix the failing test in parser_test.go. ", 20) +
-		`"},{"type":"resource_link","uri":"file:///work/parser.go","name":"parser.go"}]}}`)
+	benchDecode(b, []byte(`{"jsonrpc":"2.0","id":42,"method":"session/prompt","params":{"sessionId":"0199a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d","prompt":[{"type":"text","text":"`+
+		strings.Repeat("Fix the failing test in parser_test.go. ", 20)+
+		`"},{"type":"resource_link","uri":"file:///work/parser.go","name":"parser.go"}]}}`))
+}
+
+// benchDecode decodes line once per iteration.
+func benchDecode(b *testing.B, line []byte) {
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -100,15 +113,8 @@ func BenchmarkEncodeTextChunk4K(b *testing.B) {
 // a 4 KiB text chunk, as the terminal UI reads a long answer's (issue 36).
 func BenchmarkDecodeTextChunk4K(b *testing.B) {
 	text := strings.Repeat(`The quick brown fox jumps over the lazy dog, \"twice\".\n`, 4096/56)
-	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"0199a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d",` +
-		`"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"},"messageId":"m1"}}}`)
-	b.SetBytes(int64(len(line)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := decodeMessage(line); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecode(b, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"0199a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d",`+
+		`"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"`+text+`"},"messageId":"m1"}}}`))
 }
 
 // BenchmarkNotifyTextChunk4K sends one 4 KiB chunk of a long answer
@@ -116,23 +122,7 @@ func BenchmarkDecodeTextChunk4K(b *testing.B) {
 // what `corvid acp` spends per chunk of test/tui's 10 MB answer between
 // the agent's event and the write, its JSON included.
 func BenchmarkNotifyTextChunk4K(b *testing.B) {
-	inR, inW := io.Pipe()
-	c := NewConn(inR, io.Discard, &testHandler{}, Options{Logger: quietLogger()})
-	done := make(chan error, 1)
-	go func() { done <- c.Serve(context.Background(), time.Second) }()
 	text := strings.Repeat(strings.Repeat("0123456789", 9)+"lorem ips\n", 41)[:4096]
-	update := SessionNotification{SessionID: "sess_0199a3c45e6f7a8b9c0d1e2f", Update: ContentChunk{
-		SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: text}, MessageID: "msg_1"}}
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if err := c.Notify("session/update", update); err != nil {
-			b.Fatal(err)
-		}
-	}
-	inW.Close() // Serve flushes every queued frame before it returns
-	if err := <-done; err != nil {
-		b.Fatal(err)
-	}
+	benchNotify(b, SessionNotification{SessionID: "sess_0199a3c45e6f7a8b9c0d1e2f", Update: ContentChunk{
+		SessionUpdate: "agent_message_chunk", Content: ContentBlock{Type: "text", Text: text}, MessageID: "msg_1"}}, len(text))
 }
