@@ -39,15 +39,7 @@ func BenchmarkIngestOneCharChunks(b *testing.B) {
 // streamed chunk short of the terminal.
 func BenchmarkStreamOneCharChunks(b *testing.B) {
 	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}` + "\n")
-	m := testModel()
-	m.width, m.height = 100, 30
-	woken := make(chan struct{}, 1)
-	a := &agent{send: func(any) {
-		select {
-		case woken <- struct{}{}:
-		default:
-		}
-	}}
+	m, a, woken := benchAgent()
 	pr, pw := io.Pipe()
 	a.conn = acp.NewConn(pr, io.Discard, a, acp.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), LendParams: true}) // as startAgent
 	served := make(chan struct{})
@@ -112,15 +104,7 @@ func streamTextChunks4K(b *testing.B, onReader bool, pace time.Duration) {
 	enc, _ := json.Marshal(text)
 	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` +
 		string(enc) + `},"messageId":"m1"}}}` + "\n")
-	m := testModel()
-	m.width, m.height = 100, 30
-	woken := make(chan struct{}, 1)
-	a := &agent{send: func(any) {
-		select {
-		case woken <- struct{}{}:
-		default:
-		}
-	}}
+	m, a, woken := benchAgent()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
@@ -164,4 +148,19 @@ func streamTextChunks4K(b *testing.B, onReader bool, pace time.Duration) {
 	pw.Close()
 	<-served
 	pr.Close()
+}
+
+// benchAgent is a 100×30 model and an agent side whose send only wakes
+// woken (the event loop's turn to take the queued updates).
+func benchAgent() (*model, *agent, chan struct{}) {
+	m := testModel()
+	m.width, m.height = 100, 30
+	woken := make(chan struct{}, 1)
+	a := &agent{send: func(any) {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	}}
+	return m, a, woken
 }
