@@ -127,7 +127,7 @@ func (c *acpCmd) Run() error {
 		// stdin does: turns are cancelled and answered, then we exit.
 		_ = os.Stdin.Close()
 		cancel()
-	})
+	}, shutdownLimit, func() { stuckShutdown(logger) })
 	defer stopSignals()
 
 	opts.Interrupt = interrupt

@@ -124,6 +124,15 @@ func TestNPMLauncherRunsTheBinaryLikeTheBinary(t *testing.T) {
 		// with it, with the same status.
 		if err := waitExit(cmd, 20*time.Second); err != nil {
 			t.Errorf("launcher after SIGTERM: %v, want exit status 0 as corvid gives", err)
+			if alive(child) {
+				// Where corvid is: its goroutines go to the launcher's
+				// stderr, logged below (corvid logs its own after 10 s
+				// of a shutdown it began: here it may not have begun).
+				_ = syscall.Kill(child, syscall.SIGQUIT)
+				for end := time.Now().Add(5 * time.Second); alive(child) && time.Now().Before(end); {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
 		}
 		deadline := time.Now().Add(5 * time.Second)
 		for alive(child) && time.Now().Before(deadline) {
