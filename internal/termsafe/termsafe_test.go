@@ -2,6 +2,7 @@ package termsafe
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -154,4 +155,32 @@ func FuzzWriter(f *testing.F) {
 			t.Fatalf("%q in writes of %d: %q, want %q", s, size, out.String(), String(s))
 		}
 	})
+}
+
+// clean agrees with String byte for byte: it says clean exactly when
+// String changes nothing.
+func FuzzClean(f *testing.F) {
+	for _, s := range []string{"plain\n\ttext", "a\rb", "\x1b", "é—’", "\u202e", "\xff", "12345678\x01", "\u0085"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := clean([]byte(s)), String(s) == s; got != want {
+			t.Fatalf("clean(%q) = %v, String changes it: %v", s, got, !want)
+		}
+	})
+}
+
+// BenchmarkWriter10MB: run -p's answer to a terminal, 100-byte lines
+// in 4 KiB writes.
+func BenchmarkWriter10MB(b *testing.B) {
+	line := strings.Repeat("0123456789", 9) + "lorem ips\n"
+	chunk := []byte(strings.Repeat(line, 41))
+	b.SetBytes(int64(len(chunk)) * 2500)
+	for b.Loop() {
+		w := NewWriter(io.Discard)
+		for range 2500 {
+			_, _ = w.Write(chunk)
+		}
+		_ = w.Flush()
+	}
 }
