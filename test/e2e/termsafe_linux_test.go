@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,35 +23,42 @@ import (
 // got.
 func (p *printEnv) runOnTerminal(args ...string) []byte {
 	p.t.Helper()
+	return runOnTerminal(p.t, p.env, p.workspace, args...)
+}
+
+// runOnTerminal runs the built corvid with env, in dir, with args and its
+// stdout on a pseudo-terminal, and returns what the terminal got.
+func runOnTerminal(t *testing.T, env []string, dir string, args ...string) []byte {
+	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 	if err != nil {
-		p.t.Skipf("no pty: %v", err)
+		t.Skipf("no pty: %v", err)
 	}
 	defer master.Close()
 	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
 	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
 	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, testkit.BuildCorvid(p.t), args...)
-	cmd.Env, cmd.Dir, cmd.Stdout = p.env, p.workspace, slave
+	cmd := exec.CommandContext(ctx, testkit.BuildCorvid(t), args...)
+	cmd.Env, cmd.Dir, cmd.Stdout = env, dir, slave
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
 	slave.Close()
 	out, _ := io.ReadAll(master) // EIO once the last writer is gone
 	if err := cmd.Wait(); err != nil {
-		p.t.Fatalf("corvid %v on a terminal: %v\n%s", args, err, errb.String())
+		t.Fatalf("corvid %v on a terminal: %v\n%s", args, err, errb.String())
 	}
 	return out
 }
@@ -88,5 +96,40 @@ func TestPrintedTextOnATerminalShowsEscapesNotObeysThem(t *testing.T) {
 	}
 	if out, _, _ := p.run("", "sessions", "export", p.sessionIDs()[0]); !strings.Contains(out, "\x1b]52;c;") {
 		t.Errorf("sessions export into a pipe: %q, want the answer as stored", out)
+	}
+}
+
+// An out-of-band question (`corvid respond ID`) shows what it is about
+// (a write's content, as JSON), which the model wrote: on a terminal, a
+// C1 or bidirectional control in it is shown as its escape (JSON leaves
+// them raw: U+202E would reorder the line on a terminal that applies it).
+func TestRespondShowsTheQuestionsEscapesOnATerminal(t *testing.T) {
+	s := startCorvid(t, toolScript("write", map[string]any{"path": "run.sh", "content": "rm -rf ~/important \x1b[2K \u202e# sl \u009b2J\n"}), testkit.Options{NeverAnswer: true})
+	if _, rerr := s.Initialize(s.ctx, testkit.OldGasCity()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := s.NewSession(s.ctx, s.workspace)
+	p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "clean up"))
+	u, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+		return u.SessionUpdate == "agent_message_chunk" && strings.Contains(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"), "corvid respond ")
+	})
+	if err != nil {
+		t.Fatalf("no out-of-band question: %v", err)
+	}
+	id := regexp.MustCompile(`corvid respond (q\w+) allow`).FindStringSubmatch(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"))
+	if id == nil {
+		t.Fatalf("question names no request id: %s", u.Raw)
+	}
+	shown := string(runOnTerminal(t, s.Env(), s.workspace, "respond", id[1]))
+	if strings.ContainsAny(shown, "\x1b\u202e\u009b") || !strings.Contains(shown, `rm -rf ~/important \u001b[2K \u202e# sl \u009b2J`) {
+		t.Errorf("corvid respond %s on a terminal: %q, want the content with its escapes as text", id[1], shown)
+	}
+	cmd := exec.Command(testkit.BuildCorvid(t), "respond", id[1], "deny")
+	cmd.Env = s.Env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("corvid respond deny: %v\n%s", err, out)
+	}
+	if _, rerr := p.Wait(s.ctx); rerr != nil {
+		t.Fatal(rerr)
 	}
 }
