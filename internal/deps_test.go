@@ -50,6 +50,7 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/llm":            {"internal/usererr"},
 		"internal/acp":            {"internal/jsonstring"},
 		"internal/jsonstring":     {},
+		"internal/termsafe":       {},
 		"internal/store":          {"internal/store/retype"},
 		"internal/store/retype":   {},
 		"internal/store/pgdriver": {}, // imports nothing of corvid: cmd/corvid registers it with internal/store
@@ -76,12 +77,12 @@ func TestImportsPointDown(t *testing.T) {
 		"internal/stackstart": {},
 		"internal/fastrelay":  {},
 		"internal/acpserver":  {"internal/acp", "internal/agent", "internal/config", "internal/llm", "internal/tool", "internal/mcp", "internal/respond", "internal/usererr"},
-		"internal/print":      {"internal/agent", "internal/tool"},
+		"internal/print":      {"internal/agent", "internal/tool", "internal/termsafe"},
 		"internal/serve":      {"internal/respond", "internal/dashboard"},
 		"internal/dashboard":  {},
 		"internal/profile":    {"internal/config"},
 		// The TUI is an ACP client (DESIGN.md §9): the protocol only.
-		"internal/tui":     {"internal/acp", "internal/tuiargs"},
+		"internal/tui":     {"internal/acp", "internal/tuiargs", "internal/termsafe"},
 		"internal/tuiargs": {},
 	}
 	for name, ok := range allowed {
@@ -100,15 +101,16 @@ func TestImportsPointDown(t *testing.T) {
 
 // The TUI reaches the agent only through ACP, as an editor does: none of
 // its dependencies, direct or not, is a package of corvid's core (its own
-// flags and keys, internal/tuiargs, and acp's JSON string writer,
-// internal/jsonstring, import nothing).
+// flags and keys, internal/tuiargs, acp's JSON string writer,
+// internal/jsonstring, and the scrubbing of text for the terminal,
+// internal/termsafe, import nothing).
 func TestTUIIsAnACPClient(t *testing.T) {
 	p, ok := listPackages(t)["internal/tui"]
 	if !ok {
 		t.Fatal("package internal/tui does not exist any more; update this test")
 	}
 	for _, d := range p.Deps {
-		if dep, ours := strings.CutPrefix(d, mod); ours && dep != "internal/acp" && dep != "internal/tuiargs" && dep != "internal/jsonstring" {
+		if dep, ours := strings.CutPrefix(d, mod); ours && dep != "internal/acp" && dep != "internal/tuiargs" && dep != "internal/jsonstring" && dep != "internal/termsafe" {
 			t.Errorf("internal/tui depends on %s; it may reach the agent only through internal/acp", dep)
 		}
 	}

@@ -24,7 +24,9 @@ type respondCmd struct {
 }
 
 func (c *respondCmd) Run() error {
-	return runRespond(config.OSEnv{}, *c, time.Now(), os.Stdout, os.Stderr)
+	// A question shows the command or the diff it is about, which the
+	// model wrote: on a terminal, as text (toStdout).
+	return toStdout(func(w io.Writer) error { return runRespond(config.OSEnv{}, *c, time.Now(), w, os.Stderr) })
 }
 
 func runRespond(env config.Env, c respondCmd, now time.Time, stdout, stderr io.Writer) error {

@@ -145,6 +145,7 @@ func (c *runCmd) Run() error {
 		Continue: c.Continue,
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
+		Terminal: isTerminal(os.Stdout),
 		Progress: isTerminal(os.Stderr),
 	}
 	if tty != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/corvid-agent/corvid/internal/config"
 	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/store"
+	"github.com/corvid-agent/corvid/internal/termsafe"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -54,12 +55,35 @@ type sessionsRmCmd struct {
 	ID        string    `arg:"" help:"Session id, or a unique prefix of one (see corvid sessions list)."`
 }
 
-func (c *sessionsListCmd) Run() error { return runSessionsList(config.OSEnv{}, *c, os.Stdout) }
-func (c *sessionsShowCmd) Run() error { return runSessionsShow(config.OSEnv{}, *c, os.Stdout) }
-func (c *sessionsExportCmd) Run() error {
-	return runSessionsExport(config.OSEnv{}, *c, os.Stdout)
+func (c *sessionsListCmd) Run() error {
+	return toStdout(func(w io.Writer) error { return runSessionsList(config.OSEnv{}, *c, w) })
 }
-func (c *sessionsRmCmd) Run() error { return runSessionsRm(config.OSEnv{}, *c, os.Stdout) }
+func (c *sessionsShowCmd) Run() error {
+	return toStdout(func(w io.Writer) error { return runSessionsShow(config.OSEnv{}, *c, w) })
+}
+func (c *sessionsExportCmd) Run() error {
+	return toStdout(func(w io.Writer) error { return runSessionsExport(config.OSEnv{}, *c, w) })
+}
+func (c *sessionsRmCmd) Run() error {
+	return toStdout(func(w io.Writer) error { return runSessionsRm(config.OSEnv{}, *c, w) })
+}
+
+// toStdout runs write on stdout. On a terminal, what it writes goes with
+// its control characters as escapes (termsafe): a stored session holds
+// what a model, a file or a command wrote, and a title or an answer must
+// not move the cursor, set the title or write the clipboard there. Into
+// a pipe or a file it goes as stored.
+func toStdout(write func(io.Writer) error) error {
+	if !isTerminal(os.Stdout) {
+		return write(os.Stdout)
+	}
+	tw := termsafe.NewWriter(os.Stdout)
+	err := write(tw)
+	if ferr := tw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
 
 // sessionsDBPath is the store every corvid process of this user shares.
 func sessionsDBPath(env config.Env) string {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/termsafe"
 )
 
 // ttyAsker asks permission questions on a terminal (--ask): y allows once,
@@ -27,7 +28,7 @@ func ttyAsker(tty io.ReadWriter) func(context.Context, agent.ToolCall) (agent.An
 		if len(call.RawInput) > 0 && len(call.RawInput) < 300 {
 			detail = " " + string(call.RawInput)
 		}
-		fmt.Fprintf(tty, "corvid: allow %s?%s [y]es, [a]lways, [N]o: ", call.Title, detail)
+		fmt.Fprintf(tty, "corvid: allow %s?%s [y]es, [a]lways, [N]o: ", termsafe.String(call.Title), termsafe.String(detail))
 		line, err := in.ReadString('\n')
 		if err != nil && line == "" {
 			return agent.RejectOnce, nil

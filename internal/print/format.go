@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/termsafe"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
 
@@ -21,9 +22,13 @@ type writer interface {
 	fail(sessionID string, err error, stderr io.Writer) int
 }
 
-func newWriter(format string, w io.Writer) (writer, error) {
+func newWriter(format string, w io.Writer, terminal bool) (writer, error) {
 	switch format {
 	case FormatText:
+		if terminal {
+			tw := termsafe.NewWriter(w)
+			return &textWriter{w: tw, flush: tw.Flush}, nil
+		}
 		return &textWriter{w: w}, nil
 	case FormatJSON:
 		return &jsonWriter{w: w}, nil
@@ -35,8 +40,9 @@ func newWriter(format string, w io.Writer) (writer, error) {
 
 // textWriter streams the answer's text and nothing else.
 type textWriter struct {
-	w    io.Writer
-	last byte
+	w     io.Writer
+	last  byte
+	flush func() error // what termsafe holds back, written at the end
 }
 
 func (t *textWriter) start(string) {}
@@ -59,6 +65,9 @@ func (t *textWriter) event(ev agent.Event) {
 func (t *textWriter) finish(string, string, bool) {
 	if t.last != 0 && t.last != '\n' {
 		_, _ = io.WriteString(t.w, "\n")
+	}
+	if t.flush != nil {
+		_ = t.flush()
 	}
 }
 

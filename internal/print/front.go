@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/corvid-agent/corvid/internal/agent"
+	"github.com/corvid-agent/corvid/internal/termsafe"
 )
 
 // front is the session's front end: events go to the writer, tool calls to
@@ -36,7 +37,7 @@ func (f *front) Emit(ev agent.Event) {
 	if tc.Title != "" {
 		f.titles[tc.ID] = tc.Title
 	}
-	title := f.titles[tc.ID]
+	title := termsafe.String(f.titles[tc.ID]) // stderr is a terminal
 	switch {
 	case ev.Kind == agent.EventToolCall:
 		fmt.Fprintf(f.stderr, "· %s\n", title)
@@ -57,6 +58,6 @@ func (f *front) RequestPermission(ctx context.Context, call agent.ToolCall) (age
 		name = "TOOL"
 	}
 	reason := fmt.Sprintf("corvid is running non-interactively, so %q was not run (it needs approval). To allow it, rerun with --allow %s, add %q to allow in the [permissions] section of the config, or rerun with --yolo to allow every tool call.", call.Title, name, name)
-	fmt.Fprintf(f.stderr, "corvid: refused %s: rerun with --allow %s (or --yolo) to allow it\n", call.Title, name)
+	fmt.Fprintf(f.stderr, "corvid: refused %s: rerun with --allow %s (or --yolo) to allow it\n", termsafe.String(call.Title), name)
 	return agent.RejectOnce, &agent.Refusal{Reason: reason}
 }

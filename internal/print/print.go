@@ -43,6 +43,12 @@ type Options struct {
 	Continue bool
 	Stdout   io.Writer
 	Stderr   io.Writer
+	// Terminal says Stdout is a terminal: the text format's answer is
+	// then written with its control characters as escapes (termsafe), so
+	// that text an untrusted repository chose is shown, not obeyed, as ls
+	// shows a file name. Into a pipe or a file it goes as the model wrote
+	// it.
+	Terminal bool
 	// Progress writes a line on Stderr for each tool call (when stderr is a
 	// terminal).
 	Progress bool
@@ -57,7 +63,7 @@ func Run(ctx context.Context, o Options) int {
 	if o.Format == "" {
 		o.Format = FormatText
 	}
-	out, err := newWriter(o.Format, o.Stdout)
+	out, err := newWriter(o.Format, o.Stdout, o.Terminal)
 	if err != nil {
 		fmt.Fprintln(o.Stderr, "corvid:", err)
 		return ExitUsage

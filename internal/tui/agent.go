@@ -97,7 +97,7 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 		a.waitErr = cmd.Wait()
 		close(a.exited)
 		<-a.served
-		send(agentGoneMsg{ag: a, err: a.waitErr, stderr: a.stderr.String()})
+		send(agentGoneMsg{ag: a, err: a.waitErr, stderr: scrubText(a.stderr.String())})
 	}()
 	return a, nil
 }
@@ -107,6 +107,7 @@ func (a *agent) HandleNotification(_ context.Context, method string, params json
 	if method != "session/update" {
 		return
 	}
+	params = scrubJSON(params) // scrub.go: what reaches the terminal
 	// Most chunks of a fast stream join the run queued last: that is
 	// done on the params as they are, allocating nothing.
 	q, quick := scanChunk(params)
@@ -236,6 +237,7 @@ func (a *agent) endRun() {
 // session/request_permission and elicitation/create (form mode), which
 // wait for the user's answer.
 func (a *agent) HandleRequest(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	params = scrubJSON(params)
 	if method == "elicitation/create" { // formkeys.go
 		return a.elicit(ctx, params)
 	}
@@ -274,7 +276,17 @@ func (a *agent) HandleRequest(ctx context.Context, method string, params json.Ra
 
 // call makes a request of the agent.
 func (a *agent) call(ctx context.Context, method string, params, result any) error {
-	return a.conn.Call(ctx, method, params, result)
+	var raw json.RawMessage
+	if err := a.conn.Call(ctx, method, params, &raw); err != nil {
+		return scrubError(err)
+	}
+	if result == nil || len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(scrubJSON(raw), result); err != nil {
+		return fmt.Errorf("decode %s result: %w", method, err)
+	}
+	return nil
 }
 
 // close ends the session as an editor does: stdin closes, the agent

@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corvid-agent/corvid/internal/testkit"
+)
+
+// runOnTerminal runs the built corvid with args and its stdout on a
+// pseudo-terminal (stderr, stdin: none), and returns what the terminal
+// got.
+func (p *printEnv) runOnTerminal(args ...string) []byte {
+	p.t.Helper()
+	return runOnTerminal(p.t, p.env, p.workspace, args...)
+}
+
+// runOnTerminal runs the built corvid with env, in dir, with args and its
+// stdout on a pseudo-terminal, and returns what the terminal got.
+func runOnTerminal(t *testing.T, env []string, dir string, args ...string) []byte {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer master.Close()
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testkit.BuildCorvid(t), args...)
+	cmd.Env, cmd.Dir, cmd.Stdout = env, dir, slave
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	out, _ := io.ReadAll(master) // EIO once the last writer is gone
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("corvid %v on a terminal: %v\n%s", args, err, errb.String())
+	}
+	return out
+}
+
+// An answer, a prompt or a title that an untrusted repository chose is
+// printed to a terminal with its escape sequences shown, not obeyed (the
+// clipboard, the title, the screen), as ls shows a file name; into a pipe
+// it goes as the model wrote it, for the script that reads it.
+func TestPrintedTextOnATerminalShowsEscapesNotObeysThem(t *testing.T) {
+	answer := "See \x1b]52;c;cm0gLXJmIH4K\x07 and \x1b[2J\u202eevil\r\ndone"
+	p := newPrintEnv(t, text(answer, 7)) // chunks cut through the sequences
+	prompt := "go \x1b]2;pwned\x07"
+
+	raw, errOut, code := p.run("", "run", "-p", prompt, "-m", "script:"+p.script)
+	if code != 0 || !strings.Contains(raw, answer) {
+		t.Fatalf("into a pipe: %d %q (%s), want the answer as written", code, raw, errOut)
+	}
+
+	shown := string(p.runOnTerminal("run", "-p", prompt, "-m", "script:"+p.script))
+	if strings.ContainsAny(shown, "\x1b\u202e") {
+		t.Errorf("on a terminal, run -p wrote a control: %q", shown)
+	}
+	if want := `See \x1b]52;c;cm0gLXJmIH4K\x07 and \x1b[2J\u202eevil` + "\r\ndone"; !strings.Contains(shown, want) {
+		t.Errorf("on a terminal, run -p wrote %q, want %q", shown, want)
+	}
+
+	for _, args := range [][]string{{"sessions", "list"}, {"sessions", "show", p.sessionIDs()[0]}, {"sessions", "export", p.sessionIDs()[0]}} {
+		out := string(p.runOnTerminal(args...))
+		if strings.ContainsAny(out, "\x1b\u202e") {
+			t.Errorf("corvid %s on a terminal wrote a control: %q", strings.Join(args, " "), out)
+		}
+		if !strings.Contains(out, `\x1b]2;pwned\x07`) {
+			t.Errorf("corvid %s on a terminal does not show the prompt's escape: %q", strings.Join(args, " "), out)
+		}
+	}
+	if out, _, _ := p.run("", "sessions", "export", p.sessionIDs()[0]); !strings.Contains(out, "\x1b]52;c;") {
+		t.Errorf("sessions export into a pipe: %q, want the answer as stored", out)
+	}
+}
+
+// An out-of-band question (`corvid respond ID`) shows what it is about
+// (a write's content, as JSON), which the model wrote: on a terminal, a
+// C1 or bidirectional control in it is shown as its escape (JSON leaves
+// them raw: U+202E would reorder the line on a terminal that applies it).
+func TestRespondShowsTheQuestionsEscapesOnATerminal(t *testing.T) {
+	s := startCorvid(t, toolScript("write", map[string]any{"path": "run.sh", "content": "rm -rf ~/important \x1b[2K \u202e# sl \u009b2J\n"}), testkit.Options{NeverAnswer: true})
+	if _, rerr := s.Initialize(s.ctx, testkit.OldGasCity()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := s.NewSession(s.ctx, s.workspace)
+	p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "clean up"))
+	u, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+		return u.SessionUpdate == "agent_message_chunk" && strings.Contains(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"), "corvid respond ")
+	})
+	if err != nil {
+		t.Fatalf("no out-of-band question: %v", err)
+	}
+	id := regexp.MustCompile(`corvid respond (q\w+) allow`).FindStringSubmatch(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"))
+	if id == nil {
+		t.Fatalf("question names no request id: %s", u.Raw)
+	}
+	shown := string(runOnTerminal(t, s.Env(), s.workspace, "respond", id[1]))
+	if strings.ContainsAny(shown, "\x1b\u202e\u009b") || !strings.Contains(shown, `rm -rf ~/important \u001b[2K \u202e# sl \u009b2J`) {
+		t.Errorf("corvid respond %s on a terminal: %q, want the content with its escapes as text", id[1], shown)
+	}
+	cmd := exec.Command(testkit.BuildCorvid(t), "respond", id[1], "deny")
+	cmd.Env = s.Env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("corvid respond deny: %v\n%s", err, out)
+	}
+	if _, rerr := p.Wait(s.ctx); rerr != nil {
+		t.Fatal(rerr)
+	}
+}

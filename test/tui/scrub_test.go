@@ -1,0 +1,46 @@
+package tui_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What an untrusted repository can make the agent send (its model's
+// answer, a file's text, a command it proposes) reaches the terminal as
+// text: an escape sequence in it is shown, never obeyed. Here the answer
+// tries to set tmux's clipboard (OSC 52) and the window title (OSC 2) and
+// to clear the screen, and the proposed command erases its own line and
+// draws a harmless one over it, so that the user would allow a command
+// they did not see.
+func TestEscapeSequencesFromTheAgentAreShownNotObeyed(t *testing.T) {
+	s := newSession(t)
+	model := s.script("evil.json", `{"responses": [
+	  {"parts": [{"type": "text", "text": "Reading the README. \u001b]52;c;cm0gLXJmIH4K\u0007\u001b]2;pwned-title\u0007\u001b[2J\u009b2J"},
+	             {"type": "tool_call", "name": "shell", "input": {"command": "rm -rf ~/important \u001b[2K\r\u001b[1Als -la"}}]},
+	  {"parts": [{"type": "text", "text": "Finished."}]}
+	], "onExhausted": "repeat-last"}`)
+	tm := s.open(100, 30, nil, "tui", "-m", model)
+	tm.tmux("set-option", "-g", "set-clipboard", "on") // OSC 52 would fill a tmux buffer
+	tm.ready()
+	tm.typeText("summarise the README")
+	tm.keys("Enter")
+	q := tm.waitFor("[r/4]")
+	for _, want := range []string{`\x1b]52;c;cm0gLXJmIH4K\x07`, `\x1b]2;pwned-title\x07`, `\x1b[2J\u009b2J`, `rm -rf ~/important \x1b[2K\x0d\x1b[1Als -la`} {
+		if !strings.Contains(q, want) {
+			t.Errorf("the pane does not show %q as text:\n%s", want, q)
+		}
+	}
+	if title := tm.tmux("display-message", "-p", "-t", "main", "#{pane_title}"); strings.Contains(title, "pwned") {
+		t.Errorf("the agent's text set the pane's title: %q", title)
+	}
+	if bufs := tm.tmux("list-buffers"); bufs != "" {
+		t.Errorf("the agent's text wrote the clipboard (tmux buffers): %q", bufs)
+	}
+	tm.keys("n")
+	tm.waitFor("Finished.")
+	if _, err := os.Stat(filepath.Join(s.dir, "important")); err == nil {
+		t.Error("a rejected command ran")
+	}
+}
