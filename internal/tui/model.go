@@ -362,7 +362,9 @@ func (m *model) prompt(text string, imgs ...clipImage) tea.Cmd {
 		m.printLines("") // fresh: the blank line above is on the screen already
 	}
 	m.fresh = false
-	lines := strings.Split(text, "\n")
+	// Shown, not obeyed: a file name picked with @ is the repository's,
+	// and a paste may come from anywhere (scrub.go). What is sent is text.
+	lines := strings.Split(scrubText(text), "\n")
 	shown := lines
 	if len(lines) > pasteFoldLines {
 		shown = append(append([]string{}, lines[:3]...), fmt.Sprintf("… %d more lines", len(lines)-3))

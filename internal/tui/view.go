@@ -96,7 +96,7 @@ func (m *model) bottom(w int) []string {
 			if i == m.finder.sel {
 				mark = m.th.accent.Render("› ")
 			}
-			bottom = append(bottom, ansi.Truncate(mark+"@"+f, w, "…"))
+			bottom = append(bottom, ansi.Truncate(mark+"@"+scrubText(f), w, "…")) // the repository's names
 		}
 	default:
 		if c := m.completions(); len(c) > 0 {

@@ -44,3 +44,26 @@ func TestEscapeSequencesFromTheAgentAreShownNotObeyed(t *testing.T) {
 		t.Error("a rejected command ran")
 	}
 }
+
+// A repository's file name is the repository's text too: picked with @,
+// it is shown in the finder and in the prompt's echo with its escape
+// sequence as text, and the terminal's title stays.
+func TestAFileNamesEscapesAreShownNotObeyed(t *testing.T) {
+	s := newSession(t)
+	model := s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Seen."}]}]}`)
+	name := "zz\x1b]2;pwned-name\x07.txt"
+	must(t, os.WriteFile(filepath.Join(s.dir, name), []byte("x\n"), 0o644))
+	tm := s.open(100, 24, nil, "tui", "-m", model)
+	tm.ready()
+	tm.typeText("look at @zz")
+	tm.waitFor(`@zz\x1b]2;pwned-name\x07.txt`)
+	tm.keys("Tab")
+	tm.keys("Enter")
+	out := tm.waitFor("Seen.")
+	if !strings.Contains(out, `› look at @zz\x1b]2;pwned-name\x07.txt`) {
+		t.Errorf("the prompt's echo does not show the name's escape:\n%s", out)
+	}
+	if title := tm.tmux("display-message", "-p", "-t", "main", "#{pane_title}"); strings.Contains(title, "pwned") {
+		t.Errorf("a file name set the pane's title: %q", title)
+	}
+}
