@@ -4,16 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"os/exec"
-	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
 )
@@ -30,22 +24,7 @@ func (p *printEnv) runOnTerminal(args ...string) []byte {
 // stdout on a pseudo-terminal, and returns what the terminal got.
 func runOnTerminal(t *testing.T, env []string, dir string, args ...string) []byte {
 	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer master.Close()
-	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	master, slave := openPTY(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, testkit.BuildCorvid(t), args...)
@@ -55,8 +34,8 @@ func runOnTerminal(t *testing.T, env []string, dir string, args ...string) []byt
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	slave.Close()
-	out, _ := io.ReadAll(master) // EIO once the last writer is gone
+	slave.Close() // the master reads EIO once corvid, the last writer, is gone
+	out, _ := io.ReadAll(master)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("corvid %v on a terminal: %v\n%s", args, err, errb.String())
 	}
@@ -108,23 +87,12 @@ func TestRespondShowsTheQuestionsEscapesOnATerminal(t *testing.T) {
 	if _, rerr := s.Initialize(s.ctx, testkit.OldGasCity()); rerr != nil {
 		t.Fatal(rerr)
 	}
-	sid := s.NewSession(s.ctx, s.workspace)
-	p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "clean up"))
-	u, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
-		return u.SessionUpdate == "agent_message_chunk" && strings.Contains(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"), "corvid respond ")
-	})
-	if err != nil {
-		t.Fatalf("no out-of-band question: %v", err)
-	}
-	id := regexp.MustCompile(`corvid respond (q\w+) allow`).FindStringSubmatch(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"))
-	if id == nil {
-		t.Fatalf("question names no request id: %s", u.Raw)
-	}
-	shown := string(runOnTerminal(t, s.Env(), s.workspace, "respond", id[1]))
+	p, qid := askedOutOfBand(t, s, "clean up")
+	shown := string(runOnTerminal(t, s.Env(), s.workspace, "respond", qid))
 	if strings.ContainsAny(shown, "\x1b\u202e\u009b") || !strings.Contains(shown, `rm -rf ~/important \u001b[2K \u202e# sl \u009b2J`) {
-		t.Errorf("corvid respond %s on a terminal: %q, want the content with its escapes as text", id[1], shown)
+		t.Errorf("corvid respond %s on a terminal: %q, want the content with its escapes as text", qid, shown)
 	}
-	cmd := exec.Command(testkit.BuildCorvid(t), "respond", id[1], "deny")
+	cmd := exec.Command(testkit.BuildCorvid(t), "respond", qid, "deny")
 	cmd.Env = s.Env()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("corvid respond deny: %v\n%s", err, out)

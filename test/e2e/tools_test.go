@@ -67,19 +67,8 @@ func TestOldGasCityIsAskedOutOfBandAndAnsweredByRespond(t *testing.T) {
 			if _, rerr := s.Initialize(s.ctx, testkit.OldGasCity()); rerr != nil {
 				t.Fatal(rerr)
 			}
-			sid := s.NewSession(s.ctx, s.workspace)
 			// The kit fails the test if corvid sends session/request_permission to this host.
-			p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, "write"))
-			u, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
-				return u.SessionUpdate == "agent_message_chunk" && strings.Contains(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"), "corvid respond ")
-			})
-			if err != nil {
-				t.Fatalf("no out-of-band question: %v", err)
-			}
-			id := regexp.MustCompile(`corvid respond (q\w+) allow`).FindStringSubmatch(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"))
-			if id == nil {
-				t.Fatalf("question names no request id: %s", u.Raw)
-			}
+			p, qid := askedOutOfBand(t, s, "write")
 			// The turn stays open while the question waits: a later request is
 			// answered while the prompt is not.
 			s.stillUsable(t)
@@ -88,7 +77,7 @@ func TestOldGasCityIsAskedOutOfBandAndAnsweredByRespond(t *testing.T) {
 					t.Fatalf("the prompt ended before the question was answered: %s", l.Text)
 				}
 			}
-			cmd := exec.Command(testkit.BuildCorvid(t), "respond", id[1], tc.answer)
+			cmd := exec.Command(testkit.BuildCorvid(t), "respond", qid, tc.answer)
 			cmd.Env = s.Env()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("corvid respond: %v\n%s", err, out)
@@ -102,6 +91,27 @@ func TestOldGasCityIsAskedOutOfBandAndAnsweredByRespond(t *testing.T) {
 			}
 		})
 	}
+}
+
+// askedOutOfBand opens a session on s (initialized as a host that cannot
+// answer session/request_permission), sends prompt, and waits for the
+// question corvid writes as message text; it returns the prompt's call and
+// the question's id for `corvid respond`.
+func askedOutOfBand(t *testing.T, s *session, prompt string) (*testkit.Pending, string) {
+	t.Helper()
+	sid := s.NewSession(s.ctx, s.workspace)
+	p := s.CallAsync("session/prompt", testkit.TextPrompt(sid, prompt))
+	u, err := s.WaitUpdate(s.ctx, func(u testkit.Update) bool {
+		return u.SessionUpdate == "agent_message_chunk" && strings.Contains(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"), "corvid respond ")
+	})
+	if err != nil {
+		t.Fatalf("no out-of-band question: %v", err)
+	}
+	id := regexp.MustCompile(`corvid respond (q\w+) allow`).FindStringSubmatch(testkit.TextOf([]testkit.Update{u}, "agent_message_chunk"))
+	if id == nil {
+		t.Fatalf("question names no request id: %s", u.Raw)
+	}
+	return p, id[1]
 }
 
 func TestOperatorFlagsApproveWithoutAsking(t *testing.T) {
