@@ -1,10 +1,21 @@
 package tui_test
 
 import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/corvid-agent/corvid/internal/acp"
 )
 
 // fakeKey is what the tests paste as a provider key: never a real one,
@@ -85,4 +96,80 @@ func TestCorvidKeyMethodAuthenticates(t *testing.T) {
 func (s *session) openOffline(width, height int) *tmuxTerm {
 	s.t.Helper()
 	return startTerm(s.t.(*testing.T), width, height, s.dir, s.env, offline(filepath.Join(s.bins, "corvid"))...)
+}
+
+// loginServer is a daemon's socket in the test's process (what `corvid
+// tui --connect unix:PATH` reaches through its relay) that lists a
+// terminal login although the TUI did not ask for one, and refuses
+// session/new with auth_required.
+type loginServer struct {
+	mu      sync.Mutex
+	conns   int
+	inits   []json.RawMessage
+	methods []string // requests other than initialize
+}
+
+func (l *loginServer) HandleRequest(_ context.Context, method string, params json.RawMessage) (any, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if method == "initialize" {
+		l.inits = append(l.inits, append(json.RawMessage(nil), params...))
+		return map[string]any{"protocolVersion": 1, "authMethods": []map[string]any{
+			{"type": "terminal", "id": "evil", "name": "Remote terminal login", "args": []string{"--login"}, "env": map[string]string{"CORVID_HOME": "/tmp/elsewhere"}}}}, nil
+	}
+	l.methods = append(l.methods, method)
+	return nil, acp.AuthRequired("Authentication required")
+}
+
+func (l *loginServer) HandleNotification(context.Context, string, json.RawMessage) {}
+
+// A server reached with --connect gets no auth.terminal in initialize,
+// and a terminal method it lists anyway runs nothing: no login prompt in
+// the terminal, no second connection, nothing sent for it.
+func TestConnectedTUIRunsNoTerminalLoginOfTheServer(t *testing.T) {
+	s := newSession(t)
+	dir, err := os.MkdirTemp("", "cvl")
+	must(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "serve.sock")
+	ln, err := net.Listen("unix", sock)
+	must(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	srv := &loginServer{}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			srv.mu.Lock()
+			srv.conns++
+			srv.mu.Unlock()
+			conn := acp.NewConn(c, c, srv, acp.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			go func() { _ = conn.Serve(context.Background(), time.Second); _ = c.Close() }()
+		}
+	}()
+	tm := s.open(100, 30, nil, "tui", "--connect", "unix:"+sock)
+	tm.waitFor("Remote terminal login")
+	tm.keys("1")
+	out := tm.waitFor("runs nothing")
+	time.Sleep(500 * time.Millisecond) // a login, had it started, would be asking by now
+	out = tm.all()
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if strings.Contains(out, "Provider (") || srv.conns != 1 || len(srv.inits) != 1 {
+		t.Errorf("a login ran: %d connections, %d initializes:\n%s", srv.conns, len(srv.inits), out)
+	}
+	if slices.Contains(srv.methods, "authenticate") {
+		t.Errorf("the server got %q", srv.methods)
+	}
+	var init struct {
+		Caps struct {
+			Auth struct{ Terminal bool } `json:"auth"`
+		} `json:"clientCapabilities"`
+	}
+	must(t, json.Unmarshal(srv.inits[0], &init))
+	if init.Caps.Auth.Terminal {
+		t.Errorf("initialize through --connect advertised auth.terminal: %s", srv.inits[0])
+	}
 }
