@@ -235,6 +235,15 @@ func TestLocalTerminalLoginRunsInTheTerminal(t *testing.T) {
 	if m.ag != ag || !strings.Contains(out, "failed: exit status 1") || !strings.Contains(out, "• Log in with an API key: run corvid --login") {
 		t.Errorf("after a failed login (agent replaced: %v):\n%s", m.ag != ag, out)
 	}
+	// A picker opened for an agent since replaced sends nothing to either.
+	m.in.set("/login")
+	drive(t, m, m.submit())
+	other := &authAgent{methods: json.RawMessage(corvidLikeMethods), ok: "env:TEST_KEY"}
+	m.ag = pipeAgent(t, other, true, "corvid", "acp")
+	pressKey(t, m, digit('2'))
+	if a, b := fa.authenticated(), other.authenticated(); len(a)+len(b) != 0 || !strings.Contains(strings.Join(m.printed(), "\n"), "started again") {
+		t.Errorf("a stale picker authenticated: %q %q", a, b)
+	}
 }
 
 // The method's env goes over the agent's environment.
