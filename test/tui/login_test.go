@@ -173,3 +173,45 @@ func TestConnectedTUIRunsNoTerminalLoginOfTheServer(t *testing.T) {
 		t.Errorf("initialize through --connect advertised auth.terminal: %s", srv.inits[0])
 	}
 }
+
+// corvid tui -- node sdk-agent.mjs, an agent on the official TypeScript
+// SDK's agent side that wants a login (SDK_AGENT_TOKEN_FILE): the SDK
+// takes the TUI's initialize (auth.terminal) and offers its terminal
+// method; picking it runs `node sdk-agent.mjs --login` in the terminal
+// with the method's env, and after its exit 0 the agent is started again
+// and the session opens. Its agent method goes through authenticate: the
+// SDK agent's reason is shown while the token is missing, and once it is
+// written /login opens the session.
+func TestSDKAgentLoginsInTheTerminalAndThroughAuthenticate(t *testing.T) {
+	dir := agentsDir(t)
+	s := newSession(t)
+	token := filepath.Join(t.TempDir(), "token")
+	tm := s.open(100, 30, []string{"SDK_AGENT_TOKEN_FILE=" + token}, "tui", "--", "node", filepath.Join(dir, "sdk-agent.mjs"))
+	tm.waitFor("Log in to the SDK agent")
+	tm.keys("1")
+	tm.waitFor("SDK agent token:")
+	tm.typeText("tok-1")
+	tm.keys("Enter")
+	tm.ready()
+	b, err := os.ReadFile(token)
+	if err != nil || string(b) != "tok-1\nset-by-the-method\n" {
+		t.Errorf("the terminal login wrote %q, %v; want the token and the method's env", b, err)
+	}
+	tm.keys("C-d")
+	tm.waitFor("EXIT=0")
+
+	token2 := filepath.Join(t.TempDir(), "token")
+	tm = s.open(100, 30, []string{"SDK_AGENT_TOKEN_FILE=" + token2}, "tui", "--", "node", filepath.Join(dir, "sdk-agent.mjs"))
+	tm.waitFor("SDK token file")
+	tm.keys("2")
+	tm.waitFor("the SDK agent's token file is empty")
+	must(t, os.WriteFile(token2, []byte("tok-2\n"), 0o600))
+	tm.typeText("/login")
+	tm.keys("Enter")
+	tm.waitUntil("the picker again", func(string) bool { return strings.Contains(tm.screen(), "SDK token file") })
+	tm.keys("2")
+	tm.ready()
+	tm.waitFor("SDK token file: logged in")
+	tm.keys("C-d")
+	tm.waitFor("EXIT=0")
+}
