@@ -27,16 +27,15 @@ type agent struct {
 	served  chan struct{} // closed when the connection ended
 	exited  chan struct{} // closed when the process was reaped
 	waitErr error
-	// authMethods are what initialize offered (login.go), under initMu
-	// while it runs; the UI reads them through logins.
-	authMethods []authMethod
-	argv        []string // the agent's command
+	argv    []string // the agent's command
 	// termAuth says initialize advertises terminal login (auth.terminal):
 	// the TUI started the agent itself and can run its command again in
 	// the terminal. Never for a relay to the daemon (--connect).
-	termAuth    bool
+	termAuth bool
+	// authMethods are the login methods initialize offered (login.go),
+	// read through logins.
 	authMu      sync.Mutex
-	authOffered []authMethod // authMethods once initialize answered, for the UI
+	authMethods []authMethod
 	initMu      sync.Mutex
 	initialized bool       // initialize succeeded
 	caps        promptCaps // what prompts may carry (attach.go); under initMu

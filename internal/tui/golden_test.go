@@ -110,7 +110,7 @@ func TestGoldenComponents(t *testing.T) {
 		"loginpicker": func(th *theme, w int) []string {
 			m := newModel(Options{}, th)
 			m.width = w
-			m.ag = &agent{termAuth: true, argv: []string{"corvid", "acp"}, authOffered: parseAuthMethods(json.RawMessage(corvidLikeMethods))}
+			m.ag = &agent{termAuth: true, argv: []string{"corvid", "acp"}, authMethods: parseAuthMethods(json.RawMessage(corvidLikeMethods))}
 			m.openLoginPicker()
 			m.picker.sel = 1
 			return renderPicker(th, m.picker, w)

@@ -53,7 +53,7 @@ type authDoneMsg struct {
 func (a *agent) logins() []authMethod {
 	a.authMu.Lock()
 	defer a.authMu.Unlock()
-	return a.authOffered
+	return a.authMethods
 }
 
 // loginMsg handles the end of a login.

@@ -48,13 +48,13 @@ func (m *model) sessionOpener(cont bool, resume string) func() sessionMsg {
 			var resp acp.LoadSessionResponse
 			err := ag.call(ctx, "session/load", acp.LoadSessionRequest{SessionID: resume, Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp)
 			if err != nil {
-				return sessionMsg{err: sessionError("session/load "+resume, err, ag.authMethods, ag.argv)}
+				return sessionMsg{err: sessionError("session/load "+resume, err, ag.logins(), ag.argv)}
 			}
 			return sessionMsg{id: resume, modes: resp.Modes, config: resp.ConfigOptions, loaded: true}
 		}
 		var resp acp.NewSessionResponse
 		if err := ag.call(ctx, "session/new", acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp); err != nil {
-			return sessionMsg{err: sessionError("session/new", err, ag.authMethods, ag.argv)}
+			return sessionMsg{err: sessionError("session/new", err, ag.logins(), ag.argv)}
 		}
 		return sessionMsg{id: resp.SessionID, modes: resp.Modes, config: resp.ConfigOptions}
 	}
@@ -199,9 +199,9 @@ func (a *agent) initialize(ctx context.Context) error {
 	if err := a.call(ctx, "initialize", req, &init); err != nil {
 		return fmt.Errorf("initialize: %s", rpcMessage(err))
 	}
-	a.authMethods, a.initialized = parseAuthMethods(init.AuthMethods), true
+	a.initialized = true
 	a.authMu.Lock()
-	a.authOffered = a.authMethods
+	a.authMethods = parseAuthMethods(init.AuthMethods)
 	a.authMu.Unlock()
 	a.setPromptCaps(init.Caps.Prompt)
 	return nil
