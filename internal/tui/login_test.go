@@ -54,10 +54,13 @@ func (f *authAgent) HandleRequest(_ context.Context, method string, params json.
 		}
 		f.authed = true
 		return map[string]any{}, nil
-	case "session/new":
+	case "session/new", "session/load":
 		f.calls = append(f.calls, method)
 		if !f.authed {
 			return nil, acp.AuthRequired("Authentication required")
+		}
+		if method == "session/load" {
+			return map[string]any{}, nil
 		}
 		return map[string]any{"sessionId": "sess_1"}, nil
 	}
@@ -371,5 +374,26 @@ func TestInitializeAdvertisesTerminalLoginOnlyForALocalAgent(t *testing.T) {
 		if got := f.Params.Caps.Auth != nil && f.Params.Caps.Auth.Terminal; got != c.want {
 			t.Errorf("endpoint %q: auth.terminal = %v; want %v (%s)", c.endpoint, got, c.want, b)
 		}
+	}
+}
+
+// A session/load refused with auth_required (corvid tui -r ID) opens the
+// picker too; Esc closes it, runs nothing, and the hints stay printed.
+func TestEscClosesTheLoginPickerOfALoad(t *testing.T) {
+	fa := &authAgent{methods: json.RawMessage(corvidLikeMethods), ok: "env:TEST_KEY"}
+	m := loginModel(pipeAgent(t, fa, true, "corvid", "acp"), "")
+	drive(t, m, m.openSession(false, "sess_old"))
+	if m.picker == nil || m.picker.title != "Log in" {
+		t.Fatalf("a load refused with auth_required opened no login picker; printed %q", m.printed())
+	}
+	out := strings.Join(m.printed(), "\n")
+	if !strings.Contains(out, "session/load") && !strings.Contains(out, "needs a login") {
+		t.Errorf("printed:\n%s", out)
+	}
+	if execs := pressKey(t, m, tea.KeyPressMsg{Code: tea.KeyEscape}); execs != 0 || m.picker != nil {
+		t.Fatalf("Esc: %d processes run, picker open %v", execs, m.picker != nil)
+	}
+	if !strings.Contains(out, "• Test API key (TEST_KEY): Set TEST_KEY") || len(fa.authenticated()) != 0 {
+		t.Errorf("the hints %q, authenticate %q", out, fa.authenticated())
 	}
 }
