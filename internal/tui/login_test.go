@@ -100,7 +100,7 @@ func pipeAgent(t *testing.T, h acp.Handler, termAuth bool, argv ...string) *agen
 
 // loginModel is a model on ag whose session has not opened yet.
 func loginModel(ag *agent, endpoint string) *model {
-	m := newModel(Options{Endpoint: endpoint, Cwd: "/work"}, newTheme(true, false))
+	m := newModel(Options{Endpoint: endpoint, Cwd: "/project"}, newTheme(true, false))
 	m.width, m.height, m.ag = 80, 24, ag
 	return m
 }
