@@ -27,9 +27,15 @@ type agent struct {
 	served  chan struct{} // closed when the connection ended
 	exited  chan struct{} // closed when the process was reaped
 	waitErr error
-	// authMethods are what initialize offered, for a login hint.
+	argv    []string // the agent's command
+	// termAuth says initialize advertises terminal login (auth.terminal):
+	// the TUI started the agent itself and can run its command again in
+	// the terminal. Never for a relay to the daemon (--connect).
+	termAuth bool
+	// authMethods are the login methods initialize offered (login.go),
+	// read through logins.
+	authMu      sync.Mutex
 	authMethods []authMethod
-	argv        []string // the agent's command
 	initMu      sync.Mutex
 	initialized bool       // initialize succeeded
 	caps        promptCaps // what prompts may carry (attach.go); under initMu
@@ -64,7 +70,8 @@ type agent struct {
 
 // startAgent runs argv as the agent with stdio pipes and serves the
 // connection. send receives updateMsg, permissionMsg and agentGoneMsg.
-func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
+// termAuth: the TUI can run argv in the terminal for a login (login.go).
+func startAgent(argv []string, dir string, send func(any), termAuth bool) (*agent, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	stdin, err := cmd.StdinPipe()
@@ -75,7 +82,7 @@ func startAgent(argv []string, dir string, send func(any)) (*agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent{cmd: cmd, argv: argv, stdin: stdin, send: send, stderr: &tailBuffer{max: 16 << 10},
+	a := &agent{cmd: cmd, argv: argv, termAuth: termAuth, stdin: stdin, send: send, stderr: &tailBuffer{max: 16 << 10},
 		served: make(chan struct{}), exited: make(chan struct{})}
 	// The agent's logs would tear the screen: keep their tail to show if
 	// it dies.

@@ -66,7 +66,7 @@ func (m *model) reconnect() tea.Cmd {
 	if m.quitting {
 		return nil
 	}
-	ag, err := startAgent(m.opts.Agent, m.opts.Cwd, m.send)
+	ag, err := startAgent(m.opts.Agent, m.opts.Cwd, m.send, false) // a relay: no terminal login
 	if err != nil {
 		return m.connectionLost(agentGoneMsg{err: err})
 	}

@@ -105,6 +105,16 @@ func TestGoldenComponents(t *testing.T) {
 			}
 			return out
 		},
+		// corvid's login methods, as its initialize offers them to a TUI
+		// that started it (loginpick.go); the second selected.
+		"loginpicker": func(th *theme, w int) []string {
+			m := newModel(Options{}, th)
+			m.width = w
+			m.ag = &agent{termAuth: true, argv: []string{"corvid", "acp"}, authMethods: parseAuthMethods(json.RawMessage(corvidLikeMethods))}
+			m.openLoginPicker()
+			m.picker.sel = 1
+			return renderPicker(th, m.picker, w)
+		},
 		"toolcard":     func(th *theme, w int) []string { return renderToolCard(th, card, w) },
 		"shell":        func(th *theme, w int) []string { return renderToolCard(th, shell, w) },
 		"shellrunning": func(th *theme, w int) []string { return renderToolCard(th, running, w) },

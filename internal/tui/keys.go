@@ -21,6 +21,7 @@ var ownCommands = []struct{ name, desc string }{
 	{"mode", "pick the session mode"},
 	{"new", "start a new session"},
 	{"sessions", "load one of this directory's sessions"},
+	{"login", "log in with one of the agent's methods"},
 	{"help", "show the keys"},
 	{"quit", "leave"},
 }
@@ -170,6 +171,9 @@ func (m *model) pickerKey(s string) tea.Cmd {
 	switch s {
 	case "esc", "ctrl+c":
 		m.picker = nil
+	case "ctrl+d": // as on an empty input: a failed start says Ctrl+D quits
+		m.picker = nil
+		return m.quit()
 	case "up", "k":
 		p.sel = (p.sel + len(p.items) - 1) % len(p.items)
 	case "down", "j", "tab":
@@ -246,6 +250,10 @@ func (m *model) submit() tea.Cmd {
 		case "sessions":
 			m.in.take()
 			return m.listSessions()
+		case "login":
+			m.in.take()
+			m.openLoginPicker() // loginpick.go
+			return nil
 		case "new":
 			if m.running {
 				m.st.note = "a turn is running (Esc cancels it)"
@@ -405,7 +413,7 @@ func helpLines(th *theme, keys map[string]string) []string {
 	for _, r := range [][2]string{
 		{"@", "open the file finder"},
 		{"y a n r, 1-9, ↑/↓ Enter", "answer a permission question"},
-		{"/model /mode /new /sessions /help /quit", "the TUI's commands; the agent's follow /"},
+		{"/model /mode /new /sessions /login /help /quit", "the TUI's commands; the agent's follow /"},
 	} {
 		out = append(out, "  "+th.key.Render(r[0])+"  "+r[1])
 	}

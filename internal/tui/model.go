@@ -285,6 +285,8 @@ func (m *model) agentMsg(msg tea.Msg) tea.Cmd {
 		m.openSessionPicker(msg)
 	case filesMsg, editedMsg, clipboardMsg:
 		m.inputMsg(msg) // editor.go
+	case loginRanMsg, authDoneMsg:
+		cmd = m.loginMsg(msg) // loginpick.go
 	}
 	return cmd
 }

@@ -223,7 +223,7 @@ func TestAuthRequiredBecomesALoginHint(t *testing.T) {
 	  {"id":"chatgpt","name":"Login with ChatGPT","description":"Use your ChatGPT login with Codex CLI"},
 	  {"type":"env_var","id":"codex-api-key","name":"Use CODEX_API_KEY","vars":[{"name":"CODEX_API_KEY"}]},
 	  {"type":"terminal","id":"tui","name":"Log in in a terminal","args":["--login"]}]`), &methods))
-	err := sessionError(acp.AuthRequired("Authentication required"), methods, []string{"codex-acp"})
+	err := sessionError("session/new", acp.AuthRequired("Authentication required"), methods, []string{"codex-acp"})
 	le, ok := err.(*loginError)
 	if !ok {
 		t.Fatalf("%T %v; want a loginError", err, err)

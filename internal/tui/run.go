@@ -114,7 +114,7 @@ func Run(opts Options) error {
 	}
 	p := tea.NewProgram(root, popts...)
 	m.send = func(msg any) { p.Send(msg) }
-	ag, err := startAgent(opts.Agent, opts.Cwd, m.send)
+	ag, err := startAgent(opts.Agent, opts.Cwd, m.send, opts.Endpoint == "")
 	if err != nil {
 		return err
 	}

@@ -48,13 +48,13 @@ func (m *model) sessionOpener(cont bool, resume string) func() sessionMsg {
 			var resp acp.LoadSessionResponse
 			err := ag.call(ctx, "session/load", acp.LoadSessionRequest{SessionID: resume, Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp)
 			if err != nil {
-				return sessionMsg{err: fmt.Errorf("session/load %s: %s", resume, rpcMessage(err))}
+				return sessionMsg{err: sessionError("session/load "+resume, err, ag.logins(), ag.argv)}
 			}
 			return sessionMsg{id: resume, modes: resp.Modes, config: resp.ConfigOptions, loaded: true}
 		}
 		var resp acp.NewSessionResponse
 		if err := ag.call(ctx, "session/new", acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.McpServer{}}, &resp); err != nil {
-			return sessionMsg{err: sessionError(err, ag.authMethods, ag.argv)}
+			return sessionMsg{err: sessionError("session/new", err, ag.logins(), ag.argv)}
 		}
 		return sessionMsg{id: resp.SessionID, modes: resp.Modes, config: resp.ConfigOptions}
 	}
@@ -95,7 +95,8 @@ func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
 	if msg.err != nil {
 		m.printLines(wrapStyled(m.th.fail.Render(msg.err.Error()), m.width, m.th.fail.Render("✗ "), "  ")...)
 		var le *loginError
-		if errors.As(msg.err, &le) {
+		login := errors.As(msg.err, &le)
+		if login {
 			for _, l := range le.lines {
 				m.printLines(wrapStyled(l, m.width, "  ", "    ")...)
 			}
@@ -105,6 +106,9 @@ func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
 		}
 		m.printLines(m.th.dim.Render("  (Ctrl+D quits)"))
 		m.failed = true
+		if login && len(le.lines) > 0 && m.picker == nil && m.perm == nil && m.form == nil {
+			m.openLoginPicker() // loginpick.go
+		}
 		return nil
 	}
 	m.sessionID, m.ready, m.failed = msg.id, true, false
@@ -180,7 +184,7 @@ func (a *agent) initialize(ctx context.Context) error {
 		return nil
 	}
 	var init struct {
-		AuthMethods []authMethod `json:"authMethods"`
+		AuthMethods json.RawMessage `json:"authMethods"` // parseAuthMethods
 		Caps        struct {
 			Prompt promptCaps `json:"promptCapabilities"`
 		} `json:"agentCapabilities"`
@@ -188,13 +192,17 @@ func (a *agent) initialize(ctx context.Context) error {
 	req := map[string]any{
 		"protocolVersion": 1,
 		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false,
+			"auth":        map[string]bool{"terminal": a.termAuth},   // terminal login: login.go
 			"elicitation": map[string]any{"form": map[string]any{}}}, // forms: form.go
 		"clientInfo": map[string]string{"name": "corvid-tui", "version": "1"},
 	}
 	if err := a.call(ctx, "initialize", req, &init); err != nil {
 		return fmt.Errorf("initialize: %s", rpcMessage(err))
 	}
-	a.authMethods, a.initialized = init.AuthMethods, true
+	a.initialized = true
+	a.authMu.Lock()
+	a.authMethods = parseAuthMethods(init.AuthMethods)
+	a.authMu.Unlock()
 	a.setPromptCaps(init.Caps.Prompt)
 	return nil
 }

@@ -116,7 +116,7 @@ func (m *model) bottom(w int) []string {
 		if !m.ready {
 			placeholder = "starting…"
 			if m.failed {
-				placeholder = "no session (/new tries again, Ctrl+D quits)"
+				placeholder = "no session (/login logs in, /new tries again, Ctrl+D quits)"
 			}
 		}
 		bottom = append(bottom, m.in.render(m.th, w, m.perm == nil && m.picker == nil && m.form == nil, placeholder)...)
@@ -124,20 +124,38 @@ func (m *model) bottom(w int) []string {
 	return bottom
 }
 
+// pickerRows is how many items a picker shows at once; a longer list
+// scrolls with the selection. The keys 1-9 pick the first nine.
+const pickerRows = 9
+
 func renderPicker(th *theme, p *picker, width int) []string {
-	out := []string{th.bold.Render(p.title)}
-	for i, it := range p.items {
+	out := []string{ansi.Truncate(th.bold.Render(p.title), width, "…")}
+	start := 0
+	if p.sel >= pickerRows {
+		start = p.sel - pickerRows + 1
+	}
+	end := min(len(p.items), start+pickerRows)
+	for i := start; i < end; i++ {
+		it := p.items[i]
 		mark := "  "
 		label := it.label
 		if i == p.sel {
 			mark = th.accent.Render("› ")
 			label = th.bold.Render(label)
 		}
-		line := mark + th.key.Render(fmt.Sprintf("%d", i+1)) + " " + label
+		num := " "
+		if i < 9 {
+			num = fmt.Sprintf("%d", i+1)
+		}
+		line := mark + th.key.Render(num) + " " + label
 		if it.note != "" {
 			line += th.dim.Render(" " + it.note)
 		}
 		out = append(out, ansi.Truncate(line, width, "…"))
 	}
-	return append(out, th.dim.Render(ansi.Truncate("  ↑/↓ Enter · Esc closes", width, "…")))
+	hint := "  ↑/↓ Enter · Esc closes"
+	if len(p.items) > pickerRows {
+		hint = fmt.Sprintf("  %d of %d · ↑/↓ Enter · Esc closes", p.sel+1, len(p.items))
+	}
+	return append(out, th.dim.Render(ansi.Truncate(hint, width, "…")))
 }

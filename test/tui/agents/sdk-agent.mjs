@@ -3,8 +3,32 @@
 // node sdk-agent.mjs` (test/tui/agents_test.go). Each prompt streams an
 // answer, shows a plan and a tool call, asks permission for it and says
 // what the user chose; "cancel me" streams until session/cancel.
+//
+// With SDK_AGENT_TOKEN_FILE set, it wants a login first (test/tui/login_test.go):
+// session/new is refused with auth_required until that file holds a token. It
+// offers an agent method, "sdk-token" (authenticate reads the file), and, to a
+// client that can run it (clientCapabilities.auth.terminal), a terminal one:
+// this script with --login, which asks for the token on the terminal and writes
+// it, with the method's env variable SDK_LOGIN_MARK on the next line.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+
+const tokenFile = process.env.SDK_AGENT_TOKEN_FILE;
+const hasToken = () => !!tokenFile && existsSync(tokenFile) && readFileSync(tokenFile, "utf8").trim() !== "";
+
+if (process.argv.includes("--login")) {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  rl.question("SDK agent token: ", (token) => {
+    rl.close();
+    if (!tokenFile || token.trim() === "") process.exit(1);
+    writeFileSync(tokenFile, `${token.trim()}\n${process.env.SDK_LOGIN_MARK ?? ""}\n`, { mode: 0o600 });
+    process.exit(0);
+  });
+} else {
+  serve();
+}
 
 const sessions = new Map();
 let next = 0;
@@ -16,14 +40,29 @@ const sleep = (ms, signal) => new Promise((res) => {
   signal?.addEventListener("abort", () => { clearTimeout(t); res(); }, { once: true });
 });
 
+function serve() {
+let authed = !tokenFile;
 acp.agent()
-  .onRequest("initialize", () => ({
+  .onRequest("initialize", ({ params }) => ({
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: { loadSession: false },
     agentInfo: { name: "sdk-agent", title: "SDK test agent", version: "1.0.0" },
-    authMethods: [],
+    authMethods: !tokenFile ? [] : [
+      ...(params.clientCapabilities?.auth?.terminal
+        ? [{ type: "terminal", id: "sdk-login", name: "Log in to the SDK agent", args: ["--login"], env: { SDK_LOGIN_MARK: "set-by-the-method" } }]
+        : []),
+      { id: "sdk-token", name: "SDK token file", description: "authenticate reads SDK_AGENT_TOKEN_FILE" },
+    ],
   }))
+  .onRequest("authenticate", ({ params }) => {
+    if (!tokenFile || params.methodId !== "sdk-token") throw acp.RequestError.invalidParams(undefined, `no method ${params.methodId}`);
+    if (!hasToken()) throw acp.RequestError.authRequired(undefined, "the SDK agent's token file is empty");
+    authed = true;
+    return {};
+  })
   .onRequest("session/new", () => {
+    authed = authed || hasToken();
+    if (!authed) throw acp.RequestError.authRequired();
     const sessionId = `sdk-${++next}`;
     sessions.set(sessionId, { cancelled: false });
     return {
@@ -76,3 +115,4 @@ acp.agent()
     return { stopReason: "end_turn" };
   })
   .connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+}
