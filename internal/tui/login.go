@@ -55,9 +55,10 @@ func parseAuthMethods(raw json.RawMessage) []authMethod {
 	return out
 }
 
-// displayText is text from the agent made safe to draw: escape sequences
-// and control characters go (an agent's method name cannot move the
-// cursor or retitle the terminal), and new lines become spaces.
+// displayText is text from the agent made fit for one row: new lines and
+// tabs become spaces. What the agent sends comes scrubbed already
+// (scrub.go: its controls shown as escapes); whatever control is left
+// goes, in case text reaches here another way.
 func displayText(s string) string {
 	s = ansi.Strip(s)
 	return strings.Map(func(r rune) rune {
