@@ -239,7 +239,9 @@ func (c agentsListCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	return listAgents(os.Stdout, profile.List(env, file, cwd), c.JSON)
+	// A profile's name and description are a file's text, maybe a
+	// project's: shown on a terminal, never obeyed (toStdout).
+	return toStdout(func(w io.Writer) error { return listAgents(w, profile.List(env, file, cwd), c.JSON) })
 }
 
 func listAgents(w io.Writer, ps []*profile.Profile, asJSON bool) error {
@@ -284,7 +286,14 @@ func (c agentsShowCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	w := os.Stdout
+	// What a profile allows is what a user reads before trusting a
+	// project's file: on a terminal its text is shown, never obeyed, so
+	// it cannot draw a harmless list over the real one (toStdout).
+	return toStdout(func(w io.Writer) error { return showAgent(w, p) })
+}
+
+// showAgent writes what corvid makes of p.
+func showAgent(w io.Writer, p *profile.Profile) error {
 	fmt.Fprintf(w, "name:         %s\nsource:       %s (%s)\nformat:       %s\n", p.Name, p.Source, p.Path, p.Format)
 	show := func(k, v string) {
 		if v != "" {

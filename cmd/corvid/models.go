@@ -21,7 +21,8 @@ type modelsCmd struct {
 
 func (c *modelsCmd) Run() error {
 	cwd, _ := os.Getwd()
-	return runModels(config.OSEnv{}, cwd, c.Provider, os.Stdout)
+	// A project's config names providers and models: shown, not obeyed.
+	return toStdout(func(w io.Writer) error { return runModels(config.OSEnv{}, cwd, c.Provider, w) })
 }
 
 func runModels(env config.Env, cwd, only string, out io.Writer) error {

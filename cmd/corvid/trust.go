@@ -23,7 +23,8 @@ type trustCmd struct {
 
 func (c *trustCmd) Run() error {
 	cwd, _ := os.Getwd()
-	return runTrust(config.OSEnv{}, cwd, *c, os.Stdout, os.Stderr)
+	// The paths are a repository's names: shown, not obeyed.
+	return toStdout(func(w io.Writer) error { return runTrust(config.OSEnv{}, cwd, *c, w, os.Stderr) })
 }
 
 func runTrust(env config.Env, cwd string, c trustCmd, stdout, stderr io.Writer) error {

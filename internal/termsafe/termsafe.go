@@ -7,7 +7,7 @@
 // clipboard (OSC 52) or make links; CR and BS overwrite; C1 characters
 // are controls to some terminals; the bidirectional controls reorder
 // what a terminal that applies them shows (Trojan Source). Each such
-// character is written as its escape (\x1b, \u009b, \u202e), plain text;
+// character is written as its escape (\x1b, \u007f, \u009b, \u202e), plain text;
 // newlines and tabs stay, and a CR just before a LF (a CRLF file's line
 // ends) is dropped.
 //
@@ -166,14 +166,16 @@ func hidden(r rune) bool {
 	return false
 }
 
-// appendVisible appends r's escape: \xHH for a C0 control and DEL, \uHHHH
-// for the others; inJSON doubles the backslash (the escape is written
+// appendVisible appends r's escape: \xHH for a C0 control, \uHHHH for
+// DEL and the others (a JSON escape too: a JSON document shown on a
+// terminal stays JSON, since its encoder escaped C0 controls already but
+// left these raw); inJSON doubles the backslash (the escape is written
 // inside a JSON string).
 func appendVisible(b []byte, r rune, inJSON bool) []byte {
 	if inJSON {
 		b = append(b, '\\')
 	}
-	if r <= 0x7f {
+	if r < 0x20 {
 		return fmt.Appendf(b, `\x%02x`, r)
 	}
 	return fmt.Appendf(b, `\u%04x`, r)

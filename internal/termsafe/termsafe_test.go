@@ -14,7 +14,7 @@ func TestJSONShowsControlsAsEscapes(t *testing.T) {
 		{"esc \x1b]52;c;Zm9v\x07 end", `esc \x1b]52;c;Zm9v\x07 end`},
 		{"rm -rf ~ \x1b[2K\rls", `rm -rf ~ \x1b[2K\x0dls`},
 		{"crlf line\r\nnext", "crlf line\nnext"},
-		{"back\bspace form\ffeed del\x7f", `back\x08space form\x0cfeed del\x7f`},
+		{"back\bspace form\ffeed del\x7f", `back\x08space form\x0cfeed del\u007f`},
 		{"c1 \u009b31m csi", `c1 \u009b31m csi`},
 		{"bidi \u202eevil\u202c \u2066x\u2069 \u200f \u061c", `bidi \u202eevil\u202c \u2066x\u2069 \u200f \u061c`},
 		{"kept: é — “quotes” ’ 日本 \u2028 🙂 <tag> & \\ \"", "kept: é — “quotes” ’ 日本 \u2028 🙂 <tag> & \\ \""},
