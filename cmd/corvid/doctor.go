@@ -42,11 +42,16 @@ func (c *doctorCmd) Run() error {
 		return fmt.Errorf("find this binary: %w", err)
 	}
 	cwd, _ := os.Getwd()
-	d := doctor{env: config.OSEnv{}, cwd: cwd, self: []string{self, "acp"}, timeout: c.Timeout, out: os.Stdout}
-	if !d.run(ctx) {
-		return errors.New("doctor found problems")
-	}
-	return nil
+	// The report names what a project's config holds (providers, MCP
+	// servers, tables): on a terminal shown, not obeyed (toStdout). The
+	// keyboard probe writes its queries to /dev/tty, not through here.
+	return toStdout(func(w io.Writer) error {
+		d := doctor{env: config.OSEnv{}, cwd: cwd, self: []string{self, "acp"}, timeout: c.Timeout, out: w}
+		if !d.run(ctx) {
+			return errors.New("doctor found problems")
+		}
+		return nil
+	})
 }
 
 // doctor holds what the checks need, so tests can inject an environment and binary.
