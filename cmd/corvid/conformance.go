@@ -50,7 +50,9 @@ func (c *conformanceCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteTable(os.Stdout); err != nil {
+	// The table quotes what the agent under test said (its errors, its
+	// names): on a terminal shown, not obeyed (toStdout).
+	if err := toStdout(rep.WriteTable); err != nil {
 		return err
 	}
 	if c.ReportJSON != "" {

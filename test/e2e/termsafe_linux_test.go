@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -26,6 +27,17 @@ func (p *printEnv) runOnTerminal(args ...string) []byte {
 // stdout on a pseudo-terminal, and returns what the terminal got.
 func runOnTerminal(t *testing.T, env []string, dir string, args ...string) []byte {
 	t.Helper()
+	out, err := tryOnTerminal(t, env, dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tryOnTerminal is runOnTerminal for a command that may fail: its error
+// (with corvid's stderr) is returned.
+func tryOnTerminal(t *testing.T, env []string, dir string, args ...string) ([]byte, error) {
+	t.Helper()
 	master, slave := openPTY(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -34,14 +46,14 @@ func runOnTerminal(t *testing.T, env []string, dir string, args ...string) []byt
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	slave.Close() // the master reads EIO once corvid, the last writer, is gone
 	out, _ := io.ReadAll(master)
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("corvid %v on a terminal: %v\n%s", args, err, errb.String())
+		return out, fmt.Errorf("corvid %v on a terminal: %v\n%s", args, err, errb.String())
 	}
-	return out
+	return out, nil
 }
 
 // An answer, a prompt or a title that an untrusted repository chose is
@@ -126,5 +138,40 @@ func TestAgentsShowOnATerminalShowsAProfilesEscapes(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("corvid agents show on a terminal does not show %q: %q", want, out)
 		}
+	}
+}
+
+// `corvid conformance -- AGENT` quotes what the agent under test says
+// (its agentInfo here): on a terminal, its escape sequences are shown.
+func TestConformanceTableOnATerminalShowsTheAgentsEscapes(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	env, _ := testkit.IsolatedEnv(t)
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.js")
+	// Answers initialize with a name that would retitle the terminal, and
+	// every other request with an error.
+	js := `const rl = require("readline").createInterface({input: process.stdin});
+rl.on("line", (l) => {
+  const m = JSON.parse(l);
+  if (m.id === undefined) return;
+  const out = m.method === "initialize"
+    ? {jsonrpc: "2.0", id: m.id, result: {protocolVersion: 1, agentCapabilities: {}, authMethods: [],
+        agentInfo: {name: "evil\u001b]2;pwned\u0007", version: "1\u009b2J"}}}
+    : {jsonrpc: "2.0", id: m.id, error: {code: -32601, message: "Method not found"}};
+  process.stdout.write(JSON.stringify(out) + "\n");
+});
+`
+	if err := os.WriteFile(agent, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := tryOnTerminal(t, env, dir, "conformance", "--timeout", "2s", "--", node, agent) // it fails: the agent is not conformant
+	if strings.ContainsAny(string(out), "\x1b\u009b") {
+		t.Errorf("the conformance table on a terminal wrote the agent's escapes: %q", out)
+	}
+	if !strings.Contains(string(out), `evil\x1b]2;pwned\x07 1\u009b2J`) {
+		t.Errorf("the conformance table does not show the agent's name as text: %q", out)
 	}
 }
