@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -142,6 +143,38 @@ func TestNPMLauncherRunsTheBinaryLikeTheBinary(t *testing.T) {
 			t.Errorf("corvid (pid %d) was orphaned by a SIGTERM to its launcher", child)
 		}
 	})
+}
+
+// A SIGTERM that reaches the launcher as soon as corvid is started (an
+// editor closing at once) ends corvid too. The launcher used to set its
+// signal handlers after starting corvid: stopped in between, it died of
+// the signal alone and left corvid running, orphaned (one run in five of
+// this test's; 2 in about 1,000 of the test above, when the machine was
+// busy).
+func TestNPMLauncherStoppedAtOnceLeavesNoCorvid(t *testing.T) {
+	launcher, _ := install(t)
+	for i := 0; i < 25; i++ {
+		cmd, stdin, _ := startACP(t, launcher)
+		child := childOf(t, cmd.Process.Pid)
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		// Either way is right: corvid shut down (exit 0), or the signal
+		// came before corvid's own handler and ended it (the launcher
+		// then ends by the same signal).
+		err := waitExit(cmd, 10*time.Second)
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && (ee.ExitCode() == 0 || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGTERM)) {
+			t.Errorf("run %d: launcher after SIGTERM: %v", i, err)
+		}
+		for end := time.Now().Add(5 * time.Second); alive(child) && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if alive(child) {
+			t.Fatalf("run %d: corvid (pid %d) outlived its launcher, stopped at once", i, child)
+		}
+		stdin.Close()
+	}
 }
 
 // startACP runs `launcher acp` with a scripted model; lines yields its stdout lines.

@@ -43,14 +43,19 @@ function fail(msg) {
   process.exit(1);
 }
 
-const child = spawn(binary(), process.argv.slice(2), { stdio: "inherit" });
-
+// The handlers go in before corvid starts. Until a process has one, a
+// SIGTERM kills it outright: a launcher stopped between the spawn and the
+// handlers died alone and left corvid running, orphaned. A signal that
+// comes now is handled once this script has run, so child is set by then.
+let child;
 for (const sig of ["SIGTERM", "SIGHUP"]) {
   process.on(sig, () => {
     if (child.exitCode === null && child.signalCode === null) child.kill(sig);
   });
 }
 process.on("SIGINT", () => {}); // corvid gets it from the process group
+
+child = spawn(binary(), process.argv.slice(2), { stdio: "inherit" });
 
 child.on("error", (err) => fail(`cannot run ${err.path || "corvid"}: ${err.message}`));
 child.on("exit", (code, signal) => {
