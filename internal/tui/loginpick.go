@@ -80,7 +80,7 @@ func (m *model) openLoginPicker() {
 		return
 	}
 	ag := m.ag
-	p := &picker{title: "Log in"}
+	p := &picker{title: "Log in", closed: (*model).loginClosed} // relogin.go
 	for i, am := range methods {
 		p.items = append(p.items, pickItem{label: methodName(am), value: strconv.Itoa(i), note: m.loginNote(ag, am)})
 	}

@@ -49,13 +49,14 @@ func (m *model) turnRefused(msg promptDoneMsg) {
 	m.resend = &resend{sessionID: msg.sessionID, text: msg.text, blocks: msg.blocks}
 	m.printLines(m.th.dim.Render("  the prompt was not answered: it is sent again after the login (Esc: not sent)"))
 	m.openLoginPicker()
-	if m.picker != nil {
-		m.picker.closed = func(m *model) {
-			if m.resend != nil {
-				m.resend = nil
-				m.printLines(m.th.dim.Render("  the prompt is not sent again (/login still logs in)"))
-			}
-		}
+}
+
+// loginClosed is Esc on a login picker: a prompt kept for after the login
+// is dropped.
+func (m *model) loginClosed() {
+	if m.resend != nil {
+		m.resend = nil
+		m.printLines(m.th.dim.Render("  the prompt is not sent again (/login still logs in)"))
 	}
 }
 

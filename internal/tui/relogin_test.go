@@ -22,6 +22,7 @@ import (
 type keyAgent struct {
 	conn     *acp.Conn // its side, for the replay
 	noLoad   bool      // no loadSession capability
+	failAuth int       // how many authenticate calls fail first
 	mu       sync.Mutex
 	revoked  bool
 	prompts  []acp.PromptRequest
@@ -37,6 +38,10 @@ func (k *keyAgent) HandleRequest(_ context.Context, method string, params json.R
 		return map[string]any{"protocolVersion": 1, "authMethods": json.RawMessage(corvidLikeMethods),
 			"agentCapabilities": map[string]any{"loadSession": !k.noLoad}}, nil
 	case "authenticate":
+		if k.failAuth > 0 {
+			k.failAuth--
+			return nil, acp.AuthRequired("Authentication required: TEST_KEY is not set")
+		}
 		k.revoked = false
 		return map[string]any{}, nil
 	case "session/new":
@@ -194,6 +199,26 @@ func TestEscOnTheTurnsLoginPickerResendsNothing(t *testing.T) {
 	driveUpdates(t, m, m.submit())
 	if got := texts(k.got()); got != "sess_1:first,sess_1:third" {
 		t.Errorf("the input after Esc: prompts %s", got)
+	}
+}
+
+// A login that fails keeps the prompt for the next one; Esc on the
+// picker /login then opens drops it.
+func TestEscOnALaterLoginPickerDropsTheKeptPrompt(t *testing.T) {
+	k := &keyAgent{failAuth: 1}
+	m := refusedTurn(t, k)
+	pressKey(t, m, digit('2')) // authenticate fails
+	if m.resend == nil {
+		t.Fatal("a failed login dropped the kept prompt")
+	}
+	m.in.set("/login")
+	driveUpdates(t, m, m.submit())
+	pressKey(t, m, tea.KeyPressMsg{Code: tea.KeyEscape})
+	m.in.set("/login")
+	driveUpdates(t, m, m.submit())
+	pressKey(t, m, digit('2')) // succeeds
+	if got := texts(k.got()); got != "sess_1:first" {
+		t.Errorf("prompts %s; want none sent again after Esc", got)
 	}
 }
 
