@@ -39,6 +39,7 @@ type agent struct {
 	initMu      sync.Mutex
 	initialized bool       // initialize succeeded
 	caps        promptCaps // what prompts may carry (attach.go); under initMu
+	canLoad     bool       // agentCapabilities.loadSession; under initMu
 
 	qmu   sync.Mutex
 	queue []updateMsg // session/updates not yet taken by the UI

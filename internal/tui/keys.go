@@ -171,6 +171,9 @@ func (m *model) pickerKey(s string) tea.Cmd {
 	switch s {
 	case "esc", "ctrl+c":
 		m.picker = nil
+		if p.closed != nil {
+			p.closed(m)
+		}
 	case "ctrl+d": // as on an empty input: a failed start says Ctrl+D quits
 		m.picker = nil
 		return m.quit()

@@ -80,7 +80,7 @@ func (m *model) openLoginPicker() {
 		return
 	}
 	ag := m.ag
-	p := &picker{title: "Log in"}
+	p := &picker{title: "Log in", closed: (*model).loginClosed} // relogin.go
 	for i, am := range methods {
 		p.items = append(p.items, pickItem{label: methodName(am), value: strconv.Itoa(i), note: m.loginNote(ag, am)})
 	}
@@ -102,6 +102,9 @@ func (m *model) openLoginPicker() {
 func (m *model) loginNote(ag *agent, am authMethod) string {
 	switch am.Type {
 	case "terminal":
+		if m.canRunLogin(ag) && m.running {
+			return "runs in this terminal once the turn ends (Esc cancels it)"
+		}
 		if m.canRunLogin(ag) {
 			return "runs in this terminal"
 		}
@@ -144,7 +147,8 @@ func (m *model) runLogin(ag *agent, am authMethod) tea.Cmd {
 		return nil
 	}
 	if m.running {
-		m.st.note = "a turn is running (Esc cancels it)"
+		// Restarting the agent would end the turn under it.
+		m.printLines(m.th.warn.Render("! " + methodName(am) + " restarts the agent, which would end the running turn: Esc cancels the turn, then /login"))
 		return nil
 	}
 	argv := append(slices.Clone(ag.argv), am.Args...)
@@ -226,18 +230,21 @@ func (m *model) authDone(msg authDoneMsg) tea.Cmd {
 	}
 	m.printLines(m.th.ok.Render("✓ ") + msg.name + m.th.dim.Render(": logged in"))
 	if m.ready {
-		return nil // the open session goes on; the agent applies the login
+		return m.resendPrompt() // the open session goes on; the agent applies the login (relogin.go)
 	}
 	return m.reopenSession()
 }
 
-// reopenSession opens a session after a login: as at start when none
-// was open, else a new one (a restarted agent has lost the old one).
+// reopenSession opens a session after a login: the one open (or the one
+// whose prompt was refused) again, loaded (relogin.go); as at start when
+// none was open.
 func (m *model) reopenSession() tea.Cmd {
-	if m.ready {
-		m.ready = false
-		m.printLines("", m.th.dim.Render("── new session ──"))
-		return m.openSession(false, "")
+	id := m.sessionID
+	if m.resend != nil {
+		id = m.resend.sessionID
+	}
+	if id != "" && (m.ready || m.resend != nil) {
+		return m.reloadSession(id)
 	}
 	m.replaying = m.opts.Continue || m.opts.Resume != ""
 	return m.openSession(m.opts.Continue, m.opts.Resume)

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -124,6 +123,11 @@ type model struct {
 	awaitingWho map[string]string
 	// keys maps keystrokes to actions (tuiargs.Keymap).
 	keys map[string]string
+	// resend is a prompt the agent refused with auth_required, sent again
+	// once after a login (relogin.go); quietLoad is the session a login's
+	// restart loads again, whose replay is on the screen already.
+	resend    *resend
+	quietLoad string
 }
 
 // picker is a list to choose one item from (/model, /mode, /sessions).
@@ -132,6 +136,8 @@ type picker struct {
 	items []pickItem
 	sel   int
 	pick  func(m *model, it pickItem) tea.Cmd
+	// closed runs when Esc or Ctrl+C closes the picker without a pick.
+	closed func(m *model)
 }
 
 type pickItem struct{ label, value, note string }
@@ -156,11 +162,18 @@ type (
 		config []acp.SessionConfigOption
 		loaded bool
 		err    error
+		// again: a login's restart loaded the open session again;
+		// unloadable: the session it could not load (relogin.go).
+		again      bool
+		unloadable string
 	}
 	promptDoneMsg struct {
-		stop string
-		err  error
-		text string // the prompt
+		stop      string
+		err       error
+		text      string // the prompt
+		blocks    []acp.ContentBlock
+		ag        *agent // the agent and session it went to
+		sessionID string
 	}
 	configMsg struct {
 		config []acp.SessionConfigOption
@@ -307,6 +320,7 @@ func (m *model) turnDone(msg promptDoneMsg) {
 	switch {
 	case msg.err != nil:
 		m.printLines(m.th.fail.Render("✗ " + rpcMessage(msg.err)))
+		defer m.turnRefused(msg) // relogin.go: a login first, then the prompt again
 	case msg.stop == acp.StopCancelled:
 		m.printLines(m.th.warn.Render("⊘ cancelled"))
 	case msg.stop != "" && msg.stop != acp.StopEndTurn:
@@ -336,6 +350,9 @@ func (m *model) settingDone(msg tea.Msg) {
 }
 
 func (m *model) update(u updateMsg) {
+	if m.quietLoad != "" && u.sessionID == m.quietLoad && replayed(u) {
+		return // the screen shows this transcript already (relogin.go)
+	}
 	if !m.replaying && !m.rejoining && m.sessionID != "" && u.sessionID != m.sessionID {
 		return
 	}
@@ -379,19 +396,9 @@ func (m *model) prompt(text string, imgs ...clipImage) tea.Cmd {
 		m.printLines(wrapStyled(m.th.bold.Render(l), m.width, mark, "  ")...)
 	}
 	m.printLines("")
-	m.gap = false
-	m.running = true
-	ag, id := m.ag, m.sessionID
-	blocks := m.promptBlocks(text, imgs) // attach.go
-	if m.connected() {
-		m.shown.prompted(text) // known again in a re-attach's replay (transcript.go)
-	}
-	return func() tea.Msg {
-		var resp acp.PromptResponse
-		err := ag.call(context.Background(), "session/prompt",
-			acp.PromptRequest{SessionID: id, Prompt: blocks}, &resp)
-		return promptDoneMsg{stop: resp.StopReason, err: err, text: text}
-	}
+	// A prompt refused for a login is not sent after this one (relogin.go).
+	m.resend = nil
+	return m.startTurn(text, m.promptBlocks(text, imgs)) // attach.go
 }
 
 // cancel asks the agent to end the running turn; open questions are

@@ -74,6 +74,7 @@ func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
 	if msg.ag != nil && m.stale(msg.ag) {
 		return nil // the connection dropped: connectionLost tries again
 	}
+	m.quietLoad = "" // the replay, if any, is over (relogin.go)
 	if msg.rejoin && msg.err == nil {
 		// The replay added only what was new to the live blocks, which
 		// go on with the live updates: nothing is settled here.
@@ -115,10 +116,10 @@ func (m *model) sessionOpened(msg sessionMsg) tea.Cmd {
 	m.modes, m.config = msg.modes, msg.config
 	m.st.title, m.st.used, m.st.size, m.st.cost = "", 0, 0, nil
 	m.syncStatus()
-	if msg.loaded {
+	if msg.loaded && !msg.again {
 		m.printLines(m.th.dim.Render("── session " + msg.id + " loaded ──"))
 	}
-	return nil
+	return m.reopened(msg) // relogin.go
 }
 
 // syncStatus puts the current model and mode on the status line.
@@ -186,7 +187,8 @@ func (a *agent) initialize(ctx context.Context) error {
 	var init struct {
 		AuthMethods json.RawMessage `json:"authMethods"` // parseAuthMethods
 		Caps        struct {
-			Prompt promptCaps `json:"promptCapabilities"`
+			Prompt      promptCaps `json:"promptCapabilities"`
+			LoadSession bool       `json:"loadSession"`
 		} `json:"agentCapabilities"`
 	}
 	req := map[string]any{
@@ -204,5 +206,6 @@ func (a *agent) initialize(ctx context.Context) error {
 	a.authMethods = parseAuthMethods(init.AuthMethods)
 	a.authMu.Unlock()
 	a.setPromptCaps(init.Caps.Prompt)
+	a.canLoad = init.Caps.LoadSession
 	return nil
 }
