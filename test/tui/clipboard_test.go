@@ -42,6 +42,13 @@ func needX(t *testing.T) {
 func startX(t *testing.T) string {
 	t.Helper()
 	needX(t)
+	return startXvfb(t)
+}
+
+// startXvfb is startX without the check for xclip: the Wayland tests
+// run their compositor on an Xvfb of their own.
+func startXvfb(t *testing.T) string {
+	t.Helper()
 	r, w, err := os.Pipe()
 	must(t, err)
 	cmd := exec.Command("Xvfb", "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "320x200x24")
