@@ -71,6 +71,10 @@ func startWayland(t *testing.T) wayland {
 		"--socket="+waylandSocket, "--no-config", "--idle-time=0", "--log="+w.log)
 	cmd.Env = append(withoutDisplays(os.Environ()), "DISPLAY="+display, "XDG_RUNTIME_DIR="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := os.Create(w.log + ".out") // what it writes before its log opens
+	must(t, err)
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
 	must(t, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -104,7 +108,9 @@ func startWayland(t *testing.T) wayland {
 
 func cannotStart(t *testing.T, w wayland, why string) {
 	t.Helper()
+	early, _ := os.ReadFile(w.log + ".out")
 	log, _ := os.ReadFile(w.log)
+	log = append(early, log...)
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("the Wayland compositor cannot start: %s; its log:\n%s", why, log)
 	}
@@ -127,16 +133,12 @@ func withoutDisplays(env []string) []string {
 }
 
 // setWaylandClipboard puts data on the compositor's clipboard with
-// wl-copy, as the type named (none: wl-copy's own, text for text), and
-// waits until wl-paste lists that type: wl-copy stays in the background,
-// serving it, until another copy replaces it or the compositor ends.
+// wl-copy as the type named (always named: without one, wl-copy guesses
+// with other tools), and waits until wl-paste lists it. wl-copy stays in
+// the background, serving it, until another copy or the compositor ends.
 func setWaylandClipboard(t *testing.T, w wayland, mime string, data []byte) {
 	t.Helper()
-	var args []string
-	if mime != "" {
-		args = append(args, "--type", mime)
-	}
-	cmd := exec.Command("wl-copy", args...)
+	cmd := exec.Command("wl-copy", "--type", mime)
 	cmd.Env = append(withoutDisplays(os.Environ()), w.env()...)
 	cmd.Stdin = bytes.NewReader(data)
 	// Its output to a file, not a pipe: the wl-copy left serving would
@@ -148,9 +150,6 @@ func setWaylandClipboard(t *testing.T, w wayland, mime string, data []byte) {
 	if err := cmd.Run(); err != nil {
 		out, _ := os.ReadFile(errFile.Name())
 		t.Fatalf("wl-copy: %v\n%s", err, out)
-	}
-	if mime == "" {
-		mime = "text/plain"
 	}
 	waitListed(t, w, mime)
 }
@@ -221,7 +220,7 @@ func TestCtrlVWithoutAnImageOnWaylandSaysWhyAndTypingGoesOn(t *testing.T) {
 		want       string
 	}{
 		{"nothing copied", "", nil, "! nothing attached: the clipboard holds no image (wl-paste: No selection)"},
-		{"text", "", []byte("just some text\n"), "! nothing attached: the clipboard holds no image\n"},
+		{"text", "text/plain;charset=utf-8", []byte("just some text\n"), "! nothing attached: the clipboard holds no image\n"},
 		{"HTML as a PNG", "image/png", []byte("<html>not a png</html>"), "is not one (its bytes are not PNG"},
 		{"over 8 MB", "image/png", big, "! nothing attached: the clipboard's image is over 8 MB"},
 	} {
