@@ -248,9 +248,10 @@ func TestCtrlVWithoutAnImageOnWaylandSaysWhyAndTypingGoesOn(t *testing.T) {
 
 // A clipboard owner that never answers, made with the real tools: a
 // wl-copy (in the foreground, so its pid is known) stopped with SIGSTOP
-// once the compositor lists its type. wl-paste then waits on it for ever;
-// the input stays usable, the read is given up after 2 s with a note, and
-// the wl-paste is killed.
+// once the compositor lists its type. wl-paste then waits on it for ever
+// (wl-paste 2.1 reads the offer through a `cat` of its own); the input
+// stays usable, the read is given up after 2 s with a note, and wl-paste
+// is killed with its cat.
 func TestCtrlVWithAStoppedWaylandClipboardOwnerKeepsTheUIResponsive(t *testing.T) {
 	w := startWayland(t)
 	owner := exec.Command("wl-copy", "--foreground", "--type", "image/png")
@@ -273,15 +274,25 @@ func TestCtrlVWithAStoppedWaylandClipboardOwnerKeepsTheUIResponsive(t *testing.T
 		}
 		return strings.Contains(scr, "› typing meanwhile") && strings.Contains(scr, "reading the clipboard")
 	})
+	// Both run while the read is under way: the check below that they are
+	// gone then says something.
+	for _, comm := range []string{"wl-paste", "cat"} {
+		tm.waitUntil(comm+" reading the stopped owner's offer", func(scr string) bool {
+			if strings.Contains(scr, "did not answer") {
+				t.Fatalf("no %s seen before the read was given up", comm)
+			}
+			return len(clientsOf(t, w, comm)) > 0
+		})
+	}
 	tm.waitFor("! nothing attached: the clipboard tool (wl-paste) did not answer in 2s")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		left := clientsOf(t, w, "wl-paste")
+		left := append(clientsOf(t, w, "wl-paste"), clientsOf(t, w, "cat")...)
 		if len(left) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("wl-paste (pids %v) still runs after the timeout", left)
+			t.Fatalf("wl-paste or its cat (pids %v) still runs after the timeout", left)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
