@@ -230,6 +230,31 @@ func TestCtrlVWithoutADisplaySaysSo(t *testing.T) {
 	tm.waitFor("› still here")
 }
 
+// With DISPLAY naming an X server that is not there (an SSH session's
+// forwarding gone) Ctrl+V says the clipboard could not be read, in
+// xclip's words, not that it holds no image; with a display whose
+// clipboard nothing was ever copied to, that it holds none.
+func TestCtrlVWithAnUnreachableDisplaySaysTheClipboardCannotBeRead(t *testing.T) {
+	needX(t)
+	gone := ":" + strconv.Itoa(900+os.Getpid()%90)
+	if _, err := os.Stat("/tmp/.X11-unix/X" + gone[1:]); err == nil {
+		t.Skipf("display %s exists here", gone)
+	}
+	empty := startX(t)
+	for _, tc := range []struct{ display, want string }{
+		{gone, "! nothing attached: the clipboard could not be read (xclip: Error: Can't open display: " + gone + ")"},
+		{empty, "! nothing attached: the clipboard holds no image (xclip: Error: target TARGETS not available)"},
+	} {
+		s := newSession(t)
+		tm := s.open(140, 24, []string{"DISPLAY=" + tc.display}, "tui", "-m", s.script("img.json", imagesModel))
+		tm.ready()
+		tm.keys("C-v")
+		tm.waitFor(tc.want)
+		tm.typeText("still here")
+		tm.waitFor("› still here")
+	}
+}
+
 // A clipboard tool that never answers (a fake xclip first on PATH, the
 // only fake here: a real one cannot be made to hang) leaves the input
 // usable, is given up after 2 s with a note, and is killed with what it

@@ -61,15 +61,22 @@ func startWayland(t *testing.T) wayland {
 	t.Helper()
 	needWayland(t)
 	display := startXvfb(t)
+	return startWeston(t, []string{"DISPLAY=" + display},
+		"--backend=x11-backend.so", "--use-pixman", "--width=320", "--height=200")
+}
+
+// startWeston runs weston with args (its backend's) and env besides the
+// runtime directory, as startWayland says.
+func startWeston(t *testing.T, env []string, args ...string) wayland {
+	t.Helper()
 	// Not t.TempDir: a unix socket's path has a 108-byte limit.
 	dir, err := os.MkdirTemp("", "corvid-wl-")
 	must(t, err)
 	must(t, os.Chmod(dir, 0o700))
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	w := wayland{runtimeDir: dir, log: filepath.Join(t.TempDir(), "weston.log")}
-	cmd := exec.Command("weston", "--backend=x11-backend.so", "--use-pixman", "--width=320", "--height=200",
-		"--socket="+waylandSocket, "--no-config", "--idle-time=0", "--log="+w.log)
-	cmd.Env = append(withoutDisplays(os.Environ()), "DISPLAY="+display, "XDG_RUNTIME_DIR="+dir)
+	cmd := exec.Command("weston", append(args, "--socket="+waylandSocket, "--no-config", "--idle-time=0", "--log="+w.log)...)
+	cmd.Env = append(append(withoutDisplays(os.Environ()), env...), "XDG_RUNTIME_DIR="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := os.Create(w.log + ".out") // what it writes before its log opens
 	must(t, err)
@@ -319,4 +326,23 @@ func clientsOf(t *testing.T, w wayland, comm string) []int {
 		}
 	}
 	return out
+}
+
+// On a compositor without a seat (weston's headless backend: a real
+// one, where no clipboard can be read) Ctrl+V says the clipboard could
+// not be read, in wl-paste's words, not that it holds no image, and
+// typing goes on.
+func TestCtrlVOnAWaylandWithoutASeatSaysTheClipboardCannotBeRead(t *testing.T) {
+	needWayland(t)
+	w := startWeston(t, nil, "--backend=headless-backend.so")
+	s := newSession(t)
+	tm := s.open(120, 24, w.env(), "tui", "-m", s.script("img.json", imagesModel))
+	tm.ready()
+	tm.keys("C-v")
+	tm.waitFor("! nothing attached: the clipboard could not be read (wl-paste: Missing a seat)")
+	tm.typeText("still here")
+	tm.waitFor("› still here")
+	if strings.Contains(tm.all(), "holds no image") {
+		t.Errorf("a clipboard that could not be read is said to hold no image:\n%s", tm.all())
+	}
 }
