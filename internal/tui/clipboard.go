@@ -113,10 +113,13 @@ func (c systemClipboard) noTool() error {
 func (c systemClipboard) listedImage(ctx context.Context, tool string, list []string, read func(string) []string) ([]byte, error) {
 	out, err := runClipTool(ctx, 64<<10, tool, list...)
 	if err != nil {
-		if clipTimedOut(err) {
+		switch {
+		case clipTimedOut(err):
 			return nil, err
+		case clipboardEmpty(err):
+			return nil, clipErr("the clipboard holds no image (%v)", err)
 		}
-		return nil, clipErr("the clipboard holds no image (%v)", err)
+		return nil, clipErr("the clipboard could not be read (%v)", err)
 	}
 	offered := map[string]bool{}
 	for _, l := range strings.Split(string(out), "\n") {
@@ -128,6 +131,21 @@ func (c systemClipboard) listedImage(ctx context.Context, tool string, list []st
 		}
 	}
 	return nil, clipErr("the clipboard holds no image")
+}
+
+// emptyClipboard is what the tools say when nothing was copied:
+// wl-paste 2.x "No selection" (1.x "Nothing is copied"), xclip when no
+// program owns the clipboard. Any other failure (no seat, no display, a
+// compositor gone) is one to read the clipboard, said as such.
+var emptyClipboard = []string{"No selection", "Nothing is copied", "target TARGETS not available"}
+
+func clipboardEmpty(err error) bool {
+	for _, words := range emptyClipboard {
+		if strings.Contains(err.Error(), words) {
+			return true
+		}
+	}
+	return false
 }
 
 // macImage reads a PNG (else JPEG, else GIF) from the macOS clipboard:

@@ -42,6 +42,13 @@ func needX(t *testing.T) {
 func startX(t *testing.T) string {
 	t.Helper()
 	needX(t)
+	return startXvfb(t)
+}
+
+// startXvfb is startX without the check for xclip: the Wayland tests
+// run their compositor on an Xvfb of their own.
+func startXvfb(t *testing.T) string {
+	t.Helper()
 	r, w, err := os.Pipe()
 	must(t, err)
 	cmd := exec.Command("Xvfb", "-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "320x200x24")
@@ -221,6 +228,31 @@ func TestCtrlVWithoutADisplaySaysSo(t *testing.T) {
 	tm.waitFor("! nothing attached: no graphical session (neither WAYLAND_DISPLAY nor DISPLAY is set")
 	tm.typeText("still here")
 	tm.waitFor("› still here")
+}
+
+// With DISPLAY naming an X server that is not there (an SSH session's
+// forwarding gone) Ctrl+V says the clipboard could not be read, in
+// xclip's words, not that it holds no image; with a display whose
+// clipboard nothing was ever copied to, that it holds none.
+func TestCtrlVWithAnUnreachableDisplaySaysTheClipboardCannotBeRead(t *testing.T) {
+	needX(t)
+	gone := ":" + strconv.Itoa(900+os.Getpid()%90)
+	if _, err := os.Stat("/tmp/.X11-unix/X" + gone[1:]); err == nil {
+		t.Skipf("display %s exists here", gone)
+	}
+	empty := startX(t)
+	for _, tc := range []struct{ display, want string }{
+		{gone, "! nothing attached: the clipboard could not be read (xclip: Error: Can't open display: " + gone + ")"},
+		{empty, "! nothing attached: the clipboard holds no image (xclip: Error: target TARGETS not available)"},
+	} {
+		s := newSession(t)
+		tm := s.open(140, 24, []string{"DISPLAY=" + tc.display}, "tui", "-m", s.script("img.json", imagesModel))
+		tm.ready()
+		tm.keys("C-v")
+		tm.waitFor(tc.want)
+		tm.typeText("still here")
+		tm.waitFor("› still here")
+	}
 }
 
 // A clipboard tool that never answers (a fake xclip first on PATH, the
