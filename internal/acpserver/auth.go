@@ -72,6 +72,23 @@ func (s *Server) Authenticate(_ context.Context, req *acp.AuthenticateRequest) (
 		return acp.AuthenticateResponse{}, acp.AuthRequired("Authentication required: " + v + " is not set for corvid and no key is stored. Set it in corvid's environment or run `corvid auth login`, then restart the agent.")
 	}
 	s.opts.Agent.SetModel(m)
+	// The sessions already open take the new credentials too: a key
+	// revoked mid-session is replaced where the user is working, not only
+	// in the next session.
+	s.mu.Lock()
+	open := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		open = append(open, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range open {
+		if ss.Session == nil {
+			continue
+		}
+		if err := ss.Session.ReopenModel(); err != nil {
+			s.log.Warn("authenticate: a session keeps its model", "session", ss.id, "err", err)
+		}
+	}
 	return acp.AuthenticateResponse{Meta: s.userInfoMeta()}, nil
 }
 

@@ -143,7 +143,8 @@ func (a *Agent) Model() llm.Model {
 }
 
 // SetModel replaces the model new sessions use (after authentication or
-// logout); running sessions keep theirs.
+// logout); open sessions keep theirs until Session.ReopenModel (which
+// authenticate calls for its connection's sessions).
 func (a *Agent) SetModel(m llm.Model) {
 	a.modelMu.Lock()
 	a.cfg.Model = m

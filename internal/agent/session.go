@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -134,6 +135,31 @@ func (s *Session) SetModel(id string) error {
 		s.env.Images = m.Info().Images
 	}
 	return err
+}
+
+// ReopenModel opens the session's model again, the same model with the
+// credentials at hand now: after authenticate, a key stored since the
+// session opened (the old one revoked) serves it too, not only the
+// sessions opened after. The model's settings (context tier, thought
+// level) stay. When it cannot be opened, the session keeps the model it
+// has and the error says why.
+func (s *Session) ReopenModel() error {
+	open := s.agent.cfg.OpenModel
+	if open == nil {
+		return nil
+	}
+	id := s.settings.view().model.Info().ID
+	m, err := open(id)
+	if err != nil {
+		return fmt.Errorf("reopen model %s: %w", id, err)
+	}
+	return s.settings.commit(func(v *savedSettings) error {
+		if v.model.Info().ID != id {
+			return nil // switched meanwhile: that choice stands
+		}
+		v.model = m
+		return nil
+	})
 }
 
 // SetThoughtLevel sets how much the model thinks.

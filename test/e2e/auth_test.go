@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corvid-agent/corvid/internal/testkit"
+	"github.com/corvid-agent/corvid/internal/testkit/fakeanthropic"
 )
 
 // The ACP registry's check: a raw initialize with an empty HOME offers at
@@ -128,5 +129,59 @@ func TestConfiguredModelWithoutKeyServesAndAsksForAuthentication(t *testing.T) {
 	out, err := pinned.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "no credentials for Anthropic") {
 		t.Errorf("corvid acp -m anthropic:… without a key: %v, %q; want exit 1 naming the missing credentials", err, out)
+	}
+}
+
+// A key revoked mid-session: the open session's prompt is refused with
+// auth_required; a new key stored with `corvid auth login` and
+// `authenticate` serve that same session's next prompt, not only the
+// sessions opened after it.
+func TestAuthenticateGivesTheOpenSessionTheNewKey(t *testing.T) {
+	const revoked, fresh = "sk-ant-test-revoked-1111", "sk-ant-test-new-2222"
+	bin := testkit.BuildCorvid(t)
+	api := fakeanthropic.New(t)
+	api.RequireAPIKey(revoked)
+	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp"}, Env: []string{"CORVID_KEYRING=off", "ANTHROPIC_BASE_URL=" + api.URL()}})
+	store := func(key string) {
+		t.Helper()
+		login := exec.Command(bin, "auth", "login", "anthropic", "--stdin")
+		login.Env, login.Stdin = e.Env(), strings.NewReader(key+"\n")
+		if out, err := login.CombinedOutput(); err != nil {
+			t.Fatalf("corvid auth login: %v\n%s", err, out)
+		}
+	}
+	store(revoked)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, rerr := e.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr != nil {
+		t.Fatalf("authenticate: %+v", rerr)
+	}
+	sid := e.NewSession(ctx, e.Dir())
+	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("the first answer")}})
+	if stop, rerr := e.Prompt(ctx, sid, "one"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("first prompt: %q %+v", stop, rerr)
+	}
+
+	api.RequireAPIKey(fresh) // the stored key is revoked
+	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("the second answer")}})
+	if _, rerr := e.Prompt(ctx, sid, "two"); rerr == nil || rerr.Code != -32000 {
+		t.Fatalf("a prompt with the revoked key = %+v, want auth_required (-32000)", rerr)
+	}
+	store(fresh)
+	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr != nil {
+		t.Fatalf("authenticate with the new key: %+v", rerr)
+	}
+	if stop, rerr := e.Prompt(ctx, sid, "two again"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("the open session after authenticate: %q %+v, want its prompt answered", stop, rerr)
+	}
+	reqs := api.Requests()
+	if last := reqs[len(reqs)-1]; last.APIKey() != fresh {
+		t.Errorf("the open session's last request carried another key than the new one")
+	}
+	if strings.Contains(e.Stderr(), fresh) || strings.Contains(e.Stderr(), revoked) {
+		t.Error("a key appears in corvid's log")
 	}
 }
