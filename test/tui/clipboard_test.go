@@ -149,8 +149,16 @@ func TestCtrlVSendsTheClipboardsPNG(t *testing.T) {
 	display := startX(t)
 	shot := screenshot(t)
 	setClipboard(t, display, "image/png", shot)
+	ctrlVSendsTheClipboard(t, []string{"DISPLAY=" + display}, shot)
+}
+
+// ctrlVSendsTheClipboard opens the TUI in a terminal with env (the
+// display it reads the clipboard from), presses Ctrl+V, sends the prompt,
+// and checks the agent got the clipboard's bytes, shot, as a PNG block.
+func ctrlVSendsTheClipboard(t *testing.T, env []string, shot []byte) {
+	t.Helper()
 	s := newSession(t)
-	tm := s.open(100, 24, []string{"DISPLAY=" + display}, "tui", "-m", s.script("img.json", imagesModel))
+	tm := s.open(100, 24, env, "tui", "-m", s.script("img.json", imagesModel))
 	tm.ready()
 	tm.typeText("what is in ")
 	tm.keys("C-v")
@@ -200,21 +208,29 @@ func TestCtrlVWithoutAnImageSaysWhyAndTypingGoesOn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			setClipboard(t, display, tc.mime, tc.data)
-			s := newSession(t)
-			tm := s.open(120, 24, []string{"DISPLAY=" + display}, "tui", "-m", s.script("m.json", tc.model))
-			tm.ready()
-			tm.typeText("before ")
-			tm.keys("C-v")
-			tm.waitFor(tc.want)
-			tm.typeText("after")
-			tm.waitFor("› before after")
-			tm.keys("Enter")
-			tm.waitFor("Seen.")
-			tm.idle()
-			if imgs := storedImages(t, s); len(imgs) != 0 {
-				t.Errorf("the agent got %d image blocks", len(imgs))
-			}
+			ctrlVAttachesNothing(t, []string{"DISPLAY=" + display}, tc.model, tc.want)
 		})
+	}
+}
+
+// ctrlVAttachesNothing opens the TUI on model in a terminal with env,
+// presses Ctrl+V between two words, and checks it says want, the typing
+// goes on, and the prompt sent holds no image.
+func ctrlVAttachesNothing(t *testing.T, env []string, model, want string) {
+	t.Helper()
+	s := newSession(t)
+	tm := s.open(120, 24, env, "tui", "-m", s.script("m.json", model))
+	tm.ready()
+	tm.typeText("before ")
+	tm.keys("C-v")
+	tm.waitFor(want)
+	tm.typeText("after")
+	tm.waitFor("› before after")
+	tm.keys("Enter")
+	tm.waitFor("Seen.")
+	tm.idle()
+	if imgs := storedImages(t, s); len(imgs) != 0 {
+		t.Errorf("the agent got %d image blocks", len(imgs))
 	}
 }
 

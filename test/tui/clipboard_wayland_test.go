@@ -2,7 +2,6 @@ package tui_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"net"
 	"os"
 	"os/exec"
@@ -185,33 +184,7 @@ func TestCtrlVSendsTheWaylandClipboardsPNG(t *testing.T) {
 	w := startWayland(t)
 	shot := screenshot(t)
 	setWaylandClipboard(t, w, "image/png", shot)
-	s := newSession(t)
-	tm := s.open(100, 24, w.env(), "tui", "-m", s.script("img.json", imagesModel))
-	tm.ready()
-	tm.typeText("what is in ")
-	tm.keys("C-v")
-	tm.waitFor("what is in [image 1: " + strconv.Itoa((len(shot)+1023)/1024) + " KB png]")
-	tm.typeText(" ?")
-	tm.waitFor("png] ?")
-	tm.keys("Enter")
-	tm.waitFor("Seen.")
-	tm.idle()
-	tm.keys("C-d")
-	tm.waitFor("EXIT=0")
-	imgs := storedImages(t, s)
-	if len(imgs) == 0 {
-		t.Fatal("the agent got no image block")
-	}
-	for _, img := range imgs {
-		data, _ := img["data"].(string)
-		got, err := base64.StdEncoding.DecodeString(data)
-		if err != nil || !bytes.Equal(got, shot) {
-			t.Errorf("the image's bytes differ from the clipboard's (%d bytes, want %d; %v)", len(got), len(shot), err)
-		}
-		if mime := img["mimeType"]; mime != "image/png" {
-			t.Errorf("mimeType = %v, want image/png; the block: %v", mime, img)
-		}
-	}
+	ctrlVSendsTheClipboard(t, w.env(), shot)
 }
 
 // Each Ctrl+V on Wayland that attaches nothing says why in one line, and
@@ -235,20 +208,7 @@ func TestCtrlVWithoutAnImageOnWaylandSaysWhyAndTypingGoesOn(t *testing.T) {
 			if tc.data != nil {
 				setWaylandClipboard(t, w, tc.mime, tc.data)
 			}
-			s := newSession(t)
-			tm := s.open(120, 24, w.env(), "tui", "-m", s.script("m.json", imagesModel))
-			tm.ready()
-			tm.typeText("before ")
-			tm.keys("C-v")
-			tm.waitFor(tc.want)
-			tm.typeText("after")
-			tm.waitFor("› before after")
-			tm.keys("Enter")
-			tm.waitFor("Seen.")
-			tm.idle()
-			if imgs := storedImages(t, s); len(imgs) != 0 {
-				t.Errorf("the agent got %d image blocks", len(imgs))
-			}
+			ctrlVAttachesNothing(t, w.env(), imagesModel, tc.want)
 		})
 	}
 }

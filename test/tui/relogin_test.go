@@ -26,15 +26,11 @@ func storeKey(t *testing.T, s *session, key string) {
 	}
 }
 
-// A key revoked mid-session: corvid, on a fake Anthropic API, answers a
-// first prompt; the key is then refused (401), corvid maps that to
-// auth_required, and the TUI shows the error, opens the login picker and
-// says the prompt is sent again after the login. The terminal login
-// (corvid acp --login) stores a new key; the agent is started again, the
-// same session is loaded, and the refused prompt is answered on it. The
-// earlier transcript is on the screen once, and corvid stores one
-// session.
-func TestLoginAfterAKeyRevokedMidTurnSendsThePromptAgain(t *testing.T) {
+// answeredThenRevoked opens bare corvid on a fake Anthropic API with a
+// stored key, has a first prompt answered, then revokes the key (the API
+// takes only newKey from then on).
+func answeredThenRevoked(t *testing.T) (*session, *fakeanthropic.Server, *tmuxTerm) {
+	t.Helper()
 	s := newSession(t)
 	api := fakeanthropic.New(t)
 	api.RequireAPIKey(revokedKey)
@@ -46,8 +42,20 @@ func TestLoginAfterAKeyRevokedMidTurnSendsThePromptAgain(t *testing.T) {
 	tm.keys("Enter")
 	tm.waitFor("the first answer")
 	tm.idle()
+	api.RequireAPIKey(newKey)
+	return s, api, tm
+}
 
-	api.RequireAPIKey(newKey) // the stored key is revoked
+// A key revoked mid-session: corvid, on a fake Anthropic API, answers a
+// first prompt; the key is then refused (401), corvid maps that to
+// auth_required, and the TUI shows the error, opens the login picker and
+// says the prompt is sent again after the login. The terminal login
+// (corvid acp --login) stores a new key; the agent is started again, the
+// same session is loaded, and the refused prompt is answered on it. The
+// earlier transcript is on the screen once, and corvid stores one
+// session.
+func TestLoginAfterAKeyRevokedMidTurnSendsThePromptAgain(t *testing.T) {
+	s, api, tm := answeredThenRevoked(t)
 	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("the second answer")}})
 	tm.typeText("say two")
 	tm.keys("Enter")
@@ -111,19 +119,7 @@ func TestLoginAfterAKeyRevokedMidTurnSendsThePromptAgain(t *testing.T) {
 // authenticate gives the open session the new key too, and the prompt is
 // answered.
 func TestLoginWithAuthenticateAfterAKeyRevokedSendsThePromptOnce(t *testing.T) {
-	s := newSession(t)
-	api := fakeanthropic.New(t)
-	api.RequireAPIKey(revokedKey)
-	storeKey(t, s, revokedKey)
-	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("the first answer")}})
-	tm := s.open(100, 30, []string{"ANTHROPIC_BASE_URL=" + api.URL()})
-	tm.ready()
-	tm.typeText("say one")
-	tm.keys("Enter")
-	tm.waitFor("the first answer")
-	tm.idle()
-
-	api.RequireAPIKey(newKey)
+	s, api, tm := answeredThenRevoked(t)
 	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("the second answer")}})
 	tm.typeText("say two")
 	tm.keys("Enter")
