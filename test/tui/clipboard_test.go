@@ -25,14 +25,18 @@ import (
 
 // needX skips without Xvfb and xclip, except under CI=true, where a
 // missing one fails: CI cannot pass by skipping.
-func needX(t *testing.T) {
+func needX(t *testing.T) { needTools(t, "xvfb xclip", "Xvfb", "xclip") }
+
+// needTools skips without one of tools, except under CI=true, where a
+// missing one fails; packages are Debian's that hold them.
+func needTools(t *testing.T, packages string, tools ...string) {
 	t.Helper()
-	for _, tool := range []string{"Xvfb", "xclip"} {
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed (.ci/run installs xvfb and xclip)", tool)
+				t.Fatalf("%s is not installed (.ci/run installs %s)", tool, packages)
 			}
-			t.Skipf("%s is not installed (apt-get install xvfb xclip)", tool)
+			t.Skipf("%s is not installed (apt-get install %s)", tool, packages)
 		}
 	}
 }

@@ -41,15 +41,7 @@ func (w wayland) env() []string {
 // needWayland skips without Xvfb, weston or wl-clipboard, except under
 // CI=true, where a missing one fails: CI cannot pass by skipping.
 func needWayland(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"Xvfb", "weston", "wl-copy", "wl-paste"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed (.ci/run installs xvfb, weston and wl-clipboard)", tool)
-			}
-			t.Skipf("%s is not installed (apt-get install xvfb weston wl-clipboard)", tool)
-		}
-	}
+	needTools(t, "xvfb weston wl-clipboard", "Xvfb", "weston", "wl-copy", "wl-paste")
 }
 
 // startWayland starts weston with a runtime directory and socket of the
