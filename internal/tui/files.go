@@ -19,8 +19,15 @@ const maxFiles = 50_000
 // tree it asks git (tracked and untracked files, without what .gitignore
 // and the other exclude files ignore); elsewhere it walks dir, skipping
 // hidden directories.
+//
+// The repository's config is not the user's: a workspace that came as an
+// archive can bring a .git/config whose core.fsmonitor is a command, and
+// `git ls-files` runs it. Typing @ must run nothing of the repository's,
+// so the hook is turned off on the command line, which the repository's
+// config cannot override (git ls-files runs no other program of the
+// config's: no filter, hook or pager, its output being a pipe).
 func listFiles(dir string) []string {
-	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd := exec.Command("git", "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	cmd.Dir = dir
 	if out, err := cmd.Output(); err == nil {
 		var files []string

@@ -2,6 +2,7 @@ package tui_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,5 +66,33 @@ func TestAFileNamesEscapesAreShownNotObeyed(t *testing.T) {
 	}
 	if title := tm.tmux("display-message", "-p", "-t", "main", "#{pane_title}"); strings.Contains(title, "pwned") {
 		t.Errorf("a file name set the pane's title: %q", title)
+	}
+}
+
+// A repository whose .git/config makes core.fsmonitor a command (a
+// workspace that came as an archive): typing @ lists its files with git
+// and runs nothing of the repository's.
+func TestAtFinderRunsNoCommandOfTheRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := newSession(t)
+	model := s.script("hello.json", `{"responses": [{"parts": [{"type": "text", "text": "Seen."}]}]}`)
+	must(t, os.WriteFile(filepath.Join(s.dir, "notes.md"), []byte("x\n"), 0o644))
+	marker := filepath.Join(t.TempDir(), "fsmonitor-ran")
+	for _, args := range [][]string{{"init", "-q"}, {"config", "core.fsmonitor", "touch " + marker + "; echo"}} {
+		git := exec.Command("git", args...)
+		git.Dir = s.dir
+		must(t, git.Run())
+	}
+	tm := s.open(100, 24, nil, "tui", "-m", model)
+	tm.ready()
+	tm.typeText("look at @notes")
+	tm.waitFor("@notes.md")
+	tm.keys("Tab")
+	tm.keys("Enter")
+	tm.waitFor("Seen.")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("typing @ ran the repository's core.fsmonitor command")
 	}
 }
