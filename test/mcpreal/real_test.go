@@ -336,8 +336,19 @@ func TestRootsAreTheSessionsDirectories(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := r.newSession(stdio("fs", r.srv.node, r.srv.filesystem), r.everythingStdio("everything"))
-	res := r.callTool(sid, "fs__list_allowed_directories", `{}`)
 	dir, _ := filepath.EvalSymlinks(r.dir)
+	// The server asks corvid for the roots after its initialize and takes
+	// them when the answer comes, on its own time: a first call on a busy
+	// machine can come before, and list none (seen in CI). So ask until
+	// the list holds the cwd, for a few seconds.
+	var res fakeanthropic.ContentBlock
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		res = r.callTool(sid, "fs__list_allowed_directories", `{}`)
+		if strings.Contains(res.ResultText(), dir) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if !strings.Contains(res.ResultText(), dir) {
 		t.Errorf("allowed directories = %s, want the session's cwd %s", res.ResultText(), dir)
 	}
