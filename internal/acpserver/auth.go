@@ -30,6 +30,10 @@ type AuthEnvVar struct {
 
 const terminalAuthID = "corvid-login"
 
+// loggedOutMessage answers a prompt of a session whose credentials a
+// logout removed.
+const loggedOutMessage = "Authentication required: you logged out, and no key is left for this session's model. Log in again (authenticate, or `corvid auth login` then authenticate), then send the prompt again."
+
 func (s *Server) authMethods(terminal bool) []acp.AuthMethod {
 	a := s.opts.Auth
 	out := []acp.AuthMethod{}
@@ -75,19 +79,12 @@ func (s *Server) Authenticate(_ context.Context, req *acp.AuthenticateRequest) (
 	// The sessions already open take the new credentials too: a key
 	// revoked mid-session is replaced where the user is working, not only
 	// in the next session.
-	s.mu.Lock()
-	open := make([]*session, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		open = append(open, ss)
-	}
-	s.mu.Unlock()
-	for _, ss := range open {
-		if ss.Session == nil {
-			continue
-		}
+	for _, ss := range s.openSessions() {
 		if err := ss.Session.ReopenModel(); err != nil {
 			s.log.Warn("authenticate: a session keeps its model", "session", ss.id, "err", err)
+			continue
 		}
+		ss.loggedOut.Store(false)
 	}
 	return acp.AuthenticateResponse{Meta: s.userInfoMeta()}, nil
 }
@@ -104,5 +101,26 @@ func (s *Server) Logout(context.Context, *acp.LogoutRequest) (struct{}, error) {
 	}
 	m, _ := a.Resolve()
 	s.opts.Agent.SetModel(m) // nil unless a key remains in the environment
+	// A logout ends the stored keys' use in the sessions already open too:
+	// each keeps working only if its model opens with what is left (a key
+	// in the environment); otherwise its prompts need authenticate first.
+	for _, ss := range s.openSessions() {
+		if err := ss.Session.ReopenModel(); err != nil {
+			ss.loggedOut.Store(true)
+		}
+	}
 	return struct{}{}, nil
+}
+
+// openSessions are this connection's sessions open now.
+func (s *Server) openSessions() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	open := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		if ss.Session != nil {
+			open = append(open, ss)
+		}
+	}
+	return open
 }

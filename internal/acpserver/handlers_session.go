@@ -153,6 +153,9 @@ func (s *Server) Prompt(ctx context.Context, req *PromptParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ss.loggedOut.Load() {
+		return nil, acp.AuthRequired(loggedOutMessage)
+	}
 	if req.Prompt == nil && req.Messages != nil && string(req.Messages) != "null" {
 		if req.Prompt, err = blocksFromMessages(req.Messages); err != nil {
 			return nil, err

@@ -120,6 +120,9 @@ type session struct {
 	*agent.Session
 	srv *Server
 	id  string // set before the agent session exists (MCP start may emit)
+	// loggedOut: a logout left no credentials for the session's model; its
+	// prompts are refused with auth_required until authenticate (auth.go).
+	loggedOut atomic.Bool
 	// ready is set once the client has the session id (after the
 	// new/load response); events before that, such as an MCP server's
 	// list change during start, are not sent.

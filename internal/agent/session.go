@@ -5,6 +5,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/corvid-agent/corvid/internal/config"
+	"github.com/corvid-agent/corvid/internal/llm"
 	"github.com/corvid-agent/corvid/internal/permission"
 	"github.com/corvid-agent/corvid/internal/tool"
 )
@@ -149,6 +151,9 @@ func (s *Session) ReopenModel() error {
 		return nil
 	}
 	id := s.settings.view().model.Info().ID
+	if p, _ := llm.ParseModelID(id); p == config.ScriptProvider {
+		return nil // no credentials, and opening it again would restart its script
+	}
 	m, err := open(id)
 	if err != nil {
 		return fmt.Errorf("reopen model %s: %w", id, err)

@@ -185,3 +185,86 @@ func TestAuthenticateGivesTheOpenSessionTheNewKey(t *testing.T) {
 		t.Error("a key appears in corvid's log")
 	}
 }
+
+// logout ends the stored key's use in the open session too: its next
+// prompt needs authentication (auth_required, with a how-to), and a key
+// stored again with authenticate serves it once more. A scripted session
+// needs no key and goes on.
+func TestLogoutEndsTheOpenSessionsKey(t *testing.T) {
+	const key = "sk-ant-test-key-3333"
+	bin := testkit.BuildCorvid(t)
+	api := fakeanthropic.New(t)
+	api.RequireAPIKey(key)
+	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp"}, Env: []string{"CORVID_KEYRING=off", "ANTHROPIC_BASE_URL=" + api.URL()}})
+	store := func() {
+		t.Helper()
+		login := exec.Command(bin, "auth", "login", "anthropic", "--stdin")
+		login.Env, login.Stdin = e.Env(), strings.NewReader(key+"\n")
+		if out, err := login.CombinedOutput(); err != nil {
+			t.Fatalf("corvid auth login: %v\n%s", err, out)
+		}
+	}
+	store()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, rerr := e.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr != nil {
+		t.Fatalf("authenticate: %+v", rerr)
+	}
+	sid := e.NewSession(ctx, e.Dir())
+	answer := func(text string) {
+		api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text(text)}})
+	}
+	answer("before the logout")
+	if stop, rerr := e.Prompt(ctx, sid, "one"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("first prompt: %q %+v", stop, rerr)
+	}
+	if _, rerr := e.Call(ctx, "logout", map[string]any{}); rerr != nil {
+		t.Fatalf("logout: %+v", rerr)
+	}
+	calls := len(api.Requests())
+	if _, rerr := e.Prompt(ctx, sid, "two"); rerr == nil || rerr.Code != -32000 || !strings.Contains(rerr.Message, "logged out") {
+		t.Fatalf("a prompt of the open session after logout = %+v, want auth_required saying why", rerr)
+	}
+	if n := len(api.Requests()); n != calls {
+		t.Errorf("the prompt after logout reached the provider (%d requests, %d before)", n, calls)
+	}
+	store()
+	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr != nil {
+		t.Fatalf("authenticate again: %+v", rerr)
+	}
+	answer("after logging in again")
+	if stop, rerr := e.Prompt(ctx, sid, "three"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("the open session after authenticate: %q %+v", stop, rerr)
+	}
+}
+
+// A session on the scripted model needs no key: a logout leaves it
+// serving, its script where it was.
+func TestLogoutLeavesAScriptedSessionServing(t *testing.T) {
+	script := testkit.WriteScript(t, map[string]any{"responses": []any{
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "first"}}},
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": "second"}}},
+	}})
+	e := testkit.Start(t, testkit.BuildCorvid(t), testkit.Options{Args: []string{"acp", "-m", "script:" + script}, Env: []string{"CORVID_KEYRING=off"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, rerr := e.Initialize(ctx, testkit.Zed()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	sid := e.NewSession(ctx, e.Dir())
+	if stop, rerr := e.Prompt(ctx, sid, "one"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("first prompt: %q %+v", stop, rerr)
+	}
+	if _, rerr := e.Call(ctx, "logout", map[string]any{}); rerr != nil {
+		t.Fatalf("logout: %+v", rerr)
+	}
+	if stop, rerr := e.Prompt(ctx, sid, "two"); rerr != nil || stop != "end_turn" {
+		t.Fatalf("the scripted session after logout: %q %+v", stop, rerr)
+	}
+	if got := testkit.TextOf(e.Updates(sid), "agent_message_chunk"); !strings.Contains(got, "second") {
+		t.Errorf("the script restarted or stopped after logout: %q", got)
+	}
+}
