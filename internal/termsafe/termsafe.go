@@ -72,23 +72,7 @@ func JSON(raw []byte) []byte {
 // It looks byte by byte only at backslashes (a long answer's chunks hold
 // a \n a line) and at the lead bytes of the characters hidden holds.
 func firstSuspect(raw []byte) int {
-	first := -1
-	for _, b := range [...]byte{0x7f, 0xc2, 0xd8, 0xe2} {
-		for j := 0; first < 0 || j < first; {
-			k := bytes.IndexByte(raw[j:], b)
-			if k < 0 {
-				break
-			}
-			j += k
-			if r, _ := utf8.DecodeRune(raw[j:]); hidden(r) {
-				if first < 0 || j < first {
-					first = j
-				}
-				break
-			}
-			j++
-		}
-	}
+	first := firstHidden(raw)
 	end := len(raw)
 	if first >= 0 {
 		end = first
@@ -284,17 +268,8 @@ func clean(b []byte) bool {
 	if !utf8.Valid(b) {
 		return false
 	}
-	for _, lead := range [...]byte{0x7f, 0xc2, 0xd8, 0xe2} {
-		for j := 0; ; j++ {
-			k := bytes.IndexByte(b[j:], lead)
-			if k < 0 {
-				break
-			}
-			j += k
-			if r, _ := utf8.DecodeRune(b[j:]); hidden(r) {
-				return false
-			}
-		}
+	if firstHidden(b) >= 0 {
+		return false
 	}
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
@@ -306,6 +281,30 @@ func clean(b []byte) bool {
 		}
 	}
 	return cleanBytes(b[i:])
+}
+
+// firstHidden is the offset of the first character of b that hidden
+// holds, written as it is, or -1. It looks only at the bytes that start
+// one (DEL, and the lead bytes of the C1 and bidirectional controls),
+// with bytes.IndexByte.
+func firstHidden(b []byte) int {
+	first := -1
+	for _, lead := range [...]byte{0x7f, 0xc2, 0xd8, 0xe2} {
+		for j := 0; first < 0 || j < first; j++ {
+			k := bytes.IndexByte(b[j:], lead)
+			if k < 0 {
+				break
+			}
+			j += k
+			if r, _ := utf8.DecodeRune(b[j:]); hidden(r) {
+				if first < 0 || j < first {
+					first = j
+				}
+				break
+			}
+		}
+	}
+	return first
 }
 
 // cleanBytes tells whether b holds no C0 control but newline and tab.

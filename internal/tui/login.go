@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/corvid-agent/corvid/internal/acp"
 )
 
@@ -55,21 +53,11 @@ func parseAuthMethods(raw json.RawMessage) []authMethod {
 	return out
 }
 
-// displayText is text from the agent made fit for one row: new lines and
-// tabs become spaces. What the agent sends comes scrubbed already
-// (scrub.go: its controls shown as escapes); whatever control is left
-// goes, in case text reaches here another way.
+// displayText is text from the agent made fit for one row: its controls
+// shown as escapes (a no-op for what came scrubbed already, scrub.go),
+// then new lines and tabs as spaces.
 func displayText(s string) string {
-	s = ansi.Strip(s)
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return ' '
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return -1
-		}
-		return r
-	}, s)
+	return strings.NewReplacer("\n", " ", "\t", " ").Replace(scrubText(s))
 }
 
 // loginError says the agent wants a login before a session, and how.

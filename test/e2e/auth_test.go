@@ -132,15 +132,14 @@ func TestConfiguredModelWithoutKeyServesAndAsksForAuthentication(t *testing.T) {
 	}
 }
 
-// A key revoked mid-session: the open session's prompt is refused with
-// auth_required; a new key stored with `corvid auth login` and
-// `authenticate` serve that same session's next prompt, not only the
-// sessions opened after it.
-func TestAuthenticateGivesTheOpenSessionTheNewKey(t *testing.T) {
-	const revoked, fresh = "sk-ant-test-revoked-1111", "sk-ant-test-new-2222"
+// keyedSession starts `corvid acp` on a fake Anthropic API that takes
+// key, stores key as `corvid auth login` does, authenticates with it and
+// opens a session; store stores another key the same way.
+func keyedSession(t *testing.T, ctx context.Context, key string) (*testkit.Editor, *fakeanthropic.Server, string, func(string)) {
+	t.Helper()
 	bin := testkit.BuildCorvid(t)
 	api := fakeanthropic.New(t)
-	api.RequireAPIKey(revoked)
+	api.RequireAPIKey(key)
 	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp"}, Env: []string{"CORVID_KEYRING=off", "ANTHROPIC_BASE_URL=" + api.URL()}})
 	store := func(key string) {
 		t.Helper()
@@ -150,16 +149,25 @@ func TestAuthenticateGivesTheOpenSessionTheNewKey(t *testing.T) {
 			t.Fatalf("corvid auth login: %v\n%s", err, out)
 		}
 	}
-	store(revoked)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	store(key)
 	if _, rerr := e.Initialize(ctx, testkit.Zed()); rerr != nil {
 		t.Fatal(rerr)
 	}
 	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr != nil {
 		t.Fatalf("authenticate: %+v", rerr)
 	}
-	sid := e.NewSession(ctx, e.Dir())
+	return e, api, e.NewSession(ctx, e.Dir()), store
+}
+
+// A key revoked mid-session: the open session's prompt is refused with
+// auth_required; a new key stored with `corvid auth login` and
+// `authenticate` serve that same session's next prompt, not only the
+// sessions opened after it.
+func TestAuthenticateGivesTheOpenSessionTheNewKey(t *testing.T) {
+	const revoked, fresh = "sk-ant-test-revoked-1111", "sk-ant-test-new-2222"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, api, sid, store := keyedSession(t, ctx, revoked)
 	api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text("the first answer")}})
 	if stop, rerr := e.Prompt(ctx, sid, "one"); rerr != nil || stop != "end_turn" {
 		t.Fatalf("first prompt: %q %+v", stop, rerr)
@@ -192,28 +200,9 @@ func TestAuthenticateGivesTheOpenSessionTheNewKey(t *testing.T) {
 // needs no key and goes on.
 func TestLogoutEndsTheOpenSessionsKey(t *testing.T) {
 	const key = "sk-ant-test-key-3333"
-	bin := testkit.BuildCorvid(t)
-	api := fakeanthropic.New(t)
-	api.RequireAPIKey(key)
-	e := testkit.Start(t, bin, testkit.Options{Args: []string{"acp"}, Env: []string{"CORVID_KEYRING=off", "ANTHROPIC_BASE_URL=" + api.URL()}})
-	store := func() {
-		t.Helper()
-		login := exec.Command(bin, "auth", "login", "anthropic", "--stdin")
-		login.Env, login.Stdin = e.Env(), strings.NewReader(key+"\n")
-		if out, err := login.CombinedOutput(); err != nil {
-			t.Fatalf("corvid auth login: %v\n%s", err, out)
-		}
-	}
-	store()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, rerr := e.Initialize(ctx, testkit.Zed()); rerr != nil {
-		t.Fatal(rerr)
-	}
-	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr != nil {
-		t.Fatalf("authenticate: %+v", rerr)
-	}
-	sid := e.NewSession(ctx, e.Dir())
+	e, api, sid, store := keyedSession(t, ctx, key)
 	answer := func(text string) {
 		api.Enqueue(fakeanthropic.Response{Blocks: []fakeanthropic.Block{fakeanthropic.Text(text)}})
 	}
@@ -231,7 +220,7 @@ func TestLogoutEndsTheOpenSessionsKey(t *testing.T) {
 	if n := len(api.Requests()); n != calls {
 		t.Errorf("the prompt after logout reached the provider (%d requests, %d before)", n, calls)
 	}
-	store()
+	store(key)
 	if _, rerr := e.Call(ctx, "authenticate", map[string]any{"methodId": "env:ANTHROPIC_API_KEY"}); rerr != nil {
 		t.Fatalf("authenticate again: %+v", rerr)
 	}

@@ -88,16 +88,41 @@ func setClipboard(t *testing.T, display, mime string, data []byte) {
 	}
 	cmd := exec.Command("xclip", append(args, "-i")...)
 	cmd.Env = append(os.Environ(), "DISPLAY="+display)
+	runCopyTool(t, cmd, data)
+}
+
+// typesWhileTheClipboardIsRead presses Ctrl+V on a clipboard whose tool
+// does not answer, then types: the text must be drawn while the read is
+// still under way (a UI waiting for the tool would draw it only once the
+// read ended, with the status line's note gone).
+func typesWhileTheClipboardIsRead(t *testing.T, tm *tmuxTerm) {
+	t.Helper()
+	tm.keys("C-v")
+	tm.waitFor("reading the clipboard")
+	tm.typeText("typing meanwhile")
+	tm.waitUntil("the typed text while the clipboard is read", func(string) bool {
+		scr := tm.screen()
+		if strings.Contains(scr, "did not answer") {
+			t.Fatalf("the typed text was not drawn before the read ended:\n%s", scr)
+		}
+		return strings.Contains(scr, "› typing meanwhile") && strings.Contains(scr, "reading the clipboard")
+	})
+}
+
+// runCopyTool runs cmd, a clipboard tool that copies data from its stdin
+// and stays in the background serving it (xclip -i, wl-copy). Its output
+// goes to a file, not a pipe: the tool left serving would hold a pipe
+// open, and the wait for it with it.
+func runCopyTool(t *testing.T, cmd *exec.Cmd, data []byte) {
+	t.Helper()
 	cmd.Stdin = bytes.NewReader(data)
-	// Its output to a file, not a pipe: the xclip left serving would hold
-	// a pipe open, and the wait for it with it.
-	errFile, err := os.CreateTemp(t.TempDir(), "xclip")
+	errFile, err := os.CreateTemp(t.TempDir(), "copy")
 	must(t, err)
 	defer errFile.Close()
 	cmd.Stdout, cmd.Stderr = errFile, errFile
 	if err := cmd.Run(); err != nil {
 		out, _ := os.ReadFile(errFile.Name())
-		t.Fatalf("xclip -i: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
 }
 
@@ -294,19 +319,7 @@ func TestCtrlVWithAHangingClipboardToolKeepsTheUIResponsive(t *testing.T) {
 	s.env = env
 	tm := s.open(120, 24, []string{"DISPLAY=:99"}, "tui", "-m", s.script("img.json", imagesModel))
 	tm.ready()
-	tm.keys("C-v")
-	tm.waitFor("reading the clipboard")
-	// Typed while the read is under way, drawn while it still is: a UI
-	// waiting for the tool would draw it only once the read ended, with
-	// the status line's note gone.
-	tm.typeText("typing meanwhile")
-	tm.waitUntil("the typed text while the clipboard is read", func(string) bool {
-		scr := tm.screen()
-		if strings.Contains(scr, "did not answer") {
-			t.Fatalf("the typed text was not drawn before the read ended:\n%s", scr)
-		}
-		return strings.Contains(scr, "› typing meanwhile") && strings.Contains(scr, "reading the clipboard")
-	})
+	typesWhileTheClipboardIsRead(t, tm)
 	tm.waitFor("! nothing attached: the clipboard tool (xclip) did not answer in 2s")
 	b, err := os.ReadFile(pidFile)
 	must(t, err)

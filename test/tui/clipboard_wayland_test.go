@@ -138,17 +138,7 @@ func setWaylandClipboard(t *testing.T, w wayland, mime string, data []byte) {
 	t.Helper()
 	cmd := exec.Command("wl-copy", "--type", mime)
 	cmd.Env = append(withoutDisplays(os.Environ()), w.env()...)
-	cmd.Stdin = bytes.NewReader(data)
-	// Its output to a file, not a pipe: the wl-copy left serving would
-	// hold a pipe open, and the wait for it with it.
-	errFile, err := os.CreateTemp(t.TempDir(), "wl-copy")
-	must(t, err)
-	defer errFile.Close()
-	cmd.Stdout, cmd.Stderr = errFile, errFile
-	if err := cmd.Run(); err != nil {
-		out, _ := os.ReadFile(errFile.Name())
-		t.Fatalf("wl-copy: %v\n%s", err, out)
-	}
+	runCopyTool(t, cmd, data)
 	waitListed(t, w, mime)
 }
 
@@ -223,16 +213,7 @@ func TestCtrlVWithAStoppedWaylandClipboardOwnerKeepsTheUIResponsive(t *testing.T
 	s := newSession(t)
 	tm := s.open(120, 24, w.env(), "tui", "-m", s.script("img.json", imagesModel))
 	tm.ready()
-	tm.keys("C-v")
-	tm.waitFor("reading the clipboard")
-	tm.typeText("typing meanwhile")
-	tm.waitUntil("the typed text while the clipboard is read", func(string) bool {
-		scr := tm.screen()
-		if strings.Contains(scr, "did not answer") {
-			t.Fatalf("the typed text was not drawn before the read ended:\n%s", scr)
-		}
-		return strings.Contains(scr, "› typing meanwhile") && strings.Contains(scr, "reading the clipboard")
-	})
+	typesWhileTheClipboardIsRead(t, tm)
 	// Both run while the read is under way: the check below that they are
 	// gone then says something.
 	for _, comm := range []string{"wl-paste", "cat"} {
